@@ -1,0 +1,9 @@
+//! kexplore: how a Kubernetes cluster lets a client in and decides where a pod runs.
+//! The core modules know nothing of the terminal; `tui` renders their state.
+
+pub mod cli;
+pub mod commands;
+pub mod kubeconfig;
+pub mod pki;
+pub mod scheduler;
+pub mod tui;

@@ -1,0 +1,31 @@
+//! The binary: parse the command line, dispatch, turn errors into exit codes.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use kexplore::cli::{Cli, Command};
+use kexplore::commands;
+
+fn main() -> ExitCode {
+    // One crypto provider for the whole process, before anything builds a TLS config.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match &cli.command {
+        Some(Command::Certs(args)) => commands::certs::run(&cli.global, args),
+        None => commands::tui::run(&cli.global),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("kexplore: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! A pure, deterministic simulation of kube-scheduler (see ../shared/specs/scheduler.md).

@@ -1,0 +1,1 @@
+//! The terminal UI: the only module that knows ratatui and crossterm.
