@@ -133,7 +133,13 @@ impl Kubeconfig {
         Config {
             api_version: Some("v1".into()),
             kind: Some("Config".into()),
-            preferences: self.preferences.as_ref().map(|p| p.value.clone()),
+            // kubectl always prints `preferences: {}`; matching it keeps the two comparable.
+            preferences: Some(
+                self.preferences
+                    .as_ref()
+                    .map(|p| p.value.clone())
+                    .unwrap_or_else(|| serde_yaml::Value::Mapping(Default::default())),
+            ),
             clusters,
             users,
             contexts,
@@ -148,5 +154,47 @@ fn is_empty_yaml(v: &serde_yaml::Value) -> bool {
         serde_yaml::Value::Null => true,
         serde_yaml::Value::Mapping(m) => m.is_empty(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kubeconfig::load::parse;
+
+    fn cfg(text: &str) -> Config {
+        parse(std::path::Path::new("t.yaml"), text.as_bytes()).expect("test kubeconfig parses")
+    }
+
+    #[test]
+    fn first_file_wins_whole_entries_and_current_context() {
+        let a = cfg(
+            "current-context: ''\nclusters:\n- name: c\n  cluster: {server: https://a}\nusers:\n- name: u\n  user: {token: a}\n",
+        );
+        let b = cfg(
+            "current-context: ctx\nclusters:\n- name: c\n  cluster: {server: https://b, insecure-skip-tls-verify: true}\n- name: d\n  cluster: {server: https://d}\nusers:\n- name: u\n  user: {username: zed}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\n",
+        );
+        let k = Kubeconfig::merge(vec![
+            ("a".into(), Some(a)),
+            ("missing".into(), None),
+            ("b".into(), Some(b)),
+        ]);
+        let c = k.cluster("c").unwrap();
+        assert_eq!(c.value.cluster.server.as_deref(), Some("https://a"));
+        // The later file's extra field for the same name is discarded, not deep-merged.
+        assert_eq!(c.value.cluster.insecure_skip_tls_verify, None);
+        assert_eq!(c.source, std::path::PathBuf::from("a"));
+        assert_eq!(k.user("u").unwrap().value.user.username, None);
+        assert_eq!(
+            k.cluster("d").unwrap().source,
+            std::path::PathBuf::from("b")
+        );
+        // An empty current-context does not count as set.
+        assert_eq!(k.current_context.as_ref().unwrap().value, "ctx");
+        assert_eq!(k.files[1].state, FileState::Missing);
+        assert_eq!(
+            k.loaded_files(),
+            vec![std::path::PathBuf::from("a"), "b".into()]
+        );
     }
 }

@@ -9,6 +9,9 @@ pub mod resolve;
 pub mod resolved;
 pub mod secret;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::KubeconfigError;
 pub use load::Selection;
 pub use merged::{FileState, Kubeconfig, SourceFile, Sourced};
