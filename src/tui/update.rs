@@ -1,0 +1,97 @@
+//! `update`: the only place state changes. It does no I/O; work that needs the outside world
+//! (resolving a context, later connecting or watching) is returned as an `Effect` for the
+//! runner, whose result comes back as another `Action`.
+
+use super::action::{Action, View};
+use super::state::{AppState, Overlay};
+use super::trust_tree;
+use super::views::tabs;
+
+/// Work for the effects runner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Resolve this context and inspect its credentials; answers with `Action::ContextLoaded`.
+    LoadContext(String),
+}
+
+const PAGE: usize = 10;
+
+pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Quit => state.quit = true,
+        Action::ShowView(v) => state.view = v,
+        Action::NextView => state.view = state.view.next(),
+        Action::PreviousView => state.view = state.view.previous(),
+        Action::ToggleHelp => {
+            state.overlay = match state.overlay {
+                Some(Overlay::Help { .. }) => None,
+                None => Some(Overlay::Help { scroll: 0 }),
+            }
+        }
+        Action::CloseOverlay => state.overlay = None,
+        Action::MoveUp => move_cursor(state, -1),
+        Action::MoveDown => move_cursor(state, 1),
+        Action::PageUp => move_cursor(state, -(PAGE as isize)),
+        Action::PageDown => move_cursor(state, PAGE as isize),
+        Action::Select => return select(state),
+        // Views 3-5 will step through their traces here (issue 5); nothing to step yet.
+        Action::NextStep | Action::PreviousStep => {}
+        Action::Resize(w, h) => state.size = (w, h),
+        Action::Tick(now) => state.now_unix = now,
+        Action::Click(x, y) => {
+            if y == 0
+                && state.overlay.is_none()
+                && let Some(v) = tabs::tab_at(x, state.size.0)
+            {
+                state.view = v;
+            }
+        }
+        Action::ContextLoaded(loaded) => {
+            if state.pending.as_deref() == Some(loaded.name.as_str()) {
+                state.pending = None;
+            }
+            state.active = Some(*loaded);
+            state.cert_cursor = 0;
+        }
+    }
+    Vec::new()
+}
+
+fn move_cursor(state: &mut AppState, delta: isize) {
+    let step = |cur: usize, len: usize| -> usize {
+        if len == 0 {
+            return 0;
+        }
+        (cur as isize + delta).clamp(0, len as isize - 1) as usize
+    };
+    if let Some(Overlay::Help { scroll }) = state.overlay {
+        let next = (scroll as isize + delta).clamp(0, u16::MAX as isize) as u16;
+        state.overlay = Some(Overlay::Help { scroll: next });
+        return;
+    }
+    match state.view {
+        View::Kubeconfig => {
+            state.context_cursor = step(state.context_cursor, state.context_count())
+        }
+        View::Certificates => {
+            let len = state
+                .active
+                .as_ref()
+                .and_then(|a| a.report())
+                .map_or(0, |r| trust_tree::build(r).len());
+            state.cert_cursor = step(state.cert_cursor, len);
+        }
+        View::Connection | View::PodJourney | View::Scheduler => {}
+    }
+}
+
+fn select(state: &mut AppState) -> Vec<Effect> {
+    if state.view != View::Kubeconfig || state.overlay.is_some() {
+        return Vec::new();
+    }
+    let Some(name) = state.context_under_cursor().map(str::to_string) else {
+        return Vec::new();
+    };
+    state.pending = Some(name.clone());
+    vec![Effect::LoadContext(name)]
+}

@@ -1,0 +1,229 @@
+//! View 2, Certificates: the chain-of-trust tree on the left (✓/✗ per issuance link, which
+//! bundle each certificate came from), the selected certificate's fields on the right, and
+//! the checks below — each with its symbol as well as its colour. When there is nothing to
+//! show (no kubeconfig, the context does not resolve, inspection failed) it says why.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::{cert_fields, ellipsize, inner_width, pane, scroll_for};
+use crate::pki::{CheckStatus, CredentialReport};
+use crate::tui::state::{AppState, Source};
+use crate::tui::theme::Theme;
+use crate::tui::trust_tree::{self, Link, TreeRow};
+use crate::tui::widgets::status;
+
+pub const TREE_TITLE: &str = "Chain of trust";
+
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let problem = match (&state.source, &state.active) {
+        (Source::NotFound { .. }, _) => Some((
+            CheckStatus::Warn,
+            "No kubeconfig found, so there are no certificates to show (see view 1).".to_string(),
+        )),
+        (_, None) => Some((
+            CheckStatus::Warn,
+            "No context selected (see view 1).".into(),
+        )),
+        (_, Some(a)) => match (&a.resolved, &a.report) {
+            (Err(e), _) => Some((
+                CheckStatus::Error,
+                format!("Context '{}' does not resolve: {e}", a.name),
+            )),
+            (Ok(_), Some(Err(e))) => Some((
+                CheckStatus::Error,
+                format!(
+                    "Cannot inspect the credentials of context '{}': {e}",
+                    a.name
+                ),
+            )),
+            (Ok(_), None) => Some((CheckStatus::Warn, "Not inspected yet.".into())),
+            (Ok(_), Some(Ok(_))) => None,
+        },
+    };
+    if let Some((st, msg)) = problem {
+        let lines = vec![Line::from(status::labelled(theme, st, msg))];
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(pane(TREE_TITLE, theme, false)),
+            area,
+        );
+        return;
+    }
+    let Some(report) = state.active.as_ref().and_then(|a| a.report()) else {
+        return;
+    };
+    draw_report(
+        frame,
+        area,
+        report,
+        state.cert_cursor,
+        state.now_unix,
+        theme,
+    );
+}
+
+pub fn draw_report(
+    frame: &mut Frame,
+    area: Rect,
+    report: &CredentialReport,
+    cursor: usize,
+    now: i64,
+    theme: &Theme,
+) {
+    let checks_height = (report.checks.len().max(1) as u16 + 2)
+        .min(area.height / 3)
+        .max(3);
+    let [top, checks] =
+        Layout::vertical([Constraint::Min(5), Constraint::Length(checks_height)]).areas(area);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(top);
+    let rows = trust_tree::build(report);
+    let cursor = cursor.min(rows.len().saturating_sub(1));
+    draw_tree(frame, left, report, &rows, cursor, theme);
+    draw_fields(frame, right, report, rows.get(cursor), now, theme);
+    draw_checks(frame, checks, report, theme);
+}
+
+fn link_span(link: Link, theme: &Theme) -> Span<'static> {
+    match link {
+        Link::SelfSigned { verified: true } | Link::Issued { verified: true } => {
+            status::badge(theme, CheckStatus::Ok)
+        }
+        Link::SelfSigned { verified: false } | Link::Issued { verified: false } => {
+            status::badge(theme, CheckStatus::Error)
+        }
+        Link::IssuerNotPresent => status::badge(theme, CheckStatus::Warn),
+    }
+}
+
+fn link_note(link: Link) -> &'static str {
+    match link {
+        Link::SelfSigned { verified: true } => "self-signed root",
+        Link::SelfSigned { verified: false } => "self-signature does not verify",
+        Link::Issued { verified: true } => "",
+        Link::Issued { verified: false } => "signature does not verify",
+        Link::IssuerNotPresent => "issuer not in the kubeconfig",
+    }
+}
+
+fn draw_tree(
+    frame: &mut Frame,
+    area: Rect,
+    report: &CredentialReport,
+    rows: &[TreeRow],
+    cursor: usize,
+    theme: &Theme,
+) {
+    let width = inner_width(area);
+    let height = area.height.saturating_sub(2) / 2;
+    let first = scroll_for(cursor, height.max(1));
+    let mut lines = Vec::new();
+    for (i, r) in rows.iter().enumerate().skip(first) {
+        let Some(cert) = trust_tree::cert(report, &r.fingerprint) else {
+            continue;
+        };
+        let name = cert
+            .extra
+            .common_name
+            .clone()
+            .map_or_else(|| cert.subject.clone(), |cn| format!("CN={cn}"));
+        let selected = i == cursor;
+        let name_style = if selected {
+            theme.selection
+        } else {
+            theme.text
+        };
+        let prefix_w = r.prefix.chars().count() + 2;
+        lines.push(Line::from(vec![
+            Span::styled(r.prefix.clone(), theme.muted),
+            link_span(r.link, theme),
+            Span::raw(" "),
+            Span::styled(ellipsize(&name, width.saturating_sub(prefix_w)), name_style),
+        ]));
+        let bundles: Vec<&str> = r.bundles.iter().map(|b| b.label()).collect();
+        let note = link_note(r.link);
+        let mut detail = bundles.join(" + ");
+        if !note.is_empty() {
+            detail = format!("{detail}; {note}");
+        }
+        let indent: String = r.prefix.replace("└─ ", "   ").replace("├─ ", "│  ");
+        lines.push(Line::styled(
+            ellipsize(&format!("{indent}  {detail}"), width),
+            theme.muted,
+        ));
+    }
+    let title = format!("{TREE_TITLE} — ✓ signature verified, ✗ not");
+    frame.render_widget(
+        Paragraph::new(lines).block(pane(
+            ellipsize(&title, width.saturating_sub(2)),
+            theme,
+            true,
+        )),
+        area,
+    );
+}
+
+fn draw_fields(
+    frame: &mut Frame,
+    area: Rect,
+    report: &CredentialReport,
+    row: Option<&TreeRow>,
+    now: i64,
+    theme: &Theme,
+) {
+    let cert = row.and_then(|r| trust_tree::cert(report, &r.fingerprint).map(|c| (r, c)));
+    let (title, lines) = match cert {
+        Some((r, c)) => (
+            c.extra
+                .common_name
+                .clone()
+                .unwrap_or_else(|| c.subject.clone()),
+            cert_fields::lines(report, c, r, now, theme),
+        ),
+        None => (
+            "Certificate".to_string(),
+            vec![Line::styled(
+                "This context has no certificates (it trusts the system roots and sends none).",
+                theme.muted,
+            )],
+        ),
+    };
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(pane(
+            ellipsize(&title, inner_width(area).saturating_sub(2)),
+            theme,
+            false,
+        )),
+        area,
+    );
+}
+
+fn draw_checks(frame: &mut Frame, area: Rect, report: &CredentialReport, theme: &Theme) {
+    let mut checks: Vec<_> = report.checks.iter().collect();
+    // Worst first: what needs attention must not scroll out of sight.
+    checks.sort_by_key(|c| std::cmp::Reverse(c.status));
+    let mut lines: Vec<Line> = checks
+        .iter()
+        .map(|c| {
+            Line::from(vec![
+                status::labelled(theme, c.status, format!("{:<5}", status::word(c.status))),
+                Span::styled(format!(" {}  ", c.id), theme.muted),
+                Span::styled(c.message.clone(), status::style(theme, c.status)),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled("no checks ran", theme.muted));
+    }
+    let worst = report.worst();
+    let title = format!(
+        "Checks — worst: {} {}",
+        status::symbol(worst),
+        status::word(worst)
+    );
+    frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+}

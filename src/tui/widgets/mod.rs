@@ -1,0 +1,4 @@
+//! Small pieces shared by the views.
+
+pub mod expiry;
+pub mod status;
