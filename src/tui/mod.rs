@@ -16,3 +16,6 @@ pub mod trust_tree;
 pub mod update;
 pub mod views;
 pub mod widgets;
+
+#[cfg(test)]
+mod tests;

@@ -24,6 +24,8 @@ pub struct AppState {
     pub context_cursor: usize,
     /// View 2: the cursor over the rows of the trust tree.
     pub cert_cursor: usize,
+    /// View 2: the first line shown of the certificate's fields (PgUp/PgDn).
+    pub fields_scroll: u16,
     /// Seconds since the Unix epoch; expiry countdowns are relative to it.
     pub now_unix: i64,
     /// Columns × rows, as last reported.
@@ -50,6 +52,7 @@ impl AppState {
             pending: None,
             context_cursor,
             cert_cursor: 0,
+            fields_scroll: 0,
             now_unix,
             size: (0, 0),
             quit: false,

@@ -31,6 +31,17 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::CloseOverlay => state.overlay = None,
         Action::MoveUp => move_cursor(state, -1),
         Action::MoveDown => move_cursor(state, 1),
+        Action::PageUp | Action::PageDown
+            if state.view == View::Certificates && state.overlay.is_none() =>
+        {
+            // Pages scroll the certificate's fields, which may not fit a small screen.
+            let delta: i32 = if action == Action::PageUp {
+                -(PAGE as i32)
+            } else {
+                PAGE as i32
+            };
+            state.fields_scroll = (state.fields_scroll as i32 + delta).clamp(0, 200) as u16;
+        }
         Action::PageUp => move_cursor(state, -(PAGE as isize)),
         Action::PageDown => move_cursor(state, PAGE as isize),
         Action::Select => return select(state),
@@ -52,6 +63,7 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
             state.active = Some(*loaded);
             state.cert_cursor = 0;
+            state.fields_scroll = 0;
         }
     }
     Vec::new()
@@ -79,7 +91,11 @@ fn move_cursor(state: &mut AppState, delta: isize) {
                 .as_ref()
                 .and_then(|a| a.report())
                 .map_or(0, |r| trust_tree::build(r).len());
-            state.cert_cursor = step(state.cert_cursor, len);
+            let next = step(state.cert_cursor, len);
+            if next != state.cert_cursor {
+                state.fields_scroll = 0;
+            }
+            state.cert_cursor = next;
         }
         View::Connection | View::PodJourney | View::Scheduler => {}
     }

@@ -8,7 +8,7 @@ use crate::tui::theme::Theme;
 use crate::tui::trust_tree::{Bundle, TreeRow};
 use crate::tui::widgets::{expiry, status};
 
-const LABEL_WIDTH: usize = 13;
+const LABEL_WIDTH: usize = 15;
 
 fn row(label: &str, value: impl Into<String>, theme: &Theme) -> Line<'static> {
     Line::from(vec![
@@ -55,8 +55,8 @@ pub fn lines(
     out.push(row_spans(
         "Not after",
         vec![
-            Span::styled(format!("{}  ", cert.not_after), theme.text),
             status::labelled(theme, st, countdown),
+            Span::styled(format!("  ({})", cert.not_after), theme.text),
         ],
         theme,
     ));

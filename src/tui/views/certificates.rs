@@ -56,22 +56,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let Some(report) = state.active.as_ref().and_then(|a| a.report()) else {
         return;
     };
-    draw_report(
-        frame,
-        area,
-        report,
-        state.cert_cursor,
-        state.now_unix,
-        theme,
-    );
+    draw_report(frame, area, report, state, theme);
 }
 
 pub fn draw_report(
     frame: &mut Frame,
     area: Rect,
     report: &CredentialReport,
-    cursor: usize,
-    now: i64,
+    state: &AppState,
     theme: &Theme,
 ) {
     let checks_height = (report.checks.len().max(1) as u16 + 2)
@@ -82,9 +74,11 @@ pub fn draw_report(
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(top);
     let rows = trust_tree::build(report);
-    let cursor = cursor.min(rows.len().saturating_sub(1));
+    let cursor = state.cert_cursor.min(rows.len().saturating_sub(1));
     draw_tree(frame, left, report, &rows, cursor, theme);
-    draw_fields(frame, right, report, rows.get(cursor), now, theme);
+    let row = rows.get(cursor);
+    let scroll = state.fields_scroll;
+    draw_fields(frame, right, report, row, state.now_unix, scroll, theme);
     draw_checks(frame, checks, report, theme);
 }
 
@@ -119,7 +113,8 @@ fn draw_tree(
     theme: &Theme,
 ) {
     let width = inner_width(area);
-    let height = area.height.saturating_sub(2) / 2;
+    // Rows take two or three lines; keep the cursor's row in view in the worst case.
+    let height = area.height.saturating_sub(2) / 3;
     let first = scroll_for(cursor, height.max(1));
     let mut lines = Vec::new();
     for (i, r) in rows.iter().enumerate().skip(first) {
@@ -145,16 +140,18 @@ fn draw_tree(
             Span::styled(ellipsize(&name, width.saturating_sub(prefix_w)), name_style),
         ]));
         let bundles: Vec<&str> = r.bundles.iter().map(|b| b.label()).collect();
-        let note = link_note(r.link);
-        let mut detail = bundles.join(" + ");
-        if !note.is_empty() {
-            detail = format!("{detail}; {note}");
-        }
         let indent: String = r.prefix.replace("└─ ", "   ").replace("├─ ", "│  ");
         lines.push(Line::styled(
-            ellipsize(&format!("{indent}  {detail}"), width),
+            ellipsize(&format!("{indent}  {}", bundles.join(" + ")), width),
             theme.muted,
         ));
+        let note = link_note(r.link);
+        if !note.is_empty() {
+            lines.push(Line::styled(
+                ellipsize(&format!("{indent}  {note}"), width),
+                theme.muted,
+            ));
+        }
     }
     let title = format!("{TREE_TITLE} — ✓ signature verified, ✗ not");
     frame.render_widget(
@@ -173,6 +170,7 @@ fn draw_fields(
     report: &CredentialReport,
     row: Option<&TreeRow>,
     now: i64,
+    scroll: u16,
     theme: &Theme,
 ) {
     let cert = row.and_then(|r| trust_tree::cert(report, &r.fingerprint).map(|c| (r, c)));
@@ -192,12 +190,25 @@ fn draw_fields(
             )],
         ),
     };
+    // Never scroll past the end: clamp against the (approximate) wrapped height.
+    let inner = inner_width(area).max(1);
+    let total: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let inner_height = area.height.saturating_sub(2) as usize;
+    let scroll = (scroll as usize).min(total.saturating_sub(inner_height)) as u16;
+    let title = if total > inner_height {
+        format!("{title} — PgUp/PgDn scroll")
+    } else {
+        title
+    };
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(pane(
-            ellipsize(&title, inner_width(area).saturating_sub(2)),
-            theme,
-            false,
-        )),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0))
+            .block(pane(
+                ellipsize(&title, inner.saturating_sub(2)),
+                theme,
+                false,
+            )),
         area,
     );
 }

@@ -35,15 +35,33 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         (area, None)
     };
     // Each list as tall as its entries (plus borders), up to a cap; the details take the rest.
+    // On short screens clusters and users share a row, so no list is cut off.
     let n = |len: usize, cap: usize| len.clamp(1, cap) as u16 + 2;
-    let [files, contexts, clusters, users, details] = Layout::vertical([
+    let side_by_side = area.height < 32;
+    let entries_height = if side_by_side {
+        n(kubeconfig.clusters.len().max(kubeconfig.users.len()), 4)
+    } else {
+        n(kubeconfig.clusters.len(), 5)
+    };
+    let [files, contexts, entries, more_entries, details] = Layout::vertical([
         Constraint::Length(n(kubeconfig.files.len(), 4)),
         Constraint::Length(n(kubeconfig.contexts.len(), 8)),
-        Constraint::Length(n(kubeconfig.clusters.len(), 5)),
-        Constraint::Length(n(kubeconfig.users.len(), 5)),
-        Constraint::Min(6),
+        Constraint::Length(entries_height),
+        Constraint::Length(if side_by_side {
+            0
+        } else {
+            n(kubeconfig.users.len(), 5)
+        }),
+        Constraint::Min(4),
     ])
     .areas(left);
+    let (clusters, users) = if side_by_side {
+        let [c, u] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .areas(entries);
+        (c, u)
+    } else {
+        (entries, more_entries)
+    };
     draw_files(frame, files, kubeconfig, selection, theme);
     draw_contexts(frame, contexts, state, kubeconfig, theme);
     let cursor = kubeconfig.contexts.get(state.context_cursor);
@@ -195,9 +213,16 @@ fn draw_contexts(frame: &mut Frame, area: Rect, state: &AppState, kc: &Kubeconfi
     } else {
         lines
     };
-    let title = "Contexts: * current-context, ● shown, Enter switches";
+    let title = format!(
+        "Contexts ({}): * current-context, ● shown, Enter switches",
+        kc.contexts.len()
+    );
     frame.render_widget(
-        Paragraph::new(lines).block(pane(ellipsize(title, width.saturating_sub(2)), theme, true)),
+        Paragraph::new(lines).block(pane(
+            ellipsize(&title, width.saturating_sub(2)),
+            theme,
+            true,
+        )),
         area,
     );
 }
@@ -248,7 +273,14 @@ fn draw_entries<'a>(
     }
     frame.render_widget(
         Paragraph::new(lines).block(pane(
-            format!("{title} (→ used by the context under the cursor)"),
+            if area.width >= 60 {
+                format!(
+                    "{title} ({}; → used by the context under the cursor)",
+                    rows.len()
+                )
+            } else {
+                format!("{title} ({}; → in use)", rows.len())
+            },
             theme,
             false,
         )),

@@ -6,6 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::pki::CheckStatus;
 use crate::tui::keymap::KeyMap;
 use crate::tui::state::{AppState, Source};
 use crate::tui::theme::Theme;
@@ -26,77 +27,66 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
     frame.render_widget(Paragraph::new(Line::from(spans)), keys);
 }
 
+/// Context first, then the worst check (what needs attention must survive narrow screens),
+/// then who the certificate says you are, then the server.
 fn facts_line(state: &AppState, theme: &Theme) -> Line<'static> {
-    let sep = || Span::raw("  │ ");
-    let mut spans = vec![Span::raw(" ")];
+    let mut parts: Vec<Span<'static>> = Vec::new();
     match (&state.source, &state.active) {
         (Source::NotFound { .. }, _) => {
-            spans.push(Span::raw("no kubeconfig found (see view 1)"));
-            return Line::from(spans);
+            parts.push(Span::raw("no kubeconfig found (see view 1)"));
         }
-        (_, None) => {
-            spans.push(Span::raw("no context"));
-            return Line::from(spans);
-        }
+        (_, None) => parts.push(Span::raw("no context")),
         (_, Some(active)) => {
             let name = if active.name.is_empty() {
                 "(none)"
             } else {
                 &active.name
             };
-            spans.push(Span::raw(format!("ctx {name}")));
+            let mut ctx = format!("ctx {name}");
             if let Some(p) = &state.pending {
-                spans.push(Span::raw(format!(" (switching to {p}…)")));
+                ctx.push_str(&format!(" (switching to {p}…)"));
             }
-            match &active.resolved {
-                Ok(facts) => {
-                    spans.push(sep());
-                    spans.push(Span::raw(facts.server.clone()));
-                }
-                Err(_) => {
-                    spans.push(sep());
-                    spans.push(status::labelled(
+            parts.push(Span::raw(ctx));
+            match (&active.resolved, &active.report) {
+                (Err(_), _) => {
+                    parts.push(status::labelled(
                         theme,
-                        crate::pki::CheckStatus::Error,
+                        CheckStatus::Error,
                         "does not resolve",
                     ));
-                    return Line::from(spans);
                 }
-            }
-            match &active.report {
-                Some(Ok(report)) => {
-                    spans.push(sep());
-                    match &report.user.identity {
-                        Some(id) => {
-                            let groups = if id.groups.is_empty() {
-                                "-".to_string()
-                            } else {
-                                id.groups.join(",")
-                            };
-                            spans.push(Span::raw(format!("user {}  groups {groups}", id.user)));
-                        }
-                        None => spans.push(Span::raw(format!("auth {}", report.user.auth))),
-                    }
-                    spans.push(sep());
+                (Ok(facts), Some(Ok(report))) => {
                     let worst = report.worst();
                     let count = report.checks.iter().filter(|c| c.status == worst).count();
                     let text = match worst {
-                        crate::pki::CheckStatus::Ok => "checks ok".to_string(),
+                        CheckStatus::Ok => "checks ok".to_string(),
                         _ => format!("{count} {}", status::word(worst)),
                     };
-                    spans.push(status::labelled(theme, worst, text));
+                    parts.push(status::labelled(theme, worst, text));
+                    parts.push(Span::raw(match &report.user.identity {
+                        Some(id) if id.groups.is_empty() => format!("user {}", id.user),
+                        Some(id) => format!("user {}  groups {}", id.user, id.groups.join(",")),
+                        None => format!("auth {}", report.user.auth),
+                    }));
+                    parts.push(Span::raw(facts.server.clone()));
                 }
-                Some(Err(_)) => {
-                    spans.push(sep());
-                    spans.push(status::labelled(
+                (Ok(facts), _) => {
+                    parts.push(status::labelled(
                         theme,
-                        crate::pki::CheckStatus::Error,
+                        CheckStatus::Error,
                         "credentials not inspected",
                     ));
+                    parts.push(Span::raw(facts.server.clone()));
                 }
-                None => {}
             }
         }
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (i, p) in parts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw("  │ "));
+        }
+        spans.push(p);
     }
     Line::from(spans)
 }
