@@ -222,11 +222,11 @@ impl KeyMap {
             if let Some(hint) = b.hint
                 && Self::applies(b.scope, view, overlay)
             {
-                let label = match b.action {
-                    Action::MoveDown => "↑↓/jk",
-                    _ => b.label,
-                };
-                out.push((label, hint));
+                match b.action {
+                    Action::MoveDown if overlay => out.push(("↑↓/jk", "scroll")),
+                    Action::MoveDown => out.push(("↑↓/jk", hint)),
+                    _ => out.push((b.label, hint)),
+                }
             }
         }
         if LISTS.contains(&view) || overlay {

@@ -20,7 +20,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
         facts,
     );
     let mut spans = Vec::new();
-    for (key, word) in keymap.hints(state.view, state.help_open()) {
+    let hints = keymap.hints(state.view, state.help_open());
+    // Enter switches contexts: no point hinting it when there are none.
+    let hints = hints
+        .into_iter()
+        .filter(|(_, w)| *w != "use context" || state.context_count() > 0);
+    for (key, word) in hints {
         spans.push(Span::styled(format!(" {key}"), theme.key_hint));
         spans.push(Span::styled(format!(" {word} "), theme.muted));
     }
