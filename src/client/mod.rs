@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod error;
+pub mod exec;
 pub mod explain;
 pub mod handshake;
 pub mod recorder;
