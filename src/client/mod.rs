@@ -7,6 +7,7 @@ pub mod error;
 pub mod exec;
 pub mod explain;
 pub mod handshake;
+pub mod http;
 pub mod recorder;
 
 pub use config::{TlsTarget, build_client_config};
