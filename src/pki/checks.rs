@@ -300,7 +300,7 @@ fn client_leaf(leaf: &CertSummary, r: &CredentialReport, out: &mut Vec<Check>) {
             "client-cert-issued-by-ca",
             CheckStatus::Ok,
             format!(
-                "the client certificate chains by signature to {} from certificate-authority; clusters that use one CA for servers and clients (kubeadm) will accept it",
+                "the client certificate chains by signature to {}, which certificate-authority also trusts for the server; clusters that use one CA for servers and clients (kubeadm) accept such a certificate",
                 ca.subject
             ),
         ));

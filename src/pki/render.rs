@@ -84,7 +84,7 @@ fn display_name(dn: &str) -> &str {
 }
 
 fn field(out: &mut String, name: &str, value: impl std::fmt::Display) {
-    let _ = writeln!(out, "    {name:<17}{value}");
+    let _ = writeln!(out, "    {name:<19}{value}");
 }
 
 fn join_or_none(v: &[String]) -> String {
