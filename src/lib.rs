@@ -2,6 +2,7 @@
 //! The core modules know nothing of the terminal; `tui` renders their state.
 
 pub mod cli;
+pub mod client;
 pub mod commands;
 pub mod kubeconfig;
 pub mod pki;

@@ -1,8 +1,39 @@
 //! `kexplore certs`: decode and check the selected context's credentials.
 
-use super::{CommandError, CommandResult};
-use crate::cli::{CertsArgs, GlobalArgs};
+use std::io::Write as _;
 
-pub fn run(_global: &GlobalArgs, _args: &CertsArgs) -> CommandResult {
-    Err(CommandError::Failed("certs: not built yet".into()))
+use super::{CommandError, CommandResult};
+use crate::cli::{CertsArgs, GlobalArgs, OutputFormat};
+use crate::kubeconfig::{Kubeconfig, Selection};
+use crate::pki::{self, CheckStatus};
+
+pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
+    let selection = Selection::from_environment(global.kubeconfig.as_deref()).ok_or_else(|| {
+        CommandError::Input(
+            "no kubeconfig found: --kubeconfig was not given, KUBECONFIG is not set and there is no home directory".into(),
+        )
+    })?;
+    let config = Kubeconfig::load(&selection)?;
+    let ctx = config.resolve(global.context.as_deref())?;
+    // Unreadable certificate or key material is bad input (exit 2), like a malformed kubeconfig.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let report = pki::inspect_at(&ctx, now).map_err(|e| CommandError::Input(e.to_string()))?;
+    let text = match global.output {
+        OutputFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&report)
+                .map_err(|e| CommandError::Failed(format!("cannot encode the report: {e}")))?;
+            s.push('\n');
+            s
+        }
+        OutputFormat::Text => pki::render::text(&report, now),
+    };
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    if args.check && report.worst() == CheckStatus::Error {
+        return Ok(1);
+    }
+    Ok(0)
 }

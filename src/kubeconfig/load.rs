@@ -156,13 +156,13 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Config, KubeconfigError> {
             )));
         }
     };
-    if let Some(kind) = map.get("kind") {
-        if kind.as_str() != Some("Config") {
-            return Err(not_kubeconfig(format!(
-                "kind is {}, expected Config",
-                serde_yaml::to_string(kind).unwrap_or_default().trim()
-            )));
-        }
+    if let Some(kind) = map.get("kind")
+        && kind.as_str() != Some("Config")
+    {
+        return Err(not_kubeconfig(format!(
+            "kind is {}, expected Config",
+            serde_yaml::to_string(kind).unwrap_or_default().trim()
+        )));
     }
     const KNOWN: [&str; 4] = ["clusters", "users", "contexts", "current-context"];
     if !KNOWN.iter().any(|k| map.contains_key(*k)) {

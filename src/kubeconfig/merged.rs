@@ -52,21 +52,21 @@ impl Kubeconfig {
                 path: path.clone(),
                 state: FileState::Loaded,
             });
-            if out.current_context.is_none() {
-                if let Some(cc) = config.current_context.filter(|c| !c.is_empty()) {
-                    out.current_context = Some(Sourced {
-                        value: cc,
-                        source: path.clone(),
-                    });
-                }
+            if out.current_context.is_none()
+                && let Some(cc) = config.current_context.filter(|c| !c.is_empty())
+            {
+                out.current_context = Some(Sourced {
+                    value: cc,
+                    source: path.clone(),
+                });
             }
-            if out.preferences.is_none() {
-                if let Some(p) = config.preferences.filter(|p| !is_empty_yaml(p)) {
-                    out.preferences = Some(Sourced {
-                        value: p,
-                        source: path.clone(),
-                    });
-                }
+            if out.preferences.is_none()
+                && let Some(p) = config.preferences.filter(|p| !is_empty_yaml(p))
+            {
+                out.preferences = Some(Sourced {
+                    value: p,
+                    source: path.clone(),
+                });
             }
             for c in config.clusters {
                 if !out.clusters.iter().any(|e| e.value.name == c.name) {

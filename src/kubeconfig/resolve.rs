@@ -394,15 +394,15 @@ fn exec_warnings(
             ),
         }),
     }
-    if let Some(mode) = exec.interactive_mode.as_deref() {
-        if !matches!(mode, "" | "Never" | "IfAvailable" | "Always") {
-            warnings.push(ResolveWarning {
-                id: "exec-interactive-mode-invalid",
-                message: format!(
-                    "{at}: exec.interactiveMode '{mode}' is not one of Never, IfAvailable, Always"
-                ),
-            });
-        }
+    if let Some(mode) = exec.interactive_mode.as_deref()
+        && !matches!(mode, "" | "Never" | "IfAvailable" | "Always")
+    {
+        warnings.push(ResolveWarning {
+            id: "exec-interactive-mode-invalid",
+            message: format!(
+                "{at}: exec.interactiveMode '{mode}' is not one of Never, IfAvailable, Always"
+            ),
+        });
     }
     if exec.command.is_empty() {
         warnings.push(ResolveWarning {

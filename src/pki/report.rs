@@ -81,6 +81,9 @@ pub struct ClientKeyInfo {
     /// Whether the key's public half equals the client certificate's public key;
     /// null when there is no certificate to compare with.
     pub matches_certificate: Option<bool>,
+    /// Not in the contract's JSON: `PKCS#1`, `PKCS#8` or `SEC1`.
+    #[serde(skip)]
+    pub format: String,
 }
 
 /// Who Kubernetes' x509 authenticator thinks the client is: CN → user, O → groups.

@@ -1,0 +1,271 @@
+//! Turning a failed handshake into plain words and a fix. The cases are the ones people meet
+//! with real clusters: an unknown authority, a name mismatch, an expired certificate, a key the
+//! server will not take, and the places where Go's TLS (kubectl) and rustls differ.
+
+use rustls::{AlertDescription, CertificateError};
+use x509_parser::prelude::{FromDer, X509Certificate};
+
+use super::recorder::HandshakeRecord;
+use crate::kubeconfig::ResolvedContext;
+
+/// The protocol step a handshake reached or stopped at, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HandshakeStep {
+    TcpConnect,
+    ClientHello,
+    ServerHello,
+    ServerCertificate,
+    CertificateRequest,
+    ClientCertificate,
+    Finished,
+}
+
+impl HandshakeStep {
+    pub fn label(self) -> &'static str {
+        match self {
+            HandshakeStep::TcpConnect => "TCP connect",
+            HandshakeStep::ClientHello => "ClientHello",
+            HandshakeStep::ServerHello => "ServerHello",
+            HandshakeStep::ServerCertificate => "server certificate",
+            HandshakeStep::CertificateRequest => "CertificateRequest",
+            HandshakeStep::ClientCertificate => "client certificate",
+            HandshakeStep::Finished => "Finished",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    pub step: HandshakeStep,
+    /// Stable kebab-case id of the cause, e.g. `unknown-authority`.
+    pub cause: &'static str,
+    /// What happened, in plain words.
+    pub message: String,
+    /// What would fix it.
+    pub fix: String,
+}
+
+fn subject_of(der: &[u8]) -> Option<(String, String)> {
+    let (_, c) = X509Certificate::from_der(der).ok()?;
+    Some((c.subject().to_string(), c.issuer().to_string()))
+}
+
+fn trusted_subjects(ctx: &ResolvedContext) -> Vec<String> {
+    let Some(ca) = &ctx.cluster.certificate_authority else {
+        return vec![
+            "the system's root CAs (the kubeconfig names no certificate-authority)".into(),
+        ];
+    };
+    rustls::pki_types::pem::PemObject::pem_slice_iter(&ca.bytes)
+        .filter_map(|c: Result<rustls::pki_types::CertificateDer<'static>, _>| c.ok())
+        .filter_map(|c| subject_of(c.as_ref()).map(|(s, _)| s))
+        .collect()
+}
+
+fn unix_to_rfc3339(secs: u64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(secs as i64)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| secs.to_string())
+}
+
+/// Explains a rustls error from a handshake with `ctx`'s server.
+pub fn explain_tls_error(
+    err: &rustls::Error,
+    record: &HandshakeRecord,
+    ctx: &ResolvedContext,
+) -> Explanation {
+    let presented = record.server_chain.first().and_then(|d| subject_of(d));
+    match err {
+        rustls::Error::InvalidCertificate(ce) => explain_certificate(ce, record, ctx, presented),
+        rustls::Error::AlertReceived(alert) => explain_alert(*alert, record),
+        rustls::Error::PeerIncompatible(p) => Explanation {
+            step: HandshakeStep::ServerHello,
+            cause: "incompatible-peer",
+            message: format!(
+                "the server and kexplore share no TLS version or cipher suite ({p:?})"
+            ),
+            fix: "the server must offer TLS 1.2 or 1.3 with a modern cipher suite".into(),
+        },
+        other => Explanation {
+            step: HandshakeStep::ServerHello,
+            cause: "tls-error",
+            message: format!("the TLS handshake failed: {other}"),
+            fix: "check that the server URL points at a Kubernetes API server speaking HTTPS"
+                .into(),
+        },
+    }
+}
+
+fn explain_certificate(
+    ce: &CertificateError,
+    record: &HandshakeRecord,
+    ctx: &ResolvedContext,
+    presented: Option<(String, String)>,
+) -> Explanation {
+    let step = HandshakeStep::ServerCertificate;
+    let leaf = presented
+        .as_ref()
+        .map(|(s, _)| s.as_str())
+        .unwrap_or("(unreadable)");
+    let issuer = presented
+        .as_ref()
+        .map(|(_, i)| i.as_str())
+        .unwrap_or("(unreadable)");
+    match ce {
+        CertificateError::UnknownIssuer => {
+            let trusted = trusted_subjects(ctx);
+            let pinned_leaf = record.server_chain.first().is_some_and(|leaf_der| {
+                ctx.cluster.certificate_authority.as_ref().is_some_and(|ca| {
+                    rustls::pki_types::pem::PemObject::pem_slice_iter(&ca.bytes)
+                        .filter_map(|c: Result<rustls::pki_types::CertificateDer<'static>, _>| c.ok())
+                        .any(|c| c.as_ref() == leaf_der.as_slice())
+                })
+            });
+            if pinned_leaf {
+                return Explanation {
+                    step,
+                    cause: "leaf-pinned-as-ca",
+                    message: format!(
+                        "certificate-authority holds the server's own certificate ({leaf}), not the CA that issued it; \
+                         kubectl (Go) accepts such a pinned leaf, rustls requires the issuing CA"
+                    ),
+                    fix: format!("put the CA certificate ({issuer}) in certificate-authority-data"),
+                };
+            }
+            Explanation {
+                step,
+                cause: "unknown-authority",
+                message: format!(
+                    "the server presented a certificate for {leaf} issued by {issuer}, but the kubeconfig trusts only: {}",
+                    trusted.join("; ")
+                ),
+                fix: format!(
+                    "put the CA that issued the server certificate ({issuer}) in certificate-authority-data \
+                     (kubeadm: /etc/kubernetes/pki/ca.crt), or check that the server URL is the right cluster"
+                ),
+            }
+        }
+        CertificateError::NotValidForNameContext { expected, presented } => Explanation {
+            step,
+            cause: "name-mismatch",
+            message: format!(
+                "the server certificate is valid for {} but kexplore connected to {:?}",
+                presented.join(", "),
+                expected.to_str()
+            ),
+            fix: format!(
+                "use a server URL with one of those names, or set tls-server-name: {} in the cluster entry",
+                presented
+                    .iter()
+                    .find_map(|p| p.strip_prefix("DnsName(\"").and_then(|s| s.strip_suffix("\")")))
+                    .unwrap_or("<a name from the list>")
+            ),
+        },
+        CertificateError::NotValidForName => Explanation {
+            step,
+            cause: "name-mismatch",
+            message: format!("the server certificate ({leaf}) is not valid for {:?}", record.server_name.as_deref().unwrap_or("")),
+            fix: "use a server URL whose host is in the certificate's SANs, or set tls-server-name".into(),
+        },
+        CertificateError::ExpiredContext { time, not_after } => Explanation {
+            step,
+            cause: "server-cert-expired",
+            message: format!(
+                "the server certificate ({leaf}) expired at {}; the local clock says {}",
+                unix_to_rfc3339(not_after.as_secs()),
+                unix_to_rfc3339(time.as_secs())
+            ),
+            fix: "renew the API server's certificate (kubeadm: kubeadm certs renew apiserver), or fix the local clock if it is wrong".into(),
+        },
+        CertificateError::Expired => Explanation {
+            step,
+            cause: "server-cert-expired",
+            message: format!("the server certificate ({leaf}) or a CA in its chain has expired"),
+            fix: "renew the API server's certificate, or fix the local clock if it is wrong".into(),
+        },
+        CertificateError::NotValidYetContext { time, not_before } => Explanation {
+            step,
+            cause: "server-cert-not-yet-valid",
+            message: format!(
+                "the server certificate ({leaf}) is valid only from {}; the local clock says {}",
+                unix_to_rfc3339(not_before.as_secs()),
+                unix_to_rfc3339(time.as_secs())
+            ),
+            fix: "check the clocks of this machine and of the machine that issued the certificate".into(),
+        },
+        CertificateError::NotValidYet => Explanation {
+            step,
+            cause: "server-cert-not-yet-valid",
+            message: format!("the server certificate ({leaf}) is not valid yet"),
+            fix: "check the clocks of this machine and of the machine that issued the certificate".into(),
+        },
+        CertificateError::BadSignature => Explanation {
+            step,
+            cause: "bad-signature",
+            message: format!("the signature on the server certificate ({leaf}) does not verify with its issuer's key"),
+            fix: "the CA in the kubeconfig has the right name but a different key: fetch the cluster's current CA".into(),
+        },
+        CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => Explanation {
+            step,
+            cause: "server-cert-wrong-purpose",
+            message: format!("the server certificate ({leaf}) is not allowed for TLS server authentication (extendedKeyUsage)"),
+            fix: "reissue the API server certificate with extendedKeyUsage serverAuth".into(),
+        },
+        other => {
+            let text = format!("{other:?}");
+            if text.contains("UnsupportedCertVersion") {
+                return Explanation {
+                    step,
+                    cause: "x509-v1-certificate",
+                    message: format!("a certificate in the server's chain ({leaf}) is X.509 version 1; Go accepts it, rustls/webpki only accept version 3"),
+                    fix: "reissue the certificate as X.509 v3 (openssl: add -extfile with basicConstraints / keyUsage)".into(),
+                };
+            }
+            Explanation {
+                step,
+                cause: "server-cert-invalid",
+                message: format!("the server certificate ({leaf}) was rejected: {other:?}"),
+                fix: "inspect the chain with kexplore certs --connect and openssl s_client -showcerts".into(),
+            }
+        }
+    }
+}
+
+fn explain_alert(alert: AlertDescription, record: &HandshakeRecord) -> Explanation {
+    let about_client_cert = matches!(
+        alert,
+        AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateRequired
+            | AlertDescription::CertificateExpired
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::UnsupportedCertificate
+            | AlertDescription::DecryptError
+    );
+    if about_client_cert {
+        let message = if record.client_certificate_sent {
+            format!("the server rejected the client certificate (TLS alert {alert:?})")
+        } else {
+            format!(
+                "the server requires a client certificate and none was sent (TLS alert {alert:?})"
+            )
+        };
+        return Explanation {
+            step: HandshakeStep::ClientCertificate,
+            cause: "client-cert-rejected",
+            message,
+            fix: "use a client certificate issued by a CA the server trusts (kube-apiserver --client-ca-file) and check it has not expired".into(),
+        };
+    }
+    Explanation {
+        step: HandshakeStep::ServerHello,
+        cause: "alert",
+        message: format!("the server ended the handshake with TLS alert {alert:?}"),
+        fix: "check that the server URL is a Kubernetes API server and supports TLS 1.2 or 1.3"
+            .into(),
+    }
+}

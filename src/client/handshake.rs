@@ -1,0 +1,158 @@
+//! One real mTLS handshake with the context's server, recorded step by step. Used by
+//! `certs --connect` and the Connection view; the HTTP requests that follow go through reqwest.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpStream;
+
+use super::config::{TlsTarget, build_client_config, server_name};
+use super::error::ClientError;
+use super::explain::{Explanation, HandshakeStep, explain_tls_error};
+use super::recorder::HandshakeRecord;
+use crate::kubeconfig::ResolvedContext;
+
+/// How long each phase may take before it is reported as a failure.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct HandshakeReport {
+    pub target: TlsTarget,
+    /// The address TCP reached, e.g. `127.0.0.1:6443`.
+    pub peer_address: Option<String>,
+    pub tcp_connect_time: Option<Duration>,
+    pub handshake_time: Option<Duration>,
+    /// What the ClientHello offered.
+    pub offered_versions: Vec<&'static str>,
+    pub offered_alpn: Vec<String>,
+    /// What the ServerHello chose.
+    pub tls_version: Option<String>,
+    pub cipher_suite: Option<String>,
+    pub key_exchange_group: Option<String>,
+    pub alpn: Option<String>,
+    pub record: HandshakeRecord,
+    /// The step the handshake stopped at, and why; `None` when it completed.
+    pub failure: Option<Explanation>,
+}
+
+impl HandshakeReport {
+    pub fn succeeded(&self) -> bool {
+        self.failure.is_none()
+    }
+}
+
+fn version_name(v: rustls::ProtocolVersion) -> String {
+    match v {
+        rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".into(),
+        rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Connects to the context's server and performs the TLS handshake, never panicking and never
+/// waiting longer than `CONNECT_TIMEOUT` per phase. Configuration problems (unusable URL or key)
+/// are errors; everything the network does is a report.
+pub async fn handshake(ctx: &ResolvedContext) -> Result<HandshakeReport, ClientError> {
+    let target = TlsTarget::from_context(ctx)?;
+    let (config, recorder) = build_client_config(ctx)?;
+    let name = server_name(&target)?;
+    let mut report = HandshakeReport {
+        target: target.clone(),
+        peer_address: None,
+        tcp_connect_time: None,
+        handshake_time: None,
+        offered_versions: vec!["TLSv1.3", "TLSv1.2"],
+        offered_alpn: config
+            .alpn_protocols
+            .iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect(),
+        tls_version: None,
+        cipher_suite: None,
+        key_exchange_group: None,
+        alpn: None,
+        record: HandshakeRecord::default(),
+        failure: None,
+    };
+    let started = Instant::now();
+    let tcp = match tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        TcpStream::connect((target.host.as_str(), target.port)),
+    )
+    .await
+    {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            report.failure = Some(Explanation {
+                step: HandshakeStep::TcpConnect,
+                cause: "tcp-connect-failed",
+                message: format!("cannot connect to {}:{}: {e}", target.host, target.port),
+                fix: "check that the API server is running and the server URL (host and port) is right".into(),
+            });
+            return Ok(report);
+        }
+        Err(_) => {
+            report.failure = Some(Explanation {
+                step: HandshakeStep::TcpConnect,
+                cause: "tcp-connect-timeout",
+                message: format!(
+                    "no answer from {}:{} within {}s",
+                    target.host,
+                    target.port,
+                    CONNECT_TIMEOUT.as_secs()
+                ),
+                fix: "check the network path (firewall, VPN, proxy-url) to the API server".into(),
+            });
+            return Ok(report);
+        }
+    };
+    report.tcp_connect_time = Some(started.elapsed());
+    report.peer_address = tcp.peer_addr().ok().map(|a| a.to_string());
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tls_started = Instant::now();
+    let outcome = tokio::time::timeout(CONNECT_TIMEOUT, connector.connect(name, tcp)).await;
+    report.record = recorder.snapshot();
+    match outcome {
+        Ok(Ok(stream)) => {
+            report.handshake_time = Some(tls_started.elapsed());
+            let (_, conn) = stream.get_ref();
+            report.tls_version = conn.protocol_version().map(version_name);
+            report.cipher_suite = conn
+                .negotiated_cipher_suite()
+                .map(|s| format!("{:?}", s.suite()));
+            report.key_exchange_group = conn
+                .negotiated_key_exchange_group()
+                .map(|g| format!("{:?}", g.name()));
+            report.alpn = conn
+                .alpn_protocol()
+                .map(|p| String::from_utf8_lossy(p).into_owned());
+        }
+        Ok(Err(io_err)) => {
+            let tls_err = io_err
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<rustls::Error>())
+                .cloned();
+            report.failure = Some(match tls_err {
+                Some(e) => explain_tls_error(&e, &report.record, ctx),
+                None => Explanation {
+                    step: HandshakeStep::ClientHello,
+                    cause: "connection-closed",
+                    message: format!("the connection broke during the TLS handshake: {io_err}"),
+                    fix: "check that the port speaks TLS (an http:// server or a proxy may be listening there)".into(),
+                },
+            });
+        }
+        Err(_) => {
+            report.failure = Some(Explanation {
+                step: HandshakeStep::ClientHello,
+                cause: "tls-timeout",
+                message: format!(
+                    "the TLS handshake did not finish within {}s",
+                    CONNECT_TIMEOUT.as_secs()
+                ),
+                fix: "check that the port speaks TLS and is not a plain-TCP proxy".into(),
+            });
+        }
+    }
+    Ok(report)
+}

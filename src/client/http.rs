@@ -1,0 +1,220 @@
+//! HTTP to the API server over the recorded mTLS configuration, with kubectl's header-based
+//! credentials: bearer token (tokenFile re-read per request, so rotation works), exec plugins,
+//! basic auth, and impersonation headers.
+
+use std::time::Duration;
+
+use reqwest::Method;
+
+use super::config::build_client_config;
+use super::error::ClientError;
+use super::exec;
+use super::recorder::Recorder;
+use crate::kubeconfig::{Material, Origin, ResolvedContext, Secret, Token};
+
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const EXEC_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone)]
+enum HeaderAuth {
+    None,
+    Bearer(Secret<String>),
+    BearerFile(std::path::PathBuf),
+    Basic {
+        user: String,
+        password: Option<Secret<String>>,
+    },
+}
+
+/// A response as the caller needs it for display: status, protocol, type and body.
+#[derive(Debug, Clone)]
+pub struct ApiResponse {
+    pub status: u16,
+    pub http_version: String,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+}
+
+impl ApiResponse {
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiClient {
+    http: reqwest::Client,
+    base: String,
+    auth: HeaderAuth,
+    impersonate: crate::kubeconfig::Impersonation,
+    /// What the TLS handshake of the latest connection revealed.
+    pub recorder: Recorder,
+    /// Whether credentials came from an exec plugin (for display).
+    pub used_exec_plugin: bool,
+}
+
+impl ApiClient {
+    /// Builds a client for the context; runs its exec plugin first when it has one.
+    pub async fn connect(ctx: &ResolvedContext) -> Result<ApiClient, ClientError> {
+        let mut ctx = ctx.clone();
+        let mut auth = match (&ctx.user.token, &ctx.user.username) {
+            (Some(Token::Inline(t)), _) => HeaderAuth::Bearer(t.clone()),
+            (Some(Token::File { path, .. }), _) => HeaderAuth::BearerFile(path.clone()),
+            (None, Some(u)) => HeaderAuth::Basic {
+                user: u.clone(),
+                password: ctx.user.password.clone(),
+            },
+            (None, None) => HeaderAuth::None,
+        };
+        let mut used_exec_plugin = false;
+        if let (Some(exec_config), HeaderAuth::None, None) =
+            (ctx.user.exec.clone(), &auth, &ctx.user.client_certificate)
+        {
+            let cluster = ctx.cluster.clone();
+            let cred = tokio::task::spawn_blocking(move || {
+                exec::run(&exec_config, &cluster, EXEC_TIMEOUT)
+            })
+            .await
+            .map_err(|e| ClientError::Tls(format!("exec plugin task: {e}")))?
+            .map_err(|e| ClientError::BadMaterial {
+                origin: format!("user '{}'", ctx.user.name),
+                problem: e.to_string(),
+            })?;
+            used_exec_plugin = true;
+            if let Some(t) = cred.token {
+                auth = HeaderAuth::Bearer(t);
+            }
+            if let (Some(c), Some(k)) = (cred.client_certificate_pem, cred.client_key_pem) {
+                let origin = |field| Origin {
+                    kubeconfig: ctx.user.source.clone(),
+                    entry_kind: "user",
+                    entry_name: ctx.user.name.clone(),
+                    field,
+                    file: None,
+                };
+                ctx.user.client_certificate = Some(Material {
+                    origin: origin("exec clientCertificateData"),
+                    bytes: c.into_bytes(),
+                });
+                ctx.user.client_key = Some(Secret::new(Material {
+                    origin: origin("exec clientKeyData"),
+                    bytes: k.expose().clone().into_bytes(),
+                }));
+            }
+        }
+        let (config, recorder) = build_client_config(&ctx)?;
+        let mut builder = reqwest::Client::builder()
+            .tls_backend_preconfigured(config)
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(super::handshake::CONNECT_TIMEOUT);
+        if let Some(proxy) = &ctx.cluster.proxy_url {
+            let p = reqwest::Proxy::all(proxy.as_str()).map_err(|e| ClientError::BadServerUrl {
+                url: proxy.clone(),
+                reason: format!("proxy-url is not usable: {e}"),
+            })?;
+            builder = builder.proxy(p);
+        }
+        let http = builder
+            .build()
+            .map_err(|e| ClientError::Tls(e.to_string()))?;
+        Ok(ApiClient {
+            http,
+            base: ctx.cluster.server.trim_end_matches('/').to_string(),
+            auth,
+            impersonate: ctx.user.impersonate.clone(),
+            recorder,
+            used_exec_plugin,
+        })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn get(&self, path: &str) -> Result<ApiResponse, RequestError> {
+        self.send(Method::GET, path, None).await
+    }
+
+    /// Sends one request; `body` is (bytes, content type).
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(Vec<u8>, &str)>,
+    ) -> Result<ApiResponse, RequestError> {
+        let mut req = self
+            .http
+            .request(method, self.url(path))
+            .header("Accept", "application/json");
+        req = match &self.auth {
+            HeaderAuth::None => req,
+            HeaderAuth::Bearer(t) => req.bearer_auth(t.expose()),
+            HeaderAuth::BearerFile(path) => {
+                let token = std::fs::read_to_string(path)
+                    .map_err(|e| RequestError(format!("tokenFile {}: {e}", path.display())))?;
+                req.bearer_auth(token.trim())
+            }
+            HeaderAuth::Basic { user, password } => {
+                req.basic_auth(user, password.as_ref().map(|p| p.expose().clone()))
+            }
+        };
+        if let Some(user) = &self.impersonate.user {
+            req = req.header("Impersonate-User", user);
+            if let Some(uid) = &self.impersonate.uid {
+                req = req.header("Impersonate-Uid", uid);
+            }
+            for g in &self.impersonate.groups {
+                req = req.header("Impersonate-Group", g);
+            }
+            for (k, vs) in &self.impersonate.extra {
+                for v in vs {
+                    req = req.header(format!("Impersonate-Extra-{k}"), v);
+                }
+            }
+        }
+        if let Some((bytes, content_type)) = body {
+            req = req.header("Content-Type", content_type).body(bytes);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| RequestError(describe_reqwest(&e)))?;
+        let status = resp.status().as_u16();
+        let http_version = format!("{:?}", resp.version());
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| RequestError(describe_reqwest(&e)))?
+            .to_vec();
+        Ok(ApiResponse {
+            status,
+            http_version,
+            content_type,
+            body,
+        })
+    }
+}
+
+/// A request that got no HTTP answer (connection, TLS or timeout).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct RequestError(pub String);
+
+/// reqwest nests the real cause (a rustls error, a refused connection) several sources deep.
+fn describe_reqwest(e: &reqwest::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}

@@ -1,0 +1,17 @@
+//! The client side of mTLS: a rustls configuration built from a resolved kubeconfig context,
+//! instrumented to record what the server presented and asked for, and a handshake that turns
+//! those records into facts a person can read.
+
+pub mod config;
+pub mod error;
+pub mod exec;
+pub mod explain;
+pub mod handshake;
+pub mod http;
+pub mod recorder;
+
+pub use config::{TlsTarget, build_client_config};
+pub use error::ClientError;
+pub use explain::{Explanation, explain_tls_error};
+pub use handshake::{HandshakeReport, handshake};
+pub use recorder::{HandshakeRecord, Recorder};
