@@ -151,6 +151,7 @@ pub fn report() -> CredentialReport {
                 bits: 256,
                 curve: Some("prime256v1".into()),
                 matches_certificate: Some(true),
+                format: "SEC1".into(),
             }),
             identity: Some(Identity {
                 user: "ann".into(),

@@ -120,8 +120,9 @@ fn view2_certificates() {
         "client certificate",
         "expires in 364d 5h",
         "Role           the client trusts servers whose chain leads here",
-        "! warn  client-cert-expiring",
-        "✓ ok    client-cert-chain",
+        "! client certificate expires in 10 days  [client-cert-expiring]",
+        "✓ client certificate is signed by a CA in the kubeconfig  [client-cert-chain]",
+        "│        ! expires in 10d",
     ] {
         assert!(screen.contains(needle), "missing {needle:?} in\n{screen}");
     }
@@ -138,7 +139,7 @@ fn view2_selected_leaf_counts_down_and_shows_the_identity() {
     assert!(screen.contains("! expires in 10d"), "{screen}");
     assert!(screen.contains("CN → user      ann"), "{screen}");
     assert!(
-        screen.contains("✓ EC 256 bits (prime256v1), matches this certificate"),
+        screen.contains("Key pair       ✓ the key matches this certificate"),
         "{screen}"
     );
     insta::assert_snapshot!("view2_leaf_selected", screen);

@@ -6,23 +6,36 @@ use ratatui::text::{Line, Span};
 use crate::pki::{CertSummary, CheckStatus, CredentialReport};
 use crate::tui::theme::Theme;
 use crate::tui::trust_tree::{Bundle, TreeRow};
-use crate::tui::widgets::{expiry, status};
+use crate::tui::widgets::{expiry, field, status};
 
 const LABEL_WIDTH: usize = 15;
 
-fn row(label: &str, value: impl Into<String>, theme: &Theme) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(format!("{label:<LABEL_WIDTH$}"), theme.label),
-        Span::styled(value.into(), theme.text),
-    ])
+/// The pane's lines, built row by row at a known width.
+struct Rows<'t> {
+    out: Vec<Line<'static>>,
+    width: usize,
+    theme: &'t Theme,
 }
 
-fn row_spans(label: &str, mut spans: Vec<Span<'static>>, theme: &Theme) -> Line<'static> {
-    spans.insert(
-        0,
-        Span::styled(format!("{label:<LABEL_WIDTH$}"), theme.label),
-    );
-    Line::from(spans)
+impl Rows<'_> {
+    fn add(&mut self, label: &str, value: impl AsRef<str>) {
+        self.out.extend(field::lines(
+            label,
+            LABEL_WIDTH,
+            value.as_ref(),
+            self.width,
+            self.theme.label,
+            self.theme.text,
+        ));
+    }
+
+    fn add_spans(&mut self, label: &str, mut spans: Vec<Span<'static>>) {
+        spans.insert(
+            0,
+            Span::styled(format!("{label:<LABEL_WIDTH$}"), self.theme.label),
+        );
+        self.out.push(Line::from(spans));
+    }
 }
 
 fn list_or_dash(v: &[String]) -> String {
@@ -38,113 +51,114 @@ pub fn lines(
     cert: &CertSummary,
     tree_row: &TreeRow,
     now: i64,
+    width: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    let mut out = vec![
-        row("Subject", cert.subject.clone(), theme),
-        row("Issuer", cert.issuer.clone(), theme),
-        row(
-            "Serial",
-            format!("{} ({})", cert.serial, cert.serial_decimal),
-            theme,
-        ),
-        row("Not before", cert.not_before.clone(), theme),
-    ];
+    let mut rows = Rows {
+        out: Vec::new(),
+        width,
+        theme,
+    };
+    rows.add("Subject", &cert.subject);
+    rows.add("Issuer", &cert.issuer);
+    rows.add(
+        "Serial",
+        format!("{} ({})", cert.serial, cert.serial_decimal),
+    );
+    rows.add("Not before", &cert.not_before);
     let (st, countdown) =
         expiry::countdown(cert.extra.not_before_unix, cert.extra.not_after_unix, now);
-    out.push(row_spans(
+    rows.add_spans(
         "Not after",
         vec![
             status::labelled(theme, st, countdown),
             Span::styled(format!("  ({})", cert.not_after), theme.text),
         ],
-        theme,
-    ));
+    );
     let key = &cert.public_key;
-    let key_text = match &key.curve {
-        Some(curve) => format!("{} {} bits ({curve})", key.algorithm, key.bits),
-        None => format!("{} {} bits", key.algorithm, key.bits),
-    };
-    out.push(row("Public key", key_text, theme));
-    out.push(row("Signature", cert.signature_algorithm.clone(), theme));
-    let ca = if cert.is_ca {
-        match cert.path_len {
-            Some(n) => format!("CA:TRUE, pathlen {n}"),
-            None => "CA:TRUE".into(),
-        }
-    } else {
-        "CA:FALSE".into()
-    };
-    out.push(row("Basic constr.", ca, theme));
-    out.push(row("Key usage", list_or_dash(&cert.key_usage), theme));
-    out.push(row(
-        "Ext. usage",
-        list_or_dash(&cert.extended_key_usage),
-        theme,
-    ));
+    rows.add(
+        "Public key",
+        match &key.curve {
+            Some(curve) => format!("{} {} bits ({curve})", key.algorithm, key.bits),
+            None => format!("{} {} bits", key.algorithm, key.bits),
+        },
+    );
+    rows.add("Signature", &cert.signature_algorithm);
+    rows.add(
+        "Basic constr.",
+        match (cert.is_ca, cert.path_len) {
+            (true, Some(n)) => format!("CA:TRUE, pathlen {n}"),
+            (true, None) => "CA:TRUE".into(),
+            (false, _) => "CA:FALSE".into(),
+        },
+    );
+    rows.add("Key usage", list_or_dash(&cert.key_usage));
+    rows.add("Ext. usage", list_or_dash(&cert.extended_key_usage));
     let san = &cert.san;
     let mut sans: Vec<String> = Vec::new();
     sans.extend(san.dns.iter().map(|d| format!("DNS:{d}")));
     sans.extend(san.ip.iter().map(|d| format!("IP:{d}")));
     sans.extend(san.email.iter().map(|d| format!("email:{d}")));
     sans.extend(san.uri.iter().map(|d| format!("URI:{d}")));
-    out.push(row("SANs", list_or_dash(&sans), theme));
-    out.push(row(
-        "Subject KID",
-        cert.subject_key_id.clone().unwrap_or_else(|| "-".into()),
-        theme,
-    ));
-    out.push(row(
+    rows.add("SANs", list_or_dash(&sans));
+    rows.add("Subject KID", cert.subject_key_id.as_deref().unwrap_or("-"));
+    rows.add(
         "Authority KID",
-        cert.authority_key_id.clone().unwrap_or_else(|| "-".into()),
-        theme,
-    ));
-    out.push(row("SHA-256", cert.sha256_fingerprint.clone(), theme));
+        cert.authority_key_id.as_deref().unwrap_or("-"),
+    );
+    rows.add("SHA-256", &cert.sha256_fingerprint);
     let bundles: Vec<&str> = tree_row.bundles.iter().map(|b| b.label()).collect();
-    out.push(row("Bundle", bundles.join(" + "), theme));
-    out.push(row("From", cert.extra.origin.clone(), theme));
-    out.push(Line::raw(""));
-    out.extend(kubernetes_lines(report, cert, tree_row, theme));
-    out
+    rows.add("Bundle", bundles.join(" + "));
+    rows.add("From", &cert.extra.origin);
+    rows.out.push(Line::raw(""));
+    kubernetes_rows(&mut rows, report, cert, tree_row);
+    rows.out
 }
 
 /// What the API server's x509 authenticator would make of this certificate.
-fn kubernetes_lines(
+fn kubernetes_rows(
+    rows: &mut Rows,
     report: &CredentialReport,
     cert: &CertSummary,
     tree_row: &TreeRow,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
+) {
+    let theme = rows.theme;
     if tree_row.bundles.contains(&Bundle::ClientCert) && !cert.is_ca {
         let user = cert
             .extra
             .common_name
-            .clone()
-            .unwrap_or_else(|| "(no CN: rejected)".into());
-        out.push(row("CN → user", user, theme));
-        out.push(row(
-            "O → groups",
-            list_or_dash(&cert.extra.organizations),
-            theme,
-        ));
+            .as_deref()
+            .unwrap_or("(no CN: the API server rejects it)");
+        rows.add("CN → user", user);
+        rows.add("O → groups", list_or_dash(&cert.extra.organizations));
         if let Some(k) = &report.user.client_key {
             let mut text = match &k.curve {
                 Some(c) => format!("{} {} bits ({c})", k.algorithm, k.bits),
                 None => format!("{} {} bits", k.algorithm, k.bits),
             };
-            let span = match k.matches_certificate {
-                Some(true) => {
-                    text.push_str(", matches this certificate");
-                    status::labelled(theme, CheckStatus::Ok, text)
-                }
-                Some(false) => {
-                    text.push_str(", does NOT match this certificate");
-                    status::labelled(theme, CheckStatus::Error, text)
-                }
-                None => Span::styled(text, theme.text),
-            };
-            out.push(row_spans("Private key", vec![span], theme));
+            if !k.format.is_empty() {
+                text.push_str(&format!(", {}", k.format));
+            }
+            rows.add("Private key", text);
+            match k.matches_certificate {
+                Some(true) => rows.add_spans(
+                    "Key pair",
+                    vec![status::labelled(
+                        theme,
+                        CheckStatus::Ok,
+                        "the key matches this certificate",
+                    )],
+                ),
+                Some(false) => rows.add_spans(
+                    "Key pair",
+                    vec![status::labelled(
+                        theme,
+                        CheckStatus::Error,
+                        "the key does NOT match this certificate",
+                    )],
+                ),
+                None => {}
+            }
         }
     } else if cert.is_ca {
         let role = if tree_row.bundles.contains(&Bundle::ServerCa) {
@@ -152,7 +166,6 @@ fn kubernetes_lines(
         } else {
             "a CA sent along with the client certificate"
         };
-        out.push(row("Role", role, theme));
+        rows.add("Role", role);
     }
-    out
 }

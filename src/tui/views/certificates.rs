@@ -13,7 +13,7 @@ use crate::pki::{CheckStatus, CredentialReport};
 use crate::tui::state::{AppState, Source};
 use crate::tui::theme::Theme;
 use crate::tui::trust_tree::{self, Link, TreeRow};
-use crate::tui::widgets::status;
+use crate::tui::widgets::{expiry, field, status};
 
 pub const TREE_TITLE: &str = "Chain of trust";
 
@@ -66,16 +66,18 @@ pub fn draw_report(
     state: &AppState,
     theme: &Theme,
 ) {
-    let checks_height = (report.checks.len().max(1) as u16 + 2)
-        .min(area.height / 3)
-        .max(3);
+    // As tall as the wrapped checks need, up to 40% of the view.
+    let cap = (area.height * 2 / 5).max(3) as usize;
+    let width = area.width.saturating_sub(2) as usize;
+    let wanted = check_lines(report, width, cap.saturating_sub(2).max(1), theme).len();
+    let checks_height = wanted.max(1) as u16 + 2;
     let [top, checks] =
         Layout::vertical([Constraint::Min(5), Constraint::Length(checks_height)]).areas(area);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(top);
     let rows = trust_tree::build(report);
     let cursor = state.cert_cursor.min(rows.len().saturating_sub(1));
-    draw_tree(frame, left, report, &rows, cursor, theme);
+    draw_tree(frame, left, report, &rows, cursor, state.now_unix, theme);
     let row = rows.get(cursor);
     let scroll = state.fields_scroll;
     draw_fields(frame, right, report, row, state.now_unix, scroll, theme);
@@ -110,11 +112,12 @@ fn draw_tree(
     report: &CredentialReport,
     rows: &[TreeRow],
     cursor: usize,
+    now: i64,
     theme: &Theme,
 ) {
     let width = inner_width(area);
-    // Rows take two or three lines; keep the cursor's row in view in the worst case.
-    let height = area.height.saturating_sub(2) / 3;
+    // Rows take two to four lines; keep the cursor's row in view in the worst case.
+    let height = area.height.saturating_sub(2) / 4;
     let first = scroll_for(cursor, height.max(1));
     let mut lines = Vec::new();
     for (i, r) in rows.iter().enumerate().skip(first) {
@@ -152,6 +155,19 @@ fn draw_tree(
                 theme.muted,
             ));
         }
+        // Validity problems show in the tree too: an expired link breaks the chain.
+        let (st, words) =
+            expiry::countdown(cert.extra.not_before_unix, cert.extra.not_after_unix, now);
+        if st != CheckStatus::Ok {
+            lines.push(Line::from(vec![
+                Span::raw(format!("{indent}  ")),
+                status::labelled(
+                    theme,
+                    st,
+                    ellipsize(&words, width.saturating_sub(indent.chars().count() + 4)),
+                ),
+            ]));
+        }
     }
     let title = format!("{TREE_TITLE} — ✓ signature verified, ✗ not");
     frame.render_widget(
@@ -180,7 +196,7 @@ fn draw_fields(
                 .common_name
                 .clone()
                 .unwrap_or_else(|| c.subject.clone()),
-            cert_fields::lines(report, c, r, now, theme),
+            cert_fields::lines(report, c, r, now, inner_width(area), theme),
         ),
         None => (
             "Certificate".to_string(),
@@ -213,26 +229,75 @@ fn draw_fields(
     );
 }
 
-fn draw_checks(frame: &mut Frame, area: Rect, report: &CredentialReport, theme: &Theme) {
+/// The checks, worst first, messages wrapped; when they do not fit in `height` rows the
+/// passing ones fold into one line so a warning or an error is never pushed out of sight.
+pub fn check_lines(
+    report: &CredentialReport,
+    width: usize,
+    height: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let mut checks: Vec<_> = report.checks.iter().collect();
-    // Worst first: what needs attention must not scroll out of sight.
     checks.sort_by_key(|c| std::cmp::Reverse(c.status));
-    let mut lines: Vec<Line> = checks
+    let render = |c: &crate::pki::Check| {
+        let text_style = match c.status {
+            CheckStatus::Ok => theme.text,
+            _ => status::style(theme, c.status),
+        };
+        field::lines(
+            &format!("{} ", status::symbol(c.status)),
+            2,
+            &format!("{}  [{}]", c.message, c.id),
+            width,
+            status::style(theme, c.status),
+            text_style,
+        )
+    };
+    let all: Vec<Line<'static>> = checks.iter().flat_map(|c| render(c)).collect();
+    if all.len() <= height {
+        return all;
+    }
+    let mut lines: Vec<Line<'static>> = checks
         .iter()
-        .map(|c| {
-            Line::from(vec![
-                status::labelled(theme, c.status, format!("{:<5}", status::word(c.status))),
-                Span::styled(format!(" {}  ", c.id), theme.muted),
-                Span::styled(c.message.clone(), status::style(theme, c.status)),
-            ])
-        })
+        .filter(|c| c.status != CheckStatus::Ok)
+        .flat_map(|c| render(c))
         .collect();
+    // Passing checks fill what room is left; the rest fold into the last line.
+    let ok: Vec<_> = checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Ok)
+        .collect();
+    let mut shown = 0;
+    for c in &ok {
+        let more = render(c);
+        if lines.len() + more.len() + 1 > height {
+            break;
+        }
+        lines.extend(more);
+        shown += 1;
+    }
+    let rest: Vec<&str> = ok[shown..].iter().map(|c| c.id.as_str()).collect();
+    if !rest.is_empty() {
+        let text = format!("{} more checks ok: {}", rest.len(), rest.join(", "));
+        lines.push(Line::from(vec![
+            status::badge(theme, CheckStatus::Ok),
+            Span::raw(" "),
+            Span::styled(ellipsize(&text, width.saturating_sub(2)), theme.muted),
+        ]));
+    }
+    lines
+}
+
+fn draw_checks(frame: &mut Frame, area: Rect, report: &CredentialReport, theme: &Theme) {
+    let height = area.height.saturating_sub(2) as usize;
+    let mut lines = check_lines(report, inner_width(area), height, theme);
     if lines.is_empty() {
         lines.push(Line::styled("no checks ran", theme.muted));
     }
     let worst = report.worst();
     let title = format!(
-        "Checks — worst: {} {}",
+        "Checks ({}) — worst: {} {}",
+        report.checks.len(),
         status::symbol(worst),
         status::word(worst)
     );
