@@ -1,18 +1,13 @@
-//! End to end: the real binary in a detached tmux session at 120×40, on a kubeconfig this test
-//! mints itself (rcgen: a `CN=kubernetes` CA and a `CN=kubernetes-admin,O=system:masters`
-//! client). Views 1 and 2 must render, `?` must list the keys, and `q` must exit 0 with the
-//! terminal given back (alternate screen left, mouse reporting off). Every wait is a bounded
-//! poll. Skipped, with a note, where tmux is not installed.
+//! End to end: the real binary in a detached tmux session at 120×40 (and 80×24) on
+//! `sample-kubeconfigs/kubeadm.yaml` (self-signed `CN=kubernetes` CA, admin
+//! `CN=kubernetes-admin,O=system:masters`). Views 1 and 2 must render, `?` must list the keys,
+//! and `q` must exit 0 with the terminal given back (alternate screen left, mouse reporting
+//! off, cursor shown, cooked mode). Every wait is a bounded poll. Skipped, with a note, where
+//! tmux is not installed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-use base64::Engine as _;
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -87,48 +82,89 @@ fn tmux_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Writes a kubeadm-like kubeconfig with freshly minted certificates; returns its path.
-fn write_kubeconfig(dir: &Path) -> PathBuf {
-    let ca_key = KeyPair::generate().expect("CA key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca.distinguished_name.push(DnType::CommonName, "kubernetes");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-    ];
-    let ca_cert = ca.self_signed(&ca_key).expect("CA cert");
-    let issuer = Issuer::new(ca, ca_key);
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-kubeconfigs")
+        .join(name)
+}
 
-    let key = KeyPair::generate().expect("client key");
-    let mut client = CertificateParams::new(Vec::<String>::new()).expect("client params");
-    client
-        .distinguished_name
-        .push(DnType::OrganizationName, "system:masters");
-    client
-        .distinguished_name
-        .push(DnType::CommonName, "kubernetes-admin");
-    client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    client.use_authority_key_identifier_extension = true;
-    let client_cert = client.signed_by(&key, &issuer).expect("client cert");
-
-    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
-    let yaml = format!(
-        "apiVersion: v1\nkind: Config\ncurrent-context: kubernetes-admin@kubernetes\n\
-         clusters:\n- name: kubernetes\n  cluster:\n    server: https://127.0.0.1:6443\n    \
-         certificate-authority-data: {}\n\
-         users:\n- name: kubernetes-admin\n  user:\n    client-certificate-data: {}\n    \
-         client-key-data: {}\n\
-         contexts:\n- name: kubernetes-admin@kubernetes\n  context:\n    cluster: kubernetes\n    \
-         user: kubernetes-admin\n",
-        b64(ca_cert.pem()),
-        b64(client_cert.pem()),
-        b64(key.serialize_pem()),
+/// Starts kexplore under a shell in a private tmux server of `cols`×`rows`. The shell prints
+/// kexplore's exit status on the normal screen, then waits for a line: that leaves time to
+/// read the terminal's modes after kexplore is gone, and the `read` only completes if the
+/// tty is back in cooked mode.
+fn start(tag: &str, dir: &Path, kubeconfig: &Path, cols: u16, rows: u16) -> Tmux {
+    // Keep the pane after the shell exits so its exit status can be read.
+    let config = dir.join("tmux.conf");
+    std::fs::write(&config, "set -g remain-on-exit on\nset -g status off\n").expect("tmux.conf");
+    let tmux = Tmux {
+        socket: format!("kexplore-test-{tag}-{}", std::process::id()),
+        config,
+    };
+    let bin = env!("CARGO_BIN_EXE_kexplore");
+    let command = format!(
+        "sh -c '\"$0\" --kubeconfig \"$1\"; s=$?; echo \"kexplore exited with status $s\"; read _; exit $s' '{bin}' '{}'",
+        kubeconfig.display()
     );
-    let path = dir.join("kubeadm.yaml");
-    std::fs::write(&path, yaml).expect("write kubeconfig");
-    path
+    let (cols, rows) = (cols.to_string(), rows.to_string());
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "kx",
+        "-x",
+        &cols,
+        "-y",
+        &rows,
+        &command,
+    ]);
+    assert!(
+        out.status.success(),
+        "tmux new-session: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tmux
+}
+
+/// Presses q and checks that everything the UI changed in the terminal is undone.
+fn quit_and_check_restored(tmux: &Tmux) {
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_screen("kexplore to exit", |s| s.contains("kexplore exited"));
+    assert!(screen.contains("kexplore exited with status 0"), "{screen}");
+    assert!(
+        !screen.contains("Chain of trust") && !screen.contains("Contexts ("),
+        "the alternate screen is gone:\n{screen}"
+    );
+    let modes = tmux.text(&[
+        "display-message",
+        "-p",
+        "-t",
+        "kx",
+        "#{alternate_on} #{mouse_any_flag} #{mouse_button_flag} #{mouse_sgr_flag} #{cursor_flag}",
+    ]);
+    // While the UI runs these read "1 1 0 1 0": alternate screen, mouse capture (SGR), no cursor.
+    assert_eq!(
+        modes.trim(),
+        "0 0 0 0 1",
+        "alternate screen, mouse modes and cursor after exit"
+    );
+    // In raw mode Enter sends a bare CR and `read` would wait forever: the pane ending shows
+    // the tty is cooked again.
+    tmux.keys(&["Enter"]);
+    let dead = tmux.wait_for(
+        "the pane to end",
+        |t| {
+            t.text(&[
+                "display-message",
+                "-p",
+                "-t",
+                "kx",
+                "#{pane_dead} #{pane_dead_status}",
+            ])
+        },
+        |s| s.trim().starts_with('1'),
+    );
+    // tmux can mark a pane dead before it has reaped the process; the status, when known, is 0.
+    assert!(matches!(dead.trim(), "1" | "1 0"), "pane: {dead}");
 }
 
 #[test]
@@ -138,40 +174,9 @@ fn views_render_help_lists_keys_and_q_restores_the_terminal() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = write_kubeconfig(dir.path());
-    // Keep the pane after the program exits so its exit status and screen can be read.
-    let config = dir.path().join("tmux.conf");
-    std::fs::write(&config, "set -g remain-on-exit on\nset -g status off\n").expect("tmux.conf");
-    let tmux = Tmux {
-        socket: format!("kexplore-test-{}", std::process::id()),
-        config,
-    };
-    let bin = env!("CARGO_BIN_EXE_kexplore");
-    // A shell runs kexplore, prints its exit status on the normal screen, then waits for a key:
-    // that leaves time to read the terminal's modes after kexplore is gone. The pane's own
-    // exit status (remain-on-exit) is the shell's, which passes kexplore's on.
-    let command = format!(
-        "sh -c '\"$0\" --kubeconfig \"$1\"; s=$?; echo \"kexplore exited with status $s\"; read _; exit $s' '{bin}' '{}'",
-        kubeconfig.display()
-    );
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "kx",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        &command,
-    ]);
-    assert!(
-        out.status.success(),
-        "tmux new-session: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let tmux = start("120x40", dir.path(), &sample("kubeadm.yaml"), 120, 40);
 
-    // View 1: files, contexts, users, where each came from.
+    // View 1: files, contexts, users, where each came from, the merged result.
     let screen = tmux.wait_screen("view 1", |s| s.contains("Contexts (1)"));
     assert!(
         screen.contains("✓ loaded") && screen.contains("kubeadm.yaml"),
@@ -181,21 +186,37 @@ fn views_render_help_lists_keys_and_q_restores_the_terminal() {
         screen.contains("*● kubernetes-admin@kubernetes"),
         "{screen}"
     );
+    assert!(screen.contains("✓ resolves"), "{screen}");
     assert!(
         screen.contains("client-certificate-data: DATA+OMITTED"),
         "{screen}"
     );
+    assert!(
+        screen.contains("user kubernetes-admin  groups system:masters"),
+        "{screen}"
+    );
 
-    // View 2: the chain of trust, or its error state while pki::inspect is not built yet.
+    // View 2: the chain of trust with the admin certificate under the self-signed CA.
     tmux.keys(&["2"]);
     let screen = tmux.wait_screen("view 2", |s| s.contains("Chain of trust"));
-    let tree = screen.contains("CN=kubernetes-admin") && screen.contains("CN=kubernetes");
-    let error_state = screen.contains("✗ Cannot inspect the credentials");
-    assert!(tree || error_state, "{screen}");
-    if tree {
-        assert!(screen.contains("client certificate"), "{screen}");
-        assert!(screen.contains("expires in"), "{screen}");
+    for needle in [
+        "✓ CN=kubernetes",
+        "self-signed root",
+        "└─ ✓ CN=kubernetes-admin",
+        "client certificate",
+        "expires in",
+        "Checks (",
+    ] {
+        assert!(
+            screen.contains(needle),
+            "view 2 lacks {needle:?}:\n{screen}"
+        );
     }
+    tmux.keys(&["j"]);
+    let screen = tmux.wait_screen("the admin certificate's fields", |s| {
+        s.contains("CN → user")
+    });
+    assert!(screen.contains("O → groups     system:masters"), "{screen}");
 
     // Help: every key of the contract.
     tmux.keys(&["?"]);
@@ -220,41 +241,20 @@ fn views_render_help_lists_keys_and_q_restores_the_terminal() {
     tmux.keys(&["5"]);
     tmux.wait_screen("view 5", |s| s.contains("issues 3 and 5"));
 
-    tmux.keys(&["q"]);
-    let screen = tmux.wait_screen("kexplore to exit", |s| s.contains("kexplore exited"));
-    assert!(screen.contains("kexplore exited with status 0"), "{screen}");
-    assert!(
-        !screen.contains("Chain of trust") && !screen.contains("Contexts ("),
-        "the alternate screen is gone:\n{screen}"
-    );
-    let modes = tmux.text(&[
-        "display-message",
-        "-p",
-        "-t",
-        "kx",
-        "#{alternate_on} #{mouse_any_flag} #{mouse_button_flag} #{mouse_sgr_flag} #{cursor_flag}",
-    ]);
-    // While the UI runs these read "1 1 0 1 0": alternate screen, mouse capture (SGR), no cursor.
-    assert_eq!(
-        modes.trim(),
-        "0 0 0 0 1",
-        "alternate screen, mouse modes and cursor after exit"
-    );
-    // Raw mode is off: the shell's `read` sees a line only because the tty is cooked again.
-    tmux.keys(&["Enter"]);
-    let dead = tmux.wait_for(
-        "the pane to end",
-        |t| {
-            t.text(&[
-                "display-message",
-                "-p",
-                "-t",
-                "kx",
-                "#{pane_dead} #{pane_dead_status}",
-            ])
-        },
-        |s| s.trim().starts_with('1'),
-    );
-    // tmux can mark the pane dead before it has reaped the process; the status, when known, is 0.
-    assert!(matches!(dead.trim(), "1" | "1 0"), "pane: {dead}");
+    quit_and_check_restored(&tmux);
+}
+
+#[test]
+fn small_terminal_still_shows_views_1_and_2() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmux = start("80x24", dir.path(), &sample("multi-context.yaml"), 80, 24);
+    let screen = tmux.wait_screen("view 1", |s| s.contains("Contexts ("));
+    assert!(screen.contains("Enter use context"), "{screen}");
+    tmux.keys(&["2"]);
+    tmux.wait_screen("view 2", |s| s.contains("Chain of trust"));
+    quit_and_check_restored(&tmux);
 }

@@ -250,11 +250,12 @@ fn view2_fields_scroll_on_a_small_screen() {
     update(&mut s, Action::MoveDown);
     update(&mut s, Action::MoveDown);
     let before = render(&s, 80, 24);
-    assert!(!before.contains("CN → user"), "{before}");
+    assert!(before.contains("CN → user"), "the identity comes first: {before}");
+    assert!(!before.contains("SHA-256"), "{before}");
     assert!(before.contains("PgUp/PgDn scroll"), "{before}");
     update(&mut s, Action::PageDown);
     let after = render(&s, 80, 24);
-    assert!(after.contains("CN → user"), "{after}");
+    assert!(after.contains("SHA-256"), "{after}");
     update(&mut s, Action::MoveUp);
     assert_eq!(s.fields_scroll, 0, "another certificate starts at its top");
 }

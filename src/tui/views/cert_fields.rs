@@ -59,12 +59,10 @@ pub fn lines(
         width,
         theme,
     };
+    // What a workshop asks first comes first: who this makes you, and whether it is valid.
     rows.add("Subject", &cert.subject);
     rows.add("Issuer", &cert.issuer);
-    rows.add(
-        "Serial",
-        format!("{} ({})", cert.serial, cert.serial_decimal),
-    );
+    identity_rows(&mut rows, cert, tree_row);
     rows.add("Not before", &cert.not_before);
     let (st, countdown) =
         expiry::countdown(cert.extra.not_before_unix, cert.extra.not_after_unix, now);
@@ -83,7 +81,14 @@ pub fn lines(
             None => format!("{} {} bits", key.algorithm, key.bits),
         },
     );
+    if is_client_leaf(cert, tree_row) {
+        private_key_rows(&mut rows, report);
+    }
     rows.add("Signature", &cert.signature_algorithm);
+    rows.add(
+        "Serial",
+        format!("{} ({})", cert.serial, cert.serial_decimal),
+    );
     rows.add(
         "Basic constr.",
         match (cert.is_ca, cert.path_len) {
@@ -110,20 +115,17 @@ pub fn lines(
     let bundles: Vec<&str> = tree_row.bundles.iter().map(|b| b.label()).collect();
     rows.add("Bundle", bundles.join(" + "));
     rows.add("From", &cert.extra.origin);
-    rows.out.push(Line::raw(""));
-    kubernetes_rows(&mut rows, report, cert, tree_row);
     rows.out
 }
 
-/// What the API server's x509 authenticator would make of this certificate.
-fn kubernetes_rows(
-    rows: &mut Rows,
-    report: &CredentialReport,
-    cert: &CertSummary,
-    tree_row: &TreeRow,
-) {
-    let theme = rows.theme;
-    if tree_row.bundles.contains(&Bundle::ClientCert) && !cert.is_ca {
+fn is_client_leaf(cert: &CertSummary, tree_row: &TreeRow) -> bool {
+    tree_row.bundles.contains(&Bundle::ClientCert) && !cert.is_ca
+}
+
+/// What the API server's x509 authenticator would make of this certificate (CN → user,
+/// O → groups), or for a CA what it is trusted for.
+fn identity_rows(rows: &mut Rows, cert: &CertSummary, tree_row: &TreeRow) {
+    if is_client_leaf(cert, tree_row) {
         let user = cert
             .extra
             .common_name
@@ -131,35 +133,6 @@ fn kubernetes_rows(
             .unwrap_or("(no CN: the API server rejects it)");
         rows.add("CN → user", user);
         rows.add("O → groups", list_or_dash(&cert.extra.organizations));
-        if let Some(k) = &report.user.client_key {
-            let mut text = match &k.curve {
-                Some(c) => format!("{} {} bits ({c})", k.algorithm, k.bits),
-                None => format!("{} {} bits", k.algorithm, k.bits),
-            };
-            if !k.format.is_empty() {
-                text.push_str(&format!(", {}", k.format));
-            }
-            rows.add("Private key", text);
-            match k.matches_certificate {
-                Some(true) => rows.add_spans(
-                    "Key pair",
-                    vec![status::labelled(
-                        theme,
-                        CheckStatus::Ok,
-                        "the key matches this certificate",
-                    )],
-                ),
-                Some(false) => rows.add_spans(
-                    "Key pair",
-                    vec![status::labelled(
-                        theme,
-                        CheckStatus::Error,
-                        "the key does NOT match this certificate",
-                    )],
-                ),
-                None => {}
-            }
-        }
     } else if cert.is_ca {
         let role = if tree_row.bundles.contains(&Bundle::ServerCa) {
             "the client trusts servers whose chain leads here"
@@ -167,5 +140,40 @@ fn kubernetes_rows(
             "a CA sent along with the client certificate"
         };
         rows.add("Role", role);
+    }
+}
+
+/// The client key next to the certificate it must match.
+fn private_key_rows(rows: &mut Rows, report: &CredentialReport) {
+    let theme = rows.theme;
+    let Some(k) = &report.user.client_key else {
+        return;
+    };
+    let mut text = match &k.curve {
+        Some(c) => format!("{} {} bits ({c})", k.algorithm, k.bits),
+        None => format!("{} {} bits", k.algorithm, k.bits),
+    };
+    if !k.format.is_empty() {
+        text.push_str(&format!(", {}", k.format));
+    }
+    rows.add("Private key", text);
+    match k.matches_certificate {
+        Some(true) => rows.add_spans(
+            "Key pair",
+            vec![status::labelled(
+                theme,
+                CheckStatus::Ok,
+                "the key matches this certificate",
+            )],
+        ),
+        Some(false) => rows.add_spans(
+            "Key pair",
+            vec![status::labelled(
+                theme,
+                CheckStatus::Error,
+                "the key does NOT match this certificate",
+            )],
+        ),
+        None => {}
     }
 }
