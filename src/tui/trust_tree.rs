@@ -34,10 +34,11 @@ impl Bundle {
         }
     }
 
-    pub fn short(self) -> &'static str {
-        match self {
-            Bundle::ServerCa => "server CA",
-            Bundle::ClientCert => "client",
+    /// As `label`, but a CA in the client bundle is an intermediate sent along with the leaf.
+    pub fn label_for(self, is_ca: bool) -> &'static str {
+        match (self, is_ca) {
+            (Bundle::ClientCert, true) => "sent with the client certificate",
+            _ => self.label(),
         }
     }
 }

@@ -250,7 +250,10 @@ fn view2_fields_scroll_on_a_small_screen() {
     update(&mut s, Action::MoveDown);
     update(&mut s, Action::MoveDown);
     let before = render(&s, 80, 24);
-    assert!(before.contains("CN → user"), "the identity comes first: {before}");
+    assert!(
+        before.contains("CN → user"),
+        "the identity comes first: {before}"
+    );
     assert!(!before.contains("SHA-256"), "{before}");
     assert!(before.contains("PgUp/PgDn scroll"), "{before}");
     update(&mut s, Action::PageDown);

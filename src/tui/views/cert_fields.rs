@@ -112,7 +112,11 @@ pub fn lines(
         cert.authority_key_id.as_deref().unwrap_or("-"),
     );
     rows.add("SHA-256", &cert.sha256_fingerprint);
-    let bundles: Vec<&str> = tree_row.bundles.iter().map(|b| b.label()).collect();
+    let bundles: Vec<&str> = tree_row
+        .bundles
+        .iter()
+        .map(|b| b.label_for(cert.is_ca))
+        .collect();
     rows.add("Bundle", bundles.join(" + "));
     rows.add("From", &cert.extra.origin);
     rows.out

@@ -142,7 +142,7 @@ fn draw_tree(
             Span::raw(" "),
             Span::styled(ellipsize(&name, width.saturating_sub(prefix_w)), name_style),
         ]));
-        let bundles: Vec<&str> = r.bundles.iter().map(|b| b.label()).collect();
+        let bundles: Vec<&str> = r.bundles.iter().map(|b| b.label_for(cert.is_ca)).collect();
         let indent: String = r.prefix.replace("└─ ", "   ").replace("├─ ", "│  ");
         lines.push(Line::styled(
             ellipsize(&format!("{indent}  {}", bundles.join(" + ")), width),
