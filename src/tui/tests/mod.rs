@@ -4,3 +4,4 @@
 mod fixtures;
 mod render;
 mod sequences;
+mod tree;
