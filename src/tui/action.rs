@@ -66,6 +66,8 @@ pub enum Action {
     PreviousStep,
     ToggleHelp,
     CloseOverlay,
+    /// View 1: the merged kubeconfig as an overlay.
+    ShowMerged,
     /// The terminal's new size, columns × rows.
     Resize(u16, u16),
     /// The clock moved on (seconds since the Unix epoch): expiry countdowns follow it.

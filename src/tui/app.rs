@@ -122,7 +122,7 @@ fn spawn_input(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) -> JoinHandle<()> {
 pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Action> {
     match ev {
         AppEvent::Action(a) => Some(a),
-        AppEvent::Input(Event::Key(k)) => keymap.action_for(&k, state.view, state.help_open()),
+        AppEvent::Input(Event::Key(k)) => keymap.action_for(&k, state.view, state.overlay_open()),
         AppEvent::Input(Event::Resize(w, h)) => Some(Action::Resize(w, h)),
         AppEvent::Input(Event::Mouse(m)) => match m.kind {
             MouseEventKind::ScrollUp => Some(Action::MoveUp),

@@ -79,7 +79,7 @@ impl Default for KeyMap {
                 vec![code(KeyCode::Esc)],
                 "Esc",
                 Action::CloseOverlay,
-                "close the help",
+                "close the help or the merged kubeconfig",
                 Some("close"),
                 Scope::Overlay,
             ),
@@ -164,6 +164,14 @@ impl Default for KeyMap {
                 Scope::Only(&[View::Kubeconfig]),
             ),
             b(
+                vec![key('m')],
+                "m",
+                Action::ShowMerged,
+                "view 1: the merged kubeconfig, full size (kubectl config view)",
+                Some("merged"),
+                Scope::Only(&[View::Kubeconfig]),
+            ),
+            b(
                 vec![key(' '), key('n')],
                 "Space/n",
                 Action::NextStep,
@@ -222,9 +230,11 @@ impl KeyMap {
             if let Some(hint) = b.hint
                 && Self::applies(b.scope, view, overlay)
             {
+                // The footer is one row: the shortest key names (help lists them all).
                 match b.action {
-                    Action::MoveDown if overlay => out.push(("↑↓/jk", "scroll")),
-                    Action::MoveDown => out.push(("↑↓/jk", hint)),
+                    Action::MoveDown if overlay => out.push(("↑↓", "scroll")),
+                    Action::MoveDown => out.push(("↑↓", hint)),
+                    Action::Quit => out.push(("q", hint)),
                     _ => out.push((b.label, hint)),
                 }
             }

@@ -9,6 +9,8 @@ use crate::kubeconfig::Kubeconfig;
 pub enum Overlay {
     /// The key list; `scroll` is the first line shown.
     Help { scroll: u16 },
+    /// View 1's merged kubeconfig over the whole view (it has no room below 100 columns).
+    Merged { scroll: u16 },
 }
 
 #[derive(Debug, Clone)]
@@ -87,5 +89,10 @@ impl AppState {
 
     pub fn help_open(&self) -> bool {
         matches!(self.overlay, Some(Overlay::Help { .. }))
+    }
+
+    /// Whether any overlay is open (keys then go to it first).
+    pub fn overlay_open(&self) -> bool {
+        self.overlay.is_some()
     }
 }

@@ -25,10 +25,15 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::ToggleHelp => {
             state.overlay = match state.overlay {
                 Some(Overlay::Help { .. }) => None,
-                None => Some(Overlay::Help { scroll: 0 }),
+                _ => Some(Overlay::Help { scroll: 0 }),
             }
         }
         Action::CloseOverlay => state.overlay = None,
+        Action::ShowMerged => {
+            if state.view == View::Kubeconfig && state.kubeconfig().is_some() {
+                state.overlay = Some(Overlay::Merged { scroll: 0 });
+            }
+        }
         Action::MoveUp => move_cursor(state, -1),
         Action::MoveDown => move_cursor(state, 1),
         Action::PageUp | Action::PageDown
@@ -76,10 +81,21 @@ fn move_cursor(state: &mut AppState, delta: isize) {
         }
         (cur as isize + delta).clamp(0, len as isize - 1) as usize
     };
-    if let Some(Overlay::Help { scroll }) = state.overlay {
-        let next = (scroll as isize + delta).clamp(0, u16::MAX as isize) as u16;
-        state.overlay = Some(Overlay::Help { scroll: next });
-        return;
+    let scrolled = |scroll: u16| (scroll as isize + delta).clamp(0, u16::MAX as isize) as u16;
+    match state.overlay {
+        Some(Overlay::Help { scroll }) => {
+            state.overlay = Some(Overlay::Help {
+                scroll: scrolled(scroll),
+            });
+            return;
+        }
+        Some(Overlay::Merged { scroll }) => {
+            state.overlay = Some(Overlay::Merged {
+                scroll: scrolled(scroll),
+            });
+            return;
+        }
+        None => {}
     }
     match state.view {
         View::Kubeconfig => {

@@ -262,3 +262,28 @@ fn view2_fields_scroll_on_a_small_screen() {
     update(&mut s, Action::MoveUp);
     assert_eq!(s.fields_scroll, 0, "another certificate starts at its top");
 }
+
+#[test]
+fn merged_overlay_fits_a_small_screen_and_scrolls() {
+    let mut s = fixtures::state();
+    update(&mut s, Action::ShowMerged);
+    let screen = render(&s, 80, 24);
+    assert!(
+        screen.contains("Merged kubeconfig (kubectl config view)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("certificate-authority-data: DATA+OMITTED"),
+        "{screen}"
+    );
+    assert!(!screen.contains("secret-token"));
+    insta::assert_snapshot!("merged_overlay_80x24", screen);
+    for _ in 0..100 {
+        update(&mut s, Action::MoveDown);
+    }
+    let screen = render(&s, 80, 24);
+    assert!(
+        screen.contains("current-context: admin@prod"),
+        "scrolls to the end: {screen}"
+    );
+}

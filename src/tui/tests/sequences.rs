@@ -139,3 +139,26 @@ fn clicks_on_tabs_switch_views_and_ticks_move_the_clock() {
     update(&mut s, Action::Resize(80, 24));
     assert_eq!(s.size, (80, 24));
 }
+
+#[test]
+fn m_opens_the_merged_kubeconfig_in_view_1_only() {
+    let mut s = fixtures::state();
+    press(&mut s, &[Char('2'), Char('m')]);
+    assert_eq!(s.overlay, None, "m means nothing in view 2");
+    press(&mut s, &[Char('1'), Char('m'), Down, Down]);
+    assert_eq!(s.overlay, Some(Overlay::Merged { scroll: 2 }));
+    press(&mut s, &[Char('2')]);
+    assert_eq!(
+        s.view,
+        View::Kubeconfig,
+        "view keys wait until the overlay closes"
+    );
+    press(&mut s, &[Char('?')]);
+    assert_eq!(
+        s.overlay,
+        Some(Overlay::Help { scroll: 0 }),
+        "? replaces it with help"
+    );
+    press(&mut s, &[Esc]);
+    assert_eq!(s.overlay, None);
+}

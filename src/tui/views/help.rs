@@ -43,7 +43,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
             let max = wanted_height.saturating_sub(rect.height);
             scroll.min(max)
         }
-        None => 0,
+        _ => 0,
     };
     frame.render_widget(Clear, rect);
     let block = pane("Keys — Esc or ? closes", theme, true);

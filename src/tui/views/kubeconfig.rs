@@ -424,6 +424,34 @@ pub fn merged_yaml(kc: &Kubeconfig) -> String {
     serde_yaml::to_string(&config).unwrap_or_else(|e| format!("cannot print: {e}"))
 }
 
+/// The `m` overlay: the merged document over the whole view, scrolled with the arrows.
+pub fn draw_merged_overlay(
+    frame: &mut Frame,
+    area: Rect,
+    kc: &Kubeconfig,
+    scroll: u16,
+    theme: &Theme,
+) {
+    let text = merged_yaml(kc);
+    let total = text.lines().count();
+    let height = area.height.saturating_sub(2) as usize;
+    let scroll = (scroll as usize).min(total.saturating_sub(height)) as u16;
+    let lines: Vec<Line> = text.lines().map(|l| Line::raw(l.to_string())).collect();
+    frame.render_widget(ratatui::widgets::Clear, area);
+    let title = "Merged kubeconfig (kubectl config view) — ↑↓ scroll, Esc closes";
+    frame.render_widget(
+        Paragraph::new(lines)
+            .style(theme.text)
+            .scroll((scroll, 0))
+            .block(pane(
+                ellipsize(title, inner_width(area).saturating_sub(2)),
+                theme,
+                true,
+            )),
+        area,
+    );
+}
+
 fn draw_merged(frame: &mut Frame, area: Rect, kc: &Kubeconfig, theme: &Theme) {
     let width = inner_width(area);
     let lines: Vec<Line> = merged_yaml(kc)
@@ -431,7 +459,11 @@ fn draw_merged(frame: &mut Frame, area: Rect, kc: &Kubeconfig, theme: &Theme) {
         .map(|l| Line::raw(ellipsize(l, width)))
         .collect();
     frame.render_widget(
-        Paragraph::new(lines).block(pane("Merged (kubectl config view)", theme, false)),
+        Paragraph::new(lines).block(pane(
+            "Merged (kubectl config view; m: full size)",
+            theme,
+            false,
+        )),
         area,
     );
 }

@@ -16,7 +16,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
 use super::action::View;
 use super::keymap::KeyMap;
-use super::state::AppState;
+use super::state::{AppState, Overlay};
 use super::theme::Theme;
 
 /// Smaller than this, nothing useful fits: say so instead of drawing a mess.
@@ -54,8 +54,14 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
         }
     }
     status_bar::draw(frame, bottom, state, theme, keymap);
-    if state.help_open() {
-        help::draw(frame, body, state, theme, keymap);
+    match state.overlay {
+        Some(Overlay::Help { .. }) => help::draw(frame, body, state, theme, keymap),
+        Some(Overlay::Merged { scroll }) => {
+            if let Some(kc) = state.kubeconfig() {
+                kubeconfig::draw_merged_overlay(frame, body, kc, scroll, theme);
+            }
+        }
+        None => {}
     }
 }
 

@@ -20,11 +20,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
         facts,
     );
     let mut spans = Vec::new();
-    let hints = keymap.hints(state.view, state.help_open());
-    // Enter switches contexts: no point hinting it when there are none.
-    let hints = hints
-        .into_iter()
-        .filter(|(_, w)| *w != "use context" || state.context_count() > 0);
+    let hints = keymap.hints(state.view, state.overlay_open());
+    // No point hinting a switch without contexts, or the merged view without a kubeconfig.
+    let hints = hints.into_iter().filter(|(_, w)| match *w {
+        "use context" => state.context_count() > 0,
+        "merged" => state.kubeconfig().is_some(),
+        _ => true,
+    });
     for (key, word) in hints {
         spans.push(Span::styled(format!(" {key}"), theme.key_hint));
         spans.push(Span::styled(format!(" {word} "), theme.muted));
