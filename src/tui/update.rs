@@ -63,9 +63,16 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
         }
         Action::ContextLoaded(loaded) => {
-            if state.pending.as_deref() == Some(loaded.name.as_str()) {
-                state.pending = None;
+            // Results can arrive out of order when Enter is pressed on one context, then
+            // another: only the last one asked for may become the shown context.
+            if state
+                .pending
+                .as_deref()
+                .is_some_and(|p| p != loaded.name.as_str())
+            {
+                return Vec::new();
             }
+            state.pending = None;
             state.active = Some(*loaded);
             state.cert_cursor = 0;
             state.fields_scroll = 0;

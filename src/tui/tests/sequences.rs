@@ -162,3 +162,25 @@ fn m_opens_the_merged_kubeconfig_in_view_1_only() {
     press(&mut s, &[Esc]);
     assert_eq!(s.overlay, None);
 }
+
+#[test]
+fn a_late_answer_for_an_earlier_switch_is_ignored() {
+    let mut s = fixtures::state();
+    press(&mut s, &[Char('j'), Enter, Char('j'), Enter]);
+    assert_eq!(s.pending.as_deref(), Some("ci@prod"));
+    let stale = LoadedContext {
+        name: "dev@lab".into(),
+        resolved: Err("late".into()),
+        report: None,
+    };
+    update(&mut s, Action::ContextLoaded(Box::new(stale)));
+    assert_eq!(
+        s.active.as_ref().map(|a| a.name.as_str()),
+        Some("admin@prod")
+    );
+    assert_eq!(
+        s.pending.as_deref(),
+        Some("ci@prod"),
+        "still waiting for the last one"
+    );
+}
