@@ -5,7 +5,7 @@
 use super::action::{Action, View};
 use super::state::{AppState, Overlay};
 use super::trust_tree;
-use super::views::tabs;
+use super::views::{self, certificates, kubeconfig, tabs};
 
 /// Work for the effects runner.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,14 +54,7 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::NextStep | Action::PreviousStep => {}
         Action::Resize(w, h) => state.size = (w, h),
         Action::Tick(now) => state.now_unix = now,
-        Action::Click(x, y) => {
-            if y == 0
-                && state.overlay.is_none()
-                && let Some(v) = tabs::tab_at(x, state.size.0)
-            {
-                state.view = v;
-            }
-        }
+        Action::Click(x, y) => return click(state, x, y),
         Action::ContextLoaded(loaded) => {
             // Results can arrive out of order when Enter is pressed on one context, then
             // another: only the last one asked for may become the shown context.
@@ -122,6 +115,38 @@ fn move_cursor(state: &mut AppState, delta: isize) {
         }
         View::Connection | View::PodJourney | View::Scheduler => {}
     }
+}
+
+/// A left click: a tab switches views; a row moves the cursor there, and clicking the
+/// context under the cursor again switches to it, as Enter does.
+fn click(state: &mut AppState, x: u16, y: u16) -> Vec<Effect> {
+    if state.overlay.is_some() {
+        return Vec::new();
+    }
+    if y == 0 {
+        if let Some(v) = tabs::tab_at(x, state.size.0) {
+            state.view = v;
+        }
+        return Vec::new();
+    }
+    let body = views::body_area(state.size);
+    match state.view {
+        View::Kubeconfig => match kubeconfig::context_at(body, state, x, y) {
+            Some(i) if i == state.context_cursor => return select(state),
+            Some(i) => state.context_cursor = i,
+            None => {}
+        },
+        View::Certificates => {
+            if let Some(i) = certificates::cert_at(body, state, x, y)
+                && i != state.cert_cursor
+            {
+                state.cert_cursor = i;
+                state.fields_scroll = 0;
+            }
+        }
+        View::Connection | View::PodJourney | View::Scheduler => {}
+    }
+    Vec::new()
 }
 
 fn select(state: &mut AppState) -> Vec<Effect> {

@@ -287,3 +287,39 @@ fn merged_overlay_fits_a_small_screen_and_scrolls() {
         "scrolls to the end: {screen}"
     );
 }
+
+/// The screen row and column where `needle` is drawn.
+fn find(screen: &str, needle: &str) -> (u16, u16) {
+    screen
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| {
+            l.find(needle)
+                .map(|byte| (l[..byte].chars().count() as u16, y as u16))
+        })
+        .unwrap_or_else(|| panic!("{needle:?} not on screen:\n{screen}"))
+}
+
+#[test]
+fn clicks_land_on_the_row_drawn_there() {
+    let mut s = fixtures::state();
+    let (x, y) = find(&render(&s, 120, 40), "dev@lab  ");
+    assert!(update(&mut s, Action::Click(x, y)).is_empty());
+    assert_eq!(s.context_cursor, 1, "a click moves the cursor");
+    let effects = update(&mut s, Action::Click(x, y));
+    assert_eq!(
+        effects,
+        vec![crate::tui::update::Effect::LoadContext("dev@lab".into())],
+        "a second click switches, as Enter does"
+    );
+
+    let mut s = with_view(View::Certificates);
+    for (needle, row) in [("✓ CN=ann", 2), ("✓ CN=cluster-ca", 1), ("✓ CN=root-ca", 0)] {
+        let (x, y) = find(&render(&s, 120, 40), needle);
+        update(&mut s, Action::Click(x, y));
+        assert_eq!(s.cert_cursor, row, "{needle}");
+    }
+    let (x, y) = find(&render(&s, 120, 40), "client certificate");
+    update(&mut s, Action::Click(x, y));
+    assert_eq!(s.cert_cursor, 2, "any line of a row selects it");
+}

@@ -4,7 +4,7 @@
 //! show (no kubeconfig, the context does not resolve, inspection failed) it says why.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Margin, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -59,6 +59,22 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     draw_report(frame, area, report, state, theme);
 }
 
+/// The tree, fields and checks panes; shared by drawing and by mouse clicks.
+fn report_areas(area: Rect, report: &CredentialReport) -> (Rect, Rect, Rect) {
+    // As tall as the wrapped checks need, up to 40% of the view. Line counts do not depend
+    // on styles, so any theme measures them.
+    let cap = (area.height * 2 / 5).max(3) as usize;
+    let width = area.width.saturating_sub(2) as usize;
+    let measure = Theme::default();
+    let wanted = check_lines(report, width, cap.saturating_sub(2).max(1), &measure).len();
+    let checks_height = wanted.max(1) as u16 + 2;
+    let [top, checks] =
+        Layout::vertical([Constraint::Min(5), Constraint::Length(checks_height)]).areas(area);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(top);
+    (left, right, checks)
+}
+
 pub fn draw_report(
     frame: &mut Frame,
     area: Rect,
@@ -66,15 +82,7 @@ pub fn draw_report(
     state: &AppState,
     theme: &Theme,
 ) {
-    // As tall as the wrapped checks need, up to 40% of the view.
-    let cap = (area.height * 2 / 5).max(3) as usize;
-    let width = area.width.saturating_sub(2) as usize;
-    let wanted = check_lines(report, width, cap.saturating_sub(2).max(1), theme).len();
-    let checks_height = wanted.max(1) as u16 + 2;
-    let [top, checks] =
-        Layout::vertical([Constraint::Min(5), Constraint::Length(checks_height)]).areas(area);
-    let [left, right] =
-        Layout::horizontal([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(top);
+    let (left, right, checks) = report_areas(area, report);
     let rows = trust_tree::build(report);
     let cursor = state.cert_cursor.min(rows.len().saturating_sub(1));
     draw_tree(frame, left, report, &rows, cursor, state.now_unix, theme);
@@ -82,6 +90,34 @@ pub fn draw_report(
     let scroll = state.fields_scroll;
     draw_fields(frame, right, report, row, state.now_unix, scroll, theme);
     draw_checks(frame, checks, report, theme);
+}
+
+/// The first tree row drawn: rows take two to four lines, so keep the cursor's row in view
+/// in the worst case.
+fn first_row(cursor: usize, tree_area: Rect) -> usize {
+    scroll_for(cursor, (tree_area.height.saturating_sub(2) / 4).max(1))
+}
+
+/// The tree row drawn at column `x`, row `y` of the screen, when the view fills `area`.
+pub fn cert_at(area: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
+    let report = state.active.as_ref()?.report()?;
+    let (left, _, _) = report_areas(area, report);
+    let inner = left.inner(Margin::new(1, 1));
+    if !inner.contains(Position::new(x, y)) {
+        return None;
+    }
+    let rows = trust_tree::build(report);
+    let cursor = state.cert_cursor.min(rows.len().saturating_sub(1));
+    let measure = Theme::default();
+    let width = inner.width as usize;
+    let mut top = inner.y as usize;
+    for (i, r) in rows.iter().enumerate().skip(first_row(cursor, left)) {
+        top += row_lines(report, r, false, width, state.now_unix, &measure).len();
+        if (y as usize) < top {
+            return Some(i);
+        }
+    }
+    None
 }
 
 fn link_span(link: Link, theme: &Theme) -> Span<'static> {
@@ -116,59 +152,12 @@ fn draw_tree(
     theme: &Theme,
 ) {
     let width = inner_width(area);
-    // Rows take two to four lines; keep the cursor's row in view in the worst case.
-    let height = area.height.saturating_sub(2) / 4;
-    let first = scroll_for(cursor, height.max(1));
-    let mut lines = Vec::new();
-    for (i, r) in rows.iter().enumerate().skip(first) {
-        let Some(cert) = trust_tree::cert(report, &r.fingerprint) else {
-            continue;
-        };
-        let name = cert
-            .extra
-            .common_name
-            .clone()
-            .map_or_else(|| cert.subject.clone(), |cn| format!("CN={cn}"));
-        let selected = i == cursor;
-        let name_style = if selected {
-            theme.selection
-        } else {
-            theme.text
-        };
-        let prefix_w = r.prefix.chars().count() + 2;
-        lines.push(Line::from(vec![
-            Span::styled(r.prefix.clone(), theme.muted),
-            link_span(r.link, theme),
-            Span::raw(" "),
-            Span::styled(ellipsize(&name, width.saturating_sub(prefix_w)), name_style),
-        ]));
-        let bundles: Vec<&str> = r.bundles.iter().map(|b| b.label_for(cert.is_ca)).collect();
-        let indent: String = r.prefix.replace("└─ ", "   ").replace("├─ ", "│  ");
-        lines.push(Line::styled(
-            ellipsize(&format!("{indent}  {}", bundles.join(" + ")), width),
-            theme.muted,
-        ));
-        let note = link_note(r.link);
-        if !note.is_empty() {
-            lines.push(Line::styled(
-                ellipsize(&format!("{indent}  {note}"), width),
-                theme.muted,
-            ));
-        }
-        // Validity problems show in the tree too: an expired link breaks the chain.
-        let (st, words) =
-            expiry::countdown(cert.extra.not_before_unix, cert.extra.not_after_unix, now);
-        if st != CheckStatus::Ok {
-            lines.push(Line::from(vec![
-                Span::raw(format!("{indent}  ")),
-                status::labelled(
-                    theme,
-                    st,
-                    ellipsize(&words, width.saturating_sub(indent.chars().count() + 4)),
-                ),
-            ]));
-        }
-    }
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .skip(first_row(cursor, area))
+        .flat_map(|(i, r)| row_lines(report, r, i == cursor, width, now, theme))
+        .collect();
     let title = format!("{TREE_TITLE} — ✓ signature verified, ✗ not");
     frame.render_widget(
         Paragraph::new(lines).block(pane(
@@ -178,6 +167,64 @@ fn draw_tree(
         )),
         area,
     );
+}
+
+/// One certificate in the tree: its name with the link symbol, the bundle it came from, and
+/// notes on a broken link or a validity problem.
+fn row_lines(
+    report: &CredentialReport,
+    r: &TreeRow,
+    selected: bool,
+    width: usize,
+    now: i64,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let Some(cert) = trust_tree::cert(report, &r.fingerprint) else {
+        return Vec::new();
+    };
+    let name = cert
+        .extra
+        .common_name
+        .clone()
+        .map_or_else(|| cert.subject.clone(), |cn| format!("CN={cn}"));
+    let name_style = if selected {
+        theme.selection
+    } else {
+        theme.text
+    };
+    let prefix_w = r.prefix.chars().count() + 2;
+    let mut lines = vec![Line::from(vec![
+        Span::styled(r.prefix.clone(), theme.muted),
+        link_span(r.link, theme),
+        Span::raw(" "),
+        Span::styled(ellipsize(&name, width.saturating_sub(prefix_w)), name_style),
+    ])];
+    let bundles: Vec<&str> = r.bundles.iter().map(|b| b.label_for(cert.is_ca)).collect();
+    let indent: String = r.prefix.replace("└─ ", "   ").replace("├─ ", "│  ");
+    lines.push(Line::styled(
+        ellipsize(&format!("{indent}  {}", bundles.join(" + ")), width),
+        theme.muted,
+    ));
+    let note = link_note(r.link);
+    if !note.is_empty() {
+        lines.push(Line::styled(
+            ellipsize(&format!("{indent}  {note}"), width),
+            theme.muted,
+        ));
+    }
+    // Validity problems show in the tree too: an expired link breaks the chain.
+    let (st, words) = expiry::countdown(cert.extra.not_before_unix, cert.extra.not_after_unix, now);
+    if st != CheckStatus::Ok {
+        lines.push(Line::from(vec![
+            Span::raw(format!("{indent}  ")),
+            status::labelled(
+                theme,
+                st,
+                ellipsize(&words, width.saturating_sub(indent.chars().count() + 4)),
+            ),
+        ]));
+    }
+    lines
 }
 
 fn draw_fields(

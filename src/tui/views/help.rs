@@ -18,7 +18,7 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
         .map(|b| b.label.chars().count())
         .max()
         .unwrap_or(0);
-    keymap
+    let mut lines: Vec<Line<'static>> = keymap
         .bindings
         .iter()
         .map(|b| {
@@ -27,7 +27,15 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
                 Span::styled(b.help, theme.text),
             ])
         })
-        .collect()
+        .collect();
+    lines.push(Line::from(vec![
+        Span::styled(format!(" {:<width$}  ", "mouse"), theme.key_hint),
+        Span::styled(
+            "click a tab or a row (again: switch context); the wheel moves",
+            theme.text,
+        ),
+    ]));
+    lines
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keymap: &KeyMap) {

@@ -26,8 +26,59 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         } => (kubeconfig, selection),
         Source::NotFound { looked } => return draw_not_found(frame, area, looked, theme),
     };
+    let Areas {
+        files,
+        contexts,
+        clusters,
+        users,
+        details,
+        merged,
+    } = areas(area, kubeconfig);
+    draw_files(frame, files, kubeconfig, selection, theme);
+    draw_contexts(frame, contexts, state, kubeconfig, theme);
+    let cursor = kubeconfig.contexts.get(state.context_cursor);
+    let (want_cluster, want_user) = cursor.map_or(("", ""), |c| {
+        (
+            c.value.context.cluster.as_str(),
+            c.value.context.user.as_str(),
+        )
+    });
+    let cluster_rows = kubeconfig.clusters.iter().map(|c| {
+        let server = c.value.cluster.server.clone().unwrap_or_default();
+        (c.value.name.as_str(), server, &*c.source)
+    });
+    draw_entries(
+        frame,
+        clusters,
+        "Clusters",
+        cluster_rows,
+        want_cluster,
+        theme,
+    );
+    let user_rows = kubeconfig
+        .users
+        .iter()
+        .map(|u| (u.value.name.as_str(), auth_kind(&u.value.user), &*u.source));
+    draw_entries(frame, users, "Users", user_rows, want_user, theme);
+    draw_details(frame, details, state, kubeconfig, theme);
+    if let Some(merged) = merged {
+        draw_merged(frame, merged, kubeconfig, theme);
+    }
+}
+
+/// Where each pane goes; shared by drawing and by mouse clicks so they always agree.
+struct Areas {
+    files: Rect,
+    contexts: Rect,
+    clusters: Rect,
+    users: Rect,
+    details: Rect,
+    merged: Option<Rect>,
+}
+
+fn areas(area: Rect, kubeconfig: &Kubeconfig) -> Areas {
     // The merged document is a bonus: below 100 columns the lists get the whole width.
-    let (left, right) = if area.width >= 100 {
+    let (left, merged) = if area.width >= 100 {
         let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
             .areas(area);
         (l, Some(r))
@@ -62,36 +113,28 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     } else {
         (entries, more_entries)
     };
-    draw_files(frame, files, kubeconfig, selection, theme);
-    draw_contexts(frame, contexts, state, kubeconfig, theme);
-    let cursor = kubeconfig.contexts.get(state.context_cursor);
-    let (want_cluster, want_user) = cursor.map_or(("", ""), |c| {
-        (
-            c.value.context.cluster.as_str(),
-            c.value.context.user.as_str(),
-        )
-    });
-    let cluster_rows = kubeconfig.clusters.iter().map(|c| {
-        let server = c.value.cluster.server.clone().unwrap_or_default();
-        (c.value.name.as_str(), server, &*c.source)
-    });
-    draw_entries(
-        frame,
+    Areas {
+        files,
+        contexts,
         clusters,
-        "Clusters",
-        cluster_rows,
-        want_cluster,
-        theme,
-    );
-    let user_rows = kubeconfig
-        .users
-        .iter()
-        .map(|u| (u.value.name.as_str(), auth_kind(&u.value.user), &*u.source));
-    draw_entries(frame, users, "Users", user_rows, want_user, theme);
-    draw_details(frame, details, state, kubeconfig, theme);
-    if let Some(right) = right {
-        draw_merged(frame, right, kubeconfig, theme);
+        users,
+        details,
+        merged,
     }
+}
+
+/// The context drawn at column `x`, row `y` of the screen, when the view fills `area`.
+pub fn context_at(area: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
+    let kubeconfig = state.kubeconfig()?;
+    let inner = areas(area, kubeconfig)
+        .contexts
+        .inner(ratatui::layout::Margin::new(1, 1));
+    if !inner.contains(ratatui::layout::Position::new(x, y)) {
+        return None;
+    }
+    let first = scroll_for(state.context_cursor, inner.height);
+    let i = first + (y - inner.y) as usize;
+    (i < kubeconfig.contexts.len()).then_some(i)
 }
 
 fn draw_not_found(frame: &mut Frame, area: Rect, looked: &str, theme: &Theme) {
@@ -172,8 +215,7 @@ fn draw_contexts(frame: &mut Frame, area: Rect, state: &AppState, kc: &Kubeconfi
     let name_w = col(&|c| c.name.clone(), width / 2);
     let cluster_w = col(&|c| c.context.cluster.clone(), width / 4);
     let user_w = col(&|c| c.context.user.clone(), width / 4);
-    let height = area.height.saturating_sub(2);
-    let first = scroll_for(state.context_cursor, height);
+    let first = scroll_for(state.context_cursor, area.height.saturating_sub(2));
     let lines: Vec<Line> = kc
         .contexts
         .iter()

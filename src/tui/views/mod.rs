@@ -39,12 +39,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
         );
         return;
     }
-    let [top, body, bottom] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(1),
-        Constraint::Length(2),
-    ])
-    .areas(area);
+    let [top, body, bottom] = frame_areas(area);
     tabs::draw(frame, top, state.view, theme);
     match state.view {
         View::Kubeconfig => kubeconfig::draw(frame, body, state, theme),
@@ -63,6 +58,21 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
         }
         None => {}
     }
+}
+
+/// Tabs, the current view, the status bar. Drawing and mouse clicks both use this.
+fn frame_areas(area: Rect) -> [Rect; 3] {
+    Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(2),
+    ])
+    .areas(area)
+}
+
+/// Where the current view is drawn on a terminal of `size` (columns, rows).
+pub fn body_area(size: (u16, u16)) -> Rect {
+    frame_areas(Rect::new(0, 0, size.0, size.1))[1]
 }
 
 /// A bordered pane; the focused one (where arrows move) has the focus border.
