@@ -5,6 +5,8 @@ pub mod cert_fields;
 pub mod certificates;
 pub mod help;
 pub mod kubeconfig;
+pub mod kubeconfig_lists;
+pub mod merged;
 pub mod placeholder;
 pub mod status_bar;
 pub mod tabs;
@@ -53,7 +55,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
         Some(Overlay::Help { .. }) => help::draw(frame, body, state, theme, keymap),
         Some(Overlay::Merged { scroll }) => {
             if let Some(kc) = state.kubeconfig() {
-                kubeconfig::draw_merged_overlay(frame, body, kc, scroll, theme);
+                merged::draw_merged_overlay(frame, body, kc, scroll, theme);
             }
         }
         None => {}
