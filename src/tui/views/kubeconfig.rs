@@ -15,7 +15,7 @@ use crate::kubeconfig::Kubeconfig;
 use crate::pki::CheckStatus;
 use crate::tui::state::{AppState, Source};
 use crate::tui::theme::Theme;
-use crate::tui::widgets::status;
+use crate::tui::widgets::{self, status};
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let (kubeconfig, selection) = match &state.source {
@@ -167,11 +167,9 @@ fn draw_not_found(frame: &mut Frame, area: Rect, looked: &str, theme: &Theme) {
     );
 }
 
-fn field(label: &str, value: impl Into<String>, theme: &Theme) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(format!("{label:<10}"), theme.label),
-        Span::raw(value.into()),
-    ])
+/// A labelled value; long values (paths) wrap under the value column.
+fn field(label: &str, value: impl AsRef<str>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    widgets::field::lines(label, 10, value.as_ref(), width, theme.label, theme.text)
 }
 
 fn draw_details(frame: &mut Frame, area: Rect, state: &AppState, kc: &Kubeconfig, theme: &Theme) {
@@ -216,29 +214,27 @@ fn draw_details(frame: &mut Frame, area: Rect, state: &AppState, kc: &Kubeconfig
             None => lines.push(Line::styled("Enter: explore this context", theme.muted)),
         }
     }
-    lines.extend([
-        field("from", file_name(&ctx.source), theme),
-        field("cluster", c.cluster.clone(), theme),
-        field("user", c.user.clone(), theme),
-        field(
-            "namespace",
-            c.namespace.clone().unwrap_or_else(|| "default".into()),
-            theme,
-        ),
-    ]);
+    let width = inner_width(area);
+    lines.extend(field("from", file_name(&ctx.source), width, theme));
+    lines.extend(field("cluster", &c.cluster, width, theme));
+    lines.extend(field("user", &c.user, width, theme));
+    let namespace = c.namespace.as_deref().unwrap_or("default");
+    lines.extend(field("namespace", namespace, width, theme));
     if let Some(cl) = kc.cluster(&c.cluster) {
-        lines.push(field(
-            "server",
-            cl.value.cluster.server.clone().unwrap_or_default(),
-            theme,
-        ));
+        let server = cl.value.cluster.server.as_deref().unwrap_or_default();
+        lines.extend(field("server", server, width, theme));
     }
     if let Some(facts) = resolved_facts {
         if let Some(o) = &facts.ca_origin {
-            lines.push(field("trusts", format!("CA from {o}"), theme));
+            lines.extend(field("trusts", format!("CA from {o}"), width, theme));
         }
         if let Some(o) = &facts.cert_origin {
-            lines.push(field("presents", format!("certificate from {o}"), theme));
+            lines.extend(field(
+                "presents",
+                format!("certificate from {o}"),
+                width,
+                theme,
+            ));
         }
         for w in &facts.warnings {
             lines.push(Line::from(status::labelled(
