@@ -67,6 +67,22 @@ impl Tmux {
     fn wait_screen(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
         self.wait_for(what, Tmux::screen, pred)
     }
+
+    /// Waits until every needle is on screen; on timeout names the ones still missing.
+    fn wait_all(&self, what: &str, needles: &[&str]) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            let missing: Vec<&&str> = needles.iter().filter(|n| !screen.contains(**n)).collect();
+            if missing.is_empty() {
+                return screen;
+            }
+            if start.elapsed() > WAIT {
+                panic!("timed out waiting for {what}: missing {missing:?} in\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Tmux {
@@ -92,7 +108,7 @@ fn sample(name: &str) -> PathBuf {
 /// kexplore's exit status on the normal screen, then waits for a line: that leaves time to
 /// read the terminal's modes after kexplore is gone, and the `read` only completes if the
 /// tty is back in cooked mode.
-fn start(tag: &str, dir: &Path, kubeconfig: &Path, cols: u16, rows: u16) -> Tmux {
+fn start(tag: &str, dir: &Path, kubeconfig: &Path, size: (u16, u16), env: &str) -> Tmux {
     // Keep the pane after the shell exits so its exit status can be read.
     let config = dir.join("tmux.conf");
     std::fs::write(&config, "set -g remain-on-exit on\nset -g status off\n").expect("tmux.conf");
@@ -102,10 +118,10 @@ fn start(tag: &str, dir: &Path, kubeconfig: &Path, cols: u16, rows: u16) -> Tmux
     };
     let bin = env!("CARGO_BIN_EXE_kexplore");
     let command = format!(
-        "sh -c '\"$0\" --kubeconfig \"$1\"; s=$?; echo \"kexplore exited with status $s\"; read _; exit $s' '{bin}' '{}'",
+        "{env} sh -c '\"$0\" --kubeconfig \"$1\"; s=$?; echo \"kexplore exited with status $s\"; read _; exit $s' '{bin}' '{}'",
         kubeconfig.display()
     );
-    let (cols, rows) = (cols.to_string(), rows.to_string());
+    let (cols, rows) = (size.0.to_string(), size.1.to_string());
     let out = tmux.cmd(&[
         "new-session",
         "-d",
@@ -174,66 +190,63 @@ fn views_render_help_lists_keys_and_q_restores_the_terminal() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let tmux = start("120x40", dir.path(), &sample("kubeadm.yaml"), 120, 40);
+    let tmux = start("120x40", dir.path(), &sample("kubeadm.yaml"), (120, 40), "");
 
     // View 1: files, contexts, users, where each came from, the merged result.
-    let screen = tmux.wait_screen("view 1", |s| s.contains("Contexts (1)"));
-    assert!(
-        screen.contains("✓ loaded") && screen.contains("kubeadm.yaml"),
-        "{screen}"
-    );
-    assert!(
-        screen.contains("*● kubernetes-admin@kubernetes"),
-        "{screen}"
-    );
-    assert!(screen.contains("✓ resolves"), "{screen}");
-    assert!(
-        screen.contains("client-certificate-data: DATA+OMITTED"),
-        "{screen}"
-    );
-    assert!(
-        screen.contains("user kubernetes-admin  groups system:masters"),
-        "{screen}"
+    // A capture can catch a frame half written, so each step waits for everything it needs.
+    tmux.wait_all(
+        "view 1",
+        &[
+            "Contexts (1)",
+            "✓ loaded",
+            "kubeadm.yaml",
+            "*● kubernetes-admin@kubernetes",
+            "✓ resolves",
+            "client-certificate-data: DATA+OMITTED",
+            "user kubernetes-admin  groups system:masters",
+        ],
     );
 
     // View 2: the chain of trust with the admin certificate under the self-signed CA.
     tmux.keys(&["2"]);
-    let screen = tmux.wait_screen("view 2", |s| s.contains("Chain of trust"));
-    for needle in [
-        "✓ CN=kubernetes",
-        "self-signed root",
-        "└─ ✓ CN=kubernetes-admin",
-        "client certificate",
-        "expires in",
-        "Checks (",
-    ] {
-        assert!(
-            screen.contains(needle),
-            "view 2 lacks {needle:?}:\n{screen}"
-        );
-    }
+    tmux.wait_all(
+        "view 2",
+        &[
+            "Chain of trust",
+            "✓ CN=kubernetes",
+            "self-signed root",
+            "└─ ✓ CN=kubernetes-admin",
+            "client certificate",
+            "expires in",
+            "Checks (",
+        ],
+    );
     tmux.keys(&["j"]);
-    let screen = tmux.wait_screen("the admin certificate's fields", |s| {
-        s.contains("CN → user")
-    });
-    assert!(screen.contains("O → groups     system:masters"), "{screen}");
+    tmux.wait_all(
+        "the admin certificate's fields",
+        &[
+            "CN → user      kubernetes-admin",
+            "O → groups     system:masters",
+        ],
+    );
 
     // Help: every key of the contract.
     tmux.keys(&["?"]);
-    let screen = tmux.wait_screen("help", |s| s.contains("Keys — Esc or ? closes"));
-    for key in [
-        "q / Ctrl-C",
-        "Tab",
-        "Shift-Tab",
-        "↑/k",
-        "↓/j",
-        "Enter",
-        "Space/n",
-        "Backspace/p",
-        "Esc",
-    ] {
-        assert!(screen.contains(key), "help lacks {key}:\n{screen}");
-    }
+    tmux.wait_all(
+        "help",
+        &[
+            "Keys — Esc or ? closes",
+            "q / Ctrl-C",
+            "Tab",
+            "Shift-Tab",
+            "↑/k",
+            "↓/j",
+            "Enter",
+            "Space/n",
+            "Backspace/p",
+            "Esc",
+        ],
+    );
     tmux.keys(&["Escape"]);
     tmux.wait_screen("help closed", |s| !s.contains("Keys — Esc"));
 
@@ -251,10 +264,43 @@ fn small_terminal_still_shows_views_1_and_2() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let tmux = start("80x24", dir.path(), &sample("multi-context.yaml"), 80, 24);
-    let screen = tmux.wait_screen("view 1", |s| s.contains("Contexts ("));
-    assert!(screen.contains("Enter use context"), "{screen}");
+    let tmux = start(
+        "80x24",
+        dir.path(),
+        &sample("multi-context.yaml"),
+        (80, 24),
+        "NO_COLOR=1",
+    );
+    tmux.wait_all("view 1", &["Contexts (3)", "Enter use context"]);
     tmux.keys(&["2"]);
-    tmux.wait_screen("view 2", |s| s.contains("Chain of trust"));
+    tmux.wait_all("view 2", &["Chain of trust", "Checks ("]);
+    // NO_COLOR: the pane holds bold and reverse video but not one colour.
+    let styled = tmux.text(&["capture-pane", "-p", "-e", "-t", "kx"]);
+    let colours = colour_codes(&styled);
+    assert!(colours.is_empty(), "colours under NO_COLOR: {colours:?}");
+    assert!(
+        styled.contains("\u{1b}[1m") || styled.contains(";1m") || styled.contains("[1;"),
+        "bold is kept"
+    );
     quit_and_check_restored(&tmux);
+}
+
+/// The SGR parameters in `text` that set a foreground or background colour.
+fn colour_codes(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for seq in text.split("\u{1b}[").skip(1) {
+        let Some(end) = seq.find('m') else { continue };
+        let params = &seq[..end];
+        if !params.chars().all(|c| c.is_ascii_digit() || c == ';') {
+            continue;
+        }
+        let colour = params
+            .split(';')
+            .filter_map(|p| p.parse::<u16>().ok())
+            .any(|p| matches!(p, 30..=38 | 40..=48 | 90..=97 | 100..=107));
+        if colour {
+            found.push(params.to_string());
+        }
+    }
+    found
 }
