@@ -104,3 +104,14 @@ fn builtin_themes_are_accepted() {
         );
     }
 }
+
+#[test]
+fn without_a_terminal_it_says_so_and_writes_nothing_to_stdout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = write(&dir, "kc.yaml", KUBECONFIG);
+    // stdout is a pipe here, as in `kexplore | less` or a script.
+    assert_input_error(
+        &["--kubeconfig", &kc],
+        &["needs a terminal", "kexplore certs"],
+    );
+}

@@ -1,5 +1,7 @@
 //! `kexplore` with no subcommand: the terminal UI. Every input problem (theme, kubeconfig,
-//! unknown context) is reported here, before the terminal is touched.
+//! unknown context, no terminal) is reported here, before the terminal is touched.
+
+use std::io::IsTerminal;
 
 use super::{CommandError, CommandResult};
 use crate::cli::GlobalArgs;
@@ -13,6 +15,11 @@ pub fn run(global: &GlobalArgs) -> CommandResult {
         .map_err(|e| CommandError::Input(e.to_string()))?;
     let source = session::open(global.kubeconfig.as_deref(), global.context.as_deref())
         .map_err(|e| CommandError::Input(e.to_string()))?;
+    if !std::io::stdout().is_terminal() {
+        return Err(CommandError::Input(
+            "the terminal UI needs a terminal on stdout; for scripts use `kexplore certs`".into(),
+        ));
+    }
     let active = match &source {
         Source::Loaded { kubeconfig, .. } => {
             Some(session::load_context(kubeconfig, global.context.as_deref()))
@@ -20,6 +27,7 @@ pub fn run(global: &GlobalArgs) -> CommandResult {
         Source::NotFound { .. } => None,
     };
     let state = AppState::new(source, active, now_unix());
-    app::run(state, &theme).map_err(|e| CommandError::Failed(format!("terminal: {e}")))?;
+    app::run(state, &theme)
+        .map_err(|e| CommandError::Failed(format!("cannot use the terminal: {e}")))?;
     Ok(0)
 }

@@ -30,9 +30,11 @@ pub struct TerminalGuard {
 impl TerminalGuard {
     pub fn enter() -> io::Result<TerminalGuard> {
         install_panic_hook();
+        // Nothing has changed until raw mode is on: if that fails there is nothing to undo,
+        // and restoring would only print escape sequences to wherever stdout goes.
+        enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         let setup = || -> io::Result<Tui> {
-            enable_raw_mode()?;
             execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
             let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
             terminal.clear()?;
