@@ -10,7 +10,7 @@ pub enum PemProblem {
     NotPem { hint: &'static str },
     #[error("is not valid PEM: {0}")]
     Malformed(String),
-    #[error("contains a {found} where a certificate was expected")]
+    #[error("contains a private key ({found}) where a certificate was expected")]
     KeyInsteadOfCertificate { found: &'static str },
     #[error("contains a CERTIFICATE where a private key was expected")]
     CertificateInsteadOfKey,
@@ -144,7 +144,7 @@ mod tests {
         let e = certificates(KEY.as_bytes()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "contains a PRIVATE KEY where a certificate was expected"
+            "contains a private key (PRIVATE KEY) where a certificate was expected"
         );
         let e = private_key(CERT.as_bytes()).err().unwrap();
         assert_eq!(

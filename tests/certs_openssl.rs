@@ -1,0 +1,230 @@
+//! For every certificate in every sample (all contexts, plus the server-side files in pki/),
+//! the fields kexplore prints must equal what `openssl x509` prints for the same PEM.
+//! Skipped, with a note, when openssl is not installed.
+
+mod common;
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+use kexplore::pki::{self, CertSummary};
+
+fn openssl(args: &[&str], pem: &str) -> String {
+    let mut child = Command::new("openssl")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("openssl runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(pem.as_bytes())
+        .expect("write pem");
+    let out = child.wait_with_output().expect("openssl output");
+    assert!(
+        out.status.success(),
+        "openssl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn have_openssl() -> bool {
+    Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `Jan  1 00:00:00 2025 GMT` → `2025-01-01T00:00:00Z`.
+fn openssl_date(s: &str) -> String {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m = months.iter().position(|x| *x == parts[0]).expect("month") + 1;
+    let d: u32 = parts[1].parse().expect("day");
+    format!("{}-{m:02}-{d:02}T{}Z", parts[3], parts[2])
+}
+
+fn pem_of(der: &[u8]) -> String {
+    use base64::Engine as _;
+    let b = base64::engine::general_purpose::STANDARD.encode(der);
+    let lines: Vec<String> = b
+        .as_bytes()
+        .chunks(64)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        lines.join("\n")
+    )
+}
+
+/// The line after a `-text` heading such as `X509v3 Key Usage`, split on ", ".
+fn text_list(text: &str, heading: &str) -> Vec<String> {
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if l.trim_start().starts_with(heading) {
+            return lines
+                .next()
+                .unwrap_or("")
+                .trim()
+                .split(", ")
+                .map(str::to_string)
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
+fn compare(c: &CertSummary, what: &str) {
+    let pem = pem_of(&c.extra.der);
+    let out = openssl(
+        &[
+            "x509",
+            "-noout",
+            "-nameopt",
+            "RFC2253",
+            "-subject",
+            "-issuer",
+            "-serial",
+            "-startdate",
+            "-enddate",
+            "-fingerprint",
+            "-sha256",
+        ],
+        &pem,
+    );
+    let field = |prefix: &str| -> String {
+        out.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("{what}: no {prefix} in {out}"))
+            .to_string()
+    };
+    assert_eq!(c.subject, field("subject="), "{what}: subject");
+    assert_eq!(c.issuer, field("issuer="), "{what}: issuer");
+    assert_eq!(c.serial, field("serial="), "{what}: serial");
+    assert_eq!(
+        c.not_before,
+        openssl_date(&field("notBefore=")),
+        "{what}: notBefore"
+    );
+    assert_eq!(
+        c.not_after,
+        openssl_date(&field("notAfter=")),
+        "{what}: notAfter"
+    );
+    assert_eq!(
+        c.sha256_fingerprint,
+        field("sha256 Fingerprint="),
+        "{what}: fingerprint"
+    );
+    let text = openssl(&["x509", "-noout", "-text"], &pem);
+    let sig = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Signature Algorithm: "))
+        .expect("signature algorithm");
+    assert_eq!(c.signature_algorithm, sig, "{what}: signature algorithm");
+    assert_eq!(
+        c.key_usage,
+        text_list(&text, "X509v3 Key Usage"),
+        "{what}: key usage"
+    );
+    assert_eq!(
+        c.extended_key_usage,
+        text_list(&text, "X509v3 Extended Key Usage"),
+        "{what}: extended key usage"
+    );
+}
+
+#[test]
+fn every_sample_certificate_matches_openssl() {
+    if !have_openssl() {
+        eprintln!("note: openssl not found; skipping the openssl comparison");
+        return;
+    }
+    let mut n = 0;
+    for (path, ctx) in common::all_contexts() {
+        let report = pki::inspect_at(&ctx, 1_767_225_600)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for c in report.all_certificates() {
+            compare(
+                c,
+                &format!("{} [{}] {}", path.display(), ctx.context_name, c.subject),
+            );
+            n += 1;
+        }
+    }
+    for file in common::crt_files(&common::samples()) {
+        let bytes = std::fs::read(&file).expect("read crt");
+        for (i, der) in pki::pem::certificates(&bytes)
+            .expect("PEM")
+            .iter()
+            .enumerate()
+        {
+            let c = pki::cert::summarize(der, "file", i).expect("certificate");
+            compare(&c, &format!("{} #{i}", file.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 30, "only {n} certificates compared");
+}
+
+/// Names with characters RFC 2253 escapes, multi-valued RDNs and non-ASCII text, made by
+/// openssl itself, must print exactly as openssl prints them.
+#[test]
+fn tricky_names_match_openssl() {
+    if !have_openssl() {
+        eprintln!("note: openssl not found; skipping the openssl comparison");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let subjects = [
+        "/C=CN/ST=ZheJiang/L=HangZhou/O=Alibaba/OU=ACS/CN=root",
+        "/O=a,b+c/OU=x;y<z>/CN=#hash \"q\" back\\\\slash",
+        "/CN= leading and trailing /O=Zürich Straße",
+        "/DC=example/DC=com/CN=multi+UID=jdoe",
+        "/O=system:masters/O=second-group/CN=kubernetes-admin",
+        "/emailAddress=a@b.c/serialNumber=1234/CN=x",
+        "/OU=semi;colon <angle> end/CN=plus\\+sign, comma",
+    ];
+    for (i, subj) in subjects.iter().enumerate() {
+        let key = dir.path().join(format!("k{i}.pem"));
+        let crt = dir.path().join(format!("c{i}.pem"));
+        let status = Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+            ])
+            .args([
+                "-nodes",
+                "-days",
+                "1",
+                "-utf8",
+                "-multivalue-rdn",
+                "-subj",
+                subj,
+            ])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&crt)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl req");
+        assert!(status.success(), "openssl req for {subj}");
+        let bytes = std::fs::read(&crt).expect("read");
+        let ders = pki::pem::certificates(&bytes).expect("pem");
+        let c = pki::cert::summarize(&ders[0], "test", 0).expect("cert");
+        compare(&c, subj);
+    }
+}
