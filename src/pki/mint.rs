@@ -234,6 +234,20 @@ impl Authority {
         Ok(minted(&cert, key))
     }
 
+    /// A certificate for a public key whose private half we do not hold (a CSR's key, or an
+    /// RSA key ring cannot load, e.g. one shorter than 2048 bits). Returns PEM and DER.
+    pub fn issue_for_public_key(
+        &self,
+        spec: &CertSpec,
+        spki_der: &[u8],
+    ) -> Result<(String, Vec<u8>), MintError> {
+        let public = rcgen::SubjectPublicKeyInfo::from_der(spki_der)?;
+        let mut params = spec.params()?;
+        params.use_authority_key_identifier_extension = true;
+        let cert = params.signed_by(&public, &self.issuer)?;
+        Ok((cert.pem(), cert.der().to_vec()))
+    }
+
     /// An intermediate CA signed by this CA.
     pub fn issue_ca(&self, spec: &CertSpec, key: KeyPair) -> Result<Authority, MintError> {
         let mut params = spec.params()?;
