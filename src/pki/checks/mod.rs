@@ -54,6 +54,15 @@ fn days(secs: i64) -> i64 {
     secs.div_euclid(DAY)
 }
 
+/// What an out-of-date certificate breaks, by where it sits.
+fn consequence(role: &str) -> &'static str {
+    if role == "ca-cert" {
+        "kubectl will not trust a server chain through it (x509: certificate has expired or is not yet valid)"
+    } else {
+        "the API server rejects the client certificate: 401 Unauthorized (x509: certificate has expired or is not yet valid)"
+    }
+}
+
 fn validity(role: &str, what: &str, c: &CertSummary, now: i64, out: &mut Vec<Check>) {
     let (nb, na) = (c.extra.not_before_unix, c.extra.not_after_unix);
     let (id, status, msg) = if now > na {
@@ -61,9 +70,10 @@ fn validity(role: &str, what: &str, c: &CertSummary, now: i64, out: &mut Vec<Che
             "expired",
             CheckStatus::Error,
             format!(
-                "{what} expired on {} ({} days ago); TLS handshakes using it fail",
+                "{what} expired on {} ({} days ago); {}",
                 c.not_after,
-                days(now - na)
+                days(now - na),
+                consequence(role)
             ),
         )
     } else if now < nb {
@@ -71,9 +81,10 @@ fn validity(role: &str, what: &str, c: &CertSummary, now: i64, out: &mut Vec<Che
             "not-yet-valid",
             CheckStatus::Error,
             format!(
-                "{what} is not valid before {} (in {} days); check this machine's clock",
+                "{what} is not valid before {} (in {} days): check this machine's clock; until then {}",
                 c.not_before,
-                days(nb - now) + 1
+                days(nb - now) + 1,
+                consequence(role)
             ),
         )
     } else if na - now < SOON_DAYS * DAY {
