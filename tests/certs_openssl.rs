@@ -139,6 +139,51 @@ fn compare(c: &CertSummary, what: &str) {
         text_list(&text, "X509v3 Extended Key Usage"),
         "{what}: extended key usage"
     );
+    let one = |heading: &str| text_list(&text, heading).first().cloned();
+    assert_eq!(
+        c.subject_key_id,
+        one("X509v3 Subject Key Identifier"),
+        "{what}: SKI"
+    );
+    assert_eq!(
+        c.authority_key_id,
+        one("X509v3 Authority Key Identifier").map(|k| k.trim_start_matches("keyid:").to_string()),
+        "{what}: AKI"
+    );
+    let version = format!("Version: {} ", c.version);
+    assert!(text.contains(&version), "{what}: {version}");
+    let ca = one("X509v3 Basic Constraints").unwrap_or_default();
+    assert_eq!(c.is_ca, ca.starts_with("CA:TRUE"), "{what}: CA flag {ca}");
+    // SANs: openssl prints them in encoding order, we group them by type.
+    let mut ours: Vec<String> = c.san.dns.iter().map(|d| format!("DNS:{d}")).collect();
+    ours.extend(c.san.ip.iter().map(|i| format!("IP Address:{i}")));
+    ours.extend(c.san.email.iter().map(|e| format!("email:{e}")));
+    ours.extend(c.san.uri.iter().map(|u| format!("URI:{u}")));
+    // openssl 3.0 prints IPv6 uncompressed (0:0:0:0:0:0:0:1); we use RFC 5952 (::1), as Go does.
+    let mut theirs: Vec<String> = text_list(&text, "X509v3 Subject Alternative Name")
+        .into_iter()
+        .map(|e| match e.strip_prefix("IP Address:") {
+            Some(ip) => format!(
+                "IP Address:{}",
+                ip.parse::<std::net::IpAddr>()
+                    .map_or(ip.to_string(), |a| a.to_string())
+            ),
+            None => e,
+        })
+        .collect();
+    ours.sort();
+    theirs.sort();
+    assert_eq!(ours, theirs, "{what}: SAN");
+    if c.public_key.algorithm != "Ed25519" {
+        let bits = format!("Public-Key: ({} bit)", c.public_key.bits);
+        assert!(text.contains(&bits), "{what}: {bits}");
+    }
+    if let Some(curve) = &c.public_key.curve {
+        assert!(
+            text.contains(&format!("ASN1 OID: {curve}")),
+            "{what}: curve {curve}"
+        );
+    }
 }
 
 #[test]
@@ -191,6 +236,7 @@ fn tricky_names_match_openssl() {
         "/O=system:masters/O=second-group/CN=kubernetes-admin",
         "/emailAddress=a@b.c/serialNumber=1234/CN=x",
         "/OU=semi;colon <angle> end/CN=plus\\+sign, comma",
+        "/CN=sans",
     ];
     for (i, subj) in subjects.iter().enumerate() {
         let key = dir.path().join(format!("k{i}.pem"));
@@ -212,6 +258,10 @@ fn tricky_names_match_openssl() {
                 "-multivalue-rdn",
                 "-subj",
                 subj,
+            ])
+            .args([
+                "-addext",
+                "subjectAltName=IP:::1,IP:2001:db8::1,IP:10.0.0.1,email:a@b.c,URI:https://x/y,DNS:*.example.com",
             ])
             .arg("-keyout")
             .arg(&key)
