@@ -6,7 +6,7 @@
 use rustls_pki_types::pem::SectionKind;
 use x509_parser::public_key::PublicKey;
 
-use super::der::{read_tlv, sequence_items};
+use super::der::{read_tlv, sequence_items, tlv};
 use super::names;
 use super::pem::{self, PemProblem};
 use crate::kubeconfig::Secret;
@@ -195,6 +195,43 @@ fn pkcs8(der: &[u8]) -> Result<ParsedKey, KeyProblem> {
             public: PublicHalf::Unknown,
         }),
     }
+}
+
+/// The same key as PKCS#8 DER, which is the only form rcgen (with ring) can sign with:
+/// PKCS#1 and SEC1 keys are wrapped in a PrivateKeyInfo. `None` when the PEM holds no key or
+/// a SEC1 key names no curve.
+pub fn to_pkcs8_der(pem_bytes: &[u8]) -> Option<Secret<Vec<u8>>> {
+    let key = pem::private_key(pem_bytes).ok()?;
+    let (algorithm, inner) = match key.kind {
+        SectionKind::PrivateKey => return Some(Secret::new(key.der)),
+        SectionKind::RsaPrivateKey => {
+            let mut alg = tlv(
+                0x06,
+                &[0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01],
+            );
+            alg.extend([0x05, 0x00]);
+            (alg, key.der)
+        }
+        SectionKind::EcPrivateKey => {
+            let items = sequence_items(&key.der)?;
+            let curve = items
+                .iter()
+                .find(|t| t.tag == 0xA0)
+                .and_then(|t| read_tlv(t.value))
+                .filter(|(t, _)| t.tag == 0x06)?
+                .0
+                .raw
+                .to_vec();
+            let mut alg = tlv(0x06, &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]);
+            alg.extend(curve);
+            (alg, key.der)
+        }
+        _ => return None,
+    };
+    let mut body = vec![0x02, 0x01, 0x00];
+    body.extend(tlv(0x30, &algorithm));
+    body.extend(tlv(0x04, &inner));
+    Some(Secret::new(tlv(0x30, &body)))
 }
 
 fn oid_string(content: &[u8]) -> String {
