@@ -278,3 +278,113 @@ fn tricky_names_match_openssl() {
         compare(&c, subj);
     }
 }
+
+/// A legacy PKI made by openssl itself: an X.509 v1 CA with a 1024-bit RSA key and SHA-1
+/// signatures, and a client signed by it. Fields still match openssl; checks flag each flaw.
+#[test]
+fn legacy_v1_sha1_rsa1024_pki() {
+    if !have_openssl() {
+        eprintln!("note: openssl not found; skipping the openssl comparison");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let sh = |args: &[&str]| {
+        let ok = Command::new("openssl")
+            .args(args)
+            .current_dir(d)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl")
+            .success();
+        assert!(ok, "openssl {args:?}");
+    };
+    sh(&[
+        "req",
+        "-new",
+        "-newkey",
+        "rsa:1024",
+        "-nodes",
+        "-subj",
+        "/CN=legacy-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.csr",
+    ]);
+    sh(&[
+        "x509", "-req", "-in", "ca.csr", "-signkey", "ca.key", "-days", "3650", "-sha1", "-out",
+        "ca.crt",
+    ]);
+    sh(&[
+        "req",
+        "-new",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/O=system:masters/CN=old",
+        "-keyout",
+        "client.key",
+        "-out",
+        "client.csr",
+    ]);
+    sh(&[
+        "x509",
+        "-req",
+        "-in",
+        "client.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-sha1",
+        "-out",
+        "client.crt",
+    ]);
+    let config = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: legacy\n  cluster:\n    server: https://127.0.0.1:6443\n    certificate-authority: ca.crt\n\
+         contexts:\n- name: legacy\n  context: {{cluster: legacy, user: old}}\ncurrent-context: legacy\n\
+         users:\n- name: old\n  user:\n    client-certificate: client.crt\n    client-key: client.key\n"
+    );
+    std::fs::write(d.join("config"), config).expect("write config");
+    let kc = kexplore::kubeconfig::Kubeconfig::load(&kexplore::kubeconfig::Selection::Explicit(
+        d.join("config"),
+    ))
+    .expect("load");
+    let ctx = kc.resolve(None).expect("resolve");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|t| t.as_secs() as i64)
+        .unwrap_or(0);
+    let r = pki::inspect_at(&ctx, now).expect("inspect");
+    for c in r.all_certificates() {
+        compare(c, &c.subject);
+    }
+    let ca = &r.cluster.certificate_authority[0];
+    assert_eq!((ca.version, ca.is_ca, ca.public_key.bits), (1, false, 1024));
+    let has = |id: &str, status: pki::CheckStatus| {
+        r.checks.iter().any(|c| c.id == id && c.status == status)
+    };
+    assert!(
+        has("cert-version-1", pki::CheckStatus::Warn),
+        "{:#?}",
+        r.checks
+    );
+    assert!(has("weak-key", pki::CheckStatus::Error));
+    assert!(has("weak-signature", pki::CheckStatus::Error));
+    // A v1 root cannot say CA:TRUE, yet Go and rustls accept it as a trust anchor: not an error.
+    assert!(!r.checks.iter().any(|c| c.id == "ca-cert-not-ca"));
+    assert!(has("client-cert-issued-by-ca", pki::CheckStatus::Ok));
+    assert_eq!(
+        r.user
+            .client_key
+            .as_ref()
+            .and_then(|k| k.matches_certificate),
+        Some(true)
+    );
+}

@@ -5,6 +5,10 @@ use super::check;
 use crate::pki::report::{CertSummary, Check, CheckStatus, CredentialReport};
 
 pub(super) fn ca_flags(what: &str, c: &CertSummary, out: &mut Vec<Check>) {
+    if c.version == 1 {
+        // v1 has no extensions, so no CA:TRUE to ask for; `cert-version-1` explains it.
+        return;
+    }
     if c.is_ca {
         out.push(check(
             "ca-cert-is-ca",
@@ -172,14 +176,23 @@ pub(super) fn algorithms(r: &CredentialReport, out: &mut Vec<Check>) {
             ));
         }
         if c.version == 1 {
-            out.push(check(
-                "cert-version-1",
-                CheckStatus::Warn,
+            let anchor = c.self_signed
+                && r.cluster
+                    .certificate_authority
+                    .iter()
+                    .any(|a| a.sha256_fingerprint == c.sha256_fingerprint);
+            let msg = if anchor {
                 format!(
-                    "{} is an X.509 v1 certificate: kubectl accepts it, but rustls-based tools reject it (UnsupportedCertVersion)",
+                    "{} is an X.509 v1 certificate: it cannot carry CA:TRUE or key usages; kubectl and rustls still accept it as a root of trust",
                     c.subject
-                ),
-            ));
+                )
+            } else {
+                format!(
+                    "{} is an X.509 v1 certificate: kubectl accepts it, but rustls-based tools reject v1 certificates outside the trust store (UnsupportedCertVersion)",
+                    c.subject
+                )
+            };
+            out.push(check("cert-version-1", CheckStatus::Warn, msg));
         }
     }
     if let Some(k) = &r.user.client_key
