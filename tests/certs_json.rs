@@ -136,6 +136,15 @@ fn json_shape_matches_the_contract_for_every_sample() {
             );
             let st = check["status"].as_str().unwrap_or("");
             assert!(["ok", "warn", "error"].contains(&st), "{st}");
+            // An id always carries the same status (resolve warnings are always warn).
+            let expected = kexplore::pki::checks::CATALOGUE
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map(|(_, s)| serde_json::to_value(s).unwrap_or_default());
+            match expected {
+                Some(e) => assert_eq!(e, check["status"], "{id}"),
+                None => assert_eq!(st, "warn", "{id} is not in the catalogue"),
+            }
         }
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains("PRIVATE KEY"), "no key material in output");

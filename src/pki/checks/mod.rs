@@ -10,6 +10,64 @@ use super::report::{CertSummary, Check, CheckStatus, CredentialReport};
 use crate::kubeconfig::{AuthMethod, ResolvedContext};
 use client::{algorithms, ca_flags, client_leaf};
 
+/// Every check id and the one status it always has. Validity ids exist for each role:
+/// `ca-cert-*` (certificate-authority), `client-cert-*` (the client certificate) and
+/// `client-chain-cert-*` (further certificates in client-certificate-data). Warnings found
+/// while resolving the kubeconfig keep their own ids (`data-and-file-both-set`, ...) as `warn`.
+pub const CATALOGUE: &[(&str, CheckStatus)] = {
+    use CheckStatus::{Error as E, Ok as O, Warn as W};
+    &[
+        // credentials
+        ("token-set", O),
+        ("exec-plugin", O),
+        ("basic-auth-removed", W),
+        ("auth-provider-legacy", W),
+        ("auth-provider-removed", E),
+        ("no-credentials", W),
+        // trust of the server
+        ("ca-present", O),
+        ("ca-not-set", W),
+        ("insecure-skip-tls-verify", W),
+        ("insecure-with-ca", E),
+        ("server-host", O),
+        ("server-host-invalid", W),
+        ("server-not-https", W),
+        ("server-url-invalid", W),
+        // validity, per certificate
+        ("ca-cert-valid", O),
+        ("ca-cert-expiring-soon", W),
+        ("ca-cert-expired", E),
+        ("ca-cert-not-yet-valid", E),
+        ("client-cert-valid", O),
+        ("client-cert-expiring-soon", W),
+        ("client-cert-expired", E),
+        ("client-cert-not-yet-valid", E),
+        ("client-chain-cert-valid", O),
+        ("client-chain-cert-expiring-soon", W),
+        ("client-chain-cert-expired", E),
+        ("client-chain-cert-not-yet-valid", E),
+        // CA bundle
+        ("ca-cert-is-ca", O),
+        ("ca-cert-not-ca", E),
+        // the client certificate and key
+        ("client-cert-issued-by-ca", O),
+        ("client-cert-issuer-not-in-kubeconfig", W),
+        ("client-cert-signature-mismatch", E),
+        ("client-key-matches-cert", O),
+        ("client-key-mismatch", E),
+        ("client-key-unverified", W),
+        ("client-cert-client-auth", O),
+        ("client-cert-missing-client-auth", E),
+        ("client-cert-no-common-name", E),
+        ("identity-system-masters", W),
+        // algorithms
+        ("key-sizes", O),
+        ("weak-key", E),
+        ("weak-signature", E),
+        ("cert-version-1", W),
+    ]
+};
+
 const DAY: i64 = 86_400;
 const SOON_DAYS: i64 = 30;
 

@@ -1,6 +1,18 @@
 //! Checks on freshly minted PKIs: each id fires when it should.
 
 use crate::kubeconfig::ResolveWarning;
+use crate::pki::CredentialReport;
+
+/// Every check emitted has the status the catalogue gives its id.
+fn assert_catalogued(r: &CredentialReport) {
+    for c in &r.checks {
+        if c.id == "data-and-file-both-set" {
+            continue;
+        }
+        let entry = super::CATALOGUE.iter().find(|(id, _)| *id == c.id);
+        assert_eq!(entry.map(|(_, s)| *s), Some(c.status), "{}", c.id);
+    }
+}
 use crate::pki::testkit::*;
 use crate::pki::{CheckStatus, inspect_at, mint};
 
@@ -13,6 +25,7 @@ fn a_healthy_context_has_no_warnings_or_errors() {
         Some((&c.cert_pem, c.key_pem.expose())),
     );
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     assert!(ids(&r, CheckStatus::Warn).is_empty(), "{:?}", r.checks);
     assert!(ids(&r, CheckStatus::Error).is_empty(), "{:?}", r.checks);
     let ok = ids(&r, CheckStatus::Ok);
@@ -51,6 +64,7 @@ fn validity_windows() {
             Some((&c.cert_pem, c.key_pem.expose())),
         );
         let r = inspect_at(&ctx, NOW).unwrap();
+        assert_catalogued(&r);
         assert!(r.checks.iter().any(|c| c.id == id), "{id}: {:?}", r.checks);
     }
 }
@@ -65,6 +79,7 @@ fn a_key_from_another_pair_is_an_error() {
         Some((&a.cert_pem, b.key_pem.expose())),
     );
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     assert_eq!(
         r.user.client_key.as_ref().unwrap().matches_certificate,
         Some(false)
@@ -89,6 +104,7 @@ fn server_only_eku_and_missing_cn_are_errors() {
         Some((&c.cert_pem, c.key_pem.expose())),
     );
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     let errors = ids(&r, CheckStatus::Error);
     assert!(
         errors.contains(&"client-cert-missing-client-auth".into()),
@@ -111,6 +127,7 @@ fn a_leaf_as_ca_and_a_foreign_issuer() {
         Some((&c.cert_pem, c.key_pem.expose())),
     );
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     assert!(ids(&r, CheckStatus::Error).contains(&"ca-cert-not-ca".into()));
     let warns = ids(&r, CheckStatus::Warn);
     assert!(
@@ -130,6 +147,7 @@ fn same_named_ca_with_another_key_is_an_error() {
         Some((&c.cert_pem, c.key_pem.expose())),
     );
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     assert!(ids(&r, CheckStatus::Error).contains(&"client-cert-signature-mismatch".into()));
     assert!(ids(&r, CheckStatus::Warn).contains(&"identity-system-masters".into()));
     assert_eq!(r.issuance.len(), 1);
@@ -147,6 +165,7 @@ fn tls_settings_and_server_names() {
         message: "both".into(),
     });
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     let errors = ids(&r, CheckStatus::Error);
     let warns = ids(&r, CheckStatus::Warn);
     assert!(errors.contains(&"insecure-with-ca".into()), "{errors:?}");
@@ -161,9 +180,11 @@ fn tls_settings_and_server_names() {
     ctx.cluster.server = "https://[::1]:6443".into();
     ctx.cluster.insecure_skip_tls_verify = false;
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     assert!(ids(&r, CheckStatus::Ok).contains(&"server-host".into()));
     ctx.cluster.server = "http://example.com".into();
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     assert!(ids(&r, CheckStatus::Warn).contains(&"server-not-https".into()));
 }
 
@@ -181,6 +202,7 @@ fn short_rsa_keys_are_errors() {
     let key = weak.to_pkcs1_pem(rsa::pkcs8::LineEnding::LF).unwrap();
     let ctx = context(Some(&ca.cert.cert_pem), Some((&pem, key.as_str())));
     let r = inspect_at(&ctx, NOW).unwrap();
+    assert_catalogued(&r);
     assert!(
         ids(&r, CheckStatus::Error).contains(&"weak-key".into()),
         "{:?}",
