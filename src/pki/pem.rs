@@ -78,7 +78,24 @@ fn sections(bytes: &[u8]) -> Result<Vec<(SectionKind, Vec<u8>)>, PemProblem> {
     }
     <(SectionKind, Vec<u8>)>::pem_slice_iter(bytes)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| PemProblem::Malformed(e.to_string()))
+        .map_err(|e| PemProblem::Malformed(describe(e)))
+}
+
+/// pki-types' errors print byte vectors; say the same in words, with the text quoted.
+fn describe(e: rustls_pki_types::pem::Error) -> String {
+    use rustls_pki_types::pem::Error as E;
+    match e {
+        E::MissingSectionEnd { end_marker } => format!(
+            "a block has no END line (expected -----END {}-----)",
+            String::from_utf8_lossy(&end_marker).trim()
+        ),
+        E::IllegalSectionStart { line } => format!(
+            "malformed BEGIN line '{}'",
+            String::from_utf8_lossy(&line).trim()
+        ),
+        E::Base64Decode(d) => format!("a block's base64 is invalid ({d})"),
+        other => other.to_string(),
+    }
 }
 
 fn present(sections: &[(SectionKind, Vec<u8>)]) -> String {
@@ -164,6 +181,11 @@ mod tests {
         let e = certificates(b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n")
             .unwrap_err();
         assert!(matches!(e, PemProblem::Malformed(_)), "{e}");
+        let e = certificates(b"-----BEGIN CERTIFICATE-----\nMAMCAQE=\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "is not valid PEM: a block has no END line (expected -----END CERTIFICATE-----)"
+        );
     }
 
     #[test]
