@@ -4,7 +4,7 @@ use std::io::Write as _;
 
 use super::{CommandError, CommandResult};
 use crate::cli::{CertsArgs, GlobalArgs, OutputFormat};
-use crate::kubeconfig::{Kubeconfig, Selection};
+use crate::kubeconfig::{Kubeconfig, KubeconfigError, Selection};
 use crate::pki::{self, CheckStatus};
 
 pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
@@ -14,7 +14,15 @@ pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
         )
     })?;
     let config = Kubeconfig::load(&selection)?;
-    let ctx = config.resolve(global.context.as_deref())?;
+    let ctx = config
+        .resolve(global.context.as_deref())
+        .map_err(|e| match e {
+            // These name no file by themselves; say which kubeconfig was searched.
+            KubeconfigError::UnknownContext { .. } | KubeconfigError::NoCurrentContext { .. } => {
+                CommandError::Input(format!("{}: {e}", where_from(&selection)))
+            }
+            other => other.into(),
+        })?;
     // Unreadable certificate or key material is bad input (exit 2), like a malformed kubeconfig.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -36,4 +44,11 @@ pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
         return Ok(1);
     }
     Ok(0)
+}
+
+fn where_from(selection: &Selection) -> String {
+    match selection {
+        Selection::Explicit(p) | Selection::Home(p) => p.display().to_string(),
+        Selection::EnvList(_) => selection.describe(),
+    }
 }
