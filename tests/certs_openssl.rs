@@ -346,11 +346,9 @@ fn legacy_v1_sha1_rsa1024_pki() {
         "-out",
         "client.crt",
     ]);
-    let config = format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: legacy\n  cluster:\n    server: https://127.0.0.1:6443\n    certificate-authority: ca.crt\n\
-         contexts:\n- name: legacy\n  context: {{cluster: legacy, user: old}}\ncurrent-context: legacy\n\
-         users:\n- name: old\n  user:\n    client-certificate: client.crt\n    client-key: client.key\n"
-    );
+    let config = "apiVersion: v1\nkind: Config\nclusters:\n- name: legacy\n  cluster:\n    server: https://127.0.0.1:6443\n    certificate-authority: ca.crt\n\
+         contexts:\n- name: legacy\n  context: {cluster: legacy, user: old}\ncurrent-context: legacy\n\
+         users:\n- name: old\n  user:\n    client-certificate: client.crt\n    client-key: client.key\n".to_string();
     std::fs::write(d.join("config"), config).expect("write config");
     let kc = kexplore::kubeconfig::Kubeconfig::load(&kexplore::kubeconfig::Selection::Explicit(
         d.join("config"),
