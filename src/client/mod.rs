@@ -9,6 +9,7 @@ pub mod explain;
 pub mod handshake;
 pub mod http;
 pub mod recorder;
+pub mod server_report;
 
 pub use config::{TlsTarget, build_client_config};
 pub use error::ClientError;
