@@ -1,0 +1,269 @@
+//! InterPodAffinity: Filter enforces the pod's required affinity / anti-affinity and existing
+//! pods' required anti-affinity, per topology domain; Score sums preferred terms (both ways)
+//! and existing pods' required affinity (hardPodAffinityWeight), min-max normalized.
+
+use std::collections::HashMap;
+
+use crate::scheduler::framework::{
+    CycleContext, FilterPlugin, MAX_NODE_SCORE, PreFilterOutcome, ScorePlugin, Status,
+};
+use crate::scheduler::podinfo::{AffinityTerm, PodInfo};
+use crate::scheduler::snapshot::NodeInfo;
+
+pub const NAME: &str = "InterPodAffinity";
+pub const REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
+pub const REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
+pub const REASON_EXISTING_ANTI_AFFINITY: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+
+#[derive(Debug, Clone)]
+pub struct InterPodAffinityArgs {
+    pub hard_pod_affinity_weight: i64,
+    pub ignore_preferred_terms_of_existing_pods: bool,
+}
+
+impl Default for InterPodAffinityArgs {
+    fn default() -> Self {
+        InterPodAffinityArgs {
+            hard_pod_affinity_weight: 1,
+            ignore_preferred_terms_of_existing_pods: false,
+        }
+    }
+}
+
+type Pair = (String, String);
+
+fn bump(m: &mut HashMap<Pair, i64>, node: &NodeInfo, key: &str, v: i64) {
+    if let Some(val) = node.labels.get(key) {
+        let e = m.entry((key.to_string(), val.clone())).or_default();
+        *e += v;
+        if *e == 0 {
+            m.remove(&(key.to_string(), val.clone()));
+        }
+    }
+}
+
+fn matches_all(terms: &[AffinityTerm], pod: &PodInfo) -> bool {
+    !terms.is_empty() && terms.iter().all(|t| t.matches(pod))
+}
+
+#[derive(Default)]
+pub struct InterPodAffinity {
+    existing_anti: HashMap<Pair, i64>,
+    affinity: HashMap<Pair, i64>,
+    anti: HashMap<Pair, i64>,
+}
+
+impl FilterPlugin for InterPodAffinity {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_filter(&mut self, cx: &CycleContext) -> PreFilterOutcome {
+        let snap = cx.snapshot;
+        let pod = cx.pod;
+        for node in snap
+            .nodes
+            .iter()
+            .filter(|n| !n.pods_with_required_anti_affinity.is_empty())
+        {
+            for &id in &node.pods_with_required_anti_affinity {
+                for t in &snap.pods[id].required_anti_affinity {
+                    if t.matches(pod) {
+                        bump(&mut self.existing_anti, node, &t.topology_key, 1);
+                    }
+                }
+            }
+        }
+        if !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty() {
+            for (id, existing) in snap.pods.iter().enumerate() {
+                let node = &snap.nodes[snap.pod_node[id]];
+                if matches_all(&pod.required_affinity, existing) {
+                    for t in &pod.required_affinity {
+                        bump(&mut self.affinity, node, &t.topology_key, 1);
+                    }
+                }
+                for t in &pod.required_anti_affinity {
+                    if t.matches(existing) {
+                        bump(&mut self.anti, node, &t.topology_key, 1);
+                    }
+                }
+            }
+        }
+        if self.existing_anti.is_empty()
+            && pod.required_affinity.is_empty()
+            && pod.required_anti_affinity.is_empty()
+        {
+            return PreFilterOutcome::skip();
+        }
+        PreFilterOutcome::success()
+    }
+
+    fn filter(&self, cx: &CycleContext, node: &NodeInfo) -> Status {
+        let pod = cx.pod;
+        // Required affinity: every term's domain must hold a matching pod — unless no pod in
+        // the cluster matches and the pod matches its own terms (the first of a group).
+        let mut pods_exist = true;
+        for t in &pod.required_affinity {
+            let Some(v) = node.labels.get(&t.topology_key) else {
+                return Status::unresolvable(REASON_AFFINITY);
+            };
+            if self
+                .affinity
+                .get(&(t.topology_key.clone(), v.clone()))
+                .copied()
+                .unwrap_or(0)
+                <= 0
+            {
+                pods_exist = false;
+            }
+        }
+        let first_of_group = self.affinity.is_empty() && matches_all(&pod.required_affinity, pod);
+        if !pods_exist && !first_of_group {
+            return Status::unresolvable(REASON_AFFINITY);
+        }
+        if !self.anti.is_empty() {
+            for t in &pod.required_anti_affinity {
+                if let Some(v) = node.labels.get(&t.topology_key)
+                    && self
+                        .anti
+                        .get(&(t.topology_key.clone(), v.clone()))
+                        .copied()
+                        .unwrap_or(0)
+                        > 0
+                {
+                    return Status::unschedulable(REASON_ANTI_AFFINITY);
+                }
+            }
+        }
+        if !self.existing_anti.is_empty() {
+            for (k, v) in &node.labels {
+                if self
+                    .existing_anti
+                    .get(&(k.clone(), v.clone()))
+                    .copied()
+                    .unwrap_or(0)
+                    > 0
+                {
+                    return Status::unschedulable(REASON_EXISTING_ANTI_AFFINITY);
+                }
+            }
+        }
+        Status::success()
+    }
+}
+
+#[derive(Default)]
+pub struct InterPodAffinityScore {
+    pub args: InterPodAffinityArgs,
+    /// topologyKey → value → score.
+    topology_score: HashMap<String, HashMap<String, i64>>,
+}
+
+impl InterPodAffinityScore {
+    pub fn new(args: InterPodAffinityArgs) -> Self {
+        InterPodAffinityScore {
+            args,
+            topology_score: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, term: &AffinityTerm, weight: i64, target: &PodInfo, node: &NodeInfo) {
+        if term.matches(target)
+            && let Some(v) = node.labels.get(&term.topology_key)
+        {
+            *self
+                .topology_score
+                .entry(term.topology_key.clone())
+                .or_default()
+                .entry(v.clone())
+                .or_default() += weight;
+        }
+    }
+
+    fn process_existing(&mut self, incoming: &PodInfo, existing: &PodInfo, node: &NodeInfo) {
+        if node.labels.is_empty() {
+            return;
+        }
+        for (w, t) in &incoming.preferred_affinity {
+            self.add(t, *w, existing, node);
+        }
+        for (w, t) in &incoming.preferred_anti_affinity {
+            self.add(t, -*w, existing, node);
+        }
+        if self.args.hard_pod_affinity_weight > 0 {
+            for t in &existing.required_affinity {
+                self.add(t, self.args.hard_pod_affinity_weight, incoming, node);
+            }
+        }
+        if !self.args.ignore_preferred_terms_of_existing_pods {
+            for (w, t) in &existing.preferred_affinity {
+                self.add(t, *w, incoming, node);
+            }
+            for (w, t) in &existing.preferred_anti_affinity {
+                self.add(t, -*w, incoming, node);
+            }
+        }
+    }
+}
+
+impl ScorePlugin for InterPodAffinityScore {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_score(&mut self, cx: &CycleContext, feasible: &[usize]) -> Status {
+        if feasible.is_empty() {
+            return Status::success();
+        }
+        let pod = cx.pod;
+        let has_constraints =
+            !pod.preferred_affinity.is_empty() || !pod.preferred_anti_affinity.is_empty();
+        if self.args.ignore_preferred_terms_of_existing_pods && !has_constraints {
+            return Status::skip();
+        }
+        let snap = cx.snapshot;
+        for node in &snap.nodes {
+            // Without preferred terms of its own, only pods with affinity can contribute.
+            let ids = if has_constraints {
+                &node.pods
+            } else {
+                &node.pods_with_affinity
+            };
+            for &id in ids {
+                self.process_existing(pod, &snap.pods[id], node);
+            }
+        }
+        if self.topology_score.is_empty() {
+            return Status::skip();
+        }
+        Status::success()
+    }
+
+    fn score(&self, _cx: &CycleContext, node: &NodeInfo) -> i64 {
+        let mut score = 0;
+        for (key, values) in &self.topology_score {
+            if let Some(v) = node.labels.get(key) {
+                score += values.get(v).copied().unwrap_or(0);
+            }
+        }
+        score
+    }
+
+    fn normalize(&self, _cx: &CycleContext, _feasible: &[usize], scores: &mut [i64]) {
+        if self.topology_score.is_empty() {
+            return;
+        }
+        let min = scores.iter().copied().min().unwrap_or(0);
+        let max = scores.iter().copied().max().unwrap_or(0);
+        let diff = max - min;
+        for s in scores.iter_mut() {
+            let f = if diff > 0 {
+                MAX_NODE_SCORE as f64 * ((*s - min) as f64 / diff as f64)
+            } else {
+                0.0
+            };
+            *s = f as i64;
+        }
+    }
+}
