@@ -10,6 +10,7 @@
 pub mod cycle;
 pub mod framework;
 pub mod legacy;
+pub mod manifests;
 pub mod plugins;
 pub mod podinfo;
 pub mod postfilter;
@@ -21,6 +22,7 @@ pub mod selector;
 pub mod snapshot;
 pub mod trace;
 pub mod version;
+pub mod world;
 
 pub use cycle::Scheduler;
 pub use framework::{Code, CycleContext, Status};

@@ -251,13 +251,16 @@ mod tests {
         // least_allocated_test: cpu 3000/4000 → 25, memory 5000/10000 → 50 → 37
         let s = NodeResourcesFitScore::new(FitArgs::default());
         assert_eq!(s.weighted(&[3000, 5000], &[4000, 10000]), 37);
-        let mut a = FitArgs::default();
-        a.strategy = ScoringStrategy::MostAllocated;
-        let s = NodeResourcesFitScore::new(a);
+        let s = NodeResourcesFitScore::new(FitArgs {
+            strategy: ScoringStrategy::MostAllocated,
+            ..FitArgs::default()
+        });
         assert_eq!(s.weighted(&[300, 600], &[250, 1000]), 80);
         assert_eq!(broken_linear(&[(0, 0), (100, 100)], 25), 25);
-        let mut a = FitArgs::default();
-        a.strategy = ScoringStrategy::RequestedToCapacityRatio(vec![(0, 0), (100, 1)]);
+        let mut a = FitArgs {
+            strategy: ScoringStrategy::RequestedToCapacityRatio(vec![(0, 0), (100, 1)]),
+            ..FitArgs::default()
+        };
         a.resources.truncate(1);
         let s = NodeResourcesFitScore::new(a);
         assert_eq!(s.weighted(&[25], &[100]), 2);
