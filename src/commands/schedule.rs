@@ -48,11 +48,9 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
     if let Some(n) = &args.node
         && world.snapshot.node(n).is_none()
     {
-        {
-            return Err(CommandError::Input(format!(
-                "--node {n}: no such node in the input"
-            )));
-        }
+        return Err(CommandError::Input(format!(
+            "--node {n}: no such node in the input"
+        )));
     }
     let mut snapshot = world.snapshot;
     let pending_count = world.pending.len();
