@@ -90,10 +90,14 @@ pub fn simulate(
     out
 }
 
-/// One Filter plugin's verdicts as its unit tests see them: PreFilter's status, then (unless
-/// PreFilter rejected or skipped) Filter's status on every node in snapshot order.
+/// One Filter plugin's verdicts as its unit tests see them: PreFilter's status, then the
+/// plugin's own Filter status on every node in snapshot order (upstream's tests call Filter
+/// directly, even after a PreFilter rejection or outside a PreFilterResult). A PreFilter Skip
+/// means the framework never runs this Filter: every node passes.
 pub struct FilterRun {
     pub pre_filter: Status,
+    /// The PreFilterResult node names, when the plugin narrowed the nodes.
+    pub pre_filter_nodes: Option<Vec<String>>,
     pub nodes: Vec<(String, Status)>,
 }
 
@@ -111,25 +115,21 @@ pub fn run_filter_plugin(
         version,
     };
     let pre = p.pre_filter(&cx);
-    let mut nodes = Vec::new();
-    for n in &snap.nodes {
-        let s = if pre.status.code == Code::Skip {
-            Status::success()
-        } else if pre.status.is_rejected() {
-            pre.status.clone()
-        } else if pre
-            .node_names
-            .as_ref()
-            .is_some_and(|set| !set.contains(&n.name))
-        {
-            Status::unresolvable(format!("node(s) didn't satisfy plugin(s) [{name}]"))
-        } else {
-            p.filter(&cx, n)
-        };
-        nodes.push((n.name.clone(), s));
-    }
+    let nodes = snap
+        .nodes
+        .iter()
+        .map(|n| {
+            let s = if pre.status.code == Code::Skip {
+                Status::success()
+            } else {
+                p.filter(&cx, n)
+            };
+            (n.name.clone(), s)
+        })
+        .collect();
     Some(FilterRun {
         pre_filter: pre.status,
+        pre_filter_nodes: pre.node_names.map(|s| s.into_iter().collect()),
         nodes,
     })
 }

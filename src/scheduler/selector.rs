@@ -150,8 +150,48 @@ pub struct NodeTerm {
     raw_name_sets: Vec<Vec<String>>,
 }
 
+/// `validation.IsValidLabelValue`: empty, or ≤ 63 of [A-Za-z0-9._-] starting and ending
+/// alphanumeric.
+pub fn is_valid_label_value(v: &str) -> bool {
+    if v.is_empty() {
+        return true;
+    }
+    let b = v.as_bytes();
+    v.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `validation.IsQualifiedName`: an optional DNS-subdomain prefix and "/", then a non-empty
+/// name with the label-value rules.
+pub fn is_qualified_name(k: &str) -> bool {
+    let (prefix, name) = match k.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, k),
+    };
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.split('.').all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && l.bytes()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+            })
+    });
+    prefix_ok && !name.is_empty() && is_valid_label_value(name)
+}
+
 fn compile_requirement(r: &NodeSelectorRequirement, field: bool) -> Option<Requirement> {
     let vals = r.values.clone().unwrap_or_default();
+    // A requirement that does not parse (bad key or value) makes its term match nothing.
+    if !field && (!is_qualified_name(&r.key) || !vals.iter().all(|v| is_valid_label_value(v))) {
+        return None;
+    }
     let op = match r.operator.as_str() {
         "In" if !vals.is_empty() => Op::In(vals),
         "NotIn" if !vals.is_empty() => Op::NotIn(vals),
