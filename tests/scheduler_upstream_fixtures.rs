@@ -123,10 +123,10 @@ fn run_case(path: &Path) -> Result<Option<String>, String> {
         "filter" => {
             let run = run_filter_plugin(&snap, &pod, version, plugin, &args)
                 .ok_or_else(|| format!("{plugin} has no Filter in the engine"))?;
-            if let Some(want) = expect.get("preFilter") {
-                if let Err(e) = status_matches(want, &run.pre_filter) {
-                    errors.push(format!("preFilter: {e}"));
-                }
+            if let Some(want) = expect.get("preFilter")
+                && let Err(e) = status_matches(want, &run.pre_filter)
+            {
+                errors.push(format!("preFilter: {e}"));
             }
             for (node, want) in expect
                 .get("filter")
@@ -169,18 +169,18 @@ fn run_case(path: &Path) -> Result<Option<String>, String> {
         "cycle" => {
             let mut scheduler = Scheduler::new(version, None, 0);
             let trace = scheduler.schedule_one(&snap, &pod);
-            if let Some(want) = expect.get("selected").and_then(Value::as_str) {
-                if trace.selected.as_deref() != Some(want) {
-                    errors.push(format!(
-                        "selected: want {want}, got {:?} ({:?})",
-                        trace.selected, trace.message
-                    ));
-                }
+            if let Some(want) = expect.get("selected").and_then(Value::as_str)
+                && trace.selected.as_deref() != Some(want)
+            {
+                errors.push(format!(
+                    "selected: want {want}, got {:?} ({:?})",
+                    trace.selected, trace.message
+                ));
             }
-            if let Some(want) = expect.get("message").and_then(Value::as_str) {
-                if trace.message.as_deref() != Some(want) {
-                    errors.push(format!("message: want {want:?}, got {:?}", trace.message));
-                }
+            if let Some(want) = expect.get("message").and_then(Value::as_str)
+                && trace.message.as_deref() != Some(want)
+            {
+                errors.push(format!("message: want {want:?}, got {:?}", trace.message));
             }
         }
         other => return Err(format!("unknown phase {other:?}")),
