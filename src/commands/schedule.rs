@@ -302,17 +302,22 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
         .max()
         .unwrap_or(4)
         .clamp(4, 24);
+    let titles: Vec<String> = plugins
+        .iter()
+        .map(|(p, wt)| format!("{}×{wt}", short(p)))
+        .collect();
+    let widths: Vec<usize> = titles.iter().map(|t| t.chars().count().max(6)).collect();
     let mut head = format!("  {:<w$}", "NODE");
-    for (p, wt) in &plugins {
-        let _ = write!(head, " {:>9}", format!("{}×{wt}", short(p)));
+    for (t, cw) in titles.iter().zip(&widths) {
+        let _ = write!(head, " {t:>cw$}");
     }
     let _ = writeln!(s, "{head} {:>6}", "TOTAL");
     let mut order: Vec<&NodeScore> = t.score.iter().collect();
     order.sort_by_key(|n| std::cmp::Reverse(n.total));
     for ns in order.iter().take(top) {
         let mut line = format!("  {:<w$}", ns.node);
-        for p in &ns.plugins {
-            let _ = write!(line, " {:>9}", p.normalized);
+        for (p, cw) in ns.plugins.iter().zip(&widths) {
+            let _ = write!(line, " {:>cw$}", p.normalized);
         }
         let star = if t.selected.as_deref() == Some(ns.node.as_str()) {
             " ★"
