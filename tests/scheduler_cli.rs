@@ -1,7 +1,6 @@
 //! `kexplore schedule` end to end: the seed scenario, the exact FitError text, byte-identical
 //! JSON for the same seed, version switches, and exit 2 with file/object/field for bad input.
 
-use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
