@@ -277,13 +277,13 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
     let plugins: Vec<(&str, i64)> = t.score[0]
         .plugins
         .iter()
-        .map(|p| (p.name.as_str(), p.weight))
+        .map(|p| (p.name, p.weight))
         .collect();
     let skipped: Vec<&str> = t
         .prescore
         .iter()
         .filter(|p| p.code == crate::scheduler::Code::Skip)
-        .map(|p| p.plugin.as_str())
+        .map(|p| p.plugin)
         .collect();
     let _ = writeln!(
         s,

@@ -6,6 +6,7 @@
 //! the orders upstream can produce and the only one that is reproducible.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use super::framework::{Code, CycleContext, FilterPlugin, Status};
 use super::legacy;
@@ -40,7 +41,8 @@ pub fn num_feasible_nodes_to_find(percentage: Option<i64>, num_all_nodes: usize)
 /// the next (round-robin start, tie-break random source).
 pub struct Scheduler {
     pub version: KubeVersion,
-    pub profiles: Vec<Profile>,
+    /// Shared so a cycle borrows its profile without copying it.
+    pub profiles: Vec<Arc<Profile>>,
     pub next_start_node_index: usize,
     /// Also evaluate every node and score every feasible node, for display only.
     pub full_breakdown: bool,
@@ -66,7 +68,7 @@ impl Filters {
                 return FilterVerdict {
                     node: node.name.clone(),
                     passed: false,
-                    plugin: Some(p.name().to_string()),
+                    plugin: Some(p.name()),
                     reasons: Some(s.reasons),
                     code: s.code,
                 };
@@ -87,7 +89,7 @@ pub enum PreFilterVerdict {
     /// Filter these nodes (None: all of them); `narrowed_by` names the plugins that narrowed.
     Proceed(Option<BTreeSet<String>>, Vec<String>),
     /// A plugin rejected the pod: every node gets this status.
-    Rejected(Status, String),
+    Rejected(Status, &'static str),
 }
 
 /// Runs every PreFilter of the profile in order and builds the Filter instances.
@@ -111,7 +113,7 @@ pub fn pre_filter(
         if profile.pre_filters.contains(name) && rejection.is_none() {
             let out = p.pre_filter(cx);
             trace.prefilter.push(PhaseRecord {
-                plugin: name.clone(),
+                plugin: p.name(),
                 code: out.status.code,
                 reasons: out.status.reasons.clone(),
                 node_names: out.node_names.as_ref().map(|s| s.iter().cloned().collect()),
@@ -119,7 +121,7 @@ pub fn pre_filter(
             skipped = out.status.code == Code::Skip;
             let rejected = out.status.is_rejected();
             if rejected {
-                rejection = Some((out.status, name.clone()));
+                rejection = Some((out.status, p.name()));
             } else if let Some(names) = out.node_names {
                 narrowed_by.push(name.clone());
                 let merged: BTreeSet<String> = match result.take() {
@@ -135,7 +137,7 @@ pub fn pre_filter(
                             narrowed_by.join(" ")
                         )
                     };
-                    rejection = Some((Status::unresolvable(msg), name.clone()));
+                    rejection = Some((Status::unresolvable(msg), p.name()));
                 }
                 result = Some(merged);
             }
@@ -192,7 +194,7 @@ pub fn score(
         };
         let status = p.pre_score(cx, feasible);
         prescore.push(PhaseRecord {
-            plugin: name.clone(),
+            plugin: p.name(),
             code: status.code,
             reasons: status.reasons.clone(),
             node_names: None,
@@ -209,7 +211,7 @@ pub fn score(
             let weighted = norm[i] * weight;
             ns.total += weighted;
             ns.plugins.push(PluginScore {
-                name: name.clone(),
+                name: p.name(),
                 raw: raw[i],
                 normalized: norm[i],
                 weight: *weight,
@@ -232,7 +234,7 @@ impl Scheduler {
         });
         Scheduler {
             version,
-            profiles,
+            profiles: profiles.into_iter().map(Arc::new).collect(),
             next_start_node_index: 0,
             full_breakdown: false,
             rng: SplitMix64::new(seed),
@@ -286,7 +288,7 @@ impl Scheduler {
                     trace.filter.push(FilterVerdict {
                         node: n.name.clone(),
                         passed: false,
-                        plugin: Some(plugin.clone()),
+                        plugin: Some(plugin),
                         reasons: Some(status.reasons.clone()),
                         code: status.code,
                     });

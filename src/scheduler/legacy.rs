@@ -294,7 +294,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
             Some((pred, reasons)) => FilterVerdict {
                 node: node.name.clone(),
                 passed: false,
-                plugin: Some(pred.into()),
+                plugin: Some(pred),
                 reasons: Some(reasons),
                 code: Code::Unschedulable,
             },
@@ -386,7 +386,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
         .collect();
     normalize_reduce(&mut tt, true);
     let ss = selector_spread(snap, pod, &feasible);
-    let columns: Vec<(&str, i64, Vec<i64>)> = vec![
+    let columns: Vec<(&'static str, i64, Vec<i64>)> = vec![
         ("SelectorSpreadPriority", 1, ss),
         ("InterPodAffinityPriority", 1, ipa_raw),
         (

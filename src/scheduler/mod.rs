@@ -9,6 +9,7 @@
 
 pub mod cycle;
 pub mod framework;
+pub mod generate;
 pub mod legacy;
 pub mod manifests;
 pub mod plugins;

@@ -137,6 +137,19 @@ impl Selector {
     pub fn is_empty(&self) -> bool {
         !self.nothing && self.reqs.is_empty()
     }
+
+    pub fn is_nothing(&self) -> bool {
+        self.nothing
+    }
+
+    /// A `key = value` every matching set must contain, if the selector has one: lets callers
+    /// look candidates up in a label index instead of testing every pod.
+    pub fn index_hint(&self) -> Option<(&str, &str)> {
+        self.reqs.iter().find_map(|r| match &r.op {
+            Op::In(v) if v.len() == 1 => Some((r.key.as_str(), v[0].as_str())),
+            _ => None,
+        })
+    }
 }
 
 /// One compiled `NodeSelectorTerm`: label expressions AND `metadata.name` field expressions.

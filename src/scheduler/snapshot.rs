@@ -154,6 +154,21 @@ fn parse_avoid_pods(s: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Pod ids worth testing against a selector.
+pub enum Candidates<'a> {
+    Some(&'a [PodId]),
+    All(usize),
+}
+
+impl Candidates<'_> {
+    pub fn for_each(&self, mut f: impl FnMut(PodId)) {
+        match self {
+            Candidates::Some(ids) => ids.iter().for_each(|&i| f(i)),
+            Candidates::All(n) => (0..*n).for_each(f),
+        }
+    }
+}
+
 /// A problem with one input object, naming the object and the field.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{object}: {field}: {message}")]
@@ -187,6 +202,9 @@ pub struct Snapshot {
     /// from the input: PodTopologySpread's system defaults spread by their selectors.
     pub services: Vec<(String, Labels)>,
     pub controllers: HashMap<(String, String, String), Selector>,
+    /// label key → value → pods carrying it, for selector lookups that would otherwise test
+    /// every pod in the cluster (inter-pod affinity).
+    pub label_index: HashMap<String, HashMap<String, Vec<PodId>>>,
     namespace_labels: HashMap<String, Arc<Labels>>,
     pod_level_resources: bool,
 }
@@ -324,9 +342,39 @@ impl Snapshot {
         let id = self.pods.len();
         info.node_name = Some(self.nodes[node].name.clone());
         self.nodes[node].add_pod(id, &info);
+        for (k, v) in &info.labels {
+            let values = match self.label_index.get_mut(k) {
+                Some(m) => m,
+                None => self.label_index.entry(k.clone()).or_default(),
+            };
+            match values.get_mut(v) {
+                Some(ids) => ids.push(id),
+                None => {
+                    values.insert(v.clone(), vec![id]);
+                }
+            }
+        }
         self.pods.push(info);
         self.pod_node.push(node);
         id
+    }
+
+    /// The pods a selector can match: from the label index when the selector pins a
+    /// `key = value`, else every pod. Callers still test each candidate.
+    pub fn candidates<'a>(&'a self, sel: &Selector) -> Candidates<'a> {
+        if sel.is_nothing() {
+            return Candidates::Some(&[]);
+        }
+        match sel.index_hint() {
+            Some((k, v)) => Candidates::Some(
+                self.label_index
+                    .get(k)
+                    .and_then(|m| m.get(v))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]),
+            ),
+            None => Candidates::All(self.pods.len()),
+        }
     }
 
     pub fn node(&self, name: &str) -> Option<&NodeInfo> {

@@ -10,7 +10,7 @@ use super::framework::Code;
 pub struct FilterVerdict {
     pub node: String,
     pub passed: bool,
-    pub plugin: Option<String>,
+    pub plugin: Option<&'static str>,
     pub reasons: Option<Vec<String>>,
     pub code: Code,
 }
@@ -23,7 +23,7 @@ impl FilterVerdict {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PluginScore {
-    pub name: String,
+    pub name: &'static str,
     pub raw: i64,
     pub normalized: i64,
     pub weight: i64,
@@ -40,7 +40,7 @@ pub struct NodeScore {
 /// What a PreFilter or PreScore plugin said about the pod as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PhaseRecord {
-    pub plugin: String,
+    pub plugin: &'static str,
     pub code: Code,
     pub reasons: Vec<String>,
     /// PreFilterResult: the only nodes worth filtering, when the plugin narrowed them.

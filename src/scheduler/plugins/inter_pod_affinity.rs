@@ -31,15 +31,44 @@ impl Default for InterPodAffinityArgs {
     }
 }
 
-type Pair = (String, String);
+/// Counts per topology pair (key → value → count), looked up without allocating.
+#[derive(Default)]
+pub struct TopoCounts(HashMap<String, HashMap<String, i64>>);
 
-fn bump(m: &mut HashMap<Pair, i64>, node: &NodeInfo, key: &str, v: i64) {
-    if let Some(val) = node.labels.get(key) {
-        let e = m.entry((key.to_string(), val.clone())).or_default();
+impl TopoCounts {
+    /// `topologyToMatchedTermCount.update`: add `v` to the node's domain for `key`, dropping
+    /// entries that fall back to zero.
+    fn bump(&mut self, node: &NodeInfo, key: &str, v: i64) {
+        let Some(val) = node.labels.get(key) else {
+            return;
+        };
+        let values = match self.0.get_mut(key) {
+            Some(m) => m,
+            None => self.0.entry(key.to_string()).or_default(),
+        };
+        let e = match values.get_mut(val) {
+            Some(e) => e,
+            None => values.entry(val.clone()).or_default(),
+        };
         *e += v;
         if *e == 0 {
-            m.remove(&(key.to_string(), val.clone()));
+            values.remove(val);
+            if values.is_empty() {
+                self.0.remove(key);
+            }
         }
+    }
+
+    fn get(&self, key: &str, val: &str) -> i64 {
+        self.0
+            .get(key)
+            .and_then(|m| m.get(val))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
@@ -49,9 +78,9 @@ fn matches_all(terms: &[AffinityTerm], pod: &PodInfo) -> bool {
 
 #[derive(Default)]
 pub struct InterPodAffinity {
-    existing_anti: HashMap<Pair, i64>,
-    affinity: HashMap<Pair, i64>,
-    anti: HashMap<Pair, i64>,
+    existing_anti: TopoCounts,
+    affinity: TopoCounts,
+    anti: TopoCounts,
 }
 
 impl FilterPlugin for InterPodAffinity {
@@ -70,25 +99,30 @@ impl FilterPlugin for InterPodAffinity {
             for &id in &node.pods_with_required_anti_affinity {
                 for t in &snap.pods[id].required_anti_affinity {
                     if t.matches(pod) {
-                        bump(&mut self.existing_anti, node, &t.topology_key, 1);
+                        self.existing_anti.bump(node, &t.topology_key, 1);
                     }
                 }
             }
         }
-        if !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty() {
-            for (id, existing) in snap.pods.iter().enumerate() {
-                let node = &snap.nodes[snap.pod_node[id]];
+        // Only pods a term's selector can match are tested (label index).
+        if let Some(first) = pod.required_affinity.first() {
+            snap.candidates(&first.selector).for_each(|id| {
+                let existing = &snap.pods[id];
                 if matches_all(&pod.required_affinity, existing) {
+                    let node = &snap.nodes[snap.pod_node[id]];
                     for t in &pod.required_affinity {
-                        bump(&mut self.affinity, node, &t.topology_key, 1);
+                        self.affinity.bump(node, &t.topology_key, 1);
                     }
                 }
-                for t in &pod.required_anti_affinity {
-                    if t.matches(existing) {
-                        bump(&mut self.anti, node, &t.topology_key, 1);
-                    }
+            });
+        }
+        for t in &pod.required_anti_affinity {
+            snap.candidates(&t.selector).for_each(|id| {
+                if t.matches(&snap.pods[id]) {
+                    self.anti
+                        .bump(&snap.nodes[snap.pod_node[id]], &t.topology_key, 1);
                 }
-            }
+            });
         }
         if self.existing_anti.is_empty()
             && pod.required_affinity.is_empty()
@@ -108,13 +142,7 @@ impl FilterPlugin for InterPodAffinity {
             let Some(v) = node.labels.get(&t.topology_key) else {
                 return Status::unresolvable(REASON_AFFINITY);
             };
-            if self
-                .affinity
-                .get(&(t.topology_key.clone(), v.clone()))
-                .copied()
-                .unwrap_or(0)
-                <= 0
-            {
+            if self.affinity.get(&t.topology_key, v) <= 0 {
                 pods_exist = false;
             }
         }
@@ -125,12 +153,7 @@ impl FilterPlugin for InterPodAffinity {
         if !self.anti.is_empty() {
             for t in &pod.required_anti_affinity {
                 if let Some(v) = node.labels.get(&t.topology_key)
-                    && self
-                        .anti
-                        .get(&(t.topology_key.clone(), v.clone()))
-                        .copied()
-                        .unwrap_or(0)
-                        > 0
+                    && self.anti.get(&t.topology_key, v) > 0
                 {
                     return Status::unschedulable(REASON_ANTI_AFFINITY);
                 }
@@ -138,13 +161,7 @@ impl FilterPlugin for InterPodAffinity {
         }
         if !self.existing_anti.is_empty() {
             for (k, v) in &node.labels {
-                if self
-                    .existing_anti
-                    .get(&(k.clone(), v.clone()))
-                    .copied()
-                    .unwrap_or(0)
-                    > 0
-                {
+                if self.existing_anti.get(k, v) > 0 {
                     return Status::unschedulable(REASON_EXISTING_ANTI_AFFINITY);
                 }
             }

@@ -1,7 +1,7 @@
 //! NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay close to each
 //! other. Float arithmetic, exactly as upstream (it is the one score that uses floats).
 
-use super::resource_allocation::{ResourceSpec, default_resources, pod_request, vectors};
+use super::resource_allocation::{ResourceSpec, default_resources, pod_request, with_vectors};
 use crate::scheduler::framework::{CycleContext, MAX_NODE_SCORE, ScorePlugin, Status};
 use crate::scheduler::snapshot::NodeInfo;
 
@@ -23,7 +23,10 @@ impl BalancedAllocation {
 
 /// `balancedResourceScorer`: (1 − std of the capped fractions) × 100, truncated.
 pub fn balanced_score(requested: &[i64], allocatable: &[i64]) -> i64 {
-    let mut fractions = Vec::with_capacity(requested.len());
+    // Fractions in order, on the stack for the usual handful of resources.
+    let mut inline = [0.0f64; 8];
+    let mut heap = Vec::new();
+    let mut count = 0;
     let mut total = 0.0f64;
     for (r, a) in requested.iter().zip(allocatable) {
         if *a == 0 {
@@ -31,8 +34,21 @@ pub fn balanced_score(requested: &[i64], allocatable: &[i64]) -> i64 {
         }
         let f = (*r as f64 / *a as f64).min(1.0);
         total += f;
-        fractions.push(f);
+        if count < inline.len() {
+            inline[count] = f;
+        } else {
+            if heap.is_empty() {
+                heap.extend_from_slice(&inline);
+            }
+            heap.push(f);
+        }
+        count += 1;
     }
+    let fractions: &[f64] = if count <= inline.len() {
+        &inline[..count]
+    } else {
+        &heap
+    };
     let std = match fractions.len() {
         2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
         n if n > 2 => {
@@ -64,14 +80,26 @@ impl ScorePlugin for BalancedAllocation {
     }
 
     fn score(&self, cx: &CycleContext, node: &NodeInfo) -> i64 {
-        let (req, alloc) = vectors(node, &self.resources, &self.pod_requests, true, true);
-        let with_pod = balanced_score(&req, &alloc);
+        let with_pod = with_vectors(
+            node,
+            &self.resources,
+            &self.pod_requests,
+            true,
+            true,
+            balanced_score,
+        );
         if !cx.version.balanced_with_and_without_pod() {
             return with_pod;
         }
         // v1.36 (#135573): score how much the pod improves or worsens the node's balance.
-        let (req0, alloc0) = vectors(node, &self.resources, &self.pod_requests, true, false);
-        let without_pod = balanced_score(&req0, &alloc0);
+        let without_pod = with_vectors(
+            node,
+            &self.resources,
+            &self.pod_requests,
+            true,
+            false,
+            balanced_score,
+        );
         MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + with_pod - without_pod) / 2
     }
 }

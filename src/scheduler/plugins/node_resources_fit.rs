@@ -2,7 +2,7 @@
 //! resource against allocatable minus what the node's pods request; Score applies the
 //! configured strategy (LeastAllocated by default, MostAllocated, RequestedToCapacityRatio).
 
-use super::resource_allocation::{ResourceSpec, default_resources, pod_request, vectors};
+use super::resource_allocation::{ResourceSpec, default_resources, pod_request, with_vectors};
 use crate::scheduler::framework::{
     Code, CycleContext, FilterPlugin, MAX_NODE_SCORE, ScorePlugin, Status,
 };
@@ -237,8 +237,14 @@ impl ScorePlugin for NodeResourcesFitScore {
     }
 
     fn score(&self, _cx: &CycleContext, node: &NodeInfo) -> i64 {
-        let (req, alloc) = vectors(node, &self.args.resources, &self.pod_requests, false, true);
-        self.weighted(&req, &alloc)
+        with_vectors(
+            node,
+            &self.args.resources,
+            &self.pod_requests,
+            false,
+            true,
+            |req, alloc| self.weighted(req, alloc),
+        )
     }
 }
 

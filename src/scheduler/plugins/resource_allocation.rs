@@ -75,18 +75,23 @@ pub fn allocatable_and_requested(
     }
 }
 
-/// The (requested, allocatable) vectors for the configured resources, entries with
-/// allocatable 0 left at (0, 0) so scorers skip them.
-pub fn vectors(
+/// Most profiles score 2 resources; up to this many are handled on the stack.
+pub const INLINE: usize = 8;
+
+/// Fills `requested`/`allocatable` (as long as `resources`) for the configured resources,
+/// leaving entries with allocatable 0 at (0, 0) so scorers skip them.
+pub fn fill(
     node: &NodeInfo,
     resources: &[ResourceSpec],
     pod_requests: &[i64],
     use_requested: bool,
     include_pod: bool,
-) -> (Vec<i64>, Vec<i64>) {
-    let mut requested = vec![0; resources.len()];
-    let mut allocatable = vec![0; resources.len()];
+    requested: &mut [i64],
+    allocatable: &mut [i64],
+) {
     for (i, r) in resources.iter().enumerate() {
+        requested[i] = 0;
+        allocatable[i] = 0;
         let (alloc, req) = allocatable_and_requested(node, &r.name, pod_requests[i], use_requested);
         if alloc == 0 {
             continue;
@@ -98,5 +103,41 @@ pub fn vectors(
             req - pod_requests[i]
         };
     }
-    (requested, allocatable)
+}
+
+/// Runs `f(requested, allocatable)` on the filled vectors, on the stack when they are short.
+pub fn with_vectors<T>(
+    node: &NodeInfo,
+    resources: &[ResourceSpec],
+    pod_requests: &[i64],
+    use_requested: bool,
+    include_pod: bool,
+    f: impl FnOnce(&[i64], &[i64]) -> T,
+) -> T {
+    let n = resources.len();
+    if n <= INLINE {
+        let (mut req, mut alloc) = ([0i64; INLINE], [0i64; INLINE]);
+        fill(
+            node,
+            resources,
+            pod_requests,
+            use_requested,
+            include_pod,
+            &mut req[..n],
+            &mut alloc[..n],
+        );
+        f(&req[..n], &alloc[..n])
+    } else {
+        let (mut req, mut alloc) = (vec![0i64; n], vec![0i64; n]);
+        fill(
+            node,
+            resources,
+            pod_requests,
+            use_requested,
+            include_pod,
+            &mut req,
+            &mut alloc,
+        );
+        f(&req, &alloc)
+    }
 }
