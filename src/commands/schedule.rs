@@ -168,7 +168,7 @@ fn verdict_line(s: &mut String, v: &FilterVerdict, w: usize) {
     let (mark, plugin) = if v.passed {
         ("✓ pass", "")
     } else {
-        ("✗ fail", v.plugin.as_deref().unwrap_or(""))
+        ("✗ fail", v.plugin.unwrap_or(""))
     };
     let line = format!(
         "  {:<w$}  {mark}  {plugin:<18} {}",
@@ -226,11 +226,7 @@ fn render_pod(s: &mut String, t: &PodTrace, requests: &str, args: &ScheduleArgs)
             let key = if v.passed {
                 "✓ pass".to_string()
             } else {
-                format!(
-                    "✗ {}: {}",
-                    v.plugin.as_deref().unwrap_or(""),
-                    v.reasons().join(", ")
-                )
+                format!("✗ {}: {}", v.plugin.unwrap_or(""), v.reasons().join(", "))
             };
             match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, c)) => *c += 1,
@@ -357,7 +353,7 @@ fn render_node(s: &mut String, t: &PodTrace, name: &str) {
             let _ = writeln!(
                 s,
                 "  filter: ✗ {} ({}): {}",
-                v.plugin.as_deref().unwrap_or(""),
+                v.plugin.unwrap_or(""),
                 v.code.as_str(),
                 v.reasons().join(", ")
             );

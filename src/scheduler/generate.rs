@@ -24,7 +24,7 @@ pub fn node(i: usize) -> Node {
         "metadata": {"name": name, "labels": {
             "kubernetes.io/hostname": name,
             "topology.kubernetes.io/zone": ZONES[i % 3],
-            "node.kubernetes.io/instance-type": if i % 2 == 0 { "m5.8xlarge" } else { "c5.9xlarge" },
+            "node.kubernetes.io/instance-type": if i.is_multiple_of(2) { "m5.8xlarge" } else { "c5.9xlarge" },
         }},
         "status": {
             "allocatable": {"cpu": "32", "memory": "128Gi", "ephemeral-storage": "500Gi", "pods": "110"},

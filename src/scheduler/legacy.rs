@@ -411,7 +411,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
         let plugins: Vec<PluginScore> = columns
             .iter()
             .map(|(name, w, v)| PluginScore {
-                name: (*name).into(),
+                name,
                 raw: v[i],
                 normalized: v[i],
                 weight: *w,
