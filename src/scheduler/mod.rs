@@ -36,17 +36,17 @@ pub use version::KubeVersion;
 use plugins::{PluginArgs, new_filter, new_score};
 
 /// Queue order (PrioritySort): higher priority first, then earlier creation, then input order.
+/// A pod without `creationTimestamp` would get one when created, i.e. after every existing
+/// one: it sorts after the timestamped pods of its priority, in input order.
 pub fn queue_order(pending: &[PodInfo]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..pending.len()).collect();
-    idx.sort_by(|&a, &b| {
-        let (pa, pb) = (&pending[a], &pending[b]);
-        pb.priority
-            .cmp(&pa.priority)
-            .then_with(|| match (pa.creation_timestamp, pb.creation_timestamp) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                _ => std::cmp::Ordering::Equal,
-            })
-            .then(a.cmp(&b))
+    idx.sort_by_key(|&i| {
+        let p = &pending[i];
+        (
+            std::cmp::Reverse(p.priority),
+            p.creation_timestamp.unwrap_or(i128::MAX),
+            i,
+        )
     });
     idx
 }

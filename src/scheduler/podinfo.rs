@@ -136,7 +136,8 @@ impl PodInfo {
         let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
         let name = meta.name.clone().unwrap_or_default();
         let requests = pod_requests(pod, pod_level_resources)?;
-        let spec = pod.spec.clone().unwrap_or_default();
+        let empty = k8s_openapi::api::core::v1::PodSpec::default();
+        let spec = pod.spec.as_ref().unwrap_or(&empty);
 
         let mut host_ports = Vec::new();
         let sidecars = spec
