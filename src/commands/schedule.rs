@@ -254,6 +254,19 @@ fn render_pod(s: &mut String, t: &PodTrace, requests: &str, args: &ScheduleArgs)
         0 => {}
         _ => render_scores(s, t, top),
     }
+    if let Some(b) = t.breakdown.as_ref().filter(|b| !b.score.is_empty()) {
+        let _ = writeln!(
+            s,
+            "Breakdown (display only, the decision above is unchanged): every node filtered, {} feasible scored",
+            b.score.len()
+        );
+        let mut shown = t.clone();
+        shown.score = b.score.clone();
+        shown.nodes_scored = b.score.len();
+        shown.tied.clear();
+        shown.prescore.clear();
+        render_scores(s, &shown, top);
+    }
     match (&t.selected, &t.message) {
         (Some(n), _) => {
             let how = t.tie_break.as_deref().unwrap_or("");
