@@ -158,6 +158,14 @@ pub fn pre_filter(
     (filters, verdict)
 }
 
+fn note_nomination(trace: &mut PodTrace, post: &postfilter::PostFilterOutcome) {
+    if let Some(n) = &post.nominated {
+        trace.notes.push(format!(
+            "DefaultPreemption: evicting lower-priority pods on {n} would make room; the real scheduler nominates {n} and retries the pod later (eviction is not simulated)"
+        ));
+    }
+}
+
 fn not_simulated_note(name: &str, cx: &CycleContext) -> Option<String> {
     match name {
         "DynamicResources" if cx.pod.has_resource_claims => Some(
@@ -294,12 +302,13 @@ impl Scheduler {
                     });
                 }
                 let post = postfilter::run(&profile, &cx, &filters, &trace.filter, None);
+                note_nomination(&mut trace, &post);
                 trace.message = Some(postfilter::fit_error(
                     snap.num_nodes(),
                     Some(&status.message()),
                     &trace.filter,
                     None,
-                    post,
+                    post.message,
                 ));
                 return trace;
             }
@@ -357,12 +366,13 @@ impl Scheduler {
         match feasible.len() {
             0 => {
                 let post = postfilter::run(&profile, &cx, &filters, &trace.filter, absent.as_ref());
+                note_nomination(&mut trace, &post);
                 trace.message = Some(postfilter::fit_error(
                     snap.num_nodes(),
                     None,
                     &trace.filter,
                     absent.as_ref(),
-                    post,
+                    post.message,
                 ));
             }
             1 => {

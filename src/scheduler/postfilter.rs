@@ -65,15 +65,25 @@ pub fn fit_error(
     msg
 }
 
-/// Runs the profile's PostFilter plugins and returns `PostFilterMsg` (empty when one succeeded).
+/// What the PostFilter phase produced.
+pub struct PostFilterOutcome {
+    /// `PostFilterMsg` for the FitError (empty when a plugin succeeded).
+    pub message: String,
+    /// DefaultPreemption found a node where evicting lower-priority pods makes room.
+    pub nominated: Option<String>,
+}
+
+/// Runs the profile's PostFilter plugins in order: the first Success or
+/// UnschedulableAndUnresolvable ends the phase; Unschedulable reasons accumulate.
 pub fn run(
     profile: &Profile,
     cx: &CycleContext,
     filters: &Filters,
     verdicts: &[FilterVerdict],
     absent: Option<&Status>,
-) -> String {
+) -> PostFilterOutcome {
     let mut reasons: Vec<String> = Vec::new();
+    let mut nominated = None;
     for name in &profile.post_filters {
         let status = match name.as_str() {
             "DynamicResources" => {
@@ -83,16 +93,33 @@ pub fn run(
                 }
                 Status::unschedulable(NO_NEW_CLAIMS)
             }
-            "DefaultPreemption" => preemption(cx, filters, verdicts, absent),
+            "DefaultPreemption" => {
+                let (status, node) = preemption(cx, filters, verdicts, absent);
+                nominated = node;
+                status
+            }
             _ => continue,
         };
         match status.code {
-            Code::Success => return String::new(),
-            Code::UnschedulableAndUnresolvable => return status.message(),
+            Code::Success => {
+                return PostFilterOutcome {
+                    message: String::new(),
+                    nominated,
+                };
+            }
+            Code::UnschedulableAndUnresolvable => {
+                return PostFilterOutcome {
+                    message: status.message(),
+                    nominated,
+                };
+            }
             _ => reasons.extend(status.reasons),
         }
     }
-    reasons.join(", ")
+    PostFilterOutcome {
+        message: reasons.join(", "),
+        nominated,
+    }
 }
 
 /// DefaultPreemption's verdict: Success when evicting lower-priority pods would make the pod
@@ -102,9 +129,12 @@ fn preemption(
     filters: &Filters,
     verdicts: &[FilterVerdict],
     _absent: Option<&Status>,
-) -> Status {
+) -> (Status, Option<String>) {
     if cx.pod.preemption_never {
-        return Status::unschedulable("preemption: not eligible due to preemptionPolicy=Never.");
+        return (
+            Status::unschedulable("preemption: not eligible due to preemptionPolicy=Never."),
+            None,
+        );
     }
     let snap = cx.snapshot;
     let mut per_node: Vec<Vec<String>> = Vec::new();
@@ -127,7 +157,7 @@ fn preemption(
         let what_if = node.without_pods(snap, &victims);
         let again = filters.run(cx, &what_if);
         if again.passed {
-            return Status::success();
+            return (Status::success(), Some(node.name.clone()));
         }
         per_node.push(again.reasons.unwrap_or_default());
     }
@@ -137,10 +167,13 @@ fn preemption(
         per_node.iter().map(|v| v.as_slice()),
         Some(&absent),
     );
-    Status::unschedulable(format!(
-        "preemption: 0/{} nodes are available: {hist}.",
-        snap.num_nodes()
-    ))
+    (
+        Status::unschedulable(format!(
+            "preemption: 0/{} nodes are available: {hist}.",
+            snap.num_nodes()
+        )),
+        None,
+    )
 }
 
 #[cfg(test)]
