@@ -89,7 +89,7 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
             };
             let _ = writeln!(
                 s,
-                "kube-scheduler {version}{legacy}, profile {profile_name}, simulated by kexplore · {} node(s) · {pending_count} pending pod(s) · seed {}",
+                "kube-scheduler {version}{legacy} (simulated) · profile {profile_name} · {} nodes · {pending_count} pending pods · seed {}",
                 snapshot.num_nodes(),
                 args.seed
             );
@@ -202,8 +202,9 @@ fn render_pod(s: &mut String, t: &PodTrace, requests: &str, args: &ScheduleArgs)
         String::new()
     } else {
         format!(
-            "; {} not evaluated (enough feasible nodes found)",
-            t.skipped_by_sampling.len()
+            "\n  {} not evaluated: finding {} feasible nodes was enough (numFeasibleNodesToFind)",
+            t.skipped_by_sampling.len(),
+            t.num_feasible_nodes_to_find
         )
     };
     let _ = writeln!(
@@ -273,7 +274,7 @@ fn render_pod(s: &mut String, t: &PodTrace, requests: &str, args: &ScheduleArgs)
             let _ = writeln!(s, "Result: → {n}  ({how})");
         }
         (None, Some(m)) => {
-            let _ = writeln!(s, "Result: unschedulable\n  {m}");
+            let _ = writeln!(s, "Result: unschedulable\n{}", wrap(m, 98, "  "));
         }
         (None, None) => {}
     }
@@ -301,7 +302,10 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
         if skipped.is_empty() {
             String::new()
         } else {
-            format!(" (PreScore skipped: {})", skipped.join(", "))
+            format!(
+                "\n  PreScore skipped (adds nothing): {}",
+                skipped.join(", ")
+            )
         }
     );
     let w = t
@@ -346,13 +350,15 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
         );
     }
     if t.tied.len() > 1 {
-        let shown: Vec<&str> = t.tied.iter().take(top).map(String::as_str).collect();
-        let more = if t.tied.len() > top {
-            format!(" and {} more", t.tied.len() - top)
+        let cap = top.min(6);
+        let shown: Vec<&str> = t.tied.iter().take(cap).map(String::as_str).collect();
+        let more = if t.tied.len() > cap {
+            format!(" and {} more", t.tied.len() - cap)
         } else {
             String::new()
         };
-        let _ = writeln!(s, "  tied at the best total: {}{more}", shown.join(", "));
+        let line = format!("tied at the best total: {}{more}", shown.join(", "));
+        let _ = writeln!(s, "{}", wrap(&line, 98, "  "));
     }
 }
 
@@ -397,4 +403,23 @@ fn render_node(s: &mut String, t: &PodTrace, name: &str) {
             "total", "", "", "", ns.total
         );
     }
+}
+
+/// Word-wraps `text` to `width` columns, each line prefixed with `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    for word in text.split(' ') {
+        if line.len() > indent.len() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(indent);
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(line.trim_end());
+    out
 }
