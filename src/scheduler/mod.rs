@@ -21,6 +21,8 @@ pub mod requests;
 pub mod rng;
 pub mod selector;
 pub mod snapshot;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub mod trace;
 pub mod version;
 pub mod world;

@@ -284,3 +284,48 @@ impl ScorePlugin for InterPodAffinityScore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scheduler::Code;
+    use crate::scheduler::testutil::{filter, node, pod, scores};
+    use serde_json::json;
+
+    #[test]
+    fn affinity_anti_affinity_and_existing_anti_affinity() {
+        let nodes = [
+            node("a", json!({"h": "a"}), json!({})),
+            node("b", json!({"h": "b"}), json!({})),
+        ];
+        let mut db = pod(
+            "db",
+            json!({"app": "db"}),
+            json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "h"}]}}}),
+        );
+        db.spec.as_mut().unwrap().node_name = Some("a".into());
+        // Affinity to db: only node a has one — but db's own anti-affinity rejects web there.
+        let web = pod(
+            "w",
+            json!({"app": "web"}),
+            json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "h"}]}}}),
+        );
+        let v = filter(&nodes, std::slice::from_ref(&db), &web, "InterPodAffinity");
+        assert_eq!(
+            (v[0].1, v[0].2[0].as_str()),
+            (Code::Unschedulable, super::REASON_EXISTING_ANTI_AFFINITY)
+        );
+        assert_eq!(
+            (v[1].1, v[1].2[0].as_str()),
+            (Code::UnschedulableAndUnresolvable, super::REASON_AFFINITY)
+        );
+        let cache = pod(
+            "c",
+            json!({"app": "cache"}),
+            json!({"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "h"}}]}}}),
+        );
+        assert_eq!(scores(&nodes, &[db], &cache, "InterPodAffinity"), [100, 0]);
+    }
+}

@@ -120,3 +120,36 @@ impl ScorePlugin for NodeAffinityScore {
         default_normalize(MAX_NODE_SCORE, false, scores);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scheduler::Code;
+    use crate::scheduler::testutil::{filter, node, pod, scores};
+    use serde_json::json;
+
+    #[test]
+    fn selector_required_and_preferred() {
+        let nodes = [
+            node("a", json!({"disk": "ssd", "zone": "z1"}), json!({})),
+            node("b", json!({"disk": "hdd", "zone": "z1"}), json!({})),
+            node("c", json!({"disk": "ssd", "zone": "z2"}), json!({})),
+        ];
+        let p = pod("p", json!({}), json!({"nodeSelector": {"disk": "ssd"}}));
+        let v = filter(&nodes, &[], &p, "NodeAffinity");
+        assert_eq!(
+            v.iter().map(|x| x.1).collect::<Vec<_>>(),
+            [
+                Code::Success,
+                Code::UnschedulableAndUnresolvable,
+                Code::Success
+            ]
+        );
+        let pref = json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}},
+            {"weight": 15, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}});
+        assert_eq!(
+            scores(&nodes, &[], &pod("p", json!({}), pref), "NodeAffinity"),
+            [100, 25, 75]
+        );
+    }
+}

@@ -20,3 +20,32 @@ impl FilterPlugin for NodeName {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scheduler::Code;
+    use crate::scheduler::testutil::{filter, node, pod};
+    use serde_json::json;
+
+    #[test]
+    fn only_the_named_node() {
+        let nodes = [
+            node("a", json!({}), json!({})),
+            node("b", json!({}), json!({})),
+        ];
+        let v = filter(
+            &nodes,
+            &[],
+            &pod("p", json!({}), json!({"nodeName": "b"})),
+            "NodeName",
+        );
+        assert_eq!(
+            (v[0].1, v[0].2.as_slice()),
+            (
+                Code::UnschedulableAndUnresolvable,
+                &[super::REASON.to_string()][..]
+            )
+        );
+        assert_eq!(v[1].1, Code::Success);
+    }
+}

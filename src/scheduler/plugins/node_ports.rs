@@ -45,3 +45,35 @@ impl FilterPlugin for NodePorts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scheduler::Code;
+    use crate::scheduler::testutil::{filter, node, pod};
+    use serde_json::json;
+
+    #[test]
+    fn same_port_conflicts_other_protocol_does_not() {
+        let nodes = [
+            node("a", json!({}), json!({})),
+            node("b", json!({}), json!({})),
+        ];
+        let port = |proto: &str| json!({"nodeName": null, "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80, "protocol": proto}]}]});
+        let mut on_a = pod("x", json!({}), port("TCP"));
+        on_a.spec.as_mut().unwrap().node_name = Some("a".into());
+        let mut on_b = pod("y", json!({}), port("UDP"));
+        on_b.spec.as_mut().unwrap().node_name = Some("b".into());
+        let v = filter(
+            &nodes,
+            &[on_a, on_b],
+            &pod("p", json!({}), port("TCP")),
+            "NodePorts",
+        );
+        assert_eq!(v[0].1, Code::Unschedulable);
+        assert_eq!(
+            v[0].2,
+            ["node(s) didn't have free ports for the requested pod ports"]
+        );
+        assert_eq!(v[1].1, Code::Success);
+    }
+}

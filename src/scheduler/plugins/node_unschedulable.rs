@@ -33,3 +33,25 @@ impl FilterPlugin for NodeUnschedulable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scheduler::Code;
+    use crate::scheduler::testutil::{filter, node, pod};
+    use serde_json::json;
+
+    #[test]
+    fn cordoned_unless_tolerated() {
+        let nodes = [node("a", json!({}), json!({"unschedulable": true}))];
+        let v = filter(
+            &nodes,
+            &[],
+            &pod("p", json!({}), json!({})),
+            "NodeUnschedulable",
+        );
+        assert_eq!(v[0].1, Code::UnschedulableAndUnresolvable);
+        let tol = json!({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]});
+        let v = filter(&nodes, &[], &pod("p", json!({}), tol), "NodeUnschedulable");
+        assert_eq!(v[0].1, Code::Success);
+    }
+}

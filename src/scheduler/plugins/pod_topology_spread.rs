@@ -346,3 +346,34 @@ fn normalize_with(scores: &mut [i64], ignored: &[bool]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scheduler::Code;
+    use crate::scheduler::testutil::{filter, node, pod};
+    use serde_json::json;
+
+    #[test]
+    fn max_skew_one_across_zones() {
+        let nodes = [
+            node("a", json!({"zone": "z1"}), json!({})),
+            node("b", json!({"zone": "z2"}), json!({})),
+            node("c", json!({}), json!({})),
+        ];
+        let mut running = pod("r", json!({"app": "x"}), json!({}));
+        running.spec.as_mut().unwrap().node_name = Some("a".into());
+        let p = pod(
+            "p",
+            json!({"app": "x"}),
+            json!({"topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "x"}}}]}),
+        );
+        let v = filter(&nodes, &[running], &p, "PodTopologySpread");
+        assert_eq!(v[0].1, Code::Unschedulable);
+        assert_eq!(v[1].1, Code::Success);
+        assert_eq!(
+            (v[2].1, v[2].2[0].as_str()),
+            (Code::UnschedulableAndUnresolvable, super::REASON_LABEL)
+        );
+    }
+}
