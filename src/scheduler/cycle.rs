@@ -66,7 +66,7 @@ impl Filters {
             let s = p.filter(cx, node);
             if !s.is_success() {
                 return FilterVerdict {
-                    node: node.name.clone(),
+                    node: node.key.clone(),
                     passed: false,
                     plugin: Some(p.name()),
                     reasons: Some(s.reasons),
@@ -75,7 +75,7 @@ impl Filters {
             }
         }
         FilterVerdict {
-            node: node.name.clone(),
+            node: node.key.clone(),
             passed: true,
             plugin: None,
             reasons: None,
@@ -190,9 +190,9 @@ pub fn score(
     let mut out: Vec<NodeScore> = feasible
         .iter()
         .map(|&n| NodeScore {
-            node: cx.snapshot.nodes[n].name.clone(),
+            node: cx.snapshot.nodes[n].key.clone(),
             total: 0,
-            plugins: Vec::new(),
+            plugins: Vec::with_capacity(profile.scores.len()),
         })
         .collect();
     let mut raw = vec![0i64; feasible.len()];
@@ -294,7 +294,7 @@ impl Scheduler {
             PreFilterVerdict::Rejected(status, plugin) => {
                 for n in &snap.nodes {
                     trace.filter.push(FilterVerdict {
-                        node: n.name.clone(),
+                        node: n.key.clone(),
                         passed: false,
                         plugin: Some(plugin),
                         reasons: Some(status.reasons.clone()),
@@ -355,7 +355,7 @@ impl Scheduler {
         for i in processed..nodes.len() {
             trace
                 .skipped_by_sampling
-                .push(snap.nodes[nodes[(start + i) % nodes.len()]].name.clone());
+                .push(snap.nodes[nodes[(start + i) % nodes.len()]].key.clone());
         }
         self.next_start_node_index = (start + processed) % snap.nodes.len();
         trace.nodes_feasible = feasible.len();
@@ -409,7 +409,7 @@ impl Scheduler {
         } else {
             "highest total score".into()
         });
-        trace.selected = selected;
+        trace.selected = selected.map(|n: super::trace::Name| n.to_string());
     }
 
     fn breakdown(

@@ -1,14 +1,66 @@
 //! The record of one pod's scheduling cycle: plain data, in evaluation order, that the text
 //! and JSON outputs print and the TUI steps through. Field names follow CONTRACT.md.
 
-use serde::Serialize;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
 
 use super::framework::Code;
+
+/// A node name shared between the snapshot and every trace that mentions it: cloning it is a
+/// reference-count bump, not an allocation (a 5,000-node cycle names thousands of nodes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name(Arc<str>);
+
+impl Name {
+    pub fn new(s: &str) -> Name {
+        Name(Arc::from(s))
+    }
+}
+
+impl Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Name {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
 
 /// One node's Filter verdict: the first failing plugin and its reasons, or a pass.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FilterVerdict {
-    pub node: String,
+    pub node: Name,
     pub passed: bool,
     pub plugin: Option<&'static str>,
     pub reasons: Option<Vec<String>>,
@@ -32,7 +84,7 @@ pub struct PluginScore {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeScore {
-    pub node: String,
+    pub node: Name,
     pub total: i64,
     pub plugins: Vec<PluginScore>,
 }
@@ -80,9 +132,9 @@ pub struct PodTrace {
     pub prefilter: Vec<PhaseRecord>,
     pub prescore: Vec<PhaseRecord>,
     /// Nodes never evaluated because enough feasible nodes were found first.
-    pub skipped_by_sampling: Vec<String>,
+    pub skipped_by_sampling: Vec<Name>,
     /// The nodes sharing the best total; `selected` is one of them.
-    pub tied: Vec<String>,
+    pub tied: Vec<Name>,
     /// How the choice among `tied` was made.
     pub tie_break: Option<String>,
     /// Things the simulation does not model for this pod, said plainly.

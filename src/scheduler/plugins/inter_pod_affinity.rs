@@ -92,9 +92,9 @@ impl FilterPlugin for InterPodAffinity {
         let snap = cx.snapshot;
         let pod = cx.pod;
         for node in snap
-            .nodes
+            .nodes_with_required_anti_affinity
             .iter()
-            .filter(|n| !n.pods_with_required_anti_affinity.is_empty())
+            .map(|&n| &snap.nodes[n])
         {
             for &id in &node.pods_with_required_anti_affinity {
                 for t in &snap.pods[id].required_anti_affinity {
@@ -240,15 +240,18 @@ impl ScorePlugin for InterPodAffinityScore {
             return Status::skip();
         }
         let snap = cx.snapshot;
-        for node in &snap.nodes {
+        if has_constraints {
+            for node in &snap.nodes {
+                for &id in &node.pods {
+                    self.process_existing(pod, &snap.pods[id], node);
+                }
+            }
+        } else {
             // Without preferred terms of its own, only pods with affinity can contribute.
-            let ids = if has_constraints {
-                &node.pods
-            } else {
-                &node.pods_with_affinity
-            };
-            for &id in ids {
-                self.process_existing(pod, &snap.pods[id], node);
+            for node in snap.nodes_with_affinity.iter().map(|&n| &snap.nodes[n]) {
+                for &id in &node.pods_with_affinity {
+                    self.process_existing(pod, &snap.pods[id], node);
+                }
             }
         }
         if self.topology_score.is_empty() {
