@@ -21,6 +21,7 @@ pub mod requests;
 pub mod rng;
 pub mod selector;
 pub mod snapshot;
+pub mod term_index;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod trace;

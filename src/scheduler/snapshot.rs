@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use super::podinfo::{HostPort, PodInfo};
 use super::requests::{FieldError, Resources, node_allocatable};
 use super::selector::{Labels, Selector};
+use super::term_index::TermIndex;
 use super::trace::Name;
 
 pub type PodId = usize;
@@ -211,6 +212,11 @@ pub struct Snapshot {
     /// (upstream's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList).
     pub nodes_with_affinity: Vec<usize>,
     pub nodes_with_required_anti_affinity: Vec<usize>,
+    /// Existing pods' affinity terms by kind, indexed by the labels they require.
+    pub required_affinity_terms: TermIndex,
+    pub required_anti_affinity_terms: TermIndex,
+    pub preferred_affinity_terms: TermIndex,
+    pub preferred_anti_affinity_terms: TermIndex,
     /// Every node's name in iteration order, shared by the traces (see `trace::NodeRun`).
     pub node_keys: Arc<[Name]>,
     /// Services (namespace, selector) and controllers ((namespace, kind, name) → selector)
@@ -374,6 +380,18 @@ impl Snapshot {
             self.nodes_with_required_anti_affinity.push(node);
         }
         self.nodes[node].add_pod(id, &info);
+        for (i, t) in info.required_affinity.iter().enumerate() {
+            self.required_affinity_terms.insert(id, i, t);
+        }
+        for (i, t) in info.required_anti_affinity.iter().enumerate() {
+            self.required_anti_affinity_terms.insert(id, i, t);
+        }
+        for (i, (_, t)) in info.preferred_affinity.iter().enumerate() {
+            self.preferred_affinity_terms.insert(id, i, t);
+        }
+        for (i, (_, t)) in info.preferred_anti_affinity.iter().enumerate() {
+            self.preferred_anti_affinity_terms.insert(id, i, t);
+        }
         for (k, v) in &info.labels {
             let values = match self.label_index.get_mut(k) {
                 Some(m) => m,
