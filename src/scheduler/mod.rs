@@ -12,6 +12,7 @@ pub mod framework;
 pub mod generate;
 pub mod legacy;
 pub mod manifests;
+pub mod nodeinfo;
 pub mod plugins;
 pub mod podinfo;
 pub mod postfilter;
