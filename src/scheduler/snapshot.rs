@@ -80,6 +80,10 @@ pub struct Snapshot {
     /// label key → value → pods carrying it, for selector lookups that would otherwise test
     /// every pod in the cluster (inter-pod affinity).
     pub label_index: HashMap<String, HashMap<String, Vec<PodId>>>,
+    /// Namespace name → small id, and each pod's namespace id (parallel to `pods`), so
+    /// namespace checks over many candidates do not touch the pods themselves.
+    pub namespace_ids: HashMap<String, u32>,
+    pub pod_ns: Vec<u32>,
     namespace_labels: HashMap<String, Arc<Labels>>,
     pod_level_resources: bool,
 }
@@ -246,6 +250,15 @@ impl Snapshot {
         for (i, (_, t)) in info.preferred_anti_affinity.iter().enumerate() {
             self.preferred_anti_affinity_terms.insert(id, i, t);
         }
+        let next = self.namespace_ids.len() as u32;
+        let ns = match self.namespace_ids.get(&info.namespace) {
+            Some(&id) => id,
+            None => *self
+                .namespace_ids
+                .entry(info.namespace.clone())
+                .or_insert(next),
+        };
+        self.pod_ns.push(ns);
         for (k, v) in &info.labels {
             let values = match self.label_index.get_mut(k) {
                 Some(m) => m,

@@ -8,7 +8,7 @@ use crate::scheduler::framework::{
     CycleContext, FilterPlugin, MAX_NODE_SCORE, PreFilterOutcome, ScorePlugin, Status,
 };
 use crate::scheduler::podinfo::{AffinityTerm, PodInfo};
-use crate::scheduler::snapshot::NodeInfo;
+use crate::scheduler::snapshot::{NodeInfo, Snapshot};
 
 pub const NAME: &str = "InterPodAffinity";
 pub const REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
@@ -72,6 +72,30 @@ impl TopoCounts {
     }
 }
 
+/// For a term whose selector is a single `key = value` and whose namespaces are listed by name,
+/// the number of pods it selects on each node, from the label index and the pods' namespace
+/// ids alone — the same count as testing `matches` on every pod, without reading the pods.
+fn count_per_node(snap: &Snapshot, t: &AffinityTerm) -> Option<Vec<i64>> {
+    if !t.selector.is_single_pair() || !t.namespace_selector.is_nothing() {
+        return None;
+    }
+    let (k, v) = t.selector.index_hint()?;
+    let ns: Vec<u32> = t
+        .namespaces
+        .iter()
+        .filter_map(|n| snap.namespace_ids.get(n).copied())
+        .collect();
+    let mut per_node = vec![0i64; snap.nodes.len()];
+    if let Some(ids) = snap.label_index.get(k).and_then(|m| m.get(v)) {
+        for &id in ids {
+            if ns.contains(&snap.pod_ns[id]) {
+                per_node[snap.pod_node[id]] += 1;
+            }
+        }
+    }
+    Some(per_node)
+}
+
 fn matches_all(terms: &[AffinityTerm], pod: &PodInfo) -> bool {
     !terms.is_empty() && terms.iter().all(|t| t.matches(pod))
 }
@@ -102,17 +126,31 @@ impl FilterPlugin for InterPodAffinity {
             });
         // Only pods a term's selector can match are tested (label index).
         if let Some(first) = pod.required_affinity.first() {
-            snap.candidates(&first.selector).for_each(|id| {
-                let existing = &snap.pods[id];
-                if matches_all(&pod.required_affinity, existing) {
-                    let node = &snap.nodes[snap.pod_node[id]];
-                    for t in &pod.required_affinity {
-                        self.affinity.bump(node, &t.topology_key, 1);
-                    }
+            if pod.required_affinity.len() == 1
+                && let Some(per_node) = count_per_node(snap, first)
+            {
+                for (n, c) in per_node.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    self.affinity.bump(&snap.nodes[n], &first.topology_key, *c);
                 }
-            });
+            } else {
+                snap.candidates(&first.selector).for_each(|id| {
+                    let existing = &snap.pods[id];
+                    if matches_all(&pod.required_affinity, existing) {
+                        let node = &snap.nodes[snap.pod_node[id]];
+                        for t in &pod.required_affinity {
+                            self.affinity.bump(node, &t.topology_key, 1);
+                        }
+                    }
+                });
+            }
         }
         for t in &pod.required_anti_affinity {
+            if let Some(per_node) = count_per_node(snap, t) {
+                for (n, c) in per_node.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    self.anti.bump(&snap.nodes[n], &t.topology_key, *c);
+                }
+                continue;
+            }
             snap.candidates(&t.selector).for_each(|id| {
                 if t.matches(&snap.pods[id]) {
                     self.anti
