@@ -226,7 +226,10 @@ where
     let accept = header(&parts.headers, hyper::header::ACCEPT);
     let table_ok =
         info.is_resource_request && matches!(info.verb.as_str(), "get" | "list" | "watch");
-    let Some(format) = negotiate(accept.as_deref(), table_ok) else {
+    // Non-resource paths (discovery, OpenAPI) pick their own media types.
+    let negotiated = negotiate(accept.as_deref(), table_ok)
+        .or((!info.is_resource_request).then_some(Format::Json));
+    let Some(format) = negotiated else {
         let e = ApiError::not_acceptable(&[
             "application/json",
             "application/yaml",

@@ -114,6 +114,9 @@ pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
             serde_json::to_value(&typed).map_err(|e| e.to_string())
         }};
     }
+    if def.version != "v1" {
+        return Ok(v.clone()); // k8s-openapi only has the v1 types (e.g. no SelfSubjectReview v1beta1)
+    }
     match (def.group, def.kind) {
         ("", "Pod") => rt!(a::core::v1::Pod),
         ("", "Node") => rt!(a::core::v1::Node),
