@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use http_body_util::BodyExt;
-use hyper::body::Bytes;
+use hyper::body::{Buf, Bytes};
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
@@ -127,6 +127,60 @@ fn set_common(r: &mut Response<ApiBody>, audit_id: &str) {
     );
 }
 
+/// How much of an unwanted body we read and discard before answering: an HTTP/2 client
+/// (curl) reports a stream error when the server answers before the upload is finished.
+const DRAIN_CAP: usize = 64 * 1024 * 1024;
+
+/// Read the body, up to MaxRequestBodyBytes; over that, drain the rest and answer 413.
+async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut body = std::pin::pin!(body);
+    let mut buf = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            ApiError::bad_request(format!("error reading request body: {}", e.into()))
+        })?;
+        if let Ok(mut data) = frame.into_data() {
+            seen += data.remaining();
+            while data.has_remaining() {
+                let n = data.chunk().len();
+                if seen <= MAX_BODY {
+                    buf.extend_from_slice(data.chunk());
+                }
+                data.advance(n);
+            }
+            if seen > DRAIN_CAP {
+                break;
+            }
+        }
+    }
+    if seen > MAX_BODY {
+        return Err(ApiError::too_large(MAX_BODY));
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// Discard a body we will not use (bounded).
+async fn drain<B>(body: B)
+where
+    B: hyper::body::Body,
+{
+    let mut body = std::pin::pin!(body);
+    let mut seen = 0usize;
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(d) = frame.into_data() {
+            seen += d.remaining();
+            if seen > DRAIN_CAP {
+                break;
+            }
+        }
+    }
+}
+
 /// Handle one request end to end. Never panics on peer input: every failure is a Status.
 pub async fn handle<B>(api: &Arc<Api>, conn: &ConnInfo, req: Request<B>) -> Response<ApiBody>
 where
@@ -160,6 +214,7 @@ where
     let outcome = authn::authenticate(conn, authz_header.as_deref(), &api.tokens);
     let Some(user) = outcome.user else {
         trace.stage("authentication", StageStatus::Failed, outcome.detail);
+        drain(body).await;
         let e = ApiError::unauthorized();
         return finish(api, trace, &info, None, &user_agent, conn, Err(e), received).await;
     };
@@ -172,6 +227,7 @@ where
     let detail = authz::trace_detail(&attrs, &decision);
     if !decision.allowed {
         trace.stage("authorization", StageStatus::Failed, detail);
+        drain(body).await;
         let text = authz::forbidden_text(&user.username, &attrs);
         let e = if info.is_resource_request {
             ApiError::forbidden(
@@ -199,17 +255,9 @@ where
     trace.stage("authorization", StageStatus::Ok, detail);
 
     // Body, bounded like MaxRequestBodyBytes.
-    let bytes = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(e) => {
-            let err = if e
-                .downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                ApiError::too_large(MAX_BODY)
-            } else {
-                ApiError::bad_request(format!("error reading request body: {e}"))
-            };
+    let bytes = match read_body(body).await {
+        Ok(b) => b,
+        Err(err) => {
             return finish(
                 api,
                 trace,

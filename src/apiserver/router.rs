@@ -33,7 +33,14 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
         return subresource(ctx, def, method).await;
     }
     let verb = info.verb.as_str();
-    if !def.verbs.contains(&verb) {
+    // Item verbs need a name, collection verbs must not have one (PUT on a collection → 405).
+    let named = !info.name.is_empty();
+    let wrong_shape = match verb {
+        "update" | "patch" | "delete" | "get" => !named,
+        "create" => named && def.plural != "namespaces",
+        _ => false,
+    };
+    if wrong_shape || !def.verbs.contains(&verb) {
         return Err(ApiError::method_not_allowed());
     }
     match (def.group, def.plural, verb) {
