@@ -271,16 +271,7 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
                 .take(128)
                 .collect()
         });
-    let fields = kinds::fields_v1(&obj);
-    kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
-    let now = util::now();
-    obj["metadata"]["uid"] = json!(util::uuid());
-    obj["metadata"]["creationTimestamp"] = json!(now);
-    obj["metadata"]["managedFields"] = json!([{
-        "manager": manager, "operation": "Update", "apiVersion": def.api_version(), "time": now,
-        "fieldsType": "FieldsV1", "fieldsV1": fields,
-    }]);
-    // Validating admission.
+    // NamespaceLifecycle first: a missing namespace is a 404 before any other plugin looks.
     let (rec, res) = admission::namespace_lifecycle(
         &ctx.api.store,
         "create",
@@ -299,6 +290,15 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         json!({"phase": "validating", "plugins": [rec]}),
     );
     res?;
+    let fields = kinds::fields_v1(&obj);
+    kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
+    let now = util::now();
+    obj["metadata"]["uid"] = json!(util::uuid());
+    obj["metadata"]["creationTimestamp"] = json!(now);
+    obj["metadata"]["managedFields"] = json!([{
+        "manager": manager, "operation": "Update", "apiVersion": def.api_version(), "time": now,
+        "fieldsType": "FieldsV1", "fieldsV1": fields,
+    }]);
     let key = def.key_for(&url_ns, &name);
     let stored = ctx.api.store.create(&key, obj).map_err(|e| {
         ctx.trace.stage(
