@@ -5,6 +5,7 @@ pub mod apiserver;
 pub mod cli;
 pub mod client;
 pub mod commands;
+pub mod journey;
 pub mod kubeconfig;
 pub mod pki;
 pub mod scheduler;

@@ -190,7 +190,12 @@ where
     let audit_id = util::uuid();
     let received = util::now_micro();
     let (parts, body) = req.into_parts();
-    let uri = parts.uri.to_string();
+    // Path and query only: over HTTP/2 the URI also carries scheme and authority.
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| parts.uri.path().to_string());
     let mut trace = RequestTrace::new(
         audit_id.clone(),
         received.clone(),
