@@ -3,6 +3,7 @@
 pub mod certs;
 pub mod journey;
 pub mod serve;
+pub mod schedule;
 pub mod tui;
 
 use crate::kubeconfig::KubeconfigError;
