@@ -128,9 +128,10 @@ mod tests {
         let m = Message::parse(&doc).unwrap_or_default();
         assert_eq!(m.string(1), "2.0");
         let paths = m.message(8).unwrap_or_default();
-        let first = paths.message(2).unwrap_or_default();
-        assert!(first.string(1).starts_with("/api/v1/"));
-        let op = first
+        let last = paths.message(2).unwrap_or_default();
+        // `message` reads the last occurrence of a repeated field: the last resource's path.
+        assert!(last.string(1).starts_with("/apis/"));
+        let op = last
             .message(2)
             .and_then(|p| p.message(8))
             .unwrap_or_default();

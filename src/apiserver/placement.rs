@@ -1,7 +1,8 @@
 //! The seam between the scheduler loop and a scheduling engine. The loop hands over a snapshot
 //! (k8s-openapi Nodes and Pods) and one pending pod; the engine returns where it goes and its
-//! own trace. `BasicFit` is a small built-in engine (NodeUnschedulable, TaintToleration,
-//! NodeResourcesFit, LeastAllocated) used until the `scheduler` module's engine plugs in.
+//! own trace. `KubeScheduler` runs the `scheduler` module's simulation of kube-scheduler (the
+//! default); `BasicFit` is a small stand-in (NodeUnschedulable, TaintToleration,
+//! NodeResourcesFit, LeastAllocated) kept for tests of the loop itself.
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde_json::{Value, json};
@@ -17,6 +18,10 @@ pub struct Placement {
     /// Filter and score detail per node, in the contract's shape.
     pub filter: Value,
     pub score: Value,
+    /// The engine's full trace (PodTrace for `KubeScheduler`).
+    pub trace: Option<Value>,
+    /// Which engine decided, for the trace.
+    pub engine: &'static str,
 }
 
 pub trait Engine: Send + Sync {
@@ -207,6 +212,69 @@ impl Engine for BasicFit {
             message,
             filter: Value::Array(filter),
             score: Value::Array(score),
+            trace: None,
+            engine: "kexplore BasicFit (NodeUnschedulable, TaintToleration, NodeResourcesFit, LeastAllocated)",
+        }
+    }
+}
+
+/// kube-scheduler as the `scheduler` module simulates it, at the release this server reports.
+pub struct KubeScheduler {
+    version: crate::scheduler::KubeVersion,
+    inner: std::sync::Mutex<crate::scheduler::Scheduler>,
+}
+
+impl KubeScheduler {
+    pub fn new() -> Self {
+        let version = crate::scheduler::KubeVersion::parse("1.33")
+            .unwrap_or(crate::scheduler::version::NEWEST);
+        KubeScheduler {
+            version,
+            inner: std::sync::Mutex::new(crate::scheduler::Scheduler::new(version, None, 0)),
+        }
+    }
+}
+
+impl Default for KubeScheduler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine for KubeScheduler {
+    fn schedule(&self, nodes: &[Node], pods: &[Pod], pod: &Pod) -> Placement {
+        let failed = |message: String| Placement {
+            selected: None,
+            message: Some(message),
+            filter: json!([]),
+            score: json!([]),
+            trace: None,
+            engine: "kube-scheduler simulation (kexplore scheduler module)",
+        };
+        let mut snap = match crate::scheduler::Snapshot::build(
+            nodes,
+            pods,
+            self.version.pod_level_resources(),
+        ) {
+            Ok(s) => s,
+            Err(e) => return failed(format!("snapshot: {} {}: {}", e.object, e.field, e.message)),
+        };
+        let info = match snap.pod_info(pod) {
+            Ok(i) => i,
+            Err(e) => return failed(format!("pod: {} {}: {}", e.object, e.field, e.message)),
+        };
+        let trace = self
+            .inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .schedule_one(&snap, &info);
+        Placement {
+            selected: trace.selected.clone(),
+            message: trace.message.clone(),
+            filter: serde_json::to_value(&trace.filter).unwrap_or(Value::Null),
+            score: serde_json::to_value(&trace.score).unwrap_or(Value::Null),
+            trace: serde_json::to_value(&trace).ok(),
+            engine: "kube-scheduler simulation (kexplore scheduler module)",
         }
     }
 }

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::api::Api;
 use super::events::{self, Reporter};
-use super::placement::{BasicFit, Engine};
+use super::placement::{Engine, KubeScheduler};
 use super::pods;
 use super::util;
 
@@ -35,7 +35,7 @@ fn pending(v: &Value) -> bool {
 /// Run until `stop` flips. Wakes on store changes, retries unschedulable pods when the
 /// cluster changes (at most every few seconds per pod, like the backoff queue).
 pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
-    run_with(api, Arc::new(BasicFit), &mut stop).await
+    run_with(api, Arc::new(KubeScheduler::new()), &mut stop).await
 }
 
 pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::Receiver<bool>) {
@@ -119,12 +119,13 @@ fn cycle(api: &Api, engine: &dyn Engine, failed: &mut HashMap<String, (Instant, 
         let detail = json!({
             "profile": "default-scheduler",
             "pod": key,
-            "engine": "kexplore built-in (NodeUnschedulable, TaintToleration, NodeResourcesFit, LeastAllocated)",
+            "engine": placement.engine,
             "nodes_total": nodes.len(),
             "filter": placement.filter,
             "score": placement.score,
             "selected": placement.selected,
             "message": placement.message,
+            "trace": placement.trace,
             "at": started,
         });
         api.traces.with_pod(&key, |t| t.scheduling = Some(detail));
