@@ -509,3 +509,74 @@ async fn table_selectors_and_watch() {
         (Some("ADDED"), Some("app"))
     );
 }
+
+/// A request body that never finishes: its request holds an in-flight slot.
+struct Endless;
+
+impl hyper::body::Body for Endless {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Pending
+    }
+}
+
+#[tokio::test]
+async fn max_in_flight_answers_429_in_plain_text() {
+    let tokens = TokenFile::parse(Path::new("tokens.csv"), TOKENS).expect("tokens");
+    let mut api = Api::new(tokens, None);
+    api.limiter = kexplore::apiserver::inflight::Limiter::new(1, 1);
+    let api = Arc::new(api);
+    bootstrap::system(&api);
+    let held = {
+        let api = api.clone();
+        tokio::spawn(async move {
+            let req = Request::builder()
+                .method(Method::POST)
+                .uri("/api/v1/namespaces/default/pods")
+                .header("authorization", "Bearer jane-token")
+                .body(Endless)
+                .expect("request");
+            api::handle(&api, &ConnInfo::default(), req).await
+        })
+    };
+    for _ in 0..50 {
+        if api.limiter.in_flight().1 == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 429);
+    assert_eq!(
+        r.body,
+        Value::String("Too many requests, please try again later.\n".into())
+    );
+    assert_eq!(
+        r.headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    // system:masters is never limited.
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    held.abort();
+}

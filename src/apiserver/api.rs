@@ -16,6 +16,7 @@ use super::authn::{self, TokenFile, UserInfo};
 use super::authz::{self, Attributes, Authorizer};
 use super::body::{ApiBody, Format, negotiate};
 use super::decode::MAX_BODY;
+use super::inflight::{Limiter, TOO_MANY};
 use super::request::{self, RequestInfo};
 use super::status::ApiError;
 use super::store::Store;
@@ -32,6 +33,7 @@ pub struct Api {
     pub audit: Option<AuditLog>,
     /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
     pub server_address: Mutex<String>,
+    pub limiter: Limiter,
 }
 
 impl Api {
@@ -43,6 +45,7 @@ impl Api {
             tokens,
             audit,
             server_address: Mutex::new(String::new()),
+            limiter: Limiter::default(),
         }
     }
 }
@@ -226,6 +229,24 @@ where
     trace.user = Some(user.username.clone());
     trace.stage("authentication", StageStatus::Ok, outcome.detail);
 
+    // Max-in-flight limiter: watches and system:masters are exempt.
+    let _slot = if info.verb == "watch" || user.in_group("system:masters") {
+        None
+    } else {
+        match api.limiter.acquire(&info.verb) {
+            Some(slot) => Some(slot),
+            None => {
+                trace.stage(
+                    "priority-and-fairness",
+                    StageStatus::Failed,
+                    json!({"limiter": "max-in-flight", "inFlight": api.limiter.in_flight()}),
+                );
+                drain(body).await;
+                return too_many(api, trace, &info, &user, &user_agent, conn, received);
+            }
+        }
+    };
+
     // Authorization.
     let attrs = attributes(&info);
     let decision = api.authorizer.authorize(&api.store, &user, &attrs);
@@ -331,6 +352,43 @@ where
         }
     }
     resp
+}
+
+/// The limiter's 429: plain text, not a Status, with `Retry-After: 1`.
+fn too_many(
+    api: &Arc<Api>,
+    mut trace: RequestTrace,
+    info: &RequestInfo,
+    user: &UserInfo,
+    user_agent: &str,
+    conn: &ConnInfo,
+    received: String,
+) -> Response<ApiBody> {
+    let mut r = Response::new(ApiBody::full(Bytes::from_static(TOO_MANY.as_bytes())));
+    *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut()
+        .insert("retry-after", HeaderValue::from_static("1"));
+    set_common(&mut r, &trace.audit_id);
+    trace.code = 429;
+    trace.stage("response", StageStatus::Failed, json!({"code": 429}));
+    if let Some(a) = &api.audit {
+        let st = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": TOO_MANY.trim(), "reason": "TooManyRequests", "code": 429});
+        a.record(
+            &trace,
+            info,
+            Some(user),
+            user_agent,
+            conn,
+            Some(&st),
+            &received,
+        );
+    }
+    api.traces.push(trace);
+    r
 }
 
 /// Encode the reply (or error), record the response stage, audit, and keep the trace.

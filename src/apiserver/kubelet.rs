@@ -29,6 +29,7 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
     let mut next_ip: HashMap<String, u32> = HashMap::new();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut heartbeat = tokio::time::interval(Duration::from_secs(10));
+    let mut beats: u64 = 0;
     loop {
         let (pods, _) = api.store.list("/registry/pods/");
         for p in pods.iter() {
@@ -64,7 +65,12 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
         tokio::select! {
             _ = stop.changed() => return,
             Some(k) = done_rx.recv() => { busy.remove(&k); }
-            _ = heartbeat.tick() => heartbeats(&api),
+            _ = heartbeat.tick() => {
+                beats += 1;
+                // Lease every 10 s; the node's own status (Ready's heartbeat) every 5 minutes,
+                // as nodeStatusReportFrequency does when nothing changed.
+                heartbeats(&api, beats % 30 == 0);
+            }
             r = feed.rx.recv() => {
                 if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }
                 while feed.rx.try_recv().is_ok() {}
@@ -300,10 +306,29 @@ async fn stop_pod(api: &Api, pod: &Value) {
     });
 }
 
-/// Node Lease renewals in kube-node-lease (the heartbeat the node lifecycle controller reads).
-fn heartbeats(api: &Api) {
+/// Node Lease renewals in kube-node-lease (the heartbeat the node lifecycle controller reads),
+/// and with `status` the nodes' condition heartbeats.
+fn heartbeats(api: &Api, status: bool) {
     let (nodes, _) = api.store.list("/registry/minions/");
     let now = util::now_micro();
+    if status {
+        let t = util::now();
+        for n in nodes.iter() {
+            let key = format!("/registry/minions/{}", s(n, "/metadata/name"));
+            let _ = api.store.update(&key, None, |cur| {
+                let mut next = cur.clone();
+                if let Some(conds) = next
+                    .pointer_mut("/status/conditions")
+                    .and_then(Value::as_array_mut)
+                {
+                    for c in conds.iter_mut() {
+                        c["lastHeartbeatTime"] = json!(t);
+                    }
+                }
+                Ok(next)
+            });
+        }
+    }
     for n in nodes.iter() {
         let name = s(n, "/metadata/name").to_string();
         let key = format!("/registry/leases/kube-node-lease/{name}");

@@ -16,6 +16,7 @@ pub mod decode;
 pub mod defaults;
 pub mod discovery;
 pub mod events;
+pub mod inflight;
 pub mod kinds;
 pub mod kubelet;
 pub mod openapi;
