@@ -69,7 +69,7 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
                 beats += 1;
                 // Lease every 10 s; the node's own status (Ready's heartbeat) every 5 minutes,
                 // as nodeStatusReportFrequency does when nothing changed.
-                heartbeats(&api, beats % 30 == 0);
+                heartbeats(&api, beats.is_multiple_of(30));
             }
             r = feed.rx.recv() => {
                 if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }

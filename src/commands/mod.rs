@@ -2,8 +2,8 @@
 
 pub mod certs;
 pub mod journey;
-pub mod serve;
 pub mod schedule;
+pub mod serve;
 pub mod tui;
 
 use crate::kubeconfig::KubeconfigError;
