@@ -178,6 +178,30 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
             table_kind: Some(def.kind),
         });
     }
+    if ctx.format == Format::Json && def.group != "events.k8s.io" {
+        // Encode straight from the stored objects: no copy of each item (lists are the hot path).
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct ListBody<'a> {
+            kind: String,
+            api_version: String,
+            metadata: Value,
+            items: Vec<&'a Value>,
+        }
+        let body = ListBody {
+            kind: def.list_kind(),
+            api_version: def.api_version(),
+            metadata: meta,
+            items: items.iter().map(|v| v.as_ref()).collect(),
+        };
+        let mut bytes = serde_json::to_vec(&body).map_err(ApiError::internal)?;
+        bytes.push(b'\n');
+        return Ok(Reply::Raw {
+            code: 200,
+            content_type: "application/json",
+            body: hyper::body::Bytes::from(bytes),
+        });
+    }
     let items: Vec<Value> = items.iter().map(|v| output(def, v)).collect();
     let value = json!({"kind": def.list_kind(), "apiVersion": def.api_version(), "metadata": meta, "items": items});
     Ok(Reply::Object {

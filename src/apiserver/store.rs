@@ -37,6 +37,34 @@ pub struct StoreEvent {
     pub object: Arc<Value>,
     /// The state before a MODIFIED, so selector watchers can see objects leave their view.
     pub prev: Option<Arc<Value>>,
+    /// The object as JSON, encoded once for all watchers that want plain JSON.
+    pub encoded: std::sync::OnceLock<hyper::body::Bytes>,
+}
+
+impl StoreEvent {
+    pub fn new(
+        rv: u64,
+        kind: EventType,
+        key: &str,
+        object: Arc<Value>,
+        prev: Option<Arc<Value>>,
+    ) -> Self {
+        StoreEvent {
+            rv,
+            kind,
+            key: key.to_string(),
+            object,
+            prev,
+            encoded: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The object's JSON bytes (shared by every watcher of this event).
+    pub fn object_json(&self) -> &hyper::body::Bytes {
+        self.encoded.get_or_init(|| {
+            hyper::body::Bytes::from(serde_json::to_vec(&*self.object).unwrap_or_default())
+        })
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -170,13 +198,7 @@ impl Store {
         object: Arc<Value>,
         prev: Option<Arc<Value>>,
     ) {
-        let ev = Arc::new(StoreEvent {
-            rv: g.rv,
-            kind,
-            key: key.to_string(),
-            object,
-            prev,
-        });
+        let ev = Arc::new(StoreEvent::new(g.rv, kind, key, object, prev));
         g.history.push_back(ev.clone());
         while g.history.len() > self.history_cap {
             g.history.pop_front();
@@ -257,13 +279,13 @@ impl Store {
                 .range(prefix.to_string()..)
                 .take_while(|(k, _)| k.starts_with(prefix))
                 .map(|(k, v)| {
-                    Arc::new(StoreEvent {
-                        rv: object_rv(v).unwrap_or(g.rv),
-                        kind: EventType::Added,
-                        key: k.clone(),
-                        object: v.clone(),
-                        prev: None,
-                    })
+                    Arc::new(StoreEvent::new(
+                        object_rv(v).unwrap_or(g.rv),
+                        EventType::Added,
+                        k,
+                        v.clone(),
+                        None,
+                    ))
                 })
                 .collect(),
             Some(n) => {

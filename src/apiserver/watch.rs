@@ -26,6 +26,21 @@ struct Encoder {
 }
 
 impl Encoder {
+    /// One store event as a watch line; plain JSON reuses the event's shared encoding.
+    fn event(&mut self, kind: &str, ev: &StoreEvent) -> Bytes {
+        if self.format != Format::Json || self.def.group == "events.k8s.io" {
+            return self.line(kind, &ev.object);
+        }
+        let obj = ev.object_json();
+        let mut out = Vec::with_capacity(obj.len() + 40);
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(kind.as_bytes());
+        out.extend_from_slice(b"\",\"object\":");
+        out.extend_from_slice(obj);
+        out.extend_from_slice(b"}\n");
+        Bytes::from(out)
+    }
+
     fn line(&mut self, kind: &str, obj: &Value) -> Bytes {
         let object = match self.format {
             Format::Table { v1beta1 } if kind != "ERROR" && kind != "BOOKMARK" => {
@@ -123,17 +138,17 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
         let mut last_rv = start.rv;
         let mut rx_events = start.rx;
         // What a watcher sees of one store event, given its selectors.
-        let translate = |ev: &StoreEvent| -> Option<(&'static str, Value)> {
+        let translate = |ev: &StoreEvent| -> Option<&'static str> {
             let now_in = view(&ev.object);
             match ev.kind {
-                EventType::Added => now_in.then(|| ("ADDED", (*ev.object).clone())),
-                EventType::Deleted => now_in.then(|| ("DELETED", (*ev.object).clone())),
+                EventType::Added => now_in.then_some("ADDED"),
+                EventType::Deleted => now_in.then_some("DELETED"),
                 EventType::Modified => {
                     let was_in = ev.prev.as_ref().is_none_or(|p| view(p));
                     match (was_in, now_in) {
-                        (true, true) => Some(("MODIFIED", (*ev.object).clone())),
-                        (false, true) => Some(("ADDED", (*ev.object).clone())),
-                        (true, false) => Some(("DELETED", (*ev.object).clone())),
+                        (true, true) => Some("MODIFIED"),
+                        (false, true) => Some("ADDED"),
+                        (true, false) => Some("DELETED"),
                         (false, false) => None,
                     }
                 }
@@ -141,8 +156,8 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
         };
         for ev in &start.backlog {
             last_rv = last_rv.max(ev.rv);
-            if let Some((t, o)) = translate(ev)
-                && tx.send(enc.line(t, &o)).await.is_err()
+            if let Some(t) = translate(ev)
+                && tx.send(enc.event(t, ev)).await.is_err()
             {
                 return;
             }
@@ -172,8 +187,8 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
                             continue;
                         }
                         last_rv = ev.rv;
-                        if let Some((t, o)) = translate(&ev)
-                            && tx.send(enc.line(t, &o)).await.is_err() {
+                        if let Some(t) = translate(&ev)
+                            && tx.send(enc.event(t, &ev)).await.is_err() {
                                 return;
                             }
                     }
