@@ -130,4 +130,7 @@ pub struct CertsArgs {
     /// Exit 1 when any check is an error (for scripts).
     #[arg(long)]
     pub check: bool,
+    /// Also connect to the server with mutual TLS and show the chain it presents.
+    #[arg(long)]
+    pub connect: bool,
 }

@@ -191,3 +191,64 @@ fn every_context_resolves_like_kubectl_minify_flatten() {
         );
     }
 }
+
+/// The binary, not just the library: `KUBECONFIG=a:b kexplore certs -o json` picks the same
+/// context, cluster, server and user as kubectl does for every context of the merge.
+#[test]
+fn certs_with_a_kubeconfig_list_agrees_with_kubectl() {
+    if !kubectl_available() {
+        eprintln!("note: kubectl not installed; skipping the comparison with kubectl");
+        return;
+    }
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kubeconfigs");
+    let env = format!(
+        "{}:{}:{}",
+        samples.join("multi-context.yaml").display(),
+        samples.join("kubeadm.yaml").display(),
+        samples.join("ecdsa.yaml").display()
+    );
+    let k = Kubeconfig::load(&Selection::choose(None, Some(env.clone().into()), None).unwrap())
+        .unwrap();
+    let mut contexts = vec![None];
+    contexts.extend(k.context_names().into_iter().map(Some));
+    let mut checked = 0;
+    for context in contexts {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kexplore"));
+        cmd.env("KUBECONFIG", &env).args(["certs", "-o", "json"]);
+        let mut kubectl_args = vec!["config", "view", "--minify", "--raw"];
+        if let Some(c) = &context {
+            cmd.args(["--context", c]);
+            kubectl_args.extend(["--context", c.as_str()]);
+        }
+        let out = cmd.output().unwrap();
+        if out.status.code() == Some(2) {
+            // A context whose credentials kexplore refuses (e.g. an exec user needs no certs, but
+            // a missing file does) must be one kubectl cannot flatten either; only count successes.
+            continue;
+        }
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{context:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let theirs = kubectl_json(&env, &kubectl_args);
+        assert_eq!(ours["context"], theirs["current-context"], "{context:?}");
+        assert_eq!(
+            ours["cluster"]["name"], theirs["clusters"][0]["name"],
+            "{context:?}"
+        );
+        assert_eq!(
+            ours["cluster"]["server"], theirs["clusters"][0]["cluster"]["server"],
+            "{context:?}"
+        );
+        assert_eq!(
+            ours["user"]["name"], theirs["users"][0]["name"],
+            "{context:?}"
+        );
+        assert_eq!(ours["kubeconfig"].as_array().unwrap().len(), 3);
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} contexts compared");
+}

@@ -47,7 +47,10 @@ pub struct Explanation {
 
 fn subject_of(der: &[u8]) -> Option<(String, String)> {
     let (_, c) = X509Certificate::from_der(der).ok()?;
-    Some((c.subject().to_string(), c.issuer().to_string()))
+    Some((
+        crate::pki::names::rfc2253(c.subject()),
+        crate::pki::names::rfc2253(c.issuer()),
+    ))
 }
 
 fn trusted_subjects(ctx: &ResolvedContext) -> Vec<String> {

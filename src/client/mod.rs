@@ -2,6 +2,7 @@
 //! instrumented to record what the server presented and asked for, and a handshake that turns
 //! those records into facts a person can read.
 
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod exec;
@@ -9,6 +10,7 @@ pub mod explain;
 pub mod handshake;
 pub mod http;
 pub mod recorder;
+pub mod server_report;
 
 pub use config::{TlsTarget, build_client_config};
 pub use error::ClientError;

@@ -4,8 +4,25 @@ use std::io::Write as _;
 
 use super::{CommandError, CommandResult};
 use crate::cli::{CertsArgs, GlobalArgs, OutputFormat};
-use crate::kubeconfig::{Kubeconfig, Selection};
-use crate::pki::{self, CheckStatus};
+use crate::client::{self, HandshakeReport};
+use crate::kubeconfig::{Kubeconfig, KubeconfigError, Selection};
+use crate::pki::{self, CheckStatus, CredentialReport};
+
+/// Performs the real handshake and adds the contract's `server` object to the report.
+fn connect(
+    ctx: &crate::kubeconfig::ResolvedContext,
+    report: &mut CredentialReport,
+) -> Result<HandshakeReport, CommandError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::Failed(format!("cannot start the async runtime: {e}")))?;
+    let hs = runtime
+        .block_on(client::handshake(ctx))
+        .map_err(|e| CommandError::Input(e.to_string()))?;
+    report.server = Some(client::server_report::server_report(report, &hs));
+    Ok(hs)
+}
 
 pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
     let selection = Selection::from_environment(global.kubeconfig.as_deref()).ok_or_else(|| {
@@ -14,13 +31,26 @@ pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
         )
     })?;
     let config = Kubeconfig::load(&selection)?;
-    let ctx = config.resolve(global.context.as_deref())?;
+    let ctx = config
+        .resolve(global.context.as_deref())
+        .map_err(|e| match e {
+            // These name no file by themselves; say which kubeconfig was searched.
+            KubeconfigError::UnknownContext { .. } | KubeconfigError::NoCurrentContext { .. } => {
+                CommandError::Input(format!("{}: {e}", where_from(&selection)))
+            }
+            other => other.into(),
+        })?;
     // Unreadable certificate or key material is bad input (exit 2), like a malformed kubeconfig.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let report = pki::inspect_at(&ctx, now).map_err(|e| CommandError::Input(e.to_string()))?;
+    let mut report = pki::inspect_at(&ctx, now).map_err(|e| CommandError::Input(e.to_string()))?;
+    let handshake = if args.connect {
+        Some(connect(&ctx, &mut report)?)
+    } else {
+        None
+    };
     let text = match global.output {
         OutputFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report)
@@ -28,12 +58,28 @@ pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
             s.push('\n');
             s
         }
-        OutputFormat::Text => pki::render::text(&report, now),
+        OutputFormat::Text => {
+            let mut t = pki::render::text(&report, now);
+            if let (Some(hs), Some(server)) = (&handshake, &report.server) {
+                t.push_str(&client::server_report::render_text(&report, hs, server));
+            }
+            t
+        }
     };
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    if handshake.as_ref().is_some_and(|hs| !hs.succeeded()) {
+        return Ok(1);
+    }
     if args.check && report.worst() == CheckStatus::Error {
         return Ok(1);
     }
     Ok(0)
+}
+
+fn where_from(selection: &Selection) -> String {
+    match selection {
+        Selection::Explicit(p) | Selection::Home(p) => p.display().to_string(),
+        Selection::EnvList(_) => selection.describe(),
+    }
 }

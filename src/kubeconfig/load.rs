@@ -115,11 +115,34 @@ fn absolute(p: &Path) -> PathBuf {
 
 /// Reads and parses one kubeconfig file.
 pub fn read_file(path: &Path) -> Result<Config, KubeconfigError> {
-    let text = std::fs::read(path).map_err(|e| KubeconfigError::Unreadable {
-        path: path.to_path_buf(),
-        reason: io_reason(&e),
-    })?;
+    let text = read_kubeconfig_bytes(path)?;
     parse(path, &text)
+}
+
+/// Kubeconfigs are small; anything beyond this is not one (and must not exhaust memory).
+pub const MAX_KUBECONFIG: u64 = 16 * 1024 * 1024;
+
+fn read_kubeconfig_bytes(path: &Path) -> Result<Vec<u8>, KubeconfigError> {
+    use std::io::Read as _;
+    let unreadable = |reason: String| KubeconfigError::Unreadable {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| unreadable(io_reason(&e)))?;
+    if meta.is_dir() {
+        return Err(unreadable("is a directory".into()));
+    }
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_KUBECONFIG + 1).read_to_end(&mut buf))
+        .map_err(|e| unreadable(io_reason(&e)))?;
+    if buf.len() as u64 > MAX_KUBECONFIG {
+        return Err(unreadable(format!(
+            "larger than {} MiB, which no kubeconfig is",
+            MAX_KUBECONFIG / 1024 / 1024
+        )));
+    }
+    Ok(buf)
 }
 
 /// Parses kubeconfig text; `path` only names the file in messages.

@@ -176,9 +176,8 @@ impl Entry<'_> {
         }
         if let Some(f) = file {
             let path = self.path(f);
-            let bytes = std::fs::read(&path).map_err(|e| {
-                self.error(file_field, format!("{}: {}", path.display(), io_reason(&e)))
-            })?;
+            let bytes = read_bounded(&path)
+                .map_err(|e| self.error(file_field, format!("{}: {e}", path.display())))?;
             return Ok(Some(Material {
                 origin: self.origin(file_field, Some(path)),
                 bytes,
@@ -186,6 +185,38 @@ impl Entry<'_> {
         }
         Ok(None)
     }
+}
+
+/// The largest certificate bundle, key or token file kexplore reads. Real ones are a few KiB;
+/// the cap keeps a kubeconfig that names `/dev/zero` or a huge file from exhausting memory.
+pub const MAX_REFERENCED_FILE: u64 = 4 * 1024 * 1024;
+
+/// Reads a referenced file: a regular file (not a FIFO or device that could block forever)
+/// of at most `MAX_REFERENCED_FILE` bytes.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let meta = std::fs::metadata(path).map_err(|e| io_reason(&e))?;
+    if meta.is_dir() {
+        return Err("is a directory".into());
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file".into());
+    }
+    if meta.len() > MAX_REFERENCED_FILE {
+        return Err(format!(
+            "is {} bytes, more than the {} a certificate, key or token file can be",
+            meta.len(),
+            MAX_REFERENCED_FILE
+        ));
+    }
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_REFERENCED_FILE + 1).read_to_end(&mut buf))
+        .map_err(|e| io_reason(&e))?;
+    if buf.len() as u64 > MAX_REFERENCED_FILE {
+        return Err("grew past the size limit while being read".into());
+    }
+    Ok(buf)
 }
 
 /// Go's `base64.StdEncoding` as used for `[]byte` fields: standard alphabet, padded;
@@ -285,11 +316,10 @@ fn resolve_user(
         (Some(t), _) => Some(Token::Inline(Secret::new(t.clone()))),
         (None, Some(f)) => {
             let path = entry.path(f);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                entry.error(
-                    "tokenFile",
-                    format!("{}: {}", path.display(), io_reason(&e)),
-                )
+            let bytes = read_bounded(&path)
+                .map_err(|e| entry.error("tokenFile", format!("{}: {e}", path.display())))?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                entry.error("tokenFile", format!("{}: not UTF-8 text", path.display()))
             })?;
             Some(Token::File {
                 path,

@@ -224,3 +224,25 @@ fn secrets_do_not_show_in_debug() {
     );
     assert_eq!(r.warnings[0].id, "more-than-one-auth-method");
 }
+
+#[test]
+fn referenced_devices_and_directories_are_refused_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = write(
+        dir.path(),
+        "config",
+        &format!(
+            "{CTX}clusters:\n- name: c\n  cluster: {{server: 'https://h', certificate-authority: /dev/zero}}\n\
+             - name: d\n  cluster: {{server: 'https://h', certificate-authority: .}}\n\
+             contexts:\n- name: main\n  context: {{cluster: c}}\n- name: d\n  context: {{cluster: d}}\n"
+        ),
+    );
+    let k = Kubeconfig::load_file(&kc).unwrap();
+    let e = k.resolve(None).unwrap_err().to_string();
+    assert!(
+        e.ends_with("certificate-authority /dev/zero: is not a regular file"),
+        "{e}"
+    );
+    let e = k.resolve(Some("d")).unwrap_err().to_string();
+    assert!(e.ends_with(": is a directory"), "{e}");
+}

@@ -11,8 +11,10 @@ use super::report::{CertExtra, CertSummary, PublicKeyInfo, SubjectAltNames};
 
 /// Parses one DER certificate. The error is a short phrase (the caller names the origin).
 pub fn summarize(der: &[u8], origin: &str, index: usize) -> Result<CertSummary, String> {
-    let (rest, cert) = x509_parser::parse_x509_certificate(der)
-        .map_err(|e| format!("is not a valid X.509 certificate: {e}"))?;
+    let (rest, cert) = x509_parser::parse_x509_certificate(der).map_err(|_| {
+        "is not a valid X.509 certificate (the PEM block holds something else, or is truncated)"
+            .to_string()
+    })?;
     if !rest.is_empty() {
         return Err("has trailing bytes after the certificate".into());
     }

@@ -185,3 +185,47 @@ fn walk(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::mint::{Attr, CertSpec, KeyKind, generate_key};
+    use super::super::testkit::*;
+    use super::super::{inspect_at, render};
+
+    #[test]
+    fn three_levels_with_a_duplicate_and_a_stranger() {
+        let root = ca("root");
+        let mid = root
+            .issue_ca(
+                &CertSpec::ca(vec![(Attr::CN, "mid".into())], Y2025, Y2125),
+                generate_key(KeyKind::EcdsaP256).unwrap(),
+            )
+            .unwrap();
+        let stranger = ca("stranger");
+        let leaf = client(&mid, &client_spec("leaf", &[]));
+        // CA bundle: mid, root, stranger; client bundle: leaf + mid again.
+        let bundle = format!(
+            "{}{}{}",
+            mid.cert.cert_pem, root.cert.cert_pem, stranger.cert.cert_pem
+        );
+        let chain = format!("{}{}", leaf.cert_pem, mid.cert.cert_pem);
+        let ctx = context(Some(&bundle), Some((&chain, leaf.key_pem.expose())));
+        let r = inspect_at(&ctx, NOW).unwrap();
+        let ca = &r.cluster.certificate_authority;
+        let cl = &r.user.client_certificate;
+        assert_eq!(ca[0].issued_by.as_ref(), Some(&ca[1].sha256_fingerprint));
+        assert_eq!(ca[1].issued_by.as_ref(), Some(&ca[1].sha256_fingerprint));
+        assert!(ca[1].self_signed && !ca[0].self_signed);
+        assert_eq!(cl[0].issued_by.as_ref(), Some(&ca[0].sha256_fingerprint));
+        assert!(r.issuance.iter().all(|e| e.verified));
+        let lines = render::tree_lines(&r);
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert!(lines[0].starts_with("CN=root  [CA #2, self-signed root"));
+        assert!(lines[1].starts_with("└── ✓ CN=mid  [CA #1"));
+        assert!(
+            lines[2].starts_with("    └── ✓ CN=leaf  [client cert]"),
+            "{lines:#?}"
+        );
+        assert!(lines[3].starts_with("CN=stranger"));
+    }
+}

@@ -55,6 +55,26 @@ pub fn sequence_items(input: &[u8]) -> Option<Vec<Tlv<'_>>> {
     Some(items)
 }
 
+/// Encodes one element: tag, DER length, content.
+pub fn tlv(tag: u8, content: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let len = content.len();
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes: Vec<u8> = len
+            .to_be_bytes()
+            .iter()
+            .copied()
+            .skip_while(|b| *b == 0)
+            .collect();
+        out.push(0x80 | bytes.len() as u8);
+        out.extend(bytes);
+    }
+    out.extend_from_slice(content);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +88,16 @@ mod tests {
         long.extend([7u8; 0x80]);
         let (t, rest) = read_tlv(&long).unwrap();
         assert_eq!((t.tag, t.value.len(), rest.len()), (0x04, 0x80, 0));
+    }
+
+    #[test]
+    fn tlv_round_trips() {
+        for n in [0usize, 5, 0x7F, 0x80, 300, 70_000] {
+            let content = vec![1u8; n];
+            let enc = tlv(0x04, &content);
+            let (t, rest) = read_tlv(&enc).unwrap();
+            assert_eq!((t.value.len(), rest.len()), (n, 0));
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use rustls_pki_types::pem::SectionKind;
 use x509_parser::public_key::PublicKey;
 
-use super::der::{read_tlv, sequence_items};
+use super::der::{read_tlv, sequence_items, tlv};
 use super::names;
 use super::pem::{self, PemProblem};
 use crate::kubeconfig::Secret;
@@ -197,6 +197,43 @@ fn pkcs8(der: &[u8]) -> Result<ParsedKey, KeyProblem> {
     }
 }
 
+/// The same key as PKCS#8 DER, which is the only form rcgen (with ring) can sign with:
+/// PKCS#1 and SEC1 keys are wrapped in a PrivateKeyInfo. `None` when the PEM holds no key or
+/// a SEC1 key names no curve.
+pub fn to_pkcs8_der(pem_bytes: &[u8]) -> Option<Secret<Vec<u8>>> {
+    let key = pem::private_key(pem_bytes).ok()?;
+    let (algorithm, inner) = match key.kind {
+        SectionKind::PrivateKey => return Some(Secret::new(key.der)),
+        SectionKind::RsaPrivateKey => {
+            let mut alg = tlv(
+                0x06,
+                &[0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01],
+            );
+            alg.extend([0x05, 0x00]);
+            (alg, key.der)
+        }
+        SectionKind::EcPrivateKey => {
+            let items = sequence_items(&key.der)?;
+            let curve = items
+                .iter()
+                .find(|t| t.tag == 0xA0)
+                .and_then(|t| read_tlv(t.value))
+                .filter(|(t, _)| t.tag == 0x06)?
+                .0
+                .raw
+                .to_vec();
+            let mut alg = tlv(0x06, &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]);
+            alg.extend(curve);
+            (alg, key.der)
+        }
+        _ => return None,
+    };
+    let mut body = vec![0x02, 0x01, 0x00];
+    body.extend(tlv(0x30, &algorithm));
+    body.extend(tlv(0x04, &inner));
+    Some(Secret::new(tlv(0x30, &body)))
+}
+
 fn oid_string(content: &[u8]) -> String {
     x509_parser::der_parser::asn1_rs::Oid::new(content.into()).to_id_string()
 }
@@ -250,5 +287,107 @@ impl ParsedKey {
             }
             PublicHalf::Unknown => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pki::mint::{KeyKind, generate_key};
+    use crate::pki::testkit::*;
+
+    fn leaf_for(key: &rcgen::KeyPair) -> Vec<u8> {
+        let ca = ca("kubernetes");
+        ca.issue(&client_spec("k", &[]), key).unwrap().cert_der
+    }
+
+    #[test]
+    fn ec_and_ed25519_pkcs8() {
+        for (kind, alg, curve, bits) in [
+            (KeyKind::EcdsaP256, "EC", Some("prime256v1"), 256),
+            (KeyKind::EcdsaP384, "EC", Some("secp384r1"), 384),
+            (KeyKind::Ed25519, "Ed25519", None, 256),
+        ] {
+            let key = generate_key(kind).unwrap();
+            let other = generate_key(kind).unwrap();
+            let parsed = parse(key.serialize_pem().as_bytes()).unwrap();
+            assert_eq!(parsed.algorithm, alg);
+            assert_eq!(parsed.curve.as_deref(), curve);
+            assert_eq!(parsed.bits, bits);
+            assert_eq!(parsed.format, KeyFormat::Pkcs8);
+            assert_eq!(parsed.matches_certificate(&leaf_for(&key)), Some(true));
+            assert_eq!(parsed.matches_certificate(&leaf_for(&other)), Some(false));
+        }
+    }
+
+    #[test]
+    fn rsa_pkcs1_and_pkcs8() {
+        use rsa::pkcs1::EncodeRsaPrivateKey as _;
+        use rsa::pkcs8::{EncodePrivateKey as _, LineEnding};
+        let rsa = rsa::RsaPrivateKey::new(&mut rand::thread_rng(), 2048).unwrap();
+        let pkcs8 = rsa.to_pkcs8_pem(LineEnding::LF).unwrap();
+        let signer = rcgen::KeyPair::from_pem(&pkcs8).unwrap();
+        let cert = leaf_for(&signer);
+        let p8 = parse(pkcs8.as_bytes()).unwrap();
+        let p1 = parse(rsa.to_pkcs1_pem(LineEnding::LF).unwrap().as_bytes()).unwrap();
+        assert_eq!((p8.format, p1.format), (KeyFormat::Pkcs8, KeyFormat::Pkcs1));
+        for k in [&p8, &p1] {
+            assert_eq!(
+                (k.algorithm.as_str(), k.bits, k.curve.clone()),
+                ("RSA", 2048, None)
+            );
+            assert_eq!(k.matches_certificate(&cert), Some(true));
+        }
+        let ec_cert = leaf_for(&generate_key(KeyKind::EcdsaP256).unwrap());
+        assert_eq!(p1.matches_certificate(&ec_cert), Some(false));
+    }
+
+    #[test]
+    fn sec1_with_and_without_the_public_key() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kubeconfigs/ecdsa.yaml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let field = |f: &str| {
+            let b64 = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(f))
+                .unwrap()
+                .trim();
+            crate::kubeconfig::resolve::decode_base64(b64).unwrap()
+        };
+        let key_pem = field("client-key-data:");
+        let cert_pem = field("client-certificate-data:");
+        let cert = crate::pki::pem::certificates(&cert_pem).unwrap().remove(0);
+        let k = parse(&key_pem).unwrap();
+        assert_eq!(k.format, KeyFormat::Sec1);
+        assert_eq!(k.curve.as_deref(), Some("prime256v1"));
+        assert_eq!(k.matches_certificate(&cert), Some(true));
+        // Without [1] publicKey the match is still decided, by deriving the point.
+        let der = crate::pki::pem::private_key(&key_pem).unwrap().der;
+        let items = sequence_items(&der).unwrap();
+        let body: Vec<u8> = items
+            .iter()
+            .filter(|t| t.tag != 0xA1)
+            .flat_map(|t| t.raw.to_vec())
+            .collect();
+        let mut short = vec![0x30, body.len() as u8];
+        short.extend(body);
+        use base64::Engine as _;
+        let pem = format!(
+            "-----BEGIN EC PRIVATE KEY-----\n{}\n-----END EC PRIVATE KEY-----\n",
+            base64::engine::general_purpose::STANDARD.encode(&short)
+        );
+        let k = parse(pem.as_bytes()).unwrap();
+        assert_eq!(k.matches_certificate(&cert), Some(true));
+        assert!(!format!("{k:?}").contains("PRIVATE"));
+    }
+
+    #[test]
+    fn garbage_keys_are_named() {
+        let junk = "-----BEGIN RSA PRIVATE KEY-----\nMAMCAQE=\n-----END RSA PRIVATE KEY-----\n";
+        let e = parse(junk.as_bytes()).err().unwrap().to_string();
+        assert_eq!(e, "is not a valid RSA (PKCS#1) private key");
+        let e = parse(b"not a key").err().unwrap().to_string();
+        assert!(e.starts_with("is not PEM"), "{e}");
     }
 }

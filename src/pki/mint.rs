@@ -54,9 +54,14 @@ pub fn generate_key(kind: KeyKind) -> Result<KeyPair, MintError> {
     Ok(KeyPair::generate_for(alg)?)
 }
 
-/// A key pair from PEM (PKCS#8 for RSA, which rcgen can sign with but not create).
+/// A key pair from PEM: PKCS#8, or PKCS#1 (`RSA PRIVATE KEY`, as kubeadm writes) and SEC1
+/// (`EC PRIVATE KEY`), which are rewrapped as PKCS#8 because rcgen with ring reads only that.
+/// RSA keys can be signed with, though ring cannot create them.
 pub fn key_from_pem(pem: &Secret<String>) -> Result<KeyPair, MintError> {
-    Ok(KeyPair::from_pem(pem.expose())?)
+    match super::key::to_pkcs8_der(pem.expose().as_bytes()) {
+        Some(der) => Ok(KeyPair::try_from(der.expose().as_slice())?),
+        None => Ok(KeyPair::from_pem(pem.expose())?),
+    }
 }
 
 /// What to put in one certificate.
@@ -234,6 +239,20 @@ impl Authority {
         Ok(minted(&cert, key))
     }
 
+    /// A certificate for a public key whose private half we do not hold (a CSR's key, or an
+    /// RSA key ring cannot load, e.g. one shorter than 2048 bits). Returns PEM and DER.
+    pub fn issue_for_public_key(
+        &self,
+        spec: &CertSpec,
+        spki_der: &[u8],
+    ) -> Result<(String, Vec<u8>), MintError> {
+        let public = rcgen::SubjectPublicKeyInfo::from_der(spki_der)?;
+        let mut params = spec.params()?;
+        params.use_authority_key_identifier_extension = true;
+        let cert = params.signed_by(&public, &self.issuer)?;
+        Ok((cert.pem(), cert.der().to_vec()))
+    }
+
     /// An intermediate CA signed by this CA.
     pub fn issue_ca(&self, spec: &CertSpec, key: KeyPair) -> Result<Authority, MintError> {
         let mut params = spec.params()?;
@@ -250,6 +269,49 @@ impl Authority {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sample(rel: &str) -> String {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sample-kubeconfigs")
+            .join(rel);
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    /// The committed CAs (PKCS#1 RSA keys) can issue, and what they issue verifies.
+    #[test]
+    fn sample_cas_with_pkcs1_keys_can_issue() {
+        for dir in ["kubeadm/ca", "alibaba-style/cluster-ca"] {
+            let ca = Authority::from_pem(
+                &sample(&format!("pki/{dir}.crt")),
+                &Secret::new(sample(&format!("pki/{dir}.key"))),
+            )
+            .unwrap();
+            let key = generate_key(KeyKind::EcdsaP256).unwrap();
+            let leaf = ca
+                .issue(
+                    &CertSpec::client(vec![(Attr::CN, "x".into())], Y2025, Y2125),
+                    &key,
+                )
+                .unwrap();
+            let (_, l) = x509_parser::parse_x509_certificate(&leaf.cert_der).unwrap();
+            let (_, c) = x509_parser::parse_x509_certificate(&ca.cert.cert_der).unwrap();
+            assert!(l.verify_signature(Some(c.public_key())).is_ok(), "{dir}");
+            assert_eq!(l.issuer().as_raw(), c.subject().as_raw());
+        }
+    }
+
+    #[test]
+    fn sec1_keys_load() {
+        let text = sample("ecdsa.yaml");
+        let b64 = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("client-key-data: "))
+            .unwrap();
+        let pem = crate::kubeconfig::resolve::decode_base64(b64).unwrap();
+        let pem = String::from_utf8(pem).unwrap();
+        assert!(pem.contains("EC PRIVATE KEY"));
+        key_from_pem(&Secret::new(pem)).unwrap();
+    }
 
     const Y2025: i64 = 1_735_689_600;
     const Y2125: i64 = 4_891_363_200;

@@ -12,6 +12,8 @@ pub mod names;
 pub mod pem;
 pub mod render;
 pub mod report;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 pub use error::PkiError;
 pub use report::*;

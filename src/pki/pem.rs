@@ -10,7 +10,7 @@ pub enum PemProblem {
     NotPem { hint: &'static str },
     #[error("is not valid PEM: {0}")]
     Malformed(String),
-    #[error("contains a {found} where a certificate was expected")]
+    #[error("contains a private key ({found}) where a certificate was expected")]
     KeyInsteadOfCertificate { found: &'static str },
     #[error("contains a CERTIFICATE where a private key was expected")]
     CertificateInsteadOfKey,
@@ -78,7 +78,24 @@ fn sections(bytes: &[u8]) -> Result<Vec<(SectionKind, Vec<u8>)>, PemProblem> {
     }
     <(SectionKind, Vec<u8>)>::pem_slice_iter(bytes)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| PemProblem::Malformed(e.to_string()))
+        .map_err(|e| PemProblem::Malformed(describe(e)))
+}
+
+/// pki-types' errors print byte vectors; say the same in words, with the text quoted.
+fn describe(e: rustls_pki_types::pem::Error) -> String {
+    use rustls_pki_types::pem::Error as E;
+    match e {
+        E::MissingSectionEnd { end_marker } => format!(
+            "a block has no END line (expected -----END {}-----)",
+            String::from_utf8_lossy(&end_marker).trim()
+        ),
+        E::IllegalSectionStart { line } => format!(
+            "malformed BEGIN line '{}'",
+            String::from_utf8_lossy(&line).trim()
+        ),
+        E::Base64Decode(d) => format!("a block's base64 is invalid ({d})"),
+        other => other.to_string(),
+    }
 }
 
 fn present(sections: &[(SectionKind, Vec<u8>)]) -> String {
@@ -144,7 +161,7 @@ mod tests {
         let e = certificates(KEY.as_bytes()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "contains a PRIVATE KEY where a certificate was expected"
+            "contains a private key (PRIVATE KEY) where a certificate was expected"
         );
         let e = private_key(CERT.as_bytes()).err().unwrap();
         assert_eq!(
@@ -164,6 +181,11 @@ mod tests {
         let e = certificates(b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n")
             .unwrap_err();
         assert!(matches!(e, PemProblem::Malformed(_)), "{e}");
+        let e = certificates(b"-----BEGIN CERTIFICATE-----\nMAMCAQE=\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "is not valid PEM: a block has no END line (expected -----END CERTIFICATE-----)"
+        );
     }
 
     #[test]

@@ -1,1 +1,21 @@
 //! The terminal UI: the only module that knows ratatui and crossterm.
+//!
+//! Flow (see docs/DESIGN "How the TUI works"): `app` owns the loop and `AppState`; terminal
+//! events become `Action`s through `keymap`; `update` changes the state and returns `Effect`s;
+//! `effects` performs them off the UI thread and answers on the loop's channel; `views` draw.
+
+pub mod action;
+pub mod app;
+pub mod effects;
+pub mod keymap;
+pub mod session;
+pub mod state;
+pub mod terminal;
+pub mod theme;
+pub mod trust_tree;
+pub mod update;
+pub mod views;
+pub mod widgets;
+
+#[cfg(test)]
+mod tests;

@@ -2,13 +2,76 @@
 //! can match on ids (`client-cert-expired` is always an error, `client-cert-valid` always ok).
 //! Messages say what it means for kubectl and the API server, not only what was found.
 
+mod client;
+#[cfg(test)]
+mod tests;
+
 use super::report::{CertSummary, Check, CheckStatus, CredentialReport};
 use crate::kubeconfig::{AuthMethod, ResolvedContext};
+use client::{algorithms, ca_flags, client_leaf};
+
+/// Every check id and the one status it always has. Validity ids exist for each role:
+/// `ca-cert-*` (certificate-authority), `client-cert-*` (the client certificate) and
+/// `client-chain-cert-*` (further certificates in client-certificate-data). Warnings found
+/// while resolving the kubeconfig keep their own ids (`data-and-file-both-set`, ...) as `warn`.
+pub const CATALOGUE: &[(&str, CheckStatus)] = {
+    use CheckStatus::{Error as E, Ok as O, Warn as W};
+    &[
+        // credentials
+        ("token-set", O),
+        ("exec-plugin", O),
+        ("basic-auth-removed", W),
+        ("auth-provider-legacy", W),
+        ("auth-provider-removed", E),
+        ("no-credentials", W),
+        // trust of the server
+        ("ca-present", O),
+        ("ca-not-set", W),
+        ("insecure-skip-tls-verify", W),
+        ("insecure-with-ca", E),
+        ("server-host", O),
+        ("server-host-invalid", W),
+        ("server-not-https", W),
+        ("server-url-invalid", W),
+        // validity, per certificate
+        ("ca-cert-valid", O),
+        ("ca-cert-expiring-soon", W),
+        ("ca-cert-expired", E),
+        ("ca-cert-not-yet-valid", E),
+        ("client-cert-valid", O),
+        ("client-cert-expiring-soon", W),
+        ("client-cert-expired", E),
+        ("client-cert-not-yet-valid", E),
+        ("client-chain-cert-valid", O),
+        ("client-chain-cert-expiring-soon", W),
+        ("client-chain-cert-expired", E),
+        ("client-chain-cert-not-yet-valid", E),
+        // CA bundle
+        ("ca-cert-is-ca", O),
+        ("ca-cert-not-ca", E),
+        // the client certificate and key
+        ("client-cert-issued-by-ca", O),
+        ("client-cert-issuer-not-in-kubeconfig", W),
+        ("client-cert-signature-mismatch", E),
+        ("client-key-matches-cert", O),
+        ("client-key-mismatch", E),
+        ("client-key-unverified", W),
+        ("client-cert-client-auth", O),
+        ("client-cert-missing-client-auth", E),
+        ("client-cert-no-common-name", E),
+        ("identity-system-masters", W),
+        // algorithms
+        ("key-sizes", O),
+        ("weak-key", E),
+        ("weak-signature", E),
+        ("cert-version-1", W),
+    ]
+};
 
 const DAY: i64 = 86_400;
 const SOON_DAYS: i64 = 30;
 
-fn check(id: &str, status: CheckStatus, message: impl Into<String>) -> Check {
+pub(super) fn check(id: &str, status: CheckStatus, message: impl Into<String>) -> Check {
     Check {
         id: id.to_string(),
         status,
@@ -49,6 +112,15 @@ fn days(secs: i64) -> i64 {
     secs.div_euclid(DAY)
 }
 
+/// What an out-of-date certificate breaks, by where it sits.
+fn consequence(role: &str) -> &'static str {
+    if role == "ca-cert" {
+        "kubectl will not trust a server chain through it (x509: certificate has expired or is not yet valid)"
+    } else {
+        "the API server rejects the client certificate: 401 Unauthorized (x509: certificate has expired or is not yet valid)"
+    }
+}
+
 fn validity(role: &str, what: &str, c: &CertSummary, now: i64, out: &mut Vec<Check>) {
     let (nb, na) = (c.extra.not_before_unix, c.extra.not_after_unix);
     let (id, status, msg) = if now > na {
@@ -56,9 +128,10 @@ fn validity(role: &str, what: &str, c: &CertSummary, now: i64, out: &mut Vec<Che
             "expired",
             CheckStatus::Error,
             format!(
-                "{what} expired on {} ({} days ago); TLS handshakes using it fail",
+                "{what} expired on {} ({} days ago); {}",
                 c.not_after,
-                days(now - na)
+                days(now - na),
+                consequence(role)
             ),
         )
     } else if now < nb {
@@ -66,9 +139,10 @@ fn validity(role: &str, what: &str, c: &CertSummary, now: i64, out: &mut Vec<Che
             "not-yet-valid",
             CheckStatus::Error,
             format!(
-                "{what} is not valid before {} (in {} days); check this machine's clock",
+                "{what} is not valid before {} (in {} days): check this machine's clock; until then {}",
                 c.not_before,
-                days(nb - now) + 1
+                days(nb - now) + 1,
+                consequence(role)
             ),
         )
     } else if na - now < SOON_DAYS * DAY {
@@ -239,206 +313,4 @@ fn is_dns_name(s: &str) -> bool {
                 && !l.ends_with('-')
                 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
         })
-}
-
-fn ca_flags(what: &str, c: &CertSummary, out: &mut Vec<Check>) {
-    if c.is_ca {
-        out.push(check(
-            "ca-cert-is-ca",
-            CheckStatus::Ok,
-            format!("{what} is a CA (CA:TRUE)"),
-        ));
-    } else {
-        out.push(check(
-            "ca-cert-not-ca",
-            CheckStatus::Error,
-            format!(
-                "{what} lacks CA:TRUE: it is a leaf pinned as a CA. kubectl (Go) may accept it when it is exactly the server's certificate, but rustls-based clients reject it (UnknownIssuer); put the issuing CA here instead"
-            ),
-        ));
-    }
-}
-
-/// Follows `issued_by` from the leaf upwards; returns the certificates met (leaf excluded).
-fn ancestors<'a>(leaf: &'a CertSummary, r: &'a CredentialReport) -> Vec<&'a CertSummary> {
-    let mut out: Vec<&CertSummary> = Vec::new();
-    let mut cur = leaf;
-    while let Some(fp) = &cur.issued_by {
-        if fp == &cur.sha256_fingerprint || out.iter().any(|c| &c.sha256_fingerprint == fp) {
-            break;
-        }
-        match r.all_certificates().find(|c| &c.sha256_fingerprint == fp) {
-            Some(p) => {
-                out.push(p);
-                cur = p;
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-fn client_leaf(leaf: &CertSummary, r: &CredentialReport, out: &mut Vec<Check>) {
-    let in_ca = |c: &CertSummary| {
-        r.cluster
-            .certificate_authority
-            .iter()
-            .any(|a| a.sha256_fingerprint == c.sha256_fingerprint)
-    };
-    let chain = ancestors(leaf, r);
-    let top = chain.last().copied().unwrap_or(leaf);
-    let failed_edge = r.issuance.iter().find(|e| {
-        e.child == top.sha256_fingerprint
-            && !e.verified
-            && r.cluster
-                .certificate_authority
-                .iter()
-                .any(|a| a.sha256_fingerprint == e.issuer)
-    });
-    if let Some(ca) = chain.iter().find(|c| in_ca(c)) {
-        out.push(check(
-            "client-cert-issued-by-ca",
-            CheckStatus::Ok,
-            format!(
-                "the client certificate chains by signature to {}, which certificate-authority also trusts for the server; clusters that use one CA for servers and clients (kubeadm) accept such a certificate",
-                ca.subject
-            ),
-        ));
-    } else if failed_edge.is_some() {
-        out.push(check(
-            "client-cert-signature-mismatch",
-            CheckStatus::Error,
-            format!(
-                "the client certificate's issuer is named {}, and certificate-authority holds a CA of that name, but its key did not sign this certificate: the CA was regenerated or the credentials belong to another cluster; the API server will most likely answer 401 Unauthorized",
-                top.issuer
-            ),
-        ));
-    } else {
-        out.push(check(
-            "client-cert-issuer-not-in-kubeconfig",
-            CheckStatus::Warn,
-            format!(
-                "the client certificate was issued by {}, which this kubeconfig does not contain. certificate-authority only says which *server* to trust; the API server checks clients against its own --client-ca-file. That is normal for clusters with a separate client CA, but if the API server does not trust {} every request gets 401 Unauthorized",
-                top.issuer, top.issuer
-            ),
-        ));
-    }
-    match r.user.client_key.as_ref().and_then(|k| k.matches_certificate) {
-        Some(true) => out.push(check(
-            "client-key-matches-cert",
-            CheckStatus::Ok,
-            "the client key's public half is the client certificate's public key",
-        )),
-        Some(false) => out.push(check(
-            "client-key-mismatch",
-            CheckStatus::Error,
-            "the client key does not belong to the client certificate: the TLS handshake will fail (kubectl: \"tls: private key does not match public key\")",
-        )),
-        None => out.push(check(
-            "client-key-unverified",
-            CheckStatus::Warn,
-            "could not tell whether the client key belongs to the certificate (unsupported key type)",
-        )),
-    }
-    let eku = &leaf.extended_key_usage;
-    if eku.is_empty() {
-        out.push(check(
-            "client-cert-client-auth",
-            CheckStatus::Ok,
-            "the client certificate has no extended key usage, so it may be used for client authentication",
-        ));
-    } else if eku
-        .iter()
-        .any(|e| e == "TLS Web Client Authentication" || e == "Any Extended Key Usage")
-    {
-        out.push(check(
-            "client-cert-client-auth",
-            CheckStatus::Ok,
-            "the client certificate allows TLS Web Client Authentication",
-        ));
-    } else {
-        out.push(check(
-            "client-cert-missing-client-auth",
-            CheckStatus::Error,
-            format!(
-                "the client certificate's extended key usage ({}) lacks TLS Web Client Authentication: the API server rejects it",
-                eku.join(", ")
-            ),
-        ));
-    }
-    match &r.user.identity {
-        Some(id) if id.user.is_empty() => out.push(check(
-            "client-cert-no-common-name",
-            CheckStatus::Error,
-            "the client certificate has no CN: Kubernetes takes the user name from the CN, so it cannot authenticate you",
-        )),
-        Some(id) if id.groups.iter().any(|g| g == "system:masters") => {
-            {
-                out.push(check(
-                    "identity-system-masters",
-                    CheckStatus::Warn,
-                    format!(
-                        "user '{}' is in group system:masters, which bypasses RBAC and cannot be revoked short of rotating the CA; keep such credentials for break-glass use",
-                        id.user
-                    ),
-                ));
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Key sizes and signature algorithms that today's clients refuse.
-fn algorithms(r: &CredentialReport, out: &mut Vec<Check>) {
-    let mut weak = Vec::new();
-    for c in r.all_certificates() {
-        if c.public_key.algorithm == "RSA" && c.public_key.bits < 2048 {
-            weak.push(format!("{} ({} bits)", c.subject, c.public_key.bits));
-        }
-        let sha1 = c.signature_algorithm.starts_with("sha1")
-            || c.signature_algorithm.starts_with("md5")
-            || c.signature_algorithm == "ecdsa-with-SHA1";
-        if sha1 && !c.self_signed {
-            out.push(check(
-                "weak-signature",
-                CheckStatus::Error,
-                format!(
-                    "{} is signed with {}, which Go (kubectl ≥ 1.24) and rustls reject",
-                    c.subject, c.signature_algorithm
-                ),
-            ));
-        }
-        if c.version == 1 {
-            out.push(check(
-                "cert-version-1",
-                CheckStatus::Warn,
-                format!(
-                    "{} is an X.509 v1 certificate: kubectl accepts it, but rustls-based tools reject it (UnsupportedCertVersion)",
-                    c.subject
-                ),
-            ));
-        }
-    }
-    if let Some(k) = &r.user.client_key
-        && k.algorithm == "RSA"
-        && k.bits < 2048
-    {
-        weak.push(format!("the client key ({} bits)", k.bits));
-    }
-    if weak.is_empty() {
-        out.push(check(
-            "key-sizes",
-            CheckStatus::Ok,
-            "no RSA key is shorter than 2048 bits",
-        ));
-    } else {
-        out.push(check(
-            "weak-key",
-            CheckStatus::Error,
-            format!(
-                "RSA keys shorter than 2048 bits: {}; rustls refuses them and NIST retired them in 2013",
-                weak.join(", ")
-            ),
-        ));
-    }
 }

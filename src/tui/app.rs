@@ -1,0 +1,135 @@
+//! The loop: terminal events and effect results arrive on one channel; each batch becomes
+//! actions (through the keymap), `update` applies them and returns effects for the runner,
+//! and the screen is drawn once per batch.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{self, Event, MouseButton, MouseEventKind};
+
+use super::action::Action;
+use super::effects::EffectRunner;
+use super::keymap::KeyMap;
+use super::state::AppState;
+use super::terminal::TerminalGuard;
+use super::theme::Theme;
+use super::update::update;
+use super::views;
+
+/// What arrives on the loop's channel.
+#[derive(Debug)]
+pub enum AppEvent {
+    /// A terminal event: key, mouse, resize.
+    Input(Event),
+    /// An action produced elsewhere: a clock tick, an effect's result.
+    Action(Action),
+}
+
+/// How often the clock ticks (expiry countdowns) and the input thread checks for shutdown.
+const TICK: Duration = Duration::from_secs(1);
+const POLL: Duration = Duration::from_millis(100);
+
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Runs the UI until the user quits. The terminal is restored however this returns.
+pub fn run(mut state: AppState, theme: &Theme) -> io::Result<()> {
+    let keymap = KeyMap::default();
+    let (tx, rx) = mpsc::channel();
+    let runner = EffectRunner::new(tx.clone(), state.kubeconfig_arc());
+    let mut guard = TerminalGuard::enter()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let input = spawn_input(tx, stop.clone());
+    let result = (|| -> io::Result<()> {
+        let size = guard.terminal.size()?;
+        state.size = (size.width, size.height);
+        guard
+            .terminal
+            .draw(|f| views::draw(f, &state, theme, &keymap))?;
+        while !state.quit {
+            let batch = next_batch(&rx)?;
+            for ev in batch {
+                let Some(action) = to_action(ev, &state, &keymap) else {
+                    continue;
+                };
+                for effect in update(&mut state, action) {
+                    runner.run(effect);
+                }
+                if state.quit {
+                    break;
+                }
+            }
+            if !state.quit {
+                guard
+                    .terminal
+                    .draw(|f| views::draw(f, &state, theme, &keymap))?;
+            }
+        }
+        Ok(())
+    })();
+    stop.store(true, Ordering::SeqCst);
+    drop(guard);
+    let _ = input.join();
+    result
+}
+
+/// Blocks for the first event, then takes whatever else is already waiting.
+fn next_batch(rx: &Receiver<AppEvent>) -> io::Result<Vec<AppEvent>> {
+    let first = rx
+        .recv()
+        .map_err(|_| io::Error::other("the input thread stopped"))?;
+    let mut batch = vec![first];
+    batch.extend(rx.try_iter());
+    Ok(batch)
+}
+
+/// Reads terminal events (and ticks the clock) until `stop` is set. Polling with a timeout
+/// rather than blocking lets the loop stop it, e.g. before handing the terminal to $EDITOR.
+fn spawn_input(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut last_tick = Instant::now();
+        while !stop.load(Ordering::SeqCst) {
+            match event::poll(POLL) {
+                Ok(true) => match event::read() {
+                    Ok(ev) => {
+                        if tx.send(AppEvent::Input(ev)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(_) => return,
+                },
+                Ok(false) => {}
+                Err(_) => return,
+            }
+            if last_tick.elapsed() >= TICK {
+                last_tick = Instant::now();
+                if tx.send(AppEvent::Action(Action::Tick(now_unix()))).is_err() {
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// Turns one event into an action: keys through the keymap, the mouse by position.
+pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Action> {
+    match ev {
+        AppEvent::Action(a) => Some(a),
+        AppEvent::Input(Event::Key(k)) => keymap.action_for(&k, state.view, state.overlay_open()),
+        AppEvent::Input(Event::Resize(w, h)) => Some(Action::Resize(w, h)),
+        AppEvent::Input(Event::Mouse(m)) => match m.kind {
+            MouseEventKind::ScrollUp => Some(Action::MoveUp),
+            MouseEventKind::ScrollDown => Some(Action::MoveDown),
+            MouseEventKind::Down(MouseButton::Left) => Some(Action::Click(m.column, m.row)),
+            _ => None,
+        },
+        AppEvent::Input(_) => None,
+    }
+}

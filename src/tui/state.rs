@@ -1,0 +1,98 @@
+//! Everything the screen shows, owned by the loop and changed only by `update`.
+
+use super::action::View;
+pub use super::session::{ContextFacts, LoadedContext, Source};
+use crate::kubeconfig::Kubeconfig;
+
+/// An overlay drawn above the current view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    /// The key list; `scroll` is the first line shown.
+    Help { scroll: u16 },
+    /// View 1's merged kubeconfig over the whole view (it has no room below 100 columns).
+    Merged { scroll: u16 },
+}
+
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub view: View,
+    pub overlay: Option<Overlay>,
+    pub source: Source,
+    /// The context the status bar and view 2 describe.
+    pub active: Option<LoadedContext>,
+    /// A context switch requested and not yet loaded.
+    pub pending: Option<String>,
+    /// View 1: the cursor over the contexts list.
+    pub context_cursor: usize,
+    /// View 2: the cursor over the rows of the trust tree.
+    pub cert_cursor: usize,
+    /// View 2: the first line shown of the certificate's fields (PgUp/PgDn).
+    pub fields_scroll: u16,
+    /// Seconds since the Unix epoch; expiry countdowns are relative to it.
+    pub now_unix: i64,
+    /// Columns × rows, as last reported.
+    pub size: (u16, u16),
+    pub quit: bool,
+}
+
+impl AppState {
+    /// A fresh state on `source`, with `active` already loaded (or `None` without kubeconfig).
+    pub fn new(source: Source, active: Option<LoadedContext>, now_unix: i64) -> AppState {
+        let context_cursor = match (&source, &active) {
+            (Source::Loaded { kubeconfig, .. }, Some(a)) => kubeconfig
+                .contexts
+                .iter()
+                .position(|c| c.value.name == a.name)
+                .unwrap_or(0),
+            _ => 0,
+        };
+        AppState {
+            view: View::Kubeconfig,
+            overlay: None,
+            source,
+            active,
+            pending: None,
+            context_cursor,
+            cert_cursor: 0,
+            fields_scroll: 0,
+            now_unix,
+            size: (0, 0),
+            quit: false,
+        }
+    }
+
+    pub fn kubeconfig(&self) -> Option<&Kubeconfig> {
+        match &self.source {
+            Source::Loaded { kubeconfig, .. } => Some(kubeconfig),
+            Source::NotFound { .. } => None,
+        }
+    }
+
+    pub fn kubeconfig_arc(&self) -> Option<std::sync::Arc<Kubeconfig>> {
+        match &self.source {
+            Source::Loaded { kubeconfig, .. } => Some(kubeconfig.clone()),
+            Source::NotFound { .. } => None,
+        }
+    }
+
+    pub fn context_count(&self) -> usize {
+        self.kubeconfig().map_or(0, |k| k.contexts.len())
+    }
+
+    /// The name of the context under the view-1 cursor.
+    pub fn context_under_cursor(&self) -> Option<&str> {
+        self.kubeconfig()?
+            .contexts
+            .get(self.context_cursor)
+            .map(|c| c.value.name.as_str())
+    }
+
+    pub fn help_open(&self) -> bool {
+        matches!(self.overlay, Some(Overlay::Help { .. }))
+    }
+
+    /// Whether any overlay is open (keys then go to it first).
+    pub fn overlay_open(&self) -> bool {
+        self.overlay.is_some()
+    }
+}

@@ -1,0 +1,79 @@
+//! Taking over the terminal and always giving it back: raw mode, the alternate screen and
+//! mouse capture on the way in; the reverse on every way out — normal return, error (the
+//! guard's `Drop`) and panic (the hook restores before the message is printed, so the
+//! message lands on the normal screen instead of vanishing with the alternate one).
+
+use std::io::{self, Stdout, Write};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::cursor::Show;
+use ratatui::crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+
+/// Whether the terminal is currently taken over, so restoring twice is harmless.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+/// Owns the taken-over terminal; dropping it restores the terminal.
+pub struct TerminalGuard {
+    pub terminal: Tui,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<TerminalGuard> {
+        install_panic_hook();
+        // Nothing has changed until raw mode is on: if that fails there is nothing to undo,
+        // and restoring would only print escape sequences to wherever stdout goes.
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let setup = || -> io::Result<Tui> {
+            execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+            let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+            terminal.clear()?;
+            Ok(terminal)
+        };
+        match setup() {
+            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Err(e) => {
+                restore();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Gives the terminal back. Safe to call any number of times, from any path.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    // Best effort: each step is tried even if an earlier one failed.
+    let _ = disable_raw_mode();
+    let mut out = io::stdout();
+    let _ = execute!(out, DisableMouseCapture, LeaveAlternateScreen, Show);
+    let _ = out.flush();
+}
+
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+    });
+}

@@ -1,0 +1,203 @@
+//! View 1's lists: the files in precedence order, the contexts (the cursor moves here), and
+//! the clusters and users, each entry with the file it came from.
+
+use std::path::Path;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{ellipsize, inner_width, pane, scroll_for};
+use crate::kubeconfig::model::AuthInfo;
+use crate::kubeconfig::{FileState, Kubeconfig};
+use crate::pki::CheckStatus;
+use crate::tui::state::AppState;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::status;
+
+pub fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+}
+
+pub fn draw_files(frame: &mut Frame, area: Rect, kc: &Kubeconfig, selection: &str, theme: &Theme) {
+    let width = inner_width(area);
+    let lines: Vec<Line> = kc
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (st, word) = match f.state {
+                FileState::Loaded => (CheckStatus::Ok, "loaded "),
+                FileState::Missing => (CheckStatus::Warn, "missing"),
+            };
+            let path = f.path.display().to_string();
+            Line::from(vec![
+                Span::styled(format!("{} ", i + 1), theme.muted),
+                status::labelled(theme, st, word),
+                Span::raw(" "),
+                Span::raw(ellipsize(&path, width.saturating_sub(12))),
+            ])
+        })
+        .collect();
+    let title = format!(
+        "Files, in precedence order: {}",
+        ellipsize(selection, width / 2)
+    );
+    frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+}
+
+pub fn draw_contexts(
+    frame: &mut Frame,
+    area: Rect,
+    state: &AppState,
+    kc: &Kubeconfig,
+    theme: &Theme,
+) {
+    let width = inner_width(area);
+    let current = kc.current_context.as_ref().map(|c| c.value.as_str());
+    let shown = state.active.as_ref().map(|a| a.name.as_str());
+    let col = |f: &dyn Fn(&crate::kubeconfig::model::NamedContext) -> String, cap: usize| {
+        kc.contexts
+            .iter()
+            .map(|c| f(&c.value).chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(cap)
+    };
+    let name_w = col(&|c| c.name.clone(), width / 2);
+    let cluster_w = col(&|c| c.context.cluster.clone(), width / 4);
+    let user_w = col(&|c| c.context.user.clone(), width / 4);
+    let first = scroll_for(state.context_cursor, area.height.saturating_sub(2));
+    let lines: Vec<Line> = kc
+        .contexts
+        .iter()
+        .enumerate()
+        .skip(first)
+        .map(|(i, c)| {
+            let name = &c.value.name;
+            let cur = if current == Some(name.as_str()) {
+                "*"
+            } else {
+                " "
+            };
+            let on = if shown == Some(name.as_str()) {
+                "●"
+            } else {
+                " "
+            };
+            let text = format!(
+                "{cur}{on} {:<name_w$}  {:<cluster_w$}  {:<user_w$}  {}",
+                ellipsize(name, name_w),
+                ellipsize(&c.value.context.cluster, cluster_w),
+                ellipsize(&c.value.context.user, user_w),
+                file_name(&c.source)
+            );
+            let style = if i == state.context_cursor {
+                theme.selection
+            } else if shown == Some(name.as_str()) {
+                theme.accent
+            } else {
+                theme.text
+            };
+            Line::styled(format!("{:<width$}", ellipsize(&text, width)), style)
+        })
+        .collect();
+    let lines = if lines.is_empty() {
+        vec![Line::styled("no contexts defined", theme.muted)]
+    } else {
+        lines
+    };
+    let title = format!(
+        "Contexts ({}): * current-context, ● shown, Enter switches",
+        kc.contexts.len()
+    );
+    frame.render_widget(
+        Paragraph::new(lines).block(pane(
+            ellipsize(&title, width.saturating_sub(2)),
+            theme,
+            true,
+        )),
+        area,
+    );
+}
+
+pub fn draw_entries<'a>(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    rows: impl Iterator<Item = (&'a str, String, &'a Path)>,
+    wanted: &str,
+    theme: &Theme,
+) {
+    let width = inner_width(area);
+    let rows: Vec<_> = rows.collect();
+    let name_w = rows
+        .iter()
+        .map(|r| r.0.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(width / 3);
+    let what_w = rows
+        .iter()
+        .map(|r| r.1.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(width.saturating_sub(name_w + 16));
+    let mut lines: Vec<Line> = rows
+        .iter()
+        .map(|(name, what, source)| {
+            let used = *name == wanted;
+            let mark = if used { "→" } else { " " };
+            let style = if used { theme.accent } else { theme.text };
+            Line::from(vec![
+                Span::styled(
+                    format!("{mark} {:<name_w$}  ", ellipsize(name, name_w)),
+                    style,
+                ),
+                Span::raw(format!("{:<what_w$}", ellipsize(what, what_w))),
+                Span::styled(format!("  {}", file_name(source)), theme.muted),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            format!("no {}", title.to_lowercase()),
+            theme.muted,
+        ));
+    }
+    frame.render_widget(
+        Paragraph::new(lines).block(pane(
+            if area.width >= 60 {
+                format!(
+                    "{title} ({}; → used by the context under the cursor)",
+                    rows.len()
+                )
+            } else {
+                format!("{title} ({}; → in use)", rows.len())
+            },
+            theme,
+            false,
+        )),
+        area,
+    );
+}
+
+/// How a kubeconfig user authenticates, read from the file (before resolving).
+pub fn auth_kind(u: &AuthInfo) -> String {
+    let set = |o: &Option<String>| o.as_ref().is_some_and(|s| !s.is_empty());
+    if set(&u.client_certificate) || set(&u.client_certificate_data) {
+        "client certificate".into()
+    } else if set(&u.token) || set(&u.token_file) {
+        "token".into()
+    } else if let Some(exec) = &u.exec {
+        format!("exec: {}", exec.command)
+    } else if set(&u.username) {
+        "basic".into()
+    } else if let Some(p) = &u.auth_provider {
+        format!("auth-provider: {}", p.name)
+    } else {
+        "none".into()
+    }
+}

@@ -1,0 +1,99 @@
+//! The bottom two rows: where you are (context, server, identity, worst check), then the
+//! keys that work here, taken from the keymap.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::pki::CheckStatus;
+use crate::tui::keymap::KeyMap;
+use crate::tui::state::{AppState, Source};
+use crate::tui::theme::Theme;
+use crate::tui::widgets::status;
+
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keymap: &KeyMap) {
+    let [facts, keys] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(facts_line(state, theme)).style(theme.status_bar),
+        facts,
+    );
+    let mut spans = Vec::new();
+    let hints = keymap.hints(state.view, state.overlay_open());
+    // No point hinting a switch without contexts, or the merged view without a kubeconfig.
+    let hints = hints.into_iter().filter(|(_, w)| match *w {
+        "use context" => state.context_count() > 0,
+        "merged" => state.kubeconfig().is_some(),
+        _ => true,
+    });
+    for (key, word) in hints {
+        spans.push(Span::styled(format!(" {key}"), theme.key_hint));
+        spans.push(Span::styled(format!(" {word} "), theme.muted));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), keys);
+}
+
+/// Context first, then the worst check (what needs attention must survive narrow screens),
+/// then who the certificate says you are, then the server.
+fn facts_line(state: &AppState, theme: &Theme) -> Line<'static> {
+    let mut parts: Vec<Span<'static>> = Vec::new();
+    match (&state.source, &state.active) {
+        (Source::NotFound { .. }, _) => {
+            parts.push(Span::raw("no kubeconfig found (see view 1)"));
+        }
+        (_, None) => parts.push(Span::raw("no context")),
+        (_, Some(active)) => {
+            let name = if active.name.is_empty() {
+                "(none)"
+            } else {
+                &active.name
+            };
+            let mut ctx = format!("ctx {name}");
+            if let Some(p) = &state.pending {
+                ctx.push_str(&format!(" (switching to {p}…)"));
+            }
+            parts.push(Span::raw(ctx));
+            match (&active.resolved, &active.report) {
+                (Err(_), _) => {
+                    parts.push(status::labelled(
+                        theme,
+                        CheckStatus::Error,
+                        "does not resolve",
+                    ));
+                }
+                (Ok(facts), Some(Ok(report))) => {
+                    let worst = report.worst();
+                    let count = report.checks.iter().filter(|c| c.status == worst).count();
+                    let text = match worst {
+                        CheckStatus::Ok => "checks ok".to_string(),
+                        _ => format!("{count} {}", status::word(worst)),
+                    };
+                    parts.push(status::labelled(theme, worst, text));
+                    parts.push(Span::raw(match &report.user.identity {
+                        Some(id) if id.groups.is_empty() => format!("user {}", id.user),
+                        Some(id) => format!("user {}  groups {}", id.user, id.groups.join(",")),
+                        None => format!("auth {}", report.user.auth),
+                    }));
+                    parts.push(Span::raw(facts.server.clone()));
+                }
+                (Ok(facts), _) => {
+                    parts.push(status::labelled(
+                        theme,
+                        CheckStatus::Error,
+                        "credentials not inspected",
+                    ));
+                    parts.push(Span::raw(facts.server.clone()));
+                }
+            }
+        }
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (i, p) in parts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw("  │ "));
+        }
+        spans.push(p);
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,5 @@
+//! Small pieces shared by the views.
+
+pub mod expiry;
+pub mod field;
+pub mod status;
