@@ -47,6 +47,37 @@ pub enum OutputFormat {
 pub enum Command {
     /// Decode and check the selected context's certificates, keys and chain of trust.
     Certs(CertsArgs),
+    /// Simulate the kube-scheduler on Kubernetes manifests: per-node filter and score results.
+    Schedule(ScheduleArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleArgs {
+    /// Manifest files: YAML (multi-document, `kind: List`) or JSON. Nodes and Pods are used;
+    /// pods with spec.nodeName are running, the others are scheduled in queue order.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// A kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration (profiles, plugins, weights,
+    /// pluginConfig, percentageOfNodesToScore).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The kube-scheduler release whose behaviour to model: 1.25..1.38, or 1.13 for the legacy
+    /// predicates and 0-10 priorities. Default: the newest modelled.
+    #[arg(long = "kube-version", value_name = "X.Y")]
+    pub kube_version: Option<String>,
+    /// Seed of the tie-break among equally scored nodes (same seed, same choices).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Show one node's full detail (filter verdict, every plugin's raw/normalized/weighted score).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// How many nodes the text tables show before summarizing.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Also evaluate every node and score every feasible one, for display only (the decision is
+    /// unchanged); shown under "breakdown" in JSON.
+    #[arg(long)]
+    pub breakdown: bool,
 }
 
 #[derive(Debug, Args)]

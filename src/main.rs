@@ -19,6 +19,7 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Some(Command::Certs(args)) => commands::certs::run(&cli.global, args),
+        Some(Command::Schedule(args)) => commands::schedule::run(&cli.global, args),
         None => commands::tui::run(&cli.global),
     };
     match result {

@@ -1,6 +1,7 @@
 //! One thin file per subcommand: load inputs through the core, print text or JSON.
 
 pub mod certs;
+pub mod schedule;
 pub mod tui;
 
 use crate::kubeconfig::KubeconfigError;
