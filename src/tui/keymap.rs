@@ -34,7 +34,9 @@ pub struct Binding {
 }
 
 const STEPPED: &[View] = &[View::Connection, View::PodJourney, View::Scheduler];
-const LISTS: &[View] = &[View::Kubeconfig, View::Certificates];
+const LISTS: &[View] = &[View::Kubeconfig, View::Certificates, View::Scheduler];
+const JOURNEY: &[View] = &[View::PodJourney];
+const SCHEDULER: &[View] = &[View::Scheduler];
 
 pub struct KeyMap {
     pub bindings: Vec<Binding>,
@@ -187,6 +189,102 @@ impl Default for KeyMap {
                 None,
                 Scope::Only(STEPPED),
             ),
+            b(
+                vec![key('r')],
+                "r",
+                Action::Refresh,
+                "run again: reconnect (3), resend the pod (4), re-list the cluster (5)",
+                None,
+                Scope::Only(STEPPED),
+            ),
+            b(
+                vec![key('e')],
+                "e",
+                Action::EditPod,
+                "view 4: edit the pod manifest in $EDITOR",
+                Some("edit pod"),
+                Scope::Only(JOURNEY),
+            ),
+            b(
+                vec![code(KeyCode::Enter)],
+                "Enter",
+                Action::OpenInScheduler,
+                "view 4: this pod's filter and score, node by node, in view 5",
+                Some("→ scheduler"),
+                Scope::Only(JOURNEY),
+            ),
+            b(
+                vec![key('f')],
+                "f",
+                Action::ToggleFormula,
+                "view 5: the formula behind the score, with the pod's numbers",
+                Some("formula"),
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('+'), key('=')],
+                "+/-",
+                Action::More,
+                "view 5: what-if — raise the pod's cpu (or memory) request; the cycle re-runs",
+                Some("what-if"),
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('-')],
+                "-",
+                Action::Less,
+                "view 5: what-if — lower the request",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('c')],
+                "c",
+                Action::SwitchResource,
+                "view 5: + and - change cpu / memory",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('t')],
+                "t",
+                Action::ToggleTolerations,
+                "view 5: what-if — tolerate every taint, or not",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('s')],
+                "s",
+                Action::NextSelector,
+                "view 5: what-if — nodeSelector: the next label found on the nodes, then none",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('o')],
+                "o",
+                Action::CycleSort,
+                "view 5: sort nodes by scheduler order, name, score",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('/')],
+                "/",
+                Action::StartFilter,
+                "view 5: filter nodes by name (Enter keeps, Esc clears)",
+                Some("filter"),
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('P')],
+                "P",
+                Action::TogglePresent,
+                "presenter mode: chrome hidden, a caption per step, \"which node wins?\"",
+                None,
+                Scope::Views,
+            ),
         ]);
         KeyMap { bindings }
     }
@@ -238,6 +336,10 @@ impl KeyMap {
                     _ => out.push((b.label, hint)),
                 }
             }
+        }
+        if view == View::Scheduler {
+            // The footer is one row: view 5 has many keys, help lists them all.
+            out.retain(|(_, h)| !matches!(*h, "views" | "help"));
         }
         if LISTS.contains(&view) || overlay {
             return out;
