@@ -14,7 +14,7 @@ use super::plugins::taint_toleration::{first_untolerated_hard_taint, tolerates};
 use super::podinfo::PodInfo;
 use super::postfilter::fit_error;
 use super::snapshot::{NodeInfo, Snapshot};
-use super::trace::{FilterVerdict, NodeScore, PluginScore, PodTrace};
+use super::trace::{FilterVerdict, NodeRun, NodeScore, PluginScore, PodTrace};
 
 const MAX_PRIORITY: i64 = 10;
 
@@ -314,10 +314,12 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
             break;
         }
     }
-    for i in processed..n {
-        trace
-            .skipped_by_sampling
-            .push(snap.nodes[(start + i) % n].key.clone());
+    if processed < n {
+        trace.skipped_by_sampling = NodeRun::new(
+            snap.node_keys.clone(),
+            (start + processed) % n,
+            n - processed,
+        );
     }
     s.next_start_node_index = (start + processed) % n;
     trace.nodes_feasible = feasible.len();

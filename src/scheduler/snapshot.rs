@@ -211,6 +211,8 @@ pub struct Snapshot {
     /// (upstream's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList).
     pub nodes_with_affinity: Vec<usize>,
     pub nodes_with_required_anti_affinity: Vec<usize>,
+    /// Every node's name in iteration order, shared by the traces (see `trace::NodeRun`).
+    pub node_keys: Arc<[Name]>,
     /// Services (namespace, selector) and controllers ((namespace, kind, name) → selector)
     /// from the input: PodTopologySpread's system defaults spread by their selectors.
     pub services: Vec<(String, Labels)>,
@@ -293,6 +295,7 @@ impl Snapshot {
                 *snap.image_num_nodes.entry(img.clone()).or_default() += 1;
             }
         }
+        snap.node_keys = snap.nodes.iter().map(|n| n.key.clone()).collect();
         for n in snap.nodes.iter_mut() {
             for (img, size) in &n.images {
                 let next = snap.image_ids.len() as u32;

@@ -57,6 +57,46 @@ impl Serialize for Name {
     }
 }
 
+/// A run of nodes in the cycle's (rotated) node order, e.g. those sampling never reached:
+/// one shared list and a window, so recording 4,000 skipped nodes costs nothing per node.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeRun {
+    order: Option<Arc<[Name]>>,
+    first: usize,
+    count: usize,
+}
+
+impl NodeRun {
+    /// `count` nodes of `order` starting at `first`, wrapping around.
+    pub fn new(order: Arc<[Name]>, first: usize, count: usize) -> NodeRun {
+        NodeRun {
+            order: Some(order),
+            first,
+            count,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Name> {
+        let order: &[Name] = self.order.as_deref().unwrap_or(&[]);
+        let n = order.len().max(1);
+        (0..self.count).map(move |i| &order[(self.first + i) % n])
+    }
+}
+
+impl Serialize for NodeRun {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
 /// One node's Filter verdict: the first failing plugin and its reasons, or a pass.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FilterVerdict {
@@ -132,7 +172,7 @@ pub struct PodTrace {
     pub prefilter: Vec<PhaseRecord>,
     pub prescore: Vec<PhaseRecord>,
     /// Nodes never evaluated because enough feasible nodes were found first.
-    pub skipped_by_sampling: Vec<Name>,
+    pub skipped_by_sampling: NodeRun,
     /// The nodes sharing the best total; `selected` is one of them.
     pub tied: Vec<Name>,
     /// How the choice among `tied` was made.
@@ -161,7 +201,7 @@ impl PodTrace {
             start_index: 0,
             prefilter: Vec::new(),
             prescore: Vec::new(),
-            skipped_by_sampling: Vec::new(),
+            skipped_by_sampling: NodeRun::default(),
             tied: Vec::new(),
             tie_break: None,
             notes: Vec::new(),
