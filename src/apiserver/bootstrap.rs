@@ -290,6 +290,12 @@ pub fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, String>
         if v.is_null() {
             continue;
         }
+        if !v.is_object() {
+            return Err(format!(
+                "{}: every document must be a Kubernetes object",
+                path.display()
+            ));
+        }
         match v.get("kind").and_then(Value::as_str) {
             Some(k) if k.ends_with("List") => objects.extend(
                 v.get("items")
@@ -311,6 +317,23 @@ pub fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, String>
                 path.display()
             ));
         };
+        // Typed first: a manifest that is not a valid object of its kind is bad input, not a crash.
+        let o = super::decode::roundtrip(d, &o).map_err(|e| {
+            let name = o
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("(unnamed)");
+            format!("{}: {kind} {name}: {e}", path.display())
+        })?;
+        if o.pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err(format!(
+                "{}: a {kind} without metadata.name",
+                path.display()
+            ));
+        }
         let ns = o
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -322,6 +345,12 @@ pub fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, String>
         let mut o = o.clone();
         if d.kind == "Pod" {
             prepare_scenario_pod(&mut o);
+        }
+        if d.kind == "Node" && o.pointer("/status/allocatable").is_none() {
+            // Node defaulting: allocatable is the capacity unless the kubelet reserves some.
+            if let Some(c) = o.pointer("/status/capacity").cloned() {
+                o["status"]["allocatable"] = c;
+            }
         }
         put(&api.store, d, o);
         n += 1;

@@ -474,7 +474,24 @@ pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<
         Some(rv) => rv,
         None => object_rv(&cur).map(|r| r.to_string()).unwrap_or_default(),
     };
-    patched["metadata"]["resourceVersion"] = json!(rv);
+    // A patch may have turned the object or its metadata into something else entirely.
+    let Some(obj) = patched.as_object_mut() else {
+        return Err(decode::cannot_handle(
+            def,
+            "the patched object is not an object",
+        ));
+    };
+    match obj.entry("metadata").or_insert_with(|| json!({})) {
+        Value::Object(m) => {
+            m.insert("resourceVersion".into(), json!(rv));
+        }
+        _ => {
+            return Err(decode::cannot_handle(
+                def,
+                "the patched object has no usable metadata",
+            ));
+        }
+    }
     let fv = ctx
         .info
         .query("fieldValidation")

@@ -13,13 +13,21 @@ pub struct ServeProcess {
     pub dir: tempfile::TempDir,
     pub url: String,
     pub port: u16,
+    pub pki_dir: PathBuf,
 }
 
 impl ServeProcess {
     pub fn start(extra: &[&str]) -> ServeProcess {
+        Self::start_with_pki(extra, None)
+    }
+
+    /// Start with `--pki-dir` at `pki` (to test reuse), else a fresh one in the temp dir.
+    pub fn start_with_pki(extra: &[&str], pki: Option<&Path>) -> ServeProcess {
         let dir = tempfile::tempdir().expect("tempdir");
         let kc = dir.path().join("kubeconfig");
-        let pki = dir.path().join("pki");
+        let pki = pki
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| dir.path().join("pki"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_kexplore"))
             .args(["serve", "--listen", "127.0.0.1:0", "--kubeconfig-out"])
             .arg(&kc)
@@ -60,6 +68,7 @@ impl ServeProcess {
             dir,
             url,
             port,
+            pki_dir: pki,
         }
     }
 
@@ -68,7 +77,7 @@ impl ServeProcess {
     }
 
     pub fn pki(&self, file: &str) -> PathBuf {
-        self.dir.path().join("pki").join(file)
+        self.pki_dir.join(file)
     }
 
     /// Send SIGTERM and wait (bounded) for a clean exit; returns the exit code.
