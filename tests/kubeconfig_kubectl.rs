@@ -207,7 +207,8 @@ fn certs_with_a_kubeconfig_list_agrees_with_kubectl() {
         samples.join("kubeadm.yaml").display(),
         samples.join("ecdsa.yaml").display()
     );
-    let k = Kubeconfig::load(&Selection::choose(None, Some(env.clone().into()), None).unwrap()).unwrap();
+    let k = Kubeconfig::load(&Selection::choose(None, Some(env.clone().into()), None).unwrap())
+        .unwrap();
     let mut contexts = vec![None];
     contexts.extend(k.context_names().into_iter().map(Some));
     let mut checked = 0;
@@ -225,13 +226,27 @@ fn certs_with_a_kubeconfig_list_agrees_with_kubectl() {
             // a missing file does) must be one kubectl cannot flatten either; only count successes.
             continue;
         }
-        assert_eq!(out.status.code(), Some(0), "{context:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{context:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
         let theirs = kubectl_json(&env, &kubectl_args);
         assert_eq!(ours["context"], theirs["current-context"], "{context:?}");
-        assert_eq!(ours["cluster"]["name"], theirs["clusters"][0]["name"], "{context:?}");
-        assert_eq!(ours["cluster"]["server"], theirs["clusters"][0]["cluster"]["server"], "{context:?}");
-        assert_eq!(ours["user"]["name"], theirs["users"][0]["name"], "{context:?}");
+        assert_eq!(
+            ours["cluster"]["name"], theirs["clusters"][0]["name"],
+            "{context:?}"
+        );
+        assert_eq!(
+            ours["cluster"]["server"], theirs["clusters"][0]["cluster"]["server"],
+            "{context:?}"
+        );
+        assert_eq!(
+            ours["user"]["name"], theirs["users"][0]["name"],
+            "{context:?}"
+        );
         assert_eq!(ours["kubeconfig"].as_array().unwrap().len(), 3);
         checked += 1;
     }

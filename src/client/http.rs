@@ -14,6 +14,8 @@ use crate::kubeconfig::{Material, Origin, ResolvedContext, Secret, Token};
 
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const EXEC_TIMEOUT: Duration = Duration::from_secs(60);
+/// A watch ends after this long at the latest; callers re-establish it from the last resourceVersion.
+pub const WATCH_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 #[derive(Debug, Clone)]
 enum HeaderAuth {
@@ -135,13 +137,8 @@ impl ApiClient {
         self.send(Method::GET, path, None).await
     }
 
-    /// Sends one request; `body` is (bytes, content type).
-    pub async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<(Vec<u8>, &str)>,
-    ) -> Result<ApiResponse, RequestError> {
+    /// A request with this client's credentials and impersonation headers.
+    fn request(&self, method: Method, path: &str) -> Result<reqwest::RequestBuilder, RequestError> {
         let mut req = self
             .http
             .request(method, self.url(path))
@@ -172,6 +169,26 @@ impl ApiClient {
                 }
             }
         }
+        Ok(req)
+    }
+
+    /// Starts a long-running GET (a watch): the body is read as it arrives.
+    pub async fn stream(&self, path: &str) -> Result<reqwest::Response, RequestError> {
+        self.request(Method::GET, path)?
+            .timeout(WATCH_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| RequestError(describe_reqwest(&e)))
+    }
+
+    /// Sends one request; `body` is (bytes, content type).
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(Vec<u8>, &str)>,
+    ) -> Result<ApiResponse, RequestError> {
+        let mut req = self.request(method, path)?;
         if let Some((bytes, content_type)) = body {
             req = req.header("Content-Type", content_type).body(bytes);
         }

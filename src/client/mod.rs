@@ -2,6 +2,7 @@
 //! instrumented to record what the server presented and asked for, and a handshake that turns
 //! those records into facts a person can read.
 
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod exec;

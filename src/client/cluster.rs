@@ -1,0 +1,269 @@
+//! Reading a live cluster as kubectl does: lists in pages (`limit`/`continue`, restarting once
+//! when the continue token expired) and watches from the list's resourceVersion, so thousands of
+//! nodes neither arrive in one giant response nor go stale.
+
+use serde::de::DeserializeOwned;
+
+use super::http::{ApiClient, RequestError};
+
+/// kubectl's page size for `get`.
+pub const PAGE_SIZE: u32 = 500;
+
+#[derive(Debug, Clone)]
+pub struct Listed<T> {
+    pub items: Vec<T>,
+    /// The collection's resourceVersion, where a watch continues from.
+    pub resource_version: String,
+    pub pages: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListError {
+    /// RBAC said no: the caller shows what it may see and says what it may not.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    #[error("the server answered {code}: {message}")]
+    Status { code: u16, message: String },
+    #[error("{0}")]
+    Request(String),
+    #[error("cannot decode the server's answer: {0}")]
+    Decode(String),
+}
+
+impl From<RequestError> for ListError {
+    fn from(e: RequestError) -> Self {
+        ListError::Request(e.0)
+    }
+}
+
+/// The `message` of a kube-apiserver `Status`, or the body's first line.
+pub fn status_message(body: &[u8]) -> String {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| {
+            String::from_utf8_lossy(body)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+}
+
+fn with_query(path: &str, query: &str) -> String {
+    if path.contains('?') {
+        format!("{path}&{query}")
+    } else {
+        format!("{path}?{query}")
+    }
+}
+
+/// Lists every item of a collection path (e.g. `/api/v1/nodes`), page by page.
+pub async fn list_all<T: DeserializeOwned>(
+    api: &ApiClient,
+    path: &str,
+    page_size: u32,
+) -> Result<Listed<T>, ListError> {
+    let mut restarted = false;
+    'restart: loop {
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let mut query = format!("limit={page_size}");
+            if let Some(t) = &token {
+                query.push_str(&format!("&continue={}", percent_encode(t)));
+            }
+            let resp = api.get(&with_query(path, &query)).await?;
+            match resp.status {
+                200 => {}
+                403 => return Err(ListError::Forbidden(status_message(&resp.body))),
+                // The continue token expired (compaction): start over once, as kubectl does.
+                410 if token.is_some() && !restarted => {
+                    restarted = true;
+                    continue 'restart;
+                }
+                code => {
+                    return Err(ListError::Status {
+                        code,
+                        message: status_message(&resp.body),
+                    });
+                }
+            }
+            pages += 1;
+            let mut v: serde_json::Value =
+                serde_json::from_slice(&resp.body).map_err(|e| ListError::Decode(e.to_string()))?;
+            let rv = v["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            let next = v["metadata"]["continue"]
+                .as_str()
+                .filter(|c| !c.is_empty())
+                .map(str::to_string);
+            if let Some(serde_json::Value::Array(list)) = v.get_mut("items").map(std::mem::take) {
+                for item in list {
+                    items.push(
+                        serde_json::from_value(item)
+                            .map_err(|e| ListError::Decode(e.to_string()))?,
+                    );
+                }
+            }
+            match next {
+                Some(t) => token = Some(t),
+                None => {
+                    return Ok(Listed {
+                        items,
+                        resource_version: rv,
+                        pages,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchEvent<T> {
+    Added(T),
+    Modified(T),
+    Deleted(T),
+    /// Only a resourceVersion: the server's progress marker.
+    Bookmark(String),
+    /// An `ERROR` event (e.g. 410 Gone: the caller must list again).
+    Error {
+        code: u16,
+        message: String,
+    },
+}
+
+/// Watches `path` from `resource_version`, calling `on_event` for each event until it returns
+/// false, the server ends the stream, or an error event arrives. Returns the last
+/// resourceVersion seen, from which the caller can continue.
+pub async fn watch<T: DeserializeOwned>(
+    api: &ApiClient,
+    path: &str,
+    resource_version: &str,
+    mut on_event: impl FnMut(WatchEvent<T>) -> bool,
+) -> Result<String, ListError> {
+    let query = format!(
+        "watch=true&allowWatchBookmarks=true&resourceVersion={}",
+        percent_encode(resource_version)
+    );
+    let mut resp = api.stream(&with_query(path, &query)).await?;
+    let status = resp.status().as_u16();
+    if status != 200 {
+        let body = resp.bytes().await.map(|b| b.to_vec()).unwrap_or_default();
+        return Err(match status {
+            403 => ListError::Forbidden(status_message(&body)),
+            code => ListError::Status {
+                code,
+                message: status_message(&body),
+            },
+        });
+    }
+    let mut last_rv = resource_version.to_string();
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ListError::Request(e.to_string()))?
+    {
+        buf.extend_from_slice(&chunk);
+        while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=pos).collect();
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let (event, rv) = decode_event::<T>(&line)?;
+            if let Some(rv) = rv {
+                last_rv = rv;
+            }
+            let stop = matches!(event, WatchEvent::Error { .. });
+            if !on_event(event) || stop {
+                return Ok(last_rv);
+            }
+        }
+    }
+    Ok(last_rv)
+}
+
+/// One line of a watch stream: `{"type": "ADDED", "object": {...}}`.
+pub fn decode_event<T: DeserializeOwned>(
+    line: &[u8],
+) -> Result<(WatchEvent<T>, Option<String>), ListError> {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(line).map_err(|e| ListError::Decode(e.to_string()))?;
+    let kind = v["type"].as_str().unwrap_or("").to_string();
+    let object = v
+        .get_mut("object")
+        .map(std::mem::take)
+        .unwrap_or(serde_json::Value::Null);
+    let rv = object["metadata"]["resourceVersion"]
+        .as_str()
+        .map(str::to_string);
+    let decode = |o: serde_json::Value| {
+        serde_json::from_value::<T>(o).map_err(|e| ListError::Decode(e.to_string()))
+    };
+    let event = match kind.as_str() {
+        "ADDED" => WatchEvent::Added(decode(object)?),
+        "MODIFIED" => WatchEvent::Modified(decode(object)?),
+        "DELETED" => WatchEvent::Deleted(decode(object)?),
+        "BOOKMARK" => WatchEvent::Bookmark(rv.clone().unwrap_or_default()),
+        "ERROR" => WatchEvent::Error {
+            code: object["code"].as_u64().unwrap_or(0) as u16,
+            message: object["message"].as_str().unwrap_or("").to_string(),
+        },
+        other => {
+            return Err(ListError::Decode(format!(
+                "unknown watch event type {other:?}"
+            )));
+        }
+    };
+    Ok((event, rv))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Pod;
+
+    #[test]
+    fn watch_lines_decode_with_their_resource_version() {
+        let (e, rv) = decode_event::<Pod>(br#"{"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","resourceVersion":"7"}}}"#).unwrap();
+        assert!(matches!(e, WatchEvent::Added(p) if p.metadata.name.as_deref() == Some("a")));
+        assert_eq!(rv.as_deref(), Some("7"));
+        let (e, _) = decode_event::<Pod>(br#"{"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old resource version: 1 (5)"}}"#).unwrap();
+        assert_eq!(
+            e,
+            WatchEvent::Error {
+                code: 410,
+                message: "too old resource version: 1 (5)".into()
+            }
+        );
+        assert!(decode_event::<Pod>(b"{\"type\":\"WHAT\",\"object\":{}}").is_err());
+        assert!(decode_event::<Pod>(b"not json").is_err());
+    }
+
+    #[test]
+    fn continue_tokens_are_escaped() {
+        assert_eq!(percent_encode("eyJ2Ijo+/="), "eyJ2Ijo%2B%2F%3D");
+    }
+}
