@@ -69,7 +69,8 @@ fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         Span::styled("server", theme.label),
     ])];
     let shown = c.step.min(c.rungs.len());
-    let visible = area.height.saturating_sub(3) as usize;
+    // Borders, the client/server row and the line after the rungs take four rows.
+    let visible = area.height.saturating_sub(4) as usize;
     let first = shown.saturating_sub(visible.max(1));
     for (i, r) in c.rungs.iter().enumerate().take(shown).skip(first) {
         let style = if i + 1 == shown {
