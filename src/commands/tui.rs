@@ -29,17 +29,18 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
             (p.clone(), text, None)
         }
         None => {
-            // A private copy, so `e` never edits the repository's scenario file.
-            let path =
-                std::env::temp_dir().join(format!("kexplore-app-{}.json", std::process::id()));
+            // A private copy named as in the seed (`-d@app.json`), so `e` never edits the
+            // repository's scenario file.
+            let dir = scratch_dir()?;
+            let path = dir.join("app.json");
             crate::apiserver::pki::write_atomic_private(&path, DEFAULT_POD)
                 .map_err(CommandError::Failed)?;
-            (path.clone(), DEFAULT_POD.to_string(), Some(path))
+            (path, DEFAULT_POD.to_string(), Some(dir))
         }
     };
     if !std::io::stdout().is_terminal() {
         if let Some(s) = &scratch {
-            let _ = std::fs::remove_file(s);
+            let _ = std::fs::remove_dir_all(s);
         }
         return Err(CommandError::Input(
             "the terminal UI needs a terminal on stdout; for scripts use `kexplore certs`".into(),
@@ -77,9 +78,24 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
         e.stop(&rt);
     }
     if let Some(s) = scratch {
-        let _ = std::fs::remove_file(s);
+        let _ = std::fs::remove_dir_all(s);
     }
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     result.map_err(|e| CommandError::Failed(format!("cannot use the terminal: {e}")))?;
     Ok(0)
+}
+
+/// A directory only this user can enter, for the editable copy of the pod manifest.
+fn scratch_dir() -> Result<std::path::PathBuf, CommandError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(format!(
+        "kexplore-pod-{}-{}",
+        std::process::id(),
+        crate::apiserver::util::uuid()
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| CommandError::Failed(format!("{}: {e}", dir.display())))?;
+    Ok(dir)
 }

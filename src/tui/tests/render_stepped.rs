@@ -104,6 +104,13 @@ fn view4_every_stage() {
     for src in ["[observed]", "[reported]"] {
         assert!(end.contains(src), "{src} in {end}");
     }
+    s.journey.step = 12;
+    let small = render(&s, 80, 24);
+    assert!(
+        small.contains("▶ ✓ Kubelet"),
+        "the current stage stays on screen: {small}"
+    );
+    insta::assert_snapshot!("view4_80x24_kubelet", small);
     insta::assert_snapshot!("view4_80x24_admission", {
         s.journey.step = 4;
         render(&s, 80, 24)

@@ -87,9 +87,10 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             },
         ),
     ])];
-    let visible = list_area.height.saturating_sub(3) as usize;
-    let first = j.step.saturating_sub(visible.max(1));
-    for (i, name) in STAGES.iter().enumerate().skip(first.saturating_sub(1)) {
+    // Inside the borders, below the request row: keep the current stage on screen.
+    let inner = list_area.height.saturating_sub(3) as usize;
+    let skip = j.step.saturating_sub(inner.max(1));
+    for (i, name) in STAGES.iter().enumerate().skip(skip) {
         let n = i + 1;
         if n > j.step {
             lines.push(Line::styled(format!("  · {}", title(name)), theme.muted));

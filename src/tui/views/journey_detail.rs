@@ -364,14 +364,26 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
             for st in d["steps"].as_array().into_iter().flatten() {
                 let at = text(st, "at");
                 let t = at.get(11..23).unwrap_or(&at).to_string();
-                out.push(Line::from(vec![
-                    Span::styled(format!("{t}  "), theme.muted),
-                    Span::styled(format!("{:<18}", text(st, "step")), theme.label),
-                    Span::styled(
-                        st.get("detail").map(|x| x.to_string()).unwrap_or_default(),
-                        theme.text,
-                    ),
-                ]));
+                let what = st
+                    .get("detail")
+                    .and_then(Value::as_object)
+                    .map(|o| {
+                        o.iter()
+                            .map(|(k, v)| {
+                                format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default();
+                out.extend(field::lines(
+                    &format!("{t}  {:<18}", text(st, "step")),
+                    33,
+                    &what,
+                    width,
+                    theme.label,
+                    theme.text,
+                ));
             }
             out.extend(row("phase", text(d, "phase"), width, theme));
             if d["simulated"] == Value::Bool(true) {

@@ -123,7 +123,8 @@ pub fn draw(
         let rest = width.saturating_sub(name_w + 3);
         let body: Vec<Span> = match step {
             Step::Nodes | Step::Predict => {
-                let bw = rest.saturating_sub(44).clamp(4, 24) / 2;
+                // Two bars share what the numbers leave (about 46 columns).
+                let bw = (rest.saturating_sub(46) / 2).clamp(4, 30);
                 let mut v = vec![Span::styled("cpu ", theme.label)];
                 v.extend(capacity_bar(
                     node.requested.milli_cpu,
