@@ -145,7 +145,7 @@ impl Default for KeyMap {
                 vec![code(KeyCode::PageUp)],
                 "PgUp",
                 Action::PageUp,
-                "page up (view 2: scroll the certificate's fields)",
+                "page up (2: certificate fields; 3-4: details; 5: nodes)",
                 None,
                 Scope::Always,
             ),
@@ -153,7 +153,7 @@ impl Default for KeyMap {
                 vec![code(KeyCode::PageDown)],
                 "PgDn",
                 Action::PageDown,
-                "page down (view 2: scroll the certificate's fields)",
+                "page down (2: certificate fields; 3-4: details; 5: nodes)",
                 None,
                 Scope::Always,
             ),
@@ -223,7 +223,7 @@ impl Default for KeyMap {
             ),
             b(
                 vec![key('+'), key('=')],
-                "+/-",
+                "+",
                 Action::More,
                 "view 5: what-if — raise the pod's cpu (or memory) request; the cycle re-runs",
                 Some("what-if"),
@@ -333,6 +333,7 @@ impl KeyMap {
                     Action::MoveDown if overlay => out.push(("↑↓", "scroll")),
                     Action::MoveDown => out.push(("↑↓", hint)),
                     Action::Quit => out.push(("q", hint)),
+                    Action::More => out.push(("+/-", hint)),
                     _ => out.push((b.label, hint)),
                 }
             }
