@@ -38,7 +38,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         return;
     }
     let (ladder_area, detail_area) = if area.width >= SIDE_BY_SIDE {
-        let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+        let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
             .areas(area);
         (l, r)
     } else {
@@ -69,17 +69,32 @@ fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         Span::styled("server", theme.label),
     ])];
     let shown = c.step.min(c.rungs.len());
+    // Tall enough for every rung on two rows (title, then what it carried): no truncation.
+    let two_rows = area.height as usize >= 2 * c.rungs.len() + 4;
+    let per = if two_rows { 2 } else { 1 };
     // Borders, the client/server row and the line after the rungs take four rows.
-    let visible = area.height.saturating_sub(4) as usize;
-    let first = shown.saturating_sub(visible.max(1));
+    let visible = (area.height.saturating_sub(4) as usize / per).max(1);
+    let first = shown.saturating_sub(visible);
     for (i, r) in c.rungs.iter().enumerate().take(shown).skip(first) {
         let style = if i + 1 == shown {
             theme.selection
         } else {
             theme.text
         };
-        let title = format!("{:<26}", r.title);
         let head = format!(" {} {} ", status::symbol(r.status), arrow(r.arrow));
+        if two_rows {
+            let rest = width.saturating_sub(head.chars().count());
+            lines.push(Line::from(vec![
+                Span::styled(head, status::style(theme, r.status)),
+                Span::styled(ellipsize(&r.title, rest), style),
+            ]));
+            lines.push(Line::styled(
+                format!("       {}", ellipsize(&r.summary, width.saturating_sub(7))),
+                theme.muted,
+            ));
+            continue;
+        }
+        let title = format!("{:<26}", r.title);
         let rest = width.saturating_sub(head.chars().count() + title.chars().count());
         lines.push(Line::from(vec![
             Span::styled(head, status::style(theme, r.status)),

@@ -14,7 +14,7 @@ use crate::tui::theme::Theme;
 use crate::tui::widgets::field;
 
 fn row(label: &str, value: impl Into<String>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    field::lines(label, 14, &value.into(), width, theme.label, theme.text)
+    field::lines(label, 17, &value.into(), width, theme.label, theme.text)
 }
 
 fn note(s: impl Into<String>, theme: &Theme) -> Line<'static> {

@@ -6,7 +6,6 @@ use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::pane;
 use crate::tui::action::View;
 use crate::tui::captions;
 use crate::tui::state::AppState;
@@ -62,7 +61,11 @@ pub fn draw_frame(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     frame.render_widget(
         Paragraph::new(Line::styled(caption(state), theme.caption))
             .wrap(Wrap { trim: true })
-            .block(pane("", theme, false)),
+            .block(
+                ratatui::widgets::Block::bordered()
+                    .border_type(ratatui::widgets::BorderType::Rounded)
+                    .border_style(theme.border),
+            ),
         cap,
     );
     body

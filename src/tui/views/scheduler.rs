@@ -173,7 +173,9 @@ fn draw_summary(
     let (title, detail): (String, Vec<String>) = match step {
         Step::Nodes => (
             "The nodes: requested before (█), the pod's share (▒), free (░)".into(),
-            vec![if t.skipped_by_sampling.is_empty() {
+            vec![if m.pod_request() == (0, 0) {
+                "the pod requests no cpu or memory: every node fits it (for scoring it counts as 100m / 200Mi)".into()
+            } else if t.skipped_by_sampling.is_empty() {
                 format!("{n} nodes; the scheduler checks them in this order")
             } else {
                 format!(
