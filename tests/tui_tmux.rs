@@ -359,6 +359,12 @@ fn walk_embedded(tag: &str, size: (u16, u16), env: &str) {
     );
     press_n(&tmux, "Space", 8);
     tmux.wait_all("view 5's result", &["Selected: node-3", "★"]);
+    if env.contains("NO_COLOR") {
+        // Bars, the winner and greyed nodes keep their glyphs and lose every colour.
+        let styled = tmux.text(&["capture-pane", "-p", "-e", "-t", "kx"]);
+        let colours = colour_codes(&styled);
+        assert!(colours.is_empty(), "colours under NO_COLOR: {colours:?}");
+    }
     press_n(&tmux, "+", 12);
     tmux.wait_all("the FitError", &["No node fits", "0/4 nodes are available"]);
     quit_and_check_restored(&tmux);

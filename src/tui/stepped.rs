@@ -119,6 +119,7 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
             };
             s.formula = false;
             s.reorder(predict);
+            s.cursor_to_scored(predict);
         }
         _ => return effects,
     }

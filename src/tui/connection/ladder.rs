@@ -118,8 +118,9 @@ fn also_expired(rungs: &mut [Rung], creds: Option<&CredentialReport>) {
     if let Some(f) = rungs.last_mut().and_then(|r| r.failure.as_mut())
         && !f.why.contains("expired")
     {
+        let sep = if f.why.ends_with('.') { " " } else { ". " };
         f.why.push_str(&format!(
-            " Also: {} — once the server is trusted, it would refuse this client certificate next.",
+            "{sep}Also: {} — once the server is trusted, it would refuse this client certificate next.",
             check.message
         ));
     }
@@ -397,6 +398,7 @@ fn server_certificate(hs: &HandshakeReport, creds: Option<&CredentialReport>) ->
             .and_then(|fp| cas.iter().position(|ca| ca.sha256_fingerprint == fp))
         {
             Some(n) => format!("✓ signed by CA #{} of the kubeconfig", n + 1),
+            None if c.self_signed => "self-signed, and not in the kubeconfig".into(),
             None if c.issued_by.is_some() => "✓ signed by the next certificate".into(),
             None => "✗ signed by no certificate the kubeconfig has".into(),
         };

@@ -123,6 +123,31 @@ impl SchedState {
         self.cursor = self.cursor.min(self.order.len().saturating_sub(1));
     }
 
+    /// At a score or result step, a cursor on a node that was not scored moves to the winner
+    /// (or the first scored node), so `f` has a formula to show.
+    pub fn cursor_to_scored(&mut self, predict: bool) {
+        if !matches!(
+            self.current(predict),
+            Some(Step::Score(_)) | Some(Step::Result)
+        ) {
+            return;
+        }
+        let Some(m) = self.model() else { return };
+        let scored = |k: usize| m.score_of[k].is_some();
+        if self.selected_node().is_some_and(scored) {
+            return;
+        }
+        let winner = m.trace.selected.as_deref();
+        let pos = self
+            .order
+            .iter()
+            .position(|&k| Some(m.snapshot.nodes[k].name.as_str()) == winner)
+            .or_else(|| self.order.iter().position(|&k| scored(k)));
+        if let Some(p) = pos {
+            self.cursor = p;
+        }
+    }
+
     /// The snapshot index of the node under the cursor.
     pub fn selected_node(&self) -> Option<usize> {
         self.order.get(self.cursor).copied()

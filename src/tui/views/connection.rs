@@ -109,7 +109,7 @@ fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         .is_some_and(|r| r.failure.is_some());
     if failed {
         lines.push(Line::styled(
-            "   ✗ the connection stops here: why, and the fix, in the details",
+            "   ✗ the connection stops here (why and fix: details)",
             theme.error,
         ));
     } else if left > 0 {
