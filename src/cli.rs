@@ -16,6 +16,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -34,6 +36,27 @@ pub struct GlobalArgs {
     /// TUI theme: a built-in name (default, light, high-contrast) or a path to a YAML theme.
     #[arg(long, global = true, value_name = "NAME|PATH")]
     pub theme: Option<String>,
+}
+
+/// Options of the terminal UI (no subcommand).
+#[derive(Debug, Args, Clone, Default)]
+pub struct TuiArgs {
+    /// Explore a freshly started embedded API server (loopback, mTLS, new PKI) whatever
+    /// kubeconfig exists. Without any kubeconfig this is what `kexplore` does anyway.
+    #[arg(long)]
+    pub embedded: bool,
+    /// Presenter mode: larger layout, chrome hidden, a caption for every step (P toggles).
+    #[arg(long)]
+    pub present: bool,
+    /// Advance the stepped views by themselves every SECS seconds (presenter mode).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub autoplay: Option<u64>,
+    /// Manifests preloaded into the embedded cluster (YAML or JSON: Nodes, Pods, ...).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub scenario: Vec<PathBuf>,
+    /// The pod manifest view 4 sends (default: scenarios/app.json, the seed's pod).
+    #[arg(long, value_name = "FILE")]
+    pub pod: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

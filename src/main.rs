@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => commands::serve::run(&cli.global, args),
         Some(Command::Journey(args)) => commands::journey::run(&cli.global, args),
         Some(Command::Schedule(args)) => commands::schedule::run(&cli.global, args),
-        None => commands::tui::run(&cli.global),
+        None => commands::tui::run(&cli.global, &cli.tui),
     };
     match result {
         Ok(code) => ExitCode::from(code),
