@@ -47,6 +47,82 @@ pub enum OutputFormat {
 pub enum Command {
     /// Decode and check the selected context's certificates, keys and chain of trust.
     Certs(CertsArgs),
+    /// Run the embedded API server (mTLS, scheduler loop, simulated kubelets) until Ctrl-C / SIGTERM.
+    Serve(ServeArgs),
+    /// Create a pod through an API server and print every stage it passes.
+    Journey(JourneyArgs),
+    /// Simulate the kube-scheduler on Kubernetes manifests: per-node filter and score results.
+    Schedule(ScheduleArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6443")]
+    pub listen: std::net::SocketAddr,
+    /// Write a kubeconfig (contexts kexplore-admin and jane) here, atomically, mode 0600, once accepting.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// Keep the CA, serving and client certificates here (reused when present, created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub pki_dir: Option<PathBuf>,
+    /// Manifests (Nodes, Pods, ...) to preload; YAML (multi-document, kind: List) or JSON.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub scenario: Vec<PathBuf>,
+    /// Start without the demo cluster (the seed's three nodes and a control-plane node).
+    #[arg(long)]
+    pub no_demo: bool,
+    /// Static bearer tokens, as kube-apiserver's --token-auth-file (token,user,uid,"group1,group2").
+    #[arg(long, value_name = "FILE")]
+    pub token_auth_file: Option<PathBuf>,
+    /// Write an audit.k8s.io/v1 Event per request here (JSON lines).
+    #[arg(long, value_name = "PATH")]
+    pub audit_log_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct JourneyArgs {
+    /// The pod manifest to create (YAML or JSON).
+    #[arg(short = 'f', long = "filename", value_name = "POD")]
+    pub file: PathBuf,
+    /// Manifests preloaded into the embedded server (when no kubeconfig is given).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub scenario: Vec<PathBuf>,
+    /// Use an in-process embedded server even when a kubeconfig exists.
+    #[arg(long)]
+    pub embedded: bool,
+    /// Seconds to wait for the pod to be scheduled and running.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleArgs {
+    /// Manifest files: YAML (multi-document, `kind: List`) or JSON. Nodes and Pods are used;
+    /// pods with spec.nodeName are running, the others are scheduled in queue order.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// A kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration (profiles, plugins, weights,
+    /// pluginConfig, percentageOfNodesToScore).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The kube-scheduler release whose behaviour to model: 1.25..1.38, or 1.13 for the legacy
+    /// predicates and 0-10 priorities. Default: the newest modelled.
+    #[arg(long = "kube-version", value_name = "X.Y")]
+    pub kube_version: Option<String>,
+    /// Seed of the tie-break among equally scored nodes (same seed, same choices).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Show one node's full detail (filter verdict, every plugin's raw/normalized/weighted score).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// How many nodes the text tables show before summarizing.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Also evaluate every node and score every feasible one, for display only (the decision is
+    /// unchanged); shown under "breakdown" in JSON.
+    #[arg(long)]
+    pub breakdown: bool,
 }
 
 #[derive(Debug, Args)]

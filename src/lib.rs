@@ -1,9 +1,11 @@
 //! kexplore: how a Kubernetes cluster lets a client in and decides where a pod runs.
 //! The core modules know nothing of the terminal; `tui` renders their state.
 
+pub mod apiserver;
 pub mod cli;
 pub mod client;
 pub mod commands;
+pub mod journey;
 pub mod kubeconfig;
 pub mod pki;
 pub mod scheduler;

@@ -19,6 +19,9 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Some(Command::Certs(args)) => commands::certs::run(&cli.global, args),
+        Some(Command::Serve(args)) => commands::serve::run(&cli.global, args),
+        Some(Command::Journey(args)) => commands::journey::run(&cli.global, args),
+        Some(Command::Schedule(args)) => commands::schedule::run(&cli.global, args),
         None => commands::tui::run(&cli.global),
     };
     match result {

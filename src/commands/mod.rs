@@ -1,6 +1,9 @@
 //! One thin file per subcommand: load inputs through the core, print text or JSON.
 
 pub mod certs;
+pub mod journey;
+pub mod schedule;
+pub mod serve;
 pub mod tui;
 
 use crate::kubeconfig::KubeconfigError;

@@ -1,0 +1,505 @@
+//! The request pipeline, outermost first (upstream `DefaultBuildHandlerChain`): Audit-ID →
+//! RequestInfo → authentication → authorization → handler (body limit, decode, admission,
+//! validation, storage) → response encoding. Every stage lands in the request's trace.
+//! `handle` takes any body type, so router tests run without sockets.
+
+use std::sync::{Arc, Mutex};
+
+use http_body_util::BodyExt;
+use hyper::body::{Buf, Bytes};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Value, json};
+
+use super::audit::AuditLog;
+use super::authn::{self, TokenFile, UserInfo};
+use super::authz::{self, Attributes, Authorizer};
+use super::body::{ApiBody, Format, negotiate};
+use super::decode::MAX_BODY;
+use super::inflight::{Limiter, TOO_MANY};
+use super::request::{self, RequestInfo};
+use super::status::ApiError;
+use super::store::Store;
+use super::tls::ConnInfo;
+use super::trace::{RequestTrace, StageStatus, TraceLog};
+use super::{router, util};
+
+/// The server's state, shared by every connection and by the control loops.
+pub struct Api {
+    pub store: Store,
+    pub traces: TraceLog,
+    pub authorizer: Authorizer,
+    pub tokens: TokenFile,
+    pub audit: Option<AuditLog>,
+    /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
+    pub server_address: Mutex<String>,
+    pub limiter: Limiter,
+    /// Encoded JSON lists by request, valid while the store revision is unchanged.
+    pub list_cache: ListCache,
+}
+
+/// Encoded list responses keyed by path+query, each tagged with the store revision it shows.
+#[derive(Default)]
+pub struct ListCache {
+    inner: Mutex<std::collections::HashMap<String, (u64, Bytes)>>,
+}
+
+impl ListCache {
+    pub fn get(&self, key: &str, rv: u64) -> Option<Bytes> {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.get(key)
+            .filter(|(at, _)| *at == rv)
+            .map(|(_, b)| b.clone())
+    }
+
+    pub fn put(&self, key: String, rv: u64, bytes: Bytes) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if g.len() >= 256 {
+            g.clear(); // bounded: a burst of distinct lists just starts over
+        }
+        g.insert(key, (rv, bytes));
+    }
+}
+
+impl Api {
+    pub fn new(tokens: TokenFile, audit: Option<AuditLog>) -> Self {
+        Api {
+            store: Store::new(10_000),
+            traces: TraceLog::default(),
+            authorizer: Authorizer::default(),
+            tokens,
+            audit,
+            server_address: Mutex::new(String::new()),
+            limiter: Limiter::default(),
+            list_cache: ListCache::default(),
+        }
+    }
+}
+
+/// What a handler produces before encoding.
+pub enum Reply {
+    /// An object (or list) of `kind`; `kind` lets Table output pick its printer.
+    Object {
+        code: u16,
+        value: Value,
+        table_kind: Option<&'static str>,
+    },
+    /// Pre-encoded bytes.
+    Raw {
+        code: u16,
+        content_type: &'static str,
+        body: Bytes,
+    },
+    /// A watch stream.
+    Stream {
+        content_type: &'static str,
+        body: ApiBody,
+    },
+}
+
+/// Everything a handler needs about the request.
+pub struct Ctx<'a> {
+    pub api: &'a Arc<Api>,
+    pub info: &'a RequestInfo,
+    pub user: &'a UserInfo,
+    pub body: Bytes,
+    pub content_type: String,
+    pub accept: Option<String>,
+    pub user_agent: String,
+    pub format: Format,
+    pub trace: &'a mut RequestTrace,
+    pub warnings: Vec<String>,
+}
+
+fn header(req_headers: &hyper::HeaderMap, name: hyper::header::HeaderName) -> Option<String> {
+    req_headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+}
+
+pub fn attributes(info: &RequestInfo) -> Attributes {
+    Attributes {
+        verb: info.verb.clone(),
+        resource_request: info.is_resource_request,
+        group: info.api_group.clone(),
+        resource: info.resource.clone(),
+        subresource: info.subresource.clone(),
+        namespace: info.namespace.clone(),
+        name: info.name.clone(),
+        path: info.path.clone(),
+    }
+}
+
+fn error_response(e: &ApiError, audit_id: &str) -> Response<ApiBody> {
+    let mut r = Response::new(ApiBody::full(e.status_bytes()));
+    *r.status_mut() = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if e.code == 403 {
+        r.headers_mut().insert(
+            "x-content-type-options",
+            HeaderValue::from_static("nosniff"),
+        );
+    }
+    set_common(&mut r, audit_id);
+    r
+}
+
+fn set_common(r: &mut Response<ApiBody>, audit_id: &str) {
+    if let Ok(v) = HeaderValue::from_str(audit_id) {
+        r.headers_mut().insert("audit-id", v);
+    }
+    r.headers_mut().insert(
+        "cache-control",
+        HeaderValue::from_static("no-cache, private"),
+    );
+}
+
+/// How much of an unwanted body we read and discard before answering: an HTTP/2 client
+/// (curl) reports a stream error when the server answers before the upload is finished.
+const DRAIN_CAP: usize = 64 * 1024 * 1024;
+
+/// Read the body, up to MaxRequestBodyBytes; over that, drain the rest and answer 413.
+async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut body = std::pin::pin!(body);
+    let mut buf = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            ApiError::bad_request(format!("error reading request body: {}", e.into()))
+        })?;
+        if let Ok(mut data) = frame.into_data() {
+            seen += data.remaining();
+            while data.has_remaining() {
+                let n = data.chunk().len();
+                if seen <= MAX_BODY {
+                    buf.extend_from_slice(data.chunk());
+                }
+                data.advance(n);
+            }
+            if seen > DRAIN_CAP {
+                break;
+            }
+        }
+    }
+    if seen > MAX_BODY {
+        return Err(ApiError::too_large(MAX_BODY));
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// Discard a body we will not use (bounded).
+async fn drain<B>(body: B)
+where
+    B: hyper::body::Body,
+{
+    let mut body = std::pin::pin!(body);
+    let mut seen = 0usize;
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(d) = frame.into_data() {
+            seen += d.remaining();
+            if seen > DRAIN_CAP {
+                break;
+            }
+        }
+    }
+}
+
+/// Handle one request end to end. Never panics on peer input: every failure is a Status.
+pub async fn handle<B>(api: &Arc<Api>, conn: &ConnInfo, req: Request<B>) -> Response<ApiBody>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let audit_id = util::uuid();
+    let received = util::now_micro();
+    let (parts, body) = req.into_parts();
+    // Path and query only: over HTTP/2 the URI also carries scheme and authority.
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| parts.uri.path().to_string());
+    let mut trace = RequestTrace::new(
+        audit_id.clone(),
+        received.clone(),
+        parts.method.as_str(),
+        &uri,
+    );
+    let info = request::parse(&parts.method, parts.uri.path(), parts.uri.query());
+    trace.verb = info.verb.clone();
+    trace.resource = info.resource_with_sub();
+    trace.stage(
+        "request-info",
+        StageStatus::Ok,
+        json!({"verb": info.verb, "apiGroup": info.api_group, "apiVersion": info.api_version, "resource": info.resource,
+               "subresource": info.subresource, "namespace": info.namespace, "name": info.name,
+               "tls": {"version": conn.tls_version, "cipher": conn.cipher_suite, "alpn": conn.alpn}}),
+    );
+    let user_agent = header(&parts.headers, hyper::header::USER_AGENT).unwrap_or_default();
+
+    // Authentication.
+    let authz_header = header(&parts.headers, hyper::header::AUTHORIZATION);
+    let outcome = authn::authenticate(conn, authz_header.as_deref(), &api.tokens);
+    let Some(user) = outcome.user else {
+        trace.stage("authentication", StageStatus::Failed, outcome.detail);
+        drain(body).await;
+        let e = ApiError::unauthorized();
+        return finish(api, trace, &info, None, &user_agent, conn, Err(e), received).await;
+    };
+    trace.user = Some(user.username.clone());
+    trace.stage("authentication", StageStatus::Ok, outcome.detail);
+
+    // Max-in-flight limiter: watches and system:masters are exempt.
+    let _slot = if info.verb == "watch" || user.in_group("system:masters") {
+        None
+    } else {
+        match api.limiter.acquire(&info.verb) {
+            Some(slot) => Some(slot),
+            None => {
+                trace.stage(
+                    "priority-and-fairness",
+                    StageStatus::Failed,
+                    json!({"limiter": "max-in-flight", "inFlight": api.limiter.in_flight()}),
+                );
+                drain(body).await;
+                return too_many(api, trace, &info, &user, &user_agent, conn, received);
+            }
+        }
+    };
+
+    // Authorization.
+    let attrs = attributes(&info);
+    let decision = api.authorizer.authorize(&api.store, &user, &attrs);
+    let detail = authz::trace_detail(&attrs, &decision);
+    if !decision.allowed {
+        trace.stage("authorization", StageStatus::Failed, detail);
+        drain(body).await;
+        let text = authz::forbidden_text(&user.username, &attrs);
+        let e = if info.is_resource_request {
+            ApiError::forbidden(
+                &info.api_group,
+                &info.resource,
+                &info.name,
+                &text,
+                &decision.reason,
+            )
+        } else {
+            ApiError::forbidden("", "", "", &text, &decision.reason)
+        };
+        return finish(
+            api,
+            trace,
+            &info,
+            Some(&user),
+            &user_agent,
+            conn,
+            Err(e),
+            received,
+        )
+        .await;
+    }
+    trace.stage("authorization", StageStatus::Ok, detail);
+
+    // Body, bounded like MaxRequestBodyBytes.
+    let bytes = match read_body(body).await {
+        Ok(b) => b,
+        Err(err) => {
+            return finish(
+                api,
+                trace,
+                &info,
+                Some(&user),
+                &user_agent,
+                conn,
+                Err(err),
+                received,
+            )
+            .await;
+        }
+    };
+    let accept = header(&parts.headers, hyper::header::ACCEPT);
+    let table_ok =
+        info.is_resource_request && matches!(info.verb.as_str(), "get" | "list" | "watch");
+    // Non-resource paths (discovery, OpenAPI) pick their own media types.
+    let negotiated = negotiate(accept.as_deref(), table_ok)
+        .or((!info.is_resource_request).then_some(Format::Json));
+    let Some(format) = negotiated else {
+        let e = ApiError::not_acceptable(&[
+            "application/json",
+            "application/yaml",
+            "application/vnd.kubernetes.protobuf",
+        ]);
+        return finish(
+            api,
+            trace,
+            &info,
+            Some(&user),
+            &user_agent,
+            conn,
+            Err(e),
+            received,
+        )
+        .await;
+    };
+    let mut ctx = Ctx {
+        api,
+        info: &info,
+        user: &user,
+        body: bytes,
+        content_type: header(&parts.headers, CONTENT_TYPE).unwrap_or_default(),
+        accept,
+        user_agent: user_agent.clone(),
+        format,
+        trace: &mut trace,
+        warnings: Vec::new(),
+    };
+    let result = router::route(&mut ctx, &parts.method).await;
+    let warnings = std::mem::take(&mut ctx.warnings);
+    let mut resp = finish(
+        api,
+        trace,
+        &info,
+        Some(&user),
+        &user_agent,
+        conn,
+        result.map(|r| (r, format)),
+        received,
+    )
+    .await;
+    for w in warnings {
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - {w:?}")) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
+    resp
+}
+
+/// The limiter's 429: plain text, not a Status, with `Retry-After: 1`.
+fn too_many(
+    api: &Arc<Api>,
+    mut trace: RequestTrace,
+    info: &RequestInfo,
+    user: &UserInfo,
+    user_agent: &str,
+    conn: &ConnInfo,
+    received: String,
+) -> Response<ApiBody> {
+    let mut r = Response::new(ApiBody::full(Bytes::from_static(TOO_MANY.as_bytes())));
+    *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut()
+        .insert("retry-after", HeaderValue::from_static("1"));
+    set_common(&mut r, &trace.audit_id);
+    trace.code = 429;
+    trace.stage("response", StageStatus::Failed, json!({"code": 429}));
+    if let Some(a) = &api.audit {
+        let st = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": TOO_MANY.trim(), "reason": "TooManyRequests", "code": 429});
+        a.record(
+            &trace,
+            info,
+            Some(user),
+            user_agent,
+            conn,
+            Some(&st),
+            &received,
+        );
+    }
+    api.traces.push(trace);
+    r
+}
+
+/// Encode the reply (or error), record the response stage, audit, and keep the trace.
+#[allow(clippy::too_many_arguments)]
+async fn finish(
+    api: &Arc<Api>,
+    mut trace: RequestTrace,
+    info: &RequestInfo,
+    user: Option<&UserInfo>,
+    user_agent: &str,
+    conn: &ConnInfo,
+    result: Result<(Reply, Format), ApiError>,
+    received: String,
+) -> Response<ApiBody> {
+    let audit_id = trace.audit_id.clone();
+    let (resp, code, status_obj) = match result {
+        Err(e) => (error_response(&e, &audit_id), e.code, Some(e.to_status())),
+        Ok((Reply::Object { code, value, .. }, format)) => {
+            let mut r = Response::new(ApiBody::full(format.encode(&value)));
+            *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+            r.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static(format.content_type()),
+            );
+            set_common(&mut r, &audit_id);
+            if trace.object.is_none() && info.is_resource_request {
+                let ns = value
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if let Some(n) = value.pointer("/metadata/name").and_then(Value::as_str) {
+                    trace.object = Some(if ns.is_empty() {
+                        n.to_string()
+                    } else {
+                        format!("{ns}/{n}")
+                    });
+                }
+            }
+            (r, code, None)
+        }
+        Ok((
+            Reply::Raw {
+                code,
+                content_type,
+                body,
+            },
+            _,
+        )) => {
+            let mut r = Response::new(ApiBody::full(body));
+            *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+            r.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            set_common(&mut r, &audit_id);
+            (r, code, None)
+        }
+        Ok((Reply::Stream { content_type, body }, _)) => {
+            let mut r = Response::new(body);
+            r.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            set_common(&mut r, &audit_id);
+            (r, 200, None)
+        }
+    };
+    trace.code = code;
+    let st = if code < 400 {
+        StageStatus::Ok
+    } else {
+        StageStatus::Failed
+    };
+    let mut detail = json!({"code": code});
+    if let Some(s) = &status_obj {
+        detail["status"] = s.clone();
+    }
+    trace.stage("response", st, detail);
+    if let Some(a) = &api.audit {
+        a.record(
+            &trace,
+            info,
+            user,
+            user_agent,
+            conn,
+            status_obj.as_ref(),
+            &received,
+        );
+    }
+    api.traces.push(trace);
+    resp
+}

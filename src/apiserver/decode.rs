@@ -1,0 +1,233 @@
+//! Request bodies → objects: media types, the 400 texts of upstream's decoder, and strict field
+//! validation (an unknown field is any key the k8s-openapi type drops on a round trip).
+
+use serde_json::Value;
+
+use super::resources::ResourceDef;
+use super::status::ApiError;
+
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// upstream `summarizeData`: how a body that failed to decode is quoted in the error.
+fn summarize(data: &[u8]) -> String {
+    const MAX: usize = 30;
+    match data.first() {
+        None => "<empty>".into(),
+        Some(b'{') => {
+            let s = String::from_utf8_lossy(&data[..data.len().min(MAX)]).into_owned();
+            if data.len() > MAX {
+                format!("{s} ...")
+            } else {
+                s
+            }
+        }
+        Some(_) => {
+            let h: String = data[..data.len().min(MAX)]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            if data.len() > MAX {
+                format!("{h} ...")
+            } else {
+                h
+            }
+        }
+    }
+}
+
+/// Parse a JSON or YAML body into a Value (the "couldn't get version/kind" stage).
+pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+    let mt = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let parsed: Result<Value, String> = match mt.as_str() {
+        "" | "application/json" | "*/*" => {
+            serde_json::from_slice(body).map_err(|e| format!("json parse error: {e}"))
+        }
+        "application/yaml" => {
+            serde_yaml::from_slice(body).map_err(|e| format!("yaml parse error: {e}"))
+        }
+        other => return Err(ApiError::unsupported_media_type(other)),
+    };
+    match parsed {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: expected an object ({})",
+            def.kind,
+            summarize(body)
+        ))),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): couldn't get version/kind; {e} ({})",
+            def.kind,
+            summarize(body)
+        ))),
+    }
+}
+
+/// Check `kind`/`apiVersion` of a body against the endpoint, defaulting them when absent.
+pub fn check_type(def: &ResourceDef, v: &mut Value) -> Result<(), ApiError> {
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let av = v
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if (!kind.is_empty() && kind != def.kind) || (!av.is_empty() && av != def.api_version()) {
+        let got = if kind.is_empty() {
+            def.kind.to_string()
+        } else {
+            kind
+        };
+        return Err(ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: no kind \"{got}\" is registered for version \"{av}\"",
+            def.kind, def.version, def.kind
+        )));
+    }
+    if let Some(m) = v.as_object_mut() {
+        m.insert("kind".into(), Value::String(def.kind.into()));
+        m.insert("apiVersion".into(), Value::String(def.api_version()));
+    }
+    Ok(())
+}
+
+/// The wrapper upstream puts around typed decode errors.
+pub fn cannot_handle(def: &ResourceDef, err: impl std::fmt::Display) -> ApiError {
+    ApiError::bad_request(format!(
+        "{} in version {:?} cannot be handled as a {}: {err}",
+        def.kind, def.version, def.kind
+    ))
+}
+
+/// Decode to the k8s-openapi type of `def` and back: the typed form of the object.
+pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
+    use k8s_openapi::api as a;
+    macro_rules! rt {
+        ($t:ty) => {{
+            let typed: $t = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+            serde_json::to_value(&typed).map_err(|e| e.to_string())
+        }};
+    }
+    if def.version != "v1" {
+        return Ok(v.clone()); // k8s-openapi only has the v1 types (e.g. no SelfSubjectReview v1beta1)
+    }
+    match (def.group, def.kind) {
+        ("", "Pod") => rt!(a::core::v1::Pod),
+        ("", "Node") => rt!(a::core::v1::Node),
+        ("", "Namespace") => rt!(a::core::v1::Namespace),
+        ("", "Binding") => rt!(a::core::v1::Binding),
+        ("", "Event") => rt!(a::core::v1::Event),
+        ("", "ServiceAccount") => rt!(a::core::v1::ServiceAccount),
+        ("events.k8s.io", "Event") => rt!(a::events::v1::Event),
+        ("scheduling.k8s.io", _) => rt!(a::scheduling::v1::PriorityClass),
+        ("coordination.k8s.io", _) => rt!(a::coordination::v1::Lease),
+        (_, "ClusterRole") => rt!(a::rbac::v1::ClusterRole),
+        (_, "ClusterRoleBinding") => rt!(a::rbac::v1::ClusterRoleBinding),
+        (_, "Role") => rt!(a::rbac::v1::Role),
+        (_, "RoleBinding") => rt!(a::rbac::v1::RoleBinding),
+        (_, "SelfSubjectReview") => rt!(a::authentication::v1::SelfSubjectReview),
+        (_, "SelfSubjectAccessReview") => rt!(a::authorization::v1::SelfSubjectAccessReview),
+        _ => Ok(v.clone()),
+    }
+}
+
+/// Keys present in `input` but dropped by the typed round trip: upstream's "unknown field".
+pub fn unknown_fields(input: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
+    match (input, typed) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, va) in a {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match b.get(k) {
+                    Some(vb) => unknown_fields(va, vb, &p, out),
+                    None if va.is_null() => {}
+                    None if k == "kind" || k == "apiVersion" => {}
+                    None => out.push(p),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (va, vb)) in a.iter().zip(b).enumerate() {
+                unknown_fields(va, vb, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Decode a body for `def` under `fieldValidation` (`Strict` → 400, `Warn` → warnings, `Ignore`).
+/// Returns the typed object (as JSON) and any warnings.
+pub fn decode_object(
+    def: &ResourceDef,
+    mut v: Value,
+    field_validation: &str,
+) -> Result<(Value, Vec<String>), ApiError> {
+    check_type(def, &mut v)?;
+    let typed = roundtrip(def, &v).map_err(|e| cannot_handle(def, e))?;
+    let mut unknown = Vec::new();
+    unknown_fields(&v, &typed, "", &mut unknown);
+    let mut warnings = Vec::new();
+    if !unknown.is_empty() {
+        let texts: Vec<String> = unknown
+            .iter()
+            .map(|f| format!("unknown field {f:?}"))
+            .collect();
+        match field_validation {
+            "Strict" => {
+                return Err(cannot_handle(
+                    def,
+                    format!("strict decoding error: {}", texts.join(", ")),
+                ));
+            }
+            "Ignore" => {}
+            _ => warnings = texts,
+        }
+    }
+    Ok((typed, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::resources::lookup;
+    use serde_json::json;
+
+    #[test]
+    fn strict_unknown_fields() {
+        let Some(def) = lookup("", "v1", "pods") else {
+            return;
+        };
+        let v = json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"foo":1,"containers":[{"name":"a","image":"x","bar":2}]}});
+        let e = decode_object(def, v.clone(), "Strict")
+            .err()
+            .map(|e| e.message);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                r#"Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].bar", unknown field "spec.foo""#
+            )
+        );
+        let ok = decode_object(def, v, "Warn").map(|(_, w)| w.len()).ok();
+        assert_eq!(ok, Some(2));
+    }
+
+    #[test]
+    fn malformed_json() {
+        let Some(def) = lookup("", "v1", "pods") else {
+            return;
+        };
+        let e = parse_body(def, "application/json", b"{\"apiVersion\": ")
+            .err()
+            .map(|e| e.code);
+        assert_eq!(e, Some(400));
+    }
+}

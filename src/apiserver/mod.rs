@@ -1,0 +1,44 @@
+//! kexplore's embedded API server: real HTTPS with client-certificate authentication, the
+//! kube-apiserver request pipeline stage by stage (each recorded in a per-request trace), an
+//! etcd-like store with watch, a scheduler loop and simulated kubelets.
+//!
+//! Entry points: [`server::start`] (used by `kexplore serve`, `journey` and tests) and
+//! [`api::handle`] (one request, no socket — used by router tests).
+
+pub mod admission;
+pub mod api;
+pub mod audit;
+pub mod authn;
+pub mod authz;
+pub mod body;
+pub mod bootstrap;
+pub mod decode;
+pub mod defaults;
+pub mod discovery;
+pub mod events;
+pub mod inflight;
+pub mod kinds;
+pub mod kubelet;
+pub mod openapi;
+pub mod openapi_v2;
+pub mod patch;
+pub mod pki;
+pub mod placement;
+pub mod pods;
+pub mod proto;
+pub mod request;
+pub mod resources;
+pub mod rest;
+pub mod reviews;
+pub mod router;
+pub mod scheduler_loop;
+pub mod selectors;
+pub mod server;
+pub mod status;
+pub mod store;
+pub mod table;
+pub mod tls;
+pub mod trace;
+pub mod util;
+pub mod validation;
+pub mod watch;

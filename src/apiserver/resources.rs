@@ -1,0 +1,338 @@
+//! The resources this server serves, in one table: discovery, OpenAPI, RBAC checks, storage keys
+//! and the router all read it, so adding a resource is one line here plus its strategy.
+
+/// One REST resource (upstream: an `APIResource` plus its storage prefix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceDef {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub kind: &'static str,
+    pub namespaced: bool,
+    pub short_names: &'static [&'static str],
+    pub verbs: &'static [&'static str],
+    /// The etcd key segment (`minions` for nodes, as upstream).
+    pub key: &'static str,
+    pub subresources: &'static [&'static str],
+    pub categories: &'static [&'static str],
+}
+
+const CRUD: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+const CREATE_ONLY: &[&str] = &["create"];
+
+#[allow(clippy::too_many_arguments)]
+const fn r(
+    group: &'static str,
+    version: &'static str,
+    plural: &'static str,
+    singular: &'static str,
+    kind: &'static str,
+    namespaced: bool,
+    short_names: &'static [&'static str],
+    verbs: &'static [&'static str],
+    key: &'static str,
+    subresources: &'static [&'static str],
+    categories: &'static [&'static str],
+) -> ResourceDef {
+    ResourceDef {
+        group,
+        version,
+        plural,
+        singular,
+        kind,
+        namespaced,
+        short_names,
+        verbs,
+        key,
+        subresources,
+        categories,
+    }
+}
+
+pub const RBAC: &str = "rbac.authorization.k8s.io";
+
+pub static RESOURCES: &[ResourceDef] = &[
+    r(
+        "",
+        "v1",
+        "namespaces",
+        "namespace",
+        "Namespace",
+        false,
+        &["ns"],
+        CRUD,
+        "namespaces",
+        &["status"],
+        &[],
+    ),
+    r(
+        "",
+        "v1",
+        "nodes",
+        "node",
+        "Node",
+        false,
+        &["no"],
+        CRUD,
+        "minions",
+        &["status"],
+        &[],
+    ),
+    r(
+        "",
+        "v1",
+        "pods",
+        "pod",
+        "Pod",
+        true,
+        &["po"],
+        CRUD,
+        "pods",
+        &["binding", "status"],
+        &["all"],
+    ),
+    r(
+        "",
+        "v1",
+        "bindings",
+        "binding",
+        "Binding",
+        true,
+        &[],
+        CREATE_ONLY,
+        "bindings",
+        &[],
+        &[],
+    ),
+    r(
+        "",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        true,
+        &["ev"],
+        CRUD,
+        "events",
+        &[],
+        &[],
+    ),
+    r(
+        "",
+        "v1",
+        "serviceaccounts",
+        "serviceaccount",
+        "ServiceAccount",
+        true,
+        &["sa"],
+        CRUD,
+        "serviceaccounts",
+        &[],
+        &[],
+    ),
+    r(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        true,
+        &["ev"],
+        CRUD,
+        "events",
+        &[],
+        &[],
+    ),
+    r(
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "priorityclass",
+        "PriorityClass",
+        false,
+        &["pc"],
+        CRUD,
+        "priorityclasses",
+        &[],
+        &[],
+    ),
+    r(
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "lease",
+        "Lease",
+        true,
+        &[],
+        CRUD,
+        "leases",
+        &[],
+        &[],
+    ),
+    r(
+        RBAC,
+        "v1",
+        "clusterroles",
+        "clusterrole",
+        "ClusterRole",
+        false,
+        &[],
+        CRUD,
+        "clusterroles",
+        &[],
+        &[],
+    ),
+    r(
+        RBAC,
+        "v1",
+        "clusterrolebindings",
+        "clusterrolebinding",
+        "ClusterRoleBinding",
+        false,
+        &[],
+        CRUD,
+        "clusterrolebindings",
+        &[],
+        &[],
+    ),
+    r(
+        RBAC,
+        "v1",
+        "roles",
+        "role",
+        "Role",
+        true,
+        &[],
+        CRUD,
+        "roles",
+        &[],
+        &[],
+    ),
+    r(
+        RBAC,
+        "v1",
+        "rolebindings",
+        "rolebinding",
+        "RoleBinding",
+        true,
+        &[],
+        CRUD,
+        "rolebindings",
+        &[],
+        &[],
+    ),
+    r(
+        "authentication.k8s.io",
+        "v1",
+        "selfsubjectreviews",
+        "selfsubjectreview",
+        "SelfSubjectReview",
+        false,
+        &[],
+        CREATE_ONLY,
+        "",
+        &[],
+        &[],
+    ),
+    r(
+        "authentication.k8s.io",
+        "v1beta1",
+        "selfsubjectreviews",
+        "selfsubjectreview",
+        "SelfSubjectReview",
+        false,
+        &[],
+        CREATE_ONLY,
+        "",
+        &[],
+        &[],
+    ),
+    r(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "selfsubjectaccessreview",
+        "SelfSubjectAccessReview",
+        false,
+        &[],
+        CREATE_ONLY,
+        "",
+        &[],
+        &[],
+    ),
+];
+
+impl ResourceDef {
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// Only resources with a storage key are stored; reviews are computed per request.
+    pub fn stored(&self) -> bool {
+        !self.key.is_empty()
+    }
+
+    /// `/registry/pods/default/app`, `/registry/minions/node-1`.
+    pub fn key_for(&self, namespace: &str, name: &str) -> String {
+        if self.namespaced {
+            format!("/registry/{}/{namespace}/{name}", self.key)
+        } else {
+            format!("/registry/{}/{name}", self.key)
+        }
+    }
+
+    /// The prefix a list or watch covers: one namespace, or all of them.
+    pub fn prefix_for(&self, namespace: &str) -> String {
+        if self.namespaced && !namespace.is_empty() {
+            format!("/registry/{}/{namespace}/", self.key)
+        } else {
+            format!("/registry/{}/", self.key)
+        }
+    }
+
+    pub fn list_kind(&self) -> String {
+        format!("{}List", self.kind)
+    }
+}
+
+pub fn lookup(group: &str, version: &str, plural: &str) -> Option<&'static ResourceDef> {
+    RESOURCES
+        .iter()
+        .find(|r| r.group == group && r.version == version && r.plural == plural)
+}
+
+pub fn by_kind(group: &str, kind: &str) -> Option<&'static ResourceDef> {
+    RESOURCES
+        .iter()
+        .find(|r| r.group == group && r.kind == kind)
+}
+
+/// The group/versions served, in discovery order (core first).
+pub fn group_versions() -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for r in RESOURCES {
+        match out.iter_mut().find(|(g, _)| *g == r.group) {
+            Some((_, vs)) => {
+                if !vs.contains(&r.version) {
+                    vs.push(r.version);
+                }
+            }
+            None => out.push((r.group, vec![r.version])),
+        }
+    }
+    out
+}

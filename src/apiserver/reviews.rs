@@ -1,0 +1,181 @@
+//! SelfSubjectReview (`kubectl auth whoami`) and SelfSubjectAccessReview (`kubectl auth can-i`):
+//! computed from the request's own identity, never stored. kubectl 1.32+ posts them as protobuf.
+
+use serde_json::{Value, json};
+
+use super::api::{Ctx, Reply};
+use super::authz::Attributes;
+use super::decode;
+use super::proto::{self, Message};
+use super::resources::ResourceDef;
+use super::status::{ApiError, Cause};
+use super::trace::StageStatus;
+use super::util;
+
+fn is_protobuf(ctx: &Ctx<'_>) -> bool {
+    ctx.content_type
+        .starts_with("application/vnd.kubernetes.protobuf")
+}
+
+/// The review body as JSON, whether it came as JSON or in the protobuf envelope.
+fn review_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
+    if !is_protobuf(ctx) {
+        let parsed = decode::parse_body(def, &ctx.content_type, &ctx.body)?;
+        return Ok(decode::decode_object(def, parsed, "Ignore")?.0);
+    }
+    let (api_version, kind, raw) = proto::unwrap_envelope(&ctx.body)
+        .ok_or_else(|| decode::cannot_handle(def, "invalid protobuf envelope"))?;
+    if kind != def.kind {
+        return Err(decode::cannot_handle(
+            def,
+            format!("unexpected kind {kind:?} in version {api_version:?}"),
+        ));
+    }
+    let msg =
+        Message::parse(raw).ok_or_else(|| decode::cannot_handle(def, "malformed protobuf"))?;
+    if def.kind != "SelfSubjectAccessReview" {
+        return Ok(json!({"kind": kind, "apiVersion": api_version, "metadata": {}}));
+    }
+    let spec = msg.message(2).unwrap_or_default();
+    let mut s = json!({});
+    if let Some(r) = spec.message(1) {
+        let mut ra = serde_json::Map::new();
+        for (num, key) in [
+            (1, "namespace"),
+            (2, "verb"),
+            (3, "group"),
+            (4, "version"),
+            (5, "resource"),
+            (6, "subresource"),
+            (7, "name"),
+        ] {
+            let v = r.string(num);
+            if !v.is_empty() {
+                ra.insert(key.into(), json!(v));
+            }
+        }
+        s["resourceAttributes"] = Value::Object(ra);
+    }
+    if let Some(n) = spec.message(2) {
+        s["nonResourceAttributes"] = json!({"path": n.string(1), "verb": n.string(2)});
+    }
+    Ok(json!({"kind": kind, "apiVersion": api_version, "metadata": {}, "spec": s}))
+}
+
+pub fn self_subject_review(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+) -> Result<Reply, ApiError> {
+    let _ = review_body(ctx, def)?;
+    let u = ctx.user;
+    let mut user_info = json!({"username": u.username, "groups": u.groups});
+    if !u.uid.is_empty() {
+        user_info["uid"] = json!(u.uid);
+    }
+    if !u.extra.is_empty() {
+        user_info["extra"] = json!(u.extra);
+    }
+    let value = json!({
+        "kind": "SelfSubjectReview",
+        "apiVersion": def.api_version(),
+        "metadata": {"creationTimestamp": util::now()},
+        "status": {"userInfo": user_info},
+    });
+    ctx.trace.stage(
+        "storage",
+        StageStatus::Skipped,
+        json!({"note": "reviews are computed, not stored"}),
+    );
+    Ok(Reply::Object {
+        code: 201,
+        value,
+        table_kind: None,
+    })
+}
+
+pub fn self_subject_access_review(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+) -> Result<Reply, ApiError> {
+    let review = review_body(ctx, def)?;
+    let ra = review.pointer("/spec/resourceAttributes").cloned();
+    let nra = review.pointer("/spec/nonResourceAttributes").cloned();
+    let s = |v: &Option<Value>, k: &str| {
+        v.as_ref()
+            .and_then(|x| x.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let attrs = match (&ra, &nra) {
+        (Some(_), None) => Attributes {
+            verb: s(&ra, "verb"),
+            resource_request: true,
+            group: s(&ra, "group"),
+            resource: s(&ra, "resource"),
+            subresource: s(&ra, "subresource"),
+            namespace: s(&ra, "namespace"),
+            name: s(&ra, "name"),
+            path: String::new(),
+        },
+        (None, Some(_)) => Attributes {
+            verb: s(&nra, "verb"),
+            resource_request: false,
+            path: s(&nra, "path"),
+            ..Default::default()
+        },
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid(
+                "authorization.k8s.io",
+                "SelfSubjectAccessReview",
+                "",
+                vec![Cause::invalid(
+                    "spec.nonResourceAttributes",
+                    &json!(nra),
+                    "cannot be specified in combination with resourceAttributes",
+                )],
+            ));
+        }
+        (None, None) => {
+            return Err(ApiError::invalid(
+                "authorization.k8s.io",
+                "SelfSubjectAccessReview",
+                "",
+                vec![Cause::invalid(
+                    "spec.resourceAttributes",
+                    &Value::Null,
+                    "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                )],
+            ));
+        }
+    };
+    let d = ctx
+        .api
+        .authorizer
+        .authorize(&ctx.api.store, ctx.user, &attrs);
+    let mut status = json!({"allowed": d.allowed});
+    if !d.reason.is_empty() {
+        status["reason"] = json!(d.reason);
+    }
+    let mut spec = review.get("spec").cloned().unwrap_or(json!({}));
+    if let Some(m) = spec.as_object_mut() {
+        m.retain(|_, v| !v.is_null());
+    }
+    let value = json!({
+        "kind": "SelfSubjectAccessReview",
+        "apiVersion": def.api_version(),
+        "metadata": {"creationTimestamp": null},
+        "spec": spec,
+        "status": status,
+    });
+    ctx.trace.stage(
+        "storage",
+        StageStatus::Skipped,
+        json!({"note": "reviews are computed, not stored", "allowed": d.allowed}),
+    );
+    Ok(Reply::Object {
+        code: 201,
+        value,
+        table_kind: None,
+    })
+}

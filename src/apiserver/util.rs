@@ -1,0 +1,114 @@
+//! Small shared helpers: server time in Kubernetes' formats, random UUIDs.
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// RFC 3339, whole seconds, UTC (`metav1.Time`).
+pub fn rfc3339(t: OffsetDateTime) -> String {
+    let t = t.replace_nanosecond(0).unwrap_or(t);
+    t.format(&Rfc3339).unwrap_or_default()
+}
+
+pub fn now() -> String {
+    rfc3339(OffsetDateTime::now_utc())
+}
+
+/// RFC 3339 with microseconds (`metav1.MicroTime`).
+pub fn now_micro() -> String {
+    let t = OffsetDateTime::now_utc();
+    let t = t
+        .replace_nanosecond(t.nanosecond() / 1000 * 1000)
+        .unwrap_or(t);
+    let s = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+    );
+    t.format(&s).unwrap_or_default()
+}
+
+pub fn parse_time(s: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(s, &Rfc3339).ok()
+}
+
+/// A random (version 4) UUID, from ring's system RNG.
+pub fn uuid() -> String {
+    let mut b = [0u8; 16];
+    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// kubectl's HumanDuration (`apimachinery/pkg/util/duration`).
+pub fn human_duration(secs: i64) -> String {
+    if secs < -1 {
+        return "<invalid>".into();
+    }
+    let s = secs.max(0);
+    let (m, h, d) = (s / 60, s / 3600, s / 86400);
+    let y = d / 365;
+    if s < 120 {
+        format!("{s}s")
+    } else if m < 10 {
+        if s % 60 == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{}s", s % 60)
+        }
+    } else if h < 3 {
+        format!("{m}m")
+    } else if h < 8 {
+        if m % 60 == 0 {
+            format!("{h}h")
+        } else {
+            format!("{h}h{}m", m % 60)
+        }
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 24 * 8 {
+        if h % 24 == 0 {
+            format!("{d}d")
+        } else {
+            format!("{d}d{}h", h % 24)
+        }
+    } else if y < 2 {
+        format!("{d}d")
+    } else if y < 8 {
+        if d % 365 == 0 {
+            format!("{y}y")
+        } else {
+            format!("{y}y{}d", d % 365)
+        }
+    } else {
+        format!("{y}y")
+    }
+}
+
+/// The age of a timestamp, as kubectl prints it.
+pub fn age(ts: Option<&str>) -> String {
+    match ts.and_then(parse_time) {
+        Some(t) => human_duration((OffsetDateTime::now_utc() - t).whole_seconds()),
+        None => "<unknown>".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(human_duration(5), "5s");
+        assert_eq!(human_duration(150), "2m30s");
+        assert_eq!(human_duration(3 * 3600 + 60), "3h1m");
+        assert_eq!(human_duration(50 * 3600), "2d2h");
+        assert_eq!(uuid().len(), 36);
+    }
+}

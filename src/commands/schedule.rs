@@ -1,0 +1,425 @@
+//! `kexplore schedule -f FILE...`: read manifests, run the scheduler simulation pod by pod,
+//! print per-node tables (text) or the contract's JSON.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{CommandError, CommandResult};
+use crate::cli::{GlobalArgs, OutputFormat, ScheduleArgs};
+use crate::scheduler::manifests::Manifests;
+use crate::scheduler::profile::config;
+use crate::scheduler::trace::{FilterVerdict, NodeScore, PodTrace};
+use crate::scheduler::{KubeVersion, PodInfo, Scheduler, simulate, version, world};
+
+#[derive(Serialize)]
+struct Output<'a> {
+    profile: &'a str,
+    kube_version: String,
+    seed: u64,
+    pods: &'a [PodTrace],
+}
+
+pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
+    let version = match &args.kube_version {
+        Some(v) => KubeVersion::parse(v).map_err(|e| CommandError::Input(e.to_string()))?,
+        None => version::NEWEST,
+    };
+    let profiles = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CommandError::Input(format!("{}: {e}", path.display())))?;
+            Some(
+                config::load(&text, version)
+                    .map_err(|e| CommandError::Input(format!("{}: {e}", path.display())))?,
+            )
+        }
+        None => None,
+    };
+    let mut manifests = Manifests::default();
+    for path in &args.files {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CommandError::Input(format!("{}: {e}", path.display())))?;
+        manifests
+            .add_text(&path.display().to_string(), &text)
+            .map_err(|e| CommandError::Input(e.to_string()))?;
+    }
+    let world = world::build(&manifests, version).map_err(|e| CommandError::Input(e.0))?;
+    if let Some(n) = &args.node
+        && world.snapshot.node(n).is_none()
+    {
+        return Err(CommandError::Input(format!(
+            "--node {n}: no such node in the input"
+        )));
+    }
+    let mut snapshot = world.snapshot;
+    let pending_count = world.pending.len();
+    let requests: Vec<(String, String)> = world
+        .pending
+        .iter()
+        .map(|p| (p.key(), describe_requests(p)))
+        .collect();
+    let mut scheduler = Scheduler::new(version, profiles, args.seed);
+    scheduler.full_breakdown = args.breakdown;
+    let profile_name = scheduler
+        .profiles
+        .first()
+        .map(|p| p.scheduler_name.clone())
+        .unwrap_or_else(|| "default-scheduler".into());
+    let traces = simulate(&mut scheduler, &mut snapshot, world.pending);
+
+    match global.output {
+        OutputFormat::Json => {
+            let out = Output {
+                profile: &profile_name,
+                kube_version: version.to_string(),
+                seed: args.seed,
+                pods: &traces,
+            };
+            let json = serde_json::to_string_pretty(&out)
+                .map_err(|e| CommandError::Failed(format!("serializing the trace: {e}")))?;
+            println!("{json}");
+        }
+        OutputFormat::Text => {
+            let mut s = String::new();
+            let legacy = if version.is_legacy() {
+                " (legacy predicates and 0-10 priorities)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                s,
+                "kube-scheduler {version}{legacy} (simulated) · profile {profile_name} · {} nodes · {pending_count} pending pods · seed {}",
+                snapshot.num_nodes(),
+                args.seed
+            );
+            for w in &world.warnings {
+                let _ = writeln!(s, "warning: {w}");
+            }
+            for t in &traces {
+                let req = requests
+                    .iter()
+                    .find(|(k, _)| *k == t.pod)
+                    .map(|(_, r)| r.as_str())
+                    .unwrap_or("");
+                render_pod(&mut s, t, req, args);
+            }
+            print!("{s}");
+        }
+    }
+    Ok(0)
+}
+
+fn describe_requests(p: &PodInfo) -> String {
+    let r = &p.requests.actual;
+    let mut parts = vec![
+        format!("cpu {}", milli(r.milli_cpu)),
+        format!("memory {}", bytes(r.memory)),
+    ];
+    if r.ephemeral_storage > 0 {
+        parts.push(format!("ephemeral-storage {}", bytes(r.ephemeral_storage)));
+    }
+    for (n, v) in &r.scalars {
+        parts.push(format!("{n} {v}"));
+    }
+    parts.join(", ")
+}
+
+fn milli(m: i64) -> String {
+    if m % 1000 == 0 {
+        format!("{}", m / 1000)
+    } else {
+        format!("{m}m")
+    }
+}
+
+fn bytes(b: i64) -> String {
+    for (unit, size) in [("Gi", 1i64 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)] {
+        if b >= size && b % size == 0 {
+            return format!("{}{unit}", b / size);
+        }
+    }
+    for (unit, size) in [("G", 1_000_000_000i64), ("M", 1_000_000), ("k", 1000)] {
+        if b >= size && b % size == 0 {
+            return format!("{}{unit}", b / size);
+        }
+    }
+    b.to_string()
+}
+
+/// Short column titles so seven plugins fit in 100 columns.
+fn short(plugin: &str) -> &str {
+    match plugin {
+        "TaintToleration" | "TaintTolerationPriority" => "Taint",
+        "NodeAffinity" | "NodeAffinityPriority" => "NodeAff",
+        "NodeResourcesFit" => "Fit",
+        "PodTopologySpread" => "Spread",
+        "InterPodAffinity" | "InterPodAffinityPriority" => "PodAff",
+        "NodeResourcesBalancedAllocation" | "BalancedResourceAllocation" => "Balanced",
+        "ImageLocality" => "Image",
+        "SelectorSpreadPriority" => "SelSpread",
+        "LeastRequestedPriority" => "LeastReq",
+        "NodePreferAvoidPodsPriority" => "Avoid",
+        other => other,
+    }
+}
+
+fn verdict_line(s: &mut String, v: &FilterVerdict, w: usize) {
+    let (mark, plugin) = if v.passed {
+        ("✓ pass", "")
+    } else {
+        ("✗ fail", v.plugin.unwrap_or(""))
+    };
+    let line = format!(
+        "  {:<w$}  {mark}  {plugin:<18} {}",
+        v.node,
+        v.reasons().join(", ")
+    );
+    let _ = writeln!(s, "{}", line.trim_end());
+}
+
+fn render_pod(s: &mut String, t: &PodTrace, requests: &str, args: &ScheduleArgs) {
+    let _ = writeln!(
+        s,
+        "\n━━ Pod {}  (priority {}; requests {requests})",
+        t.pod, t.priority
+    );
+    if t.filter.is_empty() && t.selected.is_none() && t.message.is_none() {
+        for n in &t.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        return;
+    }
+    let top = args.top.max(1);
+    let w = t
+        .filter
+        .iter()
+        .map(|v| v.node.len())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 28);
+    let sampled = if t.skipped_by_sampling.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n  {} not evaluated: finding {} feasible nodes was enough (numFeasibleNodesToFind)",
+            t.skipped_by_sampling.len(),
+            t.num_feasible_nodes_to_find
+        )
+    };
+    let _ = writeln!(
+        s,
+        "Filter — {} of {} node(s) evaluated from index {}, {} feasible{sampled}",
+        t.filter.len(),
+        t.nodes_total,
+        t.start_index,
+        t.nodes_feasible
+    );
+    let _ = writeln!(s, "  {:<w$}  RESULT  {:<18} REASONS", "NODE", "PLUGIN");
+    if t.filter.len() <= top {
+        for v in &t.filter {
+            verdict_line(s, v, w);
+        }
+    } else {
+        // Many nodes: one line per distinct outcome, then the first few failures.
+        let mut groups: Vec<(String, usize)> = Vec::new();
+        for v in &t.filter {
+            let key = if v.passed {
+                "✓ pass".to_string()
+            } else {
+                format!("✗ {}: {}", v.plugin.unwrap_or(""), v.reasons().join(", "))
+            };
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, c)) => *c += 1,
+                None => groups.push((key, 1)),
+            }
+        }
+        groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (k, c) in &groups {
+            let _ = writeln!(s, "  {c:>6} node(s)  {k}");
+        }
+        for v in t.filter.iter().filter(|v| !v.passed).take(top) {
+            verdict_line(s, v, w);
+        }
+    }
+    if let Some(name) = &args.node {
+        render_node(s, t, name);
+    }
+    match t.score.len() {
+        0 if t.nodes_feasible == 1 => {
+            let _ = writeln!(
+                s,
+                "Score — not run: one feasible node is selected without scoring, as kube-scheduler does"
+            );
+        }
+        0 => {}
+        _ => render_scores(s, t, top),
+    }
+    if let Some(b) = t.breakdown.as_ref().filter(|b| !b.score.is_empty()) {
+        let _ = writeln!(
+            s,
+            "Breakdown (display only, the decision above is unchanged): every node filtered, {} feasible scored",
+            b.score.len()
+        );
+        let mut shown = t.clone();
+        shown.score = b.score.clone();
+        shown.nodes_scored = b.score.len();
+        shown.tied.clear();
+        shown.prescore.clear();
+        render_scores(s, &shown, top);
+    }
+    match (&t.selected, &t.message) {
+        (Some(n), _) => {
+            let how = t.tie_break.as_deref().unwrap_or("");
+            let _ = writeln!(s, "Result: → {n}  ({how})");
+        }
+        (None, Some(m)) => {
+            let _ = writeln!(s, "Result: unschedulable\n{}", wrap(m, 98, "  "));
+        }
+        (None, None) => {}
+    }
+    for n in &t.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+}
+
+fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
+    let plugins: Vec<(&str, i64)> = t.score[0]
+        .plugins
+        .iter()
+        .map(|p| (p.name, p.weight))
+        .collect();
+    let skipped: Vec<&str> = t
+        .prescore
+        .iter()
+        .filter(|p| p.code == crate::scheduler::Code::Skip)
+        .map(|p| p.plugin)
+        .collect();
+    let _ = writeln!(
+        s,
+        "Score — {} node(s) scored; cells are normalized scores, TOTAL = Σ score × weight{}",
+        t.nodes_scored,
+        if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n  PreScore skipped (adds nothing): {}",
+                skipped.join(", ")
+            )
+        }
+    );
+    let w = t
+        .score
+        .iter()
+        .map(|n| n.node.len())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 24);
+    let titles: Vec<String> = plugins
+        .iter()
+        .map(|(p, wt)| format!("{}×{wt}", short(p)))
+        .collect();
+    let widths: Vec<usize> = titles.iter().map(|t| t.chars().count().max(6)).collect();
+    let mut head = format!("  {:<w$}", "NODE");
+    for (t, cw) in titles.iter().zip(&widths) {
+        let _ = write!(head, " {t:>cw$}");
+    }
+    let _ = writeln!(s, "{head} {:>6}", "TOTAL");
+    let mut order: Vec<&NodeScore> = t.score.iter().collect();
+    order.sort_by_key(|n| std::cmp::Reverse(n.total));
+    for ns in order.iter().take(top) {
+        let mut line = format!("  {:<w$}", ns.node);
+        for (p, cw) in ns.plugins.iter().zip(&widths) {
+            let _ = write!(line, " {:>cw$}", p.normalized);
+        }
+        let star = if t.selected.as_deref() == Some(ns.node.as_str()) {
+            " ★"
+        } else if t.tied.contains(&ns.node) {
+            " ="
+        } else {
+            ""
+        };
+        let _ = writeln!(s, "{line} {:>6}{star}", ns.total);
+    }
+    if order.len() > top {
+        let last = order.last().map(|n| n.total).unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "  … {} more scored node(s), lowest total {last} (--top N, --node NAME)",
+            order.len() - top
+        );
+    }
+    if t.tied.len() > 1 {
+        let cap = top.min(6);
+        let shown: Vec<&str> = t.tied.iter().take(cap).map(String::as_str).collect();
+        let more = if t.tied.len() > cap {
+            format!(" and {} more", t.tied.len() - cap)
+        } else {
+            String::new()
+        };
+        let line = format!("tied at the best total: {}{more}", shown.join(", "));
+        let _ = writeln!(s, "{}", wrap(&line, 98, "  "));
+    }
+}
+
+fn render_node(s: &mut String, t: &PodTrace, name: &str) {
+    let _ = writeln!(s, "Node {name}:");
+    match t.filter.iter().find(|v| v.node == name) {
+        Some(v) if v.passed => {
+            let _ = writeln!(s, "  filter: ✓ passed every Filter plugin");
+        }
+        Some(v) => {
+            let _ = writeln!(
+                s,
+                "  filter: ✗ {} ({}): {}",
+                v.plugin.unwrap_or(""),
+                v.code.as_str(),
+                v.reasons().join(", ")
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "  filter: not evaluated — the scheduler found enough feasible nodes before reaching it"
+            );
+        }
+    }
+    if let Some(ns) = t.score.iter().find(|n| n.node == name) {
+        let _ = writeln!(
+            s,
+            "  {:<34} {:>6} {:>10} {:>6} {:>8}",
+            "score plugin", "raw", "normalized", "weight", "weighted"
+        );
+        for p in &ns.plugins {
+            let _ = writeln!(
+                s,
+                "  {:<34} {:>6} {:>10} {:>6} {:>8}",
+                p.name, p.raw, p.normalized, p.weight, p.weighted
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  {:<34} {:>6} {:>10} {:>6} {:>8}",
+            "total", "", "", "", ns.total
+        );
+    }
+}
+
+/// Word-wraps `text` to `width` columns, each line prefixed with `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    for word in text.split(' ') {
+        if line.len() > indent.len() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(indent);
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(line.trim_end());
+    out
+}

@@ -1,0 +1,370 @@
+//! Assemble a journey from what one run collected: the client's handshake facts and
+//! responses (observed), the server's trace when it offers one (reported), and explanations
+//! for what a remote server keeps to itself (inferred).
+
+use serde_json::{Value, json};
+
+use super::{Journey, STAGES, Source, Stage, Status};
+
+/// Everything a run gathered.
+#[derive(Debug, Default, Clone)]
+pub struct Collected {
+    pub pod: String,
+    pub server: String,
+    /// The client's own handshake facts (version, cipher, chain verdict...), or its failure.
+    pub handshake: Option<Result<Value, String>>,
+    /// The create response: HTTP code and body.
+    pub create: Option<(u16, Value)>,
+    /// What the server's `/debug/kexplore/pods/<ns>/<name>` returned (embedded servers only).
+    pub server_trace: Option<Value>,
+    /// Watch events the client received for the pod after its creation.
+    pub watch_events: Vec<Value>,
+    /// The pod as last read.
+    pub final_pod: Option<Value>,
+    /// The pod's events as last listed (Scheduled, Pulling...).
+    pub events: Vec<Value>,
+}
+
+fn stage(name: &'static str, status: Status, source: Source, detail: Value) -> Stage {
+    Stage {
+        stage: name,
+        status,
+        source,
+        detail,
+    }
+}
+
+/// The request-trace stages of the create, by name (admission may appear more than once).
+fn trace_stages<'a>(create: &'a Value, name: &str) -> Vec<&'a Value> {
+    create["stages"]
+        .as_array()
+        .map(|a| a.iter().filter(|s| s["stage"] == json!(name)).collect())
+        .unwrap_or_default()
+}
+
+fn status_of(v: &Value) -> Status {
+    match v["status"].as_str() {
+        Some("failed") => Status::Failed,
+        Some("skipped") => Status::Skipped,
+        _ => Status::Ok,
+    }
+}
+
+const INFERRED: &[(&str, &str)] = &[
+    (
+        "authentication",
+        "kube-apiserver maps the client certificate's CN to the user and its O values to groups (or reads a bearer token); not reported by this server",
+    ),
+    (
+        "authorization",
+        "the authorizer chain (Node, RBAC) must have allowed create on pods in this namespace, since the pod was stored",
+    ),
+    (
+        "admission",
+        "mutating admission (ServiceAccount, Priority, DefaultTolerationSeconds) and API defaults ran; compare the created pod with the manifest to see their changes",
+    ),
+    (
+        "validation",
+        "the pod passed validation (a failure would have been a 422 Invalid)",
+    ),
+    (
+        "storage",
+        "the pod was written to etcd under /registry/pods/<namespace>/<name>; its resourceVersion is the etcd revision",
+    ),
+    (
+        "filter",
+        "kube-scheduler filtered the nodes; a remote scheduler does not report per-node results (see `kexplore schedule`)",
+    ),
+    (
+        "score",
+        "kube-scheduler scored the feasible nodes; not reported by a remote server",
+    ),
+];
+
+fn inferred(name: &'static str, status: Status) -> Stage {
+    let why = INFERRED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, w)| *w)
+        .unwrap_or("not reported");
+    stage(name, status, Source::Inferred, json!({"explanation": why}))
+}
+
+pub fn build(c: &Collected) -> Journey {
+    let mut stages: Vec<Stage> = Vec::new();
+    // tls-handshake: always the client's own observation.
+    stages.push(match &c.handshake {
+        Some(Ok(d)) => stage("tls-handshake", Status::Ok, Source::Observed, d.clone()),
+        Some(Err(e)) => stage(
+            "tls-handshake",
+            Status::Failed,
+            Source::Observed,
+            json!({"error": e}),
+        ),
+        None => stage(
+            "tls-handshake",
+            Status::Skipped,
+            Source::Observed,
+            json!({}),
+        ),
+    });
+    let code = c.create.as_ref().map(|(code, _)| *code).unwrap_or(0);
+    let created = (200..300).contains(&code);
+    let create_trace = c
+        .server_trace
+        .as_ref()
+        .map(|t| &t["create"])
+        .filter(|t| t.is_object());
+    let loops = c
+        .server_trace
+        .as_ref()
+        .map(|t| &t["controlLoops"])
+        .filter(|t| t.is_object());
+
+    for name in [
+        "authentication",
+        "authorization",
+        "admission",
+        "validation",
+        "storage",
+    ] {
+        let s = match create_trace {
+            Some(t) => {
+                let found = trace_stages(t, name);
+                if found.is_empty() {
+                    stage(
+                        name,
+                        Status::Skipped,
+                        Source::Reported,
+                        json!({"note": "the request ended before this stage"}),
+                    )
+                } else if name == "admission" {
+                    let status = if found.iter().any(|s| status_of(s) == Status::Failed) {
+                        Status::Failed
+                    } else {
+                        Status::Ok
+                    };
+                    let plugins: Vec<Value> = found
+                        .iter()
+                        .flat_map(|s| {
+                            s["detail"]["plugins"]
+                                .as_array()
+                                .cloned()
+                                .unwrap_or_default()
+                        })
+                        .collect();
+                    stage(name, status, Source::Reported, json!({"plugins": plugins}))
+                } else {
+                    stage(
+                        name,
+                        status_of(found[0]),
+                        Source::Reported,
+                        found[0]["detail"].clone(),
+                    )
+                }
+            }
+            None if created => inferred(name, Status::Ok),
+            None => stage(
+                name,
+                Status::Skipped,
+                Source::Inferred,
+                json!({"explanation": "the create failed; see the response"}),
+            ),
+        };
+        stages.push(s);
+    }
+
+    // response: what the client received.
+    stages.push(match &c.create {
+        Some((code, body)) => {
+            let mut d = json!({"code": code});
+            if created {
+                d["resourceVersion"] = body
+                    .pointer("/metadata/resourceVersion")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                d["uid"] = body
+                    .pointer("/metadata/uid")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+            } else {
+                d["status"] = body.clone();
+            }
+            stage(
+                "response",
+                if created { Status::Ok } else { Status::Failed },
+                Source::Observed,
+                d,
+            )
+        }
+        None => stage(
+            "response",
+            Status::Failed,
+            Source::Observed,
+            json!({"error": "no response"}),
+        ),
+    });
+
+    // watch: the events this client saw for the pod.
+    let events: Vec<Value> = c
+        .watch_events
+        .iter()
+        .map(|e| {
+            json!({"type": e["type"], "resourceVersion": e.pointer("/object/metadata/resourceVersion"),
+                   "phase": e.pointer("/object/status/phase"), "nodeName": e.pointer("/object/spec/nodeName")})
+        })
+        .collect();
+    stages.push(if !created {
+        stage("watch", Status::Skipped, Source::Observed, json!({}))
+    } else {
+        stage(
+            "watch",
+            if events.is_empty() {
+                Status::Skipped
+            } else {
+                Status::Ok
+            },
+            Source::Observed,
+            json!({"events": events}),
+        )
+    });
+
+    // filter, score, binding, kubelet.
+    let sched = loops.map(|l| &l["scheduling"]).filter(|s| s.is_object());
+    let node = c
+        .final_pod
+        .as_ref()
+        .and_then(|p| p.pointer("/spec/nodeName"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    match sched {
+        Some(s) => {
+            let feasible = s["filter"]
+                .as_array()
+                .map(|f| f.iter().filter(|x| x["passed"] == json!(true)).count())
+                .unwrap_or(0);
+            let fstatus = if feasible > 0 {
+                Status::Ok
+            } else {
+                Status::Failed
+            };
+            stages.push(stage("filter", fstatus, Source::Reported, json!({"nodes_total": s["nodes_total"], "nodes_feasible": feasible, "filter": s["filter"], "message": s["message"], "engine": s["engine"]})));
+            stages.push(stage(
+                "score",
+                if feasible > 0 {
+                    Status::Ok
+                } else {
+                    Status::Skipped
+                },
+                Source::Reported,
+                json!({"score": s["score"], "selected": s["selected"]}),
+            ));
+        }
+        None if !node.is_empty() => {
+            stages.push(inferred("filter", Status::Ok));
+            stages.push(inferred("score", Status::Ok));
+        }
+        None => {
+            stages.push(stage(
+                "filter",
+                Status::Skipped,
+                Source::Inferred,
+                json!({"explanation": "the pod was not scheduled in time"}),
+            ));
+            stages.push(stage("score", Status::Skipped, Source::Inferred, json!({})));
+        }
+    }
+    let binding = loops.map(|l| &l["binding"]).filter(|b| b.is_object());
+    stages.push(match binding {
+        Some(b) if b.get("error").is_some() => {
+            stage("binding", Status::Failed, Source::Reported, b.clone())
+        }
+        Some(b) => stage("binding", Status::Ok, Source::Reported, b.clone()),
+        None if !node.is_empty() => {
+            let ev = c
+                .events
+                .iter()
+                .find(|e| e["reason"] == json!("Scheduled"))
+                .map(|e| e["message"].clone());
+            stage(
+                "binding",
+                Status::Ok,
+                Source::Observed,
+                json!({"node": node, "event": ev}),
+            )
+        }
+        None => stage(
+            "binding",
+            Status::Skipped,
+            Source::Observed,
+            json!({"note": "not bound"}),
+        ),
+    });
+    let kubelet = loops
+        .map(|l| l["kubelet"].clone())
+        .filter(|k| k.as_array().is_some_and(|a| !a.is_empty()));
+    let phase = c
+        .final_pod
+        .as_ref()
+        .and_then(|p| p.pointer("/status/phase"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    stages.push(match kubelet {
+        Some(steps) => {
+            let running = phase == json!("Running");
+            stage(
+                "kubelet",
+                if running { Status::Ok } else { Status::Skipped },
+                Source::Reported,
+                json!({"steps": steps, "phase": phase, "simulated": true}),
+            )
+        }
+        None if phase == json!("Running") => {
+            let reasons: Vec<Value> = c
+                .events
+                .iter()
+                .filter(|e| e.pointer("/source/component") == Some(&json!("kubelet")))
+                .map(|e| json!({"reason": e["reason"], "message": e["message"]}))
+                .collect();
+            stage(
+                "kubelet",
+                Status::Ok,
+                Source::Observed,
+                json!({"phase": phase, "events": reasons}),
+            )
+        }
+        None => stage(
+            "kubelet",
+            Status::Skipped,
+            Source::Observed,
+            json!({"phase": phase}),
+        ),
+    });
+    debug_assert!(stages.iter().map(|s| s.stage).eq(STAGES.iter().copied()));
+    Journey {
+        pod: c.pod.clone(),
+        server: c.server.clone(),
+        stages,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_create_keeps_every_stage_in_order() {
+        let c = Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((403, json!({"kind": "Status"}))),
+            ..Default::default()
+        };
+        let j = build(&c);
+        let names: Vec<&str> = j.stages.iter().map(|s| s.stage).collect();
+        assert_eq!(names, STAGES);
+        assert!(!j.succeeded());
+    }
+}

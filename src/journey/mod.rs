@@ -1,0 +1,65 @@
+//! A pod's journey as data: the contract's stages in order (tls-handshake … kubelet), each with
+//! a status and a source — `observed` by the client itself, `reported` by the embedded server's
+//! own trace, or `inferred` (explained, not seen, as a remote server does not report its
+//! internals). `build` assembles one from what a run collected; the TUI and `journey` read it.
+
+pub mod build;
+pub mod text;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The stage names, in the contract's order.
+pub const STAGES: [&str; 12] = [
+    "tls-handshake",
+    "authentication",
+    "authorization",
+    "admission",
+    "validation",
+    "storage",
+    "response",
+    "watch",
+    "filter",
+    "score",
+    "binding",
+    "kubelet",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Observed,
+    Reported,
+    Inferred,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Stage {
+    pub stage: &'static str,
+    pub status: Status,
+    pub source: Source,
+    pub detail: Value,
+}
+
+/// `kexplore journey -o json`: `{"pod", "server", "stages": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Journey {
+    pub pod: String,
+    pub server: String,
+    pub stages: Vec<Stage>,
+}
+
+impl Journey {
+    /// True when every stage that ran succeeded.
+    pub fn succeeded(&self) -> bool {
+        self.stages.iter().all(|s| s.status != Status::Failed)
+    }
+}

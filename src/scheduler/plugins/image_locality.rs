@@ -1,0 +1,58 @@
+//! ImageLocality: favours nodes that already have the pod's images, weighted by how widely each
+//! image is spread (an image on every node says little), clamped to [23MB, 1000MB × containers].
+
+use crate::scheduler::framework::{CycleContext, MAX_NODE_SCORE, ScorePlugin};
+use crate::scheduler::snapshot::NodeInfo;
+
+pub const NAME: &str = "ImageLocality";
+const MB: i64 = 1024 * 1024;
+const MIN_THRESHOLD: i64 = 23 * MB;
+const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
+
+pub struct ImageLocality;
+
+impl ScorePlugin for ImageLocality {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn score(&self, cx: &CycleContext, node: &NodeInfo) -> i64 {
+        let total_nodes = cx.snapshot.num_nodes();
+        let mut sum: i64 = 0;
+        for image in &cx.pod.images {
+            if let Some(size) = node.images.get(image) {
+                let spread = cx.snapshot.image_num_nodes.get(image).copied().unwrap_or(0);
+                sum += (*size as f64 * spread as f64 / total_nodes as f64) as i64;
+            }
+        }
+        calculate_priority(sum, cx.pod.images.len() as i64)
+    }
+}
+
+fn calculate_priority(sum: i64, num_containers: i64) -> i64 {
+    let max_threshold = MAX_CONTAINER_THRESHOLD * num_containers;
+    let sum = if sum < MIN_THRESHOLD {
+        MIN_THRESHOLD
+    } else if sum > max_threshold {
+        max_threshold
+    } else {
+        sum
+    };
+    if max_threshold <= MIN_THRESHOLD {
+        return 0;
+    }
+    MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds() {
+        assert_eq!(calculate_priority(0, 1), 0);
+        assert_eq!(calculate_priority(2000 * MB, 1), 100);
+        // 250MB + 10MB on one container pod, image on 1 of 1 nodes (image_locality_test: 2).
+        assert_eq!(calculate_priority(40 * MB, 1), 1);
+    }
+}

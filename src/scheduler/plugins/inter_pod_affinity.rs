@@ -1,0 +1,331 @@
+//! InterPodAffinity: Filter enforces the pod's required affinity / anti-affinity and existing
+//! pods' required anti-affinity, per topology domain; Score sums preferred terms (both ways)
+//! and existing pods' required affinity (hardPodAffinityWeight), min-max normalized.
+
+use std::collections::HashMap;
+
+use crate::scheduler::framework::{
+    CycleContext, FilterPlugin, MAX_NODE_SCORE, PreFilterOutcome, ScorePlugin, Status,
+};
+use crate::scheduler::podinfo::{AffinityTerm, PodInfo};
+use crate::scheduler::snapshot::NodeInfo;
+
+pub const NAME: &str = "InterPodAffinity";
+pub const REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
+pub const REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
+pub const REASON_EXISTING_ANTI_AFFINITY: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+
+#[derive(Debug, Clone)]
+pub struct InterPodAffinityArgs {
+    pub hard_pod_affinity_weight: i64,
+    pub ignore_preferred_terms_of_existing_pods: bool,
+}
+
+impl Default for InterPodAffinityArgs {
+    fn default() -> Self {
+        InterPodAffinityArgs {
+            hard_pod_affinity_weight: 1,
+            ignore_preferred_terms_of_existing_pods: false,
+        }
+    }
+}
+
+/// Counts per topology pair (key → value → count), looked up without allocating.
+#[derive(Default)]
+pub struct TopoCounts(HashMap<String, HashMap<String, i64>>);
+
+impl TopoCounts {
+    /// `topologyToMatchedTermCount.update`: add `v` to the node's domain for `key`, dropping
+    /// entries that fall back to zero.
+    fn bump(&mut self, node: &NodeInfo, key: &str, v: i64) {
+        let Some(val) = node.labels.get(key) else {
+            return;
+        };
+        let values = match self.0.get_mut(key) {
+            Some(m) => m,
+            None => self.0.entry(key.to_string()).or_default(),
+        };
+        let e = match values.get_mut(val) {
+            Some(e) => e,
+            None => values.entry(val.clone()).or_default(),
+        };
+        *e += v;
+        if *e == 0 {
+            values.remove(val);
+            if values.is_empty() {
+                self.0.remove(key);
+            }
+        }
+    }
+
+    fn get(&self, key: &str, val: &str) -> i64 {
+        self.0
+            .get(key)
+            .and_then(|m| m.get(val))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+fn matches_all(terms: &[AffinityTerm], pod: &PodInfo) -> bool {
+    !terms.is_empty() && terms.iter().all(|t| t.matches(pod))
+}
+
+#[derive(Default)]
+pub struct InterPodAffinity {
+    existing_anti: TopoCounts,
+    affinity: TopoCounts,
+    anti: TopoCounts,
+}
+
+impl FilterPlugin for InterPodAffinity {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_filter(&mut self, cx: &CycleContext) -> PreFilterOutcome {
+        let snap = cx.snapshot;
+        let pod = cx.pod;
+        for node in snap
+            .nodes
+            .iter()
+            .filter(|n| !n.pods_with_required_anti_affinity.is_empty())
+        {
+            for &id in &node.pods_with_required_anti_affinity {
+                for t in &snap.pods[id].required_anti_affinity {
+                    if t.matches(pod) {
+                        self.existing_anti.bump(node, &t.topology_key, 1);
+                    }
+                }
+            }
+        }
+        // Only pods a term's selector can match are tested (label index).
+        if let Some(first) = pod.required_affinity.first() {
+            snap.candidates(&first.selector).for_each(|id| {
+                let existing = &snap.pods[id];
+                if matches_all(&pod.required_affinity, existing) {
+                    let node = &snap.nodes[snap.pod_node[id]];
+                    for t in &pod.required_affinity {
+                        self.affinity.bump(node, &t.topology_key, 1);
+                    }
+                }
+            });
+        }
+        for t in &pod.required_anti_affinity {
+            snap.candidates(&t.selector).for_each(|id| {
+                if t.matches(&snap.pods[id]) {
+                    self.anti
+                        .bump(&snap.nodes[snap.pod_node[id]], &t.topology_key, 1);
+                }
+            });
+        }
+        if self.existing_anti.is_empty()
+            && pod.required_affinity.is_empty()
+            && pod.required_anti_affinity.is_empty()
+        {
+            return PreFilterOutcome::skip();
+        }
+        PreFilterOutcome::success()
+    }
+
+    fn filter(&self, cx: &CycleContext, node: &NodeInfo) -> Status {
+        let pod = cx.pod;
+        // Required affinity: every term's domain must hold a matching pod — unless no pod in
+        // the cluster matches and the pod matches its own terms (the first of a group).
+        let mut pods_exist = true;
+        for t in &pod.required_affinity {
+            let Some(v) = node.labels.get(&t.topology_key) else {
+                return Status::unresolvable(REASON_AFFINITY);
+            };
+            if self.affinity.get(&t.topology_key, v) <= 0 {
+                pods_exist = false;
+            }
+        }
+        let first_of_group = self.affinity.is_empty() && matches_all(&pod.required_affinity, pod);
+        if !pods_exist && !first_of_group {
+            return Status::unresolvable(REASON_AFFINITY);
+        }
+        if !self.anti.is_empty() {
+            for t in &pod.required_anti_affinity {
+                if let Some(v) = node.labels.get(&t.topology_key)
+                    && self.anti.get(&t.topology_key, v) > 0
+                {
+                    return Status::unschedulable(REASON_ANTI_AFFINITY);
+                }
+            }
+        }
+        if !self.existing_anti.is_empty() {
+            for (k, v) in &node.labels {
+                if self.existing_anti.get(k, v) > 0 {
+                    return Status::unschedulable(REASON_EXISTING_ANTI_AFFINITY);
+                }
+            }
+        }
+        Status::success()
+    }
+}
+
+#[derive(Default)]
+pub struct InterPodAffinityScore {
+    pub args: InterPodAffinityArgs,
+    /// topologyKey → value → score.
+    topology_score: HashMap<String, HashMap<String, i64>>,
+}
+
+impl InterPodAffinityScore {
+    pub fn new(args: InterPodAffinityArgs) -> Self {
+        InterPodAffinityScore {
+            args,
+            topology_score: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, term: &AffinityTerm, weight: i64, target: &PodInfo, node: &NodeInfo) {
+        if term.matches(target)
+            && let Some(v) = node.labels.get(&term.topology_key)
+        {
+            *self
+                .topology_score
+                .entry(term.topology_key.clone())
+                .or_default()
+                .entry(v.clone())
+                .or_default() += weight;
+        }
+    }
+
+    fn process_existing(&mut self, incoming: &PodInfo, existing: &PodInfo, node: &NodeInfo) {
+        if node.labels.is_empty() {
+            return;
+        }
+        for (w, t) in &incoming.preferred_affinity {
+            self.add(t, *w, existing, node);
+        }
+        for (w, t) in &incoming.preferred_anti_affinity {
+            self.add(t, -*w, existing, node);
+        }
+        if self.args.hard_pod_affinity_weight > 0 {
+            for t in &existing.required_affinity {
+                self.add(t, self.args.hard_pod_affinity_weight, incoming, node);
+            }
+        }
+        if !self.args.ignore_preferred_terms_of_existing_pods {
+            for (w, t) in &existing.preferred_affinity {
+                self.add(t, *w, incoming, node);
+            }
+            for (w, t) in &existing.preferred_anti_affinity {
+                self.add(t, -*w, incoming, node);
+            }
+        }
+    }
+}
+
+impl ScorePlugin for InterPodAffinityScore {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_score(&mut self, cx: &CycleContext, feasible: &[usize]) -> Status {
+        if feasible.is_empty() {
+            return Status::success();
+        }
+        let pod = cx.pod;
+        let has_constraints =
+            !pod.preferred_affinity.is_empty() || !pod.preferred_anti_affinity.is_empty();
+        if self.args.ignore_preferred_terms_of_existing_pods && !has_constraints {
+            return Status::skip();
+        }
+        let snap = cx.snapshot;
+        for node in &snap.nodes {
+            // Without preferred terms of its own, only pods with affinity can contribute.
+            let ids = if has_constraints {
+                &node.pods
+            } else {
+                &node.pods_with_affinity
+            };
+            for &id in ids {
+                self.process_existing(pod, &snap.pods[id], node);
+            }
+        }
+        if self.topology_score.is_empty() {
+            return Status::skip();
+        }
+        Status::success()
+    }
+
+    fn score(&self, _cx: &CycleContext, node: &NodeInfo) -> i64 {
+        let mut score = 0;
+        for (key, values) in &self.topology_score {
+            if let Some(v) = node.labels.get(key) {
+                score += values.get(v).copied().unwrap_or(0);
+            }
+        }
+        score
+    }
+
+    fn normalize(&self, _cx: &CycleContext, _feasible: &[usize], scores: &mut [i64]) {
+        if self.topology_score.is_empty() {
+            return;
+        }
+        let min = scores.iter().copied().min().unwrap_or(0);
+        let max = scores.iter().copied().max().unwrap_or(0);
+        let diff = max - min;
+        for s in scores.iter_mut() {
+            let f = if diff > 0 {
+                MAX_NODE_SCORE as f64 * ((*s - min) as f64 / diff as f64)
+            } else {
+                0.0
+            };
+            *s = f as i64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scheduler::Code;
+    use crate::scheduler::testutil::{filter, node, pod, scores};
+    use serde_json::json;
+
+    #[test]
+    fn affinity_anti_affinity_and_existing_anti_affinity() {
+        let nodes = [
+            node("a", json!({"h": "a"}), json!({})),
+            node("b", json!({"h": "b"}), json!({})),
+        ];
+        let mut db = pod(
+            "db",
+            json!({"app": "db"}),
+            json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "h"}]}}}),
+        );
+        db.spec.as_mut().unwrap().node_name = Some("a".into());
+        // Affinity to db: only node a has one — but db's own anti-affinity rejects web there.
+        let web = pod(
+            "w",
+            json!({"app": "web"}),
+            json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "h"}]}}}),
+        );
+        let v = filter(&nodes, std::slice::from_ref(&db), &web, "InterPodAffinity");
+        assert_eq!(
+            (v[0].1, v[0].2[0].as_str()),
+            (Code::Unschedulable, super::REASON_EXISTING_ANTI_AFFINITY)
+        );
+        assert_eq!(
+            (v[1].1, v[1].2[0].as_str()),
+            (Code::UnschedulableAndUnresolvable, super::REASON_AFFINITY)
+        );
+        let cache = pod(
+            "c",
+            json!({"app": "cache"}),
+            json!({"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "h"}}]}}}),
+        );
+        assert_eq!(scores(&nodes, &[db], &cache, "InterPodAffinity"), [100, 0]);
+    }
+}

@@ -1,0 +1,43 @@
+//! The volume filters (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, and
+//! the in-tree EBS/GCEPD/AzureDisk limits of ≤ v1.30) and DynamicResources are not simulated:
+//! kexplore has no PersistentVolumes, StorageClasses, CSINodes or ResourceSlices to judge with.
+//! They skip pods that have nothing for them to judge — exactly as upstream does — and pass
+//! every node otherwise, while the cycle records a "not simulated" note in the trace.
+
+use crate::scheduler::framework::{CycleContext, FilterPlugin, PreFilterOutcome, Status};
+use crate::scheduler::snapshot::NodeInfo;
+
+pub struct NotSimulated {
+    pub name: &'static str,
+    /// True for DynamicResources (judges resource claims), false for the volume plugins.
+    pub claims: bool,
+}
+
+impl NotSimulated {
+    /// Whether this plugin would have something to judge for the pod.
+    pub fn applies(&self, cx: &CycleContext) -> bool {
+        if self.claims {
+            cx.pod.has_resource_claims
+        } else {
+            !cx.pod.judged_volumes.is_empty()
+        }
+    }
+}
+
+impl FilterPlugin for NotSimulated {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn pre_filter(&mut self, cx: &CycleContext) -> PreFilterOutcome {
+        if self.applies(cx) {
+            PreFilterOutcome::success()
+        } else {
+            PreFilterOutcome::skip()
+        }
+    }
+
+    fn filter(&self, _cx: &CycleContext, _node: &NodeInfo) -> Status {
+        Status::success()
+    }
+}

@@ -1,0 +1,427 @@
+//! The cluster as one scheduling cycle sees it: nodes in the scheduler cache's order, each with
+//! aggregates kept up to date as pods are added (requested, non-zero requested, pod count,
+//! used host ports, images, pods with affinity), so no cycle rescans every pod to learn them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+
+use super::podinfo::{HostPort, PodInfo};
+use super::requests::{FieldError, Resources, node_allocatable};
+use super::selector::{Labels, Selector};
+
+pub type PodId = usize;
+
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub name: String,
+    pub labels: Labels,
+    pub taints: Vec<Taint>,
+    pub unschedulable: bool,
+    pub allocatable: Resources,
+    pub allowed_pod_number: i64,
+    /// Sum of the actual requests of the pods on the node.
+    pub requested: Resources,
+    /// Sum of the non-zero cpu/memory requests (defaults for containers without one).
+    pub non_zero_milli_cpu: i64,
+    pub non_zero_memory: i64,
+    /// v1.13's non-zero sums (app containers only).
+    pub legacy_non_zero_milli_cpu: i64,
+    pub legacy_non_zero_memory: i64,
+    pub pods: Vec<PodId>,
+    pub pods_with_affinity: Vec<PodId>,
+    pub pods_with_required_anti_affinity: Vec<PodId>,
+    pub used_ports: Vec<HostPort>,
+    /// Image name (as the node reports it) → size in bytes.
+    pub images: HashMap<String, i64>,
+    /// `scheduler.alpha.kubernetes.io/preferAvoidPods` controllers (legacy NodePreferAvoidPods).
+    pub avoid_controllers: Vec<(String, String)>,
+}
+
+impl NodeInfo {
+    fn from_node(node: &Node) -> Result<NodeInfo, SnapshotError> {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let obj = format!("Node {name}");
+        let alloc = node
+            .status
+            .as_ref()
+            .and_then(|s| s.allocatable.as_ref())
+            .ok_or_else(|| SnapshotError {
+                object: obj.clone(),
+                field: "status.allocatable".into(),
+                message:
+                    "missing: a Node needs status.allocatable (cpu, memory, pods) to be simulated"
+                        .into(),
+            })?;
+        let (allocatable, pods) =
+            node_allocatable(alloc).map_err(|e| SnapshotError::field(&obj, e))?;
+        let spec = node.spec.clone().unwrap_or_default();
+        let mut images = HashMap::new();
+        for img in node
+            .status
+            .as_ref()
+            .and_then(|s| s.images.as_ref())
+            .into_iter()
+            .flatten()
+        {
+            for n in img.names.iter().flatten() {
+                images.insert(n.clone(), img.size_bytes.unwrap_or(0));
+            }
+        }
+        let avoid_controllers = node
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("scheduler.alpha.kubernetes.io/preferAvoidPods"))
+            .map(|s| parse_avoid_pods(s))
+            .unwrap_or_default();
+        Ok(NodeInfo {
+            labels: node.metadata.labels.clone().unwrap_or_default(),
+            taints: spec.taints.unwrap_or_default(),
+            unschedulable: spec.unschedulable.unwrap_or(false),
+            allocatable,
+            allowed_pod_number: pods,
+            requested: Resources::default(),
+            non_zero_milli_cpu: 0,
+            non_zero_memory: 0,
+            legacy_non_zero_milli_cpu: 0,
+            legacy_non_zero_memory: 0,
+            pods: Vec::new(),
+            pods_with_affinity: Vec::new(),
+            pods_with_required_anti_affinity: Vec::new(),
+            used_ports: Vec::new(),
+            images,
+            avoid_controllers,
+            name,
+        })
+    }
+
+    fn add_pod(&mut self, id: PodId, p: &PodInfo) {
+        self.requested.add(&p.requests.actual);
+        self.non_zero_milli_cpu += p.requests.non_zero_milli_cpu;
+        self.non_zero_memory += p.requests.non_zero_memory;
+        self.legacy_non_zero_milli_cpu += p.requests.legacy_non_zero_milli_cpu;
+        self.legacy_non_zero_memory += p.requests.legacy_non_zero_memory;
+        self.pods.push(id);
+        if p.has_affinity() {
+            self.pods_with_affinity.push(id);
+        }
+        if !p.required_anti_affinity.is_empty() {
+            self.pods_with_required_anti_affinity.push(id);
+        }
+        self.used_ports.extend(p.host_ports.iter().cloned());
+    }
+}
+
+impl NodeInfo {
+    /// This node as it would be with `victims` evicted (preemption's what-if).
+    pub fn without_pods(&self, snap: &Snapshot, victims: &[PodId]) -> NodeInfo {
+        let mut n = self.clone();
+        for &id in victims {
+            let p = &snap.pods[id];
+            n.requested.sub(&p.requests.actual);
+            n.non_zero_milli_cpu -= p.requests.non_zero_milli_cpu;
+            n.non_zero_memory -= p.requests.non_zero_memory;
+            n.legacy_non_zero_milli_cpu -= p.requests.legacy_non_zero_milli_cpu;
+            n.legacy_non_zero_memory -= p.requests.legacy_non_zero_memory;
+            n.pods.retain(|x| *x != id);
+            n.pods_with_affinity.retain(|x| *x != id);
+            n.pods_with_required_anti_affinity.retain(|x| *x != id);
+            for hp in &p.host_ports {
+                if let Some(i) = n.used_ports.iter().position(|u| u == hp) {
+                    n.used_ports.remove(i);
+                }
+            }
+        }
+        n
+    }
+}
+
+fn parse_avoid_pods(s: &str) -> Vec<(String, String)> {
+    let v: serde_json::Value = serde_json::from_str(s).unwrap_or_default();
+    v.get("preferAvoidPods")
+        .and_then(|a| a.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let c = e.get("podSignature")?.get("podController")?;
+            Some((
+                c.get("kind")?.as_str()?.to_string(),
+                c.get("name")?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// Pod ids worth testing against a selector.
+pub enum Candidates<'a> {
+    Some(&'a [PodId]),
+    All(usize),
+}
+
+impl Candidates<'_> {
+    pub fn for_each(&self, mut f: impl FnMut(PodId)) {
+        match self {
+            Candidates::Some(ids) => ids.iter().for_each(|&i| f(i)),
+            Candidates::All(n) => (0..*n).for_each(f),
+        }
+    }
+}
+
+/// A problem with one input object, naming the object and the field.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{object}: {field}: {message}")]
+pub struct SnapshotError {
+    pub object: String,
+    pub field: String,
+    pub message: String,
+}
+
+impl SnapshotError {
+    fn field(object: &str, e: FieldError) -> SnapshotError {
+        SnapshotError {
+            object: object.to_string(),
+            field: e.field,
+            message: e.error.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// In the order the scheduler iterates them (zone round-robin, see `node_tree_order`).
+    pub nodes: Vec<NodeInfo>,
+    pub node_index: HashMap<String, usize>,
+    /// Pods placed on nodes, by `PodId`; `pod_node[id]` is the index of its node.
+    pub pods: Vec<PodInfo>,
+    pub pod_node: Vec<usize>,
+    /// Image name → number of nodes reporting it (ImageLocality's spread factor).
+    pub image_num_nodes: HashMap<String, usize>,
+    /// Services (namespace, selector) and controllers ((namespace, kind, name) → selector)
+    /// from the input: PodTopologySpread's system defaults spread by their selectors.
+    pub services: Vec<(String, Labels)>,
+    pub controllers: HashMap<(String, String, String), Selector>,
+    /// label key → value → pods carrying it, for selector lookups that would otherwise test
+    /// every pod in the cluster (inter-pod affinity).
+    pub label_index: HashMap<String, HashMap<String, Vec<PodId>>>,
+    namespace_labels: HashMap<String, Arc<Labels>>,
+    pod_level_resources: bool,
+}
+
+/// `utilnode.GetZoneKey`: region and zone, empty when the node has neither.
+fn zone_key(labels: &Labels) -> String {
+    let region = labels
+        .get("topology.kubernetes.io/region")
+        .map(String::as_str)
+        .unwrap_or("");
+    let zone = labels
+        .get("topology.kubernetes.io/zone")
+        .map(String::as_str)
+        .unwrap_or("");
+    if region.is_empty() && zone.is_empty() {
+        String::new()
+    } else {
+        format!("{region}:\x00:{zone}")
+    }
+}
+
+/// The cache's node tree lists nodes zone by zone in round-robin, zones in the order they were
+/// first seen and nodes within a zone in the order added. With one zone it is input order.
+fn node_tree_order(nodes: Vec<NodeInfo>) -> Vec<NodeInfo> {
+    let mut zones: Vec<(String, Vec<NodeInfo>)> = Vec::new();
+    for n in nodes {
+        let k = zone_key(&n.labels);
+        match zones.iter_mut().find(|(z, _)| *z == k) {
+            Some((_, v)) => v.push(n),
+            None => zones.push((k, vec![n])),
+        }
+    }
+    let total: usize = zones.iter().map(|(_, v)| v.len()).sum();
+    let mut iters: Vec<_> = zones.into_iter().map(|(_, v)| v.into_iter()).collect();
+    let mut out = Vec::with_capacity(total);
+    while out.len() < total {
+        for it in iters.iter_mut() {
+            if let Some(n) = it.next() {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+impl Snapshot {
+    /// Builds the snapshot from nodes and the pods bound to them. Pods in phase Succeeded or
+    /// Failed are not counted (the scheduler's informer drops them); a pod bound to a node not
+    /// in `nodes` is ignored, as the cache would keep it aside.
+    pub fn build(
+        nodes: &[Node],
+        running: &[Pod],
+        pod_level_resources: bool,
+    ) -> Result<Snapshot, SnapshotError> {
+        let mut infos = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            infos.push(NodeInfo::from_node(n)?);
+        }
+        let mut snap = Snapshot {
+            nodes: node_tree_order(infos),
+            pod_level_resources,
+            ..Snapshot::default()
+        };
+        for (i, n) in snap.nodes.iter().enumerate() {
+            if snap.node_index.insert(n.name.clone(), i).is_some() {
+                return Err(SnapshotError {
+                    object: format!("Node {}", n.name),
+                    field: "metadata.name".into(),
+                    message: "two Nodes have this name".into(),
+                });
+            }
+            for img in n.images.keys() {
+                *snap.image_num_nodes.entry(img.clone()).or_default() += 1;
+            }
+        }
+        snap.pods.reserve(running.len());
+        snap.pod_node.reserve(running.len());
+        for p in running {
+            let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+            if matches!(phase, Some("Succeeded" | "Failed")) {
+                continue;
+            }
+            let info = snap.pod_info(p)?;
+            let Some(node) = info
+                .node_name
+                .as_ref()
+                .and_then(|n| snap.node_index.get(n))
+                .copied()
+            else {
+                continue;
+            };
+            snap.add_pod(info, node);
+        }
+        Ok(snap)
+    }
+
+    /// Compiles a pod against this snapshot's namespaces and modelled version.
+    pub fn pod_info(&mut self, p: &Pod) -> Result<PodInfo, SnapshotError> {
+        let ns = p
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        let ns_labels = self.namespace_labels(&ns);
+        PodInfo::from_pod(p, ns_labels, self.pod_level_resources).map_err(|e| {
+            SnapshotError::field(
+                &format!("Pod {ns}/{}", p.metadata.name.as_deref().unwrap_or("")),
+                e,
+            )
+        })
+    }
+
+    /// A namespace's labels as a namespaceSelector sees them; without Namespace objects every
+    /// namespace carries the automatic `kubernetes.io/metadata.name` label.
+    pub fn namespace_labels(&mut self, ns: &str) -> Arc<Labels> {
+        self.namespace_labels
+            .entry(ns.to_string())
+            .or_insert_with(|| {
+                let mut l = BTreeMap::new();
+                l.insert("kubernetes.io/metadata.name".to_string(), ns.to_string());
+                Arc::new(l)
+            })
+            .clone()
+    }
+
+    /// Records extra labels of a Namespace object given in the input.
+    pub fn set_namespace_labels(&mut self, ns: &str, labels: &Labels) {
+        let mut l = labels.clone();
+        l.insert("kubernetes.io/metadata.name".to_string(), ns.to_string());
+        self.namespace_labels.insert(ns.to_string(), Arc::new(l));
+    }
+
+    /// Places a pod on a node (the "assume" after a decision), updating the aggregates.
+    pub fn add_pod(&mut self, mut info: PodInfo, node: usize) -> PodId {
+        let id = self.pods.len();
+        info.node_name = Some(self.nodes[node].name.clone());
+        self.nodes[node].add_pod(id, &info);
+        for (k, v) in &info.labels {
+            let values = match self.label_index.get_mut(k) {
+                Some(m) => m,
+                None => self.label_index.entry(k.clone()).or_default(),
+            };
+            match values.get_mut(v) {
+                Some(ids) => ids.push(id),
+                None => {
+                    values.insert(v.clone(), vec![id]);
+                }
+            }
+        }
+        self.pods.push(info);
+        self.pod_node.push(node);
+        id
+    }
+
+    /// The pods a selector can match: from the label index when the selector pins a
+    /// `key = value`, else every pod. Callers still test each candidate.
+    pub fn candidates<'a>(&'a self, sel: &Selector) -> Candidates<'a> {
+        if sel.is_nothing() {
+            return Candidates::Some(&[]);
+        }
+        match sel.index_hint() {
+            Some((k, v)) => Candidates::Some(
+                self.label_index
+                    .get(k)
+                    .and_then(|m| m.get(v))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]),
+            ),
+            None => Candidates::All(self.pods.len()),
+        }
+    }
+
+    pub fn node(&self, name: &str) -> Option<&NodeInfo> {
+        self.node_index.get(name).map(|&i| &self.nodes[i])
+    }
+
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(name: &str, zone: Option<&str>) -> Node {
+        let mut labels = json!({});
+        if let Some(z) = zone {
+            labels = json!({"topology.kubernetes.io/zone": z});
+        }
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn zones_interleave() {
+        let nodes = vec![
+            node("a1", Some("a")),
+            node("a2", Some("a")),
+            node("b1", Some("b")),
+            node("a3", Some("a")),
+            node("c1", Some("c")),
+        ];
+        let s = Snapshot::build(&nodes, &[], true).unwrap();
+        let names: Vec<_> = s.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["a1", "b1", "c1", "a2", "a3"]);
+    }
+
+    #[test]
+    fn missing_allocatable_names_field() {
+        let n: Node = serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap();
+        let e = Snapshot::build(&[n], &[], true).unwrap_err();
+        assert_eq!(e.object, "Node x");
+        assert_eq!(e.field, "status.allocatable");
+    }
+}

@@ -1,0 +1,119 @@
+//! The record of one pod's scheduling cycle: plain data, in evaluation order, that the text
+//! and JSON outputs print and the TUI steps through. Field names follow CONTRACT.md.
+
+use serde::Serialize;
+
+use super::framework::Code;
+
+/// One node's Filter verdict: the first failing plugin and its reasons, or a pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FilterVerdict {
+    pub node: String,
+    pub passed: bool,
+    pub plugin: Option<&'static str>,
+    pub reasons: Option<Vec<String>>,
+    pub code: Code,
+}
+
+impl FilterVerdict {
+    pub fn reasons(&self) -> &[String] {
+        self.reasons.as_deref().unwrap_or(&[])
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PluginScore {
+    pub name: &'static str,
+    pub raw: i64,
+    pub normalized: i64,
+    pub weight: i64,
+    pub weighted: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeScore {
+    pub node: String,
+    pub total: i64,
+    pub plugins: Vec<PluginScore>,
+}
+
+/// What a PreFilter or PreScore plugin said about the pod as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhaseRecord {
+    pub plugin: &'static str,
+    pub code: Code,
+    pub reasons: Vec<String>,
+    /// PreFilterResult: the only nodes worth filtering, when the plugin narrowed them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_names: Option<Vec<String>>,
+}
+
+/// Extra evaluation done only for display: every node's verdict and, over all feasible nodes,
+/// the scores. It never influences `selected`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct Breakdown {
+    pub filter: Vec<FilterVerdict>,
+    pub score: Vec<NodeScore>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodTrace {
+    pub pod: String,
+    pub nodes_total: usize,
+    pub nodes_feasible: usize,
+    pub nodes_scored: usize,
+    /// One entry per node the scheduler evaluated, in evaluation order.
+    pub filter: Vec<FilterVerdict>,
+    /// One entry per scored node, in the order scored.
+    pub score: Vec<NodeScore>,
+    pub selected: Option<String>,
+    /// The scheduler's FitError text when no node fits.
+    pub message: Option<String>,
+    // --- beyond the contract's minimum ---
+    pub profile: String,
+    pub kube_version: String,
+    pub priority: i32,
+    /// How many feasible nodes the scheduler looked for before stopping (sampling).
+    pub num_feasible_nodes_to_find: usize,
+    /// Where the round-robin search started.
+    pub start_index: usize,
+    pub prefilter: Vec<PhaseRecord>,
+    pub prescore: Vec<PhaseRecord>,
+    /// Nodes never evaluated because enough feasible nodes were found first.
+    pub skipped_by_sampling: Vec<String>,
+    /// The nodes sharing the best total; `selected` is one of them.
+    pub tied: Vec<String>,
+    /// How the choice among `tied` was made.
+    pub tie_break: Option<String>,
+    /// Things the simulation does not model for this pod, said plainly.
+    pub notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<Breakdown>,
+}
+
+impl PodTrace {
+    pub fn new(pod: String, profile: &str, kube_version: String, nodes_total: usize) -> Self {
+        PodTrace {
+            pod,
+            nodes_total,
+            nodes_feasible: 0,
+            nodes_scored: 0,
+            filter: Vec::new(),
+            score: Vec::new(),
+            selected: None,
+            message: None,
+            profile: profile.to_string(),
+            kube_version,
+            priority: 0,
+            num_feasible_nodes_to_find: 0,
+            start_index: 0,
+            prefilter: Vec::new(),
+            prescore: Vec::new(),
+            skipped_by_sampling: Vec::new(),
+            tied: Vec::new(),
+            tie_break: None,
+            notes: Vec::new(),
+            breakdown: None,
+        }
+    }
+}

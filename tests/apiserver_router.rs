@@ -1,0 +1,582 @@
+//! Router tests without sockets: requests go straight into `api::handle` with bearer tokens
+//! from a token file, so every pipeline stage runs but no TLS is involved.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::{Method, Request};
+use kexplore::apiserver::api::{self, Api};
+use kexplore::apiserver::authn::TokenFile;
+use kexplore::apiserver::bootstrap;
+use kexplore::apiserver::tls::ConnInfo;
+use serde_json::{Value, json};
+
+mod apiserver_support;
+use apiserver_support::SEED_POD;
+
+const TOKENS: &str = "admin-token,kexplore-admin,1,system:masters\njane-token,jane,2,developers\n";
+
+fn api() -> Arc<Api> {
+    let tokens = TokenFile::parse(Path::new("tokens.csv"), TOKENS).expect("tokens");
+    let api = Arc::new(Api::new(tokens, None));
+    bootstrap::system(&api);
+    bootstrap::demo(&api);
+    api
+}
+
+struct Resp {
+    code: u16,
+    body: Value,
+    headers: hyper::HeaderMap,
+}
+
+async fn call(
+    api: &Arc<Api>,
+    token: Option<&str>,
+    method: Method,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Resp {
+    let mut b = Request::builder().method(method).uri(uri);
+    if let Some(t) = token {
+        b = b.header("authorization", format!("Bearer {t}"));
+    }
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let req = b
+        .body(Full::new(Bytes::copy_from_slice(body)))
+        .expect("request");
+    let resp = api::handle(api, &ConnInfo::default(), req).await;
+    let code = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    Resp {
+        code,
+        body,
+        headers,
+    }
+}
+
+const JSON: &[(&str, &str)] = &[("content-type", "application/json")];
+
+#[tokio::test]
+async fn discovery_and_anonymous() {
+    let api = api();
+    let r = call(&api, Some("admin-token"), Method::GET, "/api", &[], b"").await;
+    assert_eq!(
+        (r.code, r.body["kind"].as_str()),
+        (200, Some("APIVersions"))
+    );
+    assert!(r.headers.get("audit-id").is_some());
+    let r = call(&api, None, Method::GET, "/api", &[], b"").await;
+    assert_eq!(r.code, 401);
+    assert_eq!(
+        r.body,
+        json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})
+    );
+    let r = call(&api, Some("wrong"), Method::GET, "/api", &[], b"").await;
+    assert_eq!(r.code, 401);
+    let r = call(&api, Some("admin-token"), Method::GET, "/apis", &[("accept", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json")], b"").await;
+    assert_eq!(r.body["apiVersion"], json!("apidiscovery.k8s.io/v2beta1"));
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::GET,
+        "/openapi/v3/api/v1",
+        &[],
+        b"",
+    )
+    .await;
+    let params =
+        &r.body["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"]["parameters"];
+    assert!(
+        params
+            .as_array()
+            .is_some_and(|p| p.iter().any(|x| x["name"] == "fieldValidation"))
+    );
+}
+
+#[tokio::test]
+async fn create_seed_pod_with_admission_defaults_and_errors() {
+    let api = api();
+    let url = "/api/v1/namespaces/default/pods";
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        url,
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let p = &r.body;
+    assert_eq!(p["spec"]["serviceAccountName"], json!("default"));
+    assert_eq!(
+        p["spec"]["containers"][0]["imagePullPolicy"],
+        json!("Always")
+    );
+    assert_eq!(
+        p["spec"]["containers"][0]["ports"][0]["protocol"],
+        json!("TCP")
+    );
+    assert_eq!(
+        p["spec"]["tolerations"][0]["key"],
+        json!("node.kubernetes.io/not-ready")
+    );
+    assert_eq!(
+        (
+            p["spec"]["priority"].clone(),
+            p["spec"]["schedulerName"].clone()
+        ),
+        (json!(0), json!("default-scheduler"))
+    );
+    assert_eq!(
+        p["status"],
+        json!({"phase": "Pending", "qosClass": "BestEffort"})
+    );
+    assert!(p["metadata"]["uid"].as_str().is_some_and(|u| u.len() == 36));
+    // The trace of that request, as journey reads it.
+    let trace = api
+        .traces
+        .pod("default/app")
+        .and_then(|t| t.create_audit_id)
+        .and_then(|id| api.traces.request(&id))
+        .expect("trace");
+    let names: Vec<&str> = trace.stages.iter().map(|s| s.stage.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "request-info",
+            "authentication",
+            "authorization",
+            "admission",
+            "admission",
+            "validation",
+            "storage",
+            "response"
+        ]
+    );
+    assert_eq!(
+        trace.find("storage").map(|s| s.detail["key"].clone()),
+        Some(json!("/registry/pods/default/app"))
+    );
+
+    let dup = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        url,
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        (dup.code, dup.body["reason"].as_str()),
+        (409, Some("AlreadyExists"))
+    );
+    assert_eq!(dup.body["message"], json!("pods \"app\" already exists"));
+
+    let bad = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        url,
+        JSON,
+        b"{\"apiVersion\": ",
+    )
+    .await;
+    assert_eq!(
+        (bad.code, bad.body["reason"].as_str()),
+        (400, Some("BadRequest"))
+    );
+
+    let invalid = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[{"name":"c","image":"i","resources":{"requests":{"cpu":"2"},"limits":{"cpu":"1"}}}]}}"#;
+    let r = call(&api, Some("admin-token"), Method::POST, url, JSON, invalid).await;
+    assert_eq!(r.code, 422);
+    assert_eq!(
+        r.body["details"]["causes"][0],
+        json!({"reason": "FieldValueInvalid", "message": "Invalid value: \"2\": must be less than or equal to cpu limit of 1", "field": "spec.containers[0].resources.requests"})
+    );
+    assert_eq!(
+        r.body["message"],
+        json!(
+            "Pod \"x\" is invalid: spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1"
+        )
+    );
+
+    let strict = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"y"},"spec":{"foo":1,"containers":[{"name":"c","image":"i"}]}}"#;
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        &format!("{url}?fieldValidation=Strict"),
+        JSON,
+        strict,
+    )
+    .await;
+    assert_eq!(
+        r.body["message"],
+        json!(
+            "Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field \"spec.foo\""
+        )
+    );
+
+    let stale = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"app","resourceVersion":"1"},"spec":{"containers":[{"name":"app","image":"x"}]}}"#;
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::PUT,
+        &format!("{url}/app"),
+        JSON,
+        stale,
+    )
+    .await;
+    assert_eq!((r.code, r.body["reason"].as_str()), (409, Some("Conflict")));
+
+    let big = vec![b'a'; 4 * 1024 * 1024];
+    let r = call(&api, Some("admin-token"), Method::POST, url, JSON, &big).await;
+    assert_eq!(
+        (r.code, r.body["message"].as_str()),
+        (413, Some("Request entity too large: limit is 3145728"))
+    );
+
+    let r = call(&api, Some("admin-token"), Method::PUT, url, JSON, b"{}").await;
+    assert_eq!(r.code, 405);
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        "/api/v1/namespaces/nope/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.body["message"].as_str()),
+        (404, Some("namespaces \"nope\" not found"))
+    );
+}
+
+#[tokio::test]
+async fn rbac_for_jane() {
+    let api = api();
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/api/v1/namespaces/kube-system/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 403);
+    assert_eq!(
+        r.body["message"],
+        json!(
+            "pods is forbidden: User \"jane\" cannot create resource \"pods\" in API group \"\" in the namespace \"kube-system\""
+        )
+    );
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::GET,
+        "/api/v1/nodes",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        r.body["message"],
+        json!(
+            "nodes is forbidden: User \"jane\" cannot list resource \"nodes\" in API group \"\" at the cluster scope"
+        )
+    );
+    let body = br#"{"kind":"Binding","apiVersion":"v1","metadata":{"name":"app"},"target":{"kind":"Node","name":"node-3"}}"#;
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods/app/binding",
+        JSON,
+        body,
+    )
+    .await;
+    assert_eq!(
+        r.body["message"],
+        json!(
+            "pods \"app\" is forbidden: User \"jane\" cannot create resource \"pods/binding\" in API group \"\" in the namespace \"default\""
+        )
+    );
+    // can-i through a SelfSubjectAccessReview, JSON and protobuf (kubectl 1.32+).
+    let ssar = br#"{"kind":"SelfSubjectAccessReview","apiVersion":"authorization.k8s.io/v1","metadata":{"creationTimestamp":null},"spec":{"resourceAttributes":{"namespace":"kube-system","verb":"create","resource":"pods"}},"status":{"allowed":false}}"#;
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        JSON,
+        ssar,
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.body["status"]["allowed"].clone()),
+        (201, json!(false))
+    );
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        &[("content-type", "application/vnd.kubernetes.protobuf")],
+        &ssar_protobuf(),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.body["status"]["allowed"].clone()),
+        (201, json!(true)),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        r.body["spec"]["resourceAttributes"]["namespace"],
+        json!("kube-system")
+    );
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        JSON,
+        br#"{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1"}"#,
+    )
+    .await;
+    assert_eq!(
+        r.body["status"]["userInfo"]["groups"],
+        json!(["developers", "system:authenticated"])
+    );
+}
+
+fn ld(num: u8, data: &[u8]) -> Vec<u8> {
+    let mut v = vec![(num << 3) | 2, data.len() as u8];
+    v.extend_from_slice(data);
+    v
+}
+
+/// A SelfSubjectAccessReview in the `k8s\0` protobuf envelope, as kubectl 1.32 sends it.
+fn ssar_protobuf() -> Vec<u8> {
+    let attrs = [ld(1, b"kube-system"), ld(2, b"create"), ld(5, b"pods")].concat();
+    let ssar = [ld(1, b""), ld(2, &ld(1, &attrs))].concat();
+    let tm = [
+        ld(1, b"authorization.k8s.io/v1"),
+        ld(2, b"SelfSubjectAccessReview"),
+    ]
+    .concat();
+    [b"k8s\0".to_vec(), ld(1, &tm), ld(2, &ssar)].concat()
+}
+
+#[tokio::test]
+async fn table_selectors_and_watch() {
+    let api = api();
+    let accept = [(
+        "accept",
+        "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    )];
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::GET,
+        "/api/v1/nodes",
+        &accept,
+        b"",
+    )
+    .await;
+    assert_eq!(r.body["kind"], json!("Table"));
+    let cols: Vec<&str> = r.body["columnDefinitions"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter(|x| x["priority"] == 0)
+                .filter_map(|x| x["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(cols, ["Name", "Status", "Roles", "Age", "Version"]);
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::GET,
+        "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(r.body["items"].as_array().map(Vec::len), Some(1));
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::GET,
+        "/api/v1/pods?fieldSelector=spec.bogus%3D1",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.body["message"].as_str()),
+        (400, Some("field label not supported: spec.bogus"))
+    );
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::GET,
+        "/api/v1/pods?limit=2",
+        &[],
+        b"",
+    )
+    .await;
+    let cont = r.body["metadata"]["continue"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(r.body["items"].as_array().map(Vec::len), Some(2));
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::GET,
+        &format!("/api/v1/pods?limit=2&continue={cont}"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(r.body["items"].as_array().map(Vec::len), Some(1));
+
+    // Watch from the current revision, then create: the stream carries ADDED.
+    let rv = api.store.current_rv();
+    let req = Request::builder()
+        .uri(format!(
+            "/api/v1/namespaces/default/pods?watch=true&resourceVersion={rv}"
+        ))
+        .header("authorization", "Bearer admin-token")
+        .body(Full::new(Bytes::new()))
+        .expect("request");
+    let resp = api::handle(&api, &ConnInfo::default(), req).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut body = resp.into_body();
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame())
+        .await
+        .ok()
+        .flatten()
+        .and_then(|f| f.ok())
+        .and_then(|f| f.into_data().ok())
+        .unwrap_or_default();
+    let ev: Value = serde_json::from_slice(&frame).unwrap_or_default();
+    assert_eq!(
+        (
+            ev["type"].as_str(),
+            ev["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("ADDED"), Some("app"))
+    );
+}
+
+/// A request body that never finishes: its request holds an in-flight slot.
+struct Endless;
+
+impl hyper::body::Body for Endless {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Pending
+    }
+}
+
+#[tokio::test]
+async fn max_in_flight_answers_429_in_plain_text() {
+    let tokens = TokenFile::parse(Path::new("tokens.csv"), TOKENS).expect("tokens");
+    let mut api = Api::new(tokens, None);
+    api.limiter = kexplore::apiserver::inflight::Limiter::new(1, 1);
+    let api = Arc::new(api);
+    bootstrap::system(&api);
+    let held = {
+        let api = api.clone();
+        tokio::spawn(async move {
+            let req = Request::builder()
+                .method(Method::POST)
+                .uri("/api/v1/namespaces/default/pods")
+                .header("authorization", "Bearer jane-token")
+                .body(Endless)
+                .expect("request");
+            api::handle(&api, &ConnInfo::default(), req).await
+        })
+    };
+    for _ in 0..50 {
+        if api.limiter.in_flight().1 == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 429);
+    assert_eq!(
+        r.body,
+        Value::String("Too many requests, please try again later.\n".into())
+    );
+    assert_eq!(
+        r.headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    // system:masters is never limited.
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    held.abort();
+}

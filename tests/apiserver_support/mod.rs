@@ -1,0 +1,145 @@
+//! Shared by the apiserver, curl and kubectl tests: start `kexplore serve` as a real process
+//! on port 0 and kill it when the test ends (also on panic), plus tool discovery.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub struct ServeProcess {
+    child: Child,
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub port: u16,
+    pub pki_dir: PathBuf,
+}
+
+impl ServeProcess {
+    pub fn start(extra: &[&str]) -> ServeProcess {
+        Self::start_with_pki(extra, None)
+    }
+
+    /// Start with `--pki-dir` at `pki` (to test reuse), else a fresh one in the temp dir.
+    pub fn start_with_pki(extra: &[&str], pki: Option<&Path>) -> ServeProcess {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kc = dir.path().join("kubeconfig");
+        let pki = pki
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| dir.path().join("pki"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kexplore"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--kubeconfig-out"])
+            .arg(&kc)
+            .arg("--pki-dir")
+            .arg(&pki)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn kexplore serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(l) => l,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("kexplore serve did not print its listening line in time");
+            }
+        };
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_default()
+            .to_string();
+        let port = url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        assert!(port > 0, "unexpected first line: {line:?}");
+        ServeProcess {
+            child,
+            dir,
+            url,
+            port,
+            pki_dir: pki,
+        }
+    }
+
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    pub fn pki(&self, file: &str) -> PathBuf {
+        self.pki_dir.join(file)
+    }
+
+    /// Send SIGTERM and wait (bounded) for a clean exit; returns the exit code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.code();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tool on PATH, or None (the test prints a note and skips).
+pub fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}
+
+/// Every kubectl on the machine: `kubectl` plus the `kubectl.1.NN` beside the real one.
+pub fn kubectls() -> Vec<(String, PathBuf)> {
+    let Some(k) = which("kubectl") else {
+        return vec![];
+    };
+    let real = std::fs::canonicalize(&k).unwrap_or(k.clone());
+    let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut out = vec![("kubectl".to_string(), k)];
+    for minor in 27..=40 {
+        let p = dir.join(format!("kubectl.1.{minor}"));
+        if p.is_file() {
+            out.push((format!("1.{minor}"), p));
+        }
+    }
+    out
+}
+
+/// Poll `f` until it returns Some or the time is up.
+pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+pub const SEED_POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"app"},"spec":{"containers":[{"name":"app","image":"registry.cn-hangzhou.aliyuncs.com/kube-easy/app:latest","command":["app"],"ports":[{"containerPort":2580}]}]}}"#;

@@ -1,0 +1,243 @@
+//! Every kubectl on the machine (`kubectl` and `kubectl.1.27` … beside the real one) against
+//! `kexplore serve` started as a process with `--listen 127.0.0.1:0 --kubeconfig-out`, each
+//! with a fresh `--cache-dir`: the acceptance list of issue 4. A missing binary is a printed
+//! note, not a failure.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod apiserver_support;
+use apiserver_support::{SEED_POD, ServeProcess, kubectls, wait_for};
+
+struct Kubectl {
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Kubectl {
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args);
+        c.stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Out {
+        let o = self.cmd(args).output().expect("run kubectl");
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into(),
+            stderr: String::from_utf8_lossy(&o.stderr).into(),
+        }
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert_eq!(
+            o.code, 0,
+            "kubectl {args:?} failed: {}{}",
+            o.stdout, o.stderr
+        );
+        o.stdout
+    }
+}
+
+/// A `kubectl get pods -w` running in the background; killed on drop.
+struct Watcher {
+    child: Child,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn journey_for(label: &str, bin: &Path) {
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl {
+        bin: bin.to_path_buf(),
+        kubeconfig: srv.kubeconfig(),
+        cache: tempfile::tempdir().expect("cache dir"),
+    };
+    let pod_file = srv.dir.path().join("app.json");
+    std::fs::write(&pod_file, SEED_POD).expect("write app.json");
+    let pod_file = pod_file.to_string_lossy().into_owned();
+
+    let raw = k.ok(&["get", "--raw", "/api"]);
+    assert!(raw.contains("\"kind\":\"APIVersions\""), "{label}: {raw}");
+    let v = k.ok(&["version"]);
+    assert!(
+        v.contains("Server Version") && v.contains("v1.33.1-kexplore"),
+        "{label}: {v}"
+    );
+    let nodes = k.ok(&["get", "nodes"]);
+    assert!(
+        nodes.starts_with("NAME")
+            && nodes.contains("STATUS")
+            && nodes.contains("ROLES")
+            && nodes.contains("VERSION"),
+        "{label}: {nodes}"
+    );
+    assert!(
+        nodes.contains("control-plane   Ready    control-plane"),
+        "{label}: {nodes}"
+    );
+    let wide = k.ok(&["get", "pods", "-A", "-o", "wide"]);
+    assert!(
+        wide.contains("NOMINATED NODE") && wide.contains("workload-node-1"),
+        "{label}: {wide}"
+    );
+
+    // Watch first so the watcher sees the pod from Pending to Running.
+    k.ok(&["get", "pods"]);
+    let mut child = k
+        .cmd(&["get", "pods", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get -w");
+    let mut stdout = child.stdout.take().expect("watch stdout");
+    let watcher = Watcher { child };
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0
+                || tx
+                    .send(String::from_utf8_lossy(&buf[..n]).into_owned())
+                    .is_err()
+            {
+                break;
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let created = k.ok(&["create", "-f", &pod_file]);
+    assert_eq!(created.trim(), "pod/app created", "{label}");
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline && !seen.contains("Running") {
+        if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(200)) {
+            seen.push_str(&chunk);
+        }
+    }
+    drop(watcher);
+    let pending = seen.find("Pending");
+    let running = seen.find("Running");
+    assert!(
+        pending.is_some() && running > pending,
+        "{label}: watch output was {seen:?}"
+    );
+
+    let yaml = k.ok(&["get", "pod", "app", "-o", "yaml"]);
+    for want in [
+        "nodeName: node-3",
+        "serviceAccountName: default",
+        "imagePullPolicy: Always",
+        "tolerationSeconds: 300",
+        "phase: Running",
+        "podIP: 10.244.3.",
+    ] {
+        assert!(yaml.contains(want), "{label}: no {want:?} in\n{yaml}");
+    }
+    let describe = wait_for(Duration::from_secs(10), || {
+        let d = k.ok(&["describe", "pod", "app"]);
+        d.contains("Started").then_some(d)
+    })
+    .unwrap_or_default();
+    assert!(
+        describe.contains("Successfully assigned default/app to node-3"),
+        "{label}: {describe}"
+    );
+    for reason in ["Scheduled", "Pulling", "Pulled", "Created", "Started"] {
+        assert!(
+            describe.contains(reason),
+            "{label}: no {reason} in describe"
+        );
+    }
+
+    let who = k.ok(&["auth", "whoami"]);
+    assert!(
+        who.contains("kexplore-admin") && who.contains("system:masters"),
+        "{label}: {who}"
+    );
+    let yes = k.run(&["auth", "can-i", "create", "pods"]);
+    assert_eq!(
+        (yes.code, yes.stdout.trim()),
+        (0, "yes"),
+        "{label}: {}",
+        yes.stderr
+    );
+    let no = k.run(&[
+        "--context",
+        "jane",
+        "auth",
+        "can-i",
+        "create",
+        "pods",
+        "-n",
+        "kube-system",
+    ]);
+    assert_eq!(
+        (no.code, no.stdout.trim()),
+        (1, "no"),
+        "{label}: {}",
+        no.stderr
+    );
+
+    let deleted = k.ok(&["delete", "pod", "app"]);
+    assert_eq!(deleted.trim(), "pod \"app\" deleted", "{label}");
+    let gone = k.run(&["get", "pod", "app"]);
+    assert!(
+        gone.code != 0 && gone.stderr.contains("pods \"app\" not found"),
+        "{label}: {}",
+        gone.stderr
+    );
+}
+
+fn run_version(label: &str) {
+    let all = kubectls();
+    match all.iter().find(|(l, _)| l == label) {
+        Some((_, bin)) => journey_for(label, bin),
+        None => eprintln!(
+            "note: {} is not installed here; skipping",
+            if label == "kubectl" {
+                "kubectl".to_string()
+            } else {
+                format!("kubectl.{label}")
+            }
+        ),
+    }
+}
+
+macro_rules! versions {
+    ($($name:ident => $label:expr),* $(,)?) => {
+        $( #[test] fn $name() { run_version($label); } )*
+    };
+}
+
+versions! {
+    kubectl_default => "kubectl",
+    kubectl_1_27 => "1.27",
+    kubectl_1_28 => "1.28",
+    kubectl_1_29 => "1.29",
+    kubectl_1_30 => "1.30",
+    kubectl_1_31 => "1.31",
+    kubectl_1_32 => "1.32",
+    kubectl_1_33 => "1.33",
+}
