@@ -10,12 +10,16 @@ use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use super::podinfo::{HostPort, PodInfo};
 use super::requests::{FieldError, Resources, node_allocatable};
 use super::selector::{Labels, Selector};
+use super::term_index::TermIndex;
+use super::trace::Name;
 
 pub type PodId = usize;
 
 #[derive(Debug, Clone)]
 pub struct NodeInfo {
     pub name: String,
+    /// The same name, cheap to copy into traces.
+    pub key: Name,
     pub labels: Labels,
     pub taints: Vec<Taint>,
     pub unschedulable: bool,
@@ -35,6 +39,8 @@ pub struct NodeInfo {
     pub used_ports: Vec<HostPort>,
     /// Image name (as the node reports it) → size in bytes.
     pub images: HashMap<String, i64>,
+    /// The same images as (snapshot image id, size), sorted by id: ImageLocality's hot path.
+    pub image_ids: Vec<(u32, i64)>,
     /// `scheduler.alpha.kubernetes.io/preferAvoidPods` controllers (legacy NodePreferAvoidPods).
     pub avoid_controllers: Vec<(String, String)>,
 }
@@ -92,7 +98,9 @@ impl NodeInfo {
             pods_with_required_anti_affinity: Vec::new(),
             used_ports: Vec::new(),
             images,
+            image_ids: Vec::new(),
             avoid_controllers,
+            key: Name::new(&name),
             name,
         })
     }
@@ -198,6 +206,19 @@ pub struct Snapshot {
     pub pod_node: Vec<usize>,
     /// Image name → number of nodes reporting it (ImageLocality's spread factor).
     pub image_num_nodes: HashMap<String, usize>,
+    /// Image name → id used in `NodeInfo::image_ids`.
+    pub image_ids: HashMap<String, u32>,
+    /// Nodes (indices) holding at least one pod with affinity terms / required anti-affinity
+    /// (upstream's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList).
+    pub nodes_with_affinity: Vec<usize>,
+    pub nodes_with_required_anti_affinity: Vec<usize>,
+    /// Existing pods' affinity terms by kind, indexed by the labels they require.
+    pub required_affinity_terms: TermIndex,
+    pub required_anti_affinity_terms: TermIndex,
+    pub preferred_affinity_terms: TermIndex,
+    pub preferred_anti_affinity_terms: TermIndex,
+    /// Every node's name in iteration order, shared by the traces (see `trace::NodeRun`).
+    pub node_keys: Arc<[Name]>,
     /// Services (namespace, selector) and controllers ((namespace, kind, name) → selector)
     /// from the input: PodTopologySpread's system defaults spread by their selectors.
     pub services: Vec<(String, Labels)>,
@@ -280,6 +301,15 @@ impl Snapshot {
                 *snap.image_num_nodes.entry(img.clone()).or_default() += 1;
             }
         }
+        snap.node_keys = snap.nodes.iter().map(|n| n.key.clone()).collect();
+        for n in snap.nodes.iter_mut() {
+            for (img, size) in &n.images {
+                let next = snap.image_ids.len() as u32;
+                let id = *snap.image_ids.entry(img.clone()).or_insert(next);
+                n.image_ids.push((id, *size));
+            }
+            n.image_ids.sort_unstable();
+        }
         snap.pods.reserve(running.len());
         snap.pod_node.reserve(running.len());
         for p in running {
@@ -341,7 +371,27 @@ impl Snapshot {
     pub fn add_pod(&mut self, mut info: PodInfo, node: usize) -> PodId {
         let id = self.pods.len();
         info.node_name = Some(self.nodes[node].name.clone());
+        let n = &self.nodes[node];
+        if info.has_affinity() && n.pods_with_affinity.is_empty() {
+            self.nodes_with_affinity.push(node);
+        }
+        if !info.required_anti_affinity.is_empty() && n.pods_with_required_anti_affinity.is_empty()
+        {
+            self.nodes_with_required_anti_affinity.push(node);
+        }
         self.nodes[node].add_pod(id, &info);
+        for (i, t) in info.required_affinity.iter().enumerate() {
+            self.required_affinity_terms.insert(id, i, t);
+        }
+        for (i, t) in info.required_anti_affinity.iter().enumerate() {
+            self.required_anti_affinity_terms.insert(id, i, t);
+        }
+        for (i, (_, t)) in info.preferred_affinity.iter().enumerate() {
+            self.preferred_affinity_terms.insert(id, i, t);
+        }
+        for (i, (_, t)) in info.preferred_anti_affinity.iter().enumerate() {
+            self.preferred_anti_affinity_terms.insert(id, i, t);
+        }
         for (k, v) in &info.labels {
             let values = match self.label_index.get_mut(k) {
                 Some(m) => m,

@@ -91,19 +91,15 @@ impl FilterPlugin for InterPodAffinity {
     fn pre_filter(&mut self, cx: &CycleContext) -> PreFilterOutcome {
         let snap = cx.snapshot;
         let pod = cx.pod;
-        for node in snap
-            .nodes
-            .iter()
-            .filter(|n| !n.pods_with_required_anti_affinity.is_empty())
-        {
-            for &id in &node.pods_with_required_anti_affinity {
-                for t in &snap.pods[id].required_anti_affinity {
-                    if t.matches(pod) {
-                        self.existing_anti.bump(node, &t.topology_key, 1);
-                    }
+        // Existing pods' required anti-affinity terms that may select this pod (term index).
+        snap.required_anti_affinity_terms
+            .for_each_candidate(&pod.labels, |id, ti| {
+                let t = &snap.pods[id].required_anti_affinity[ti];
+                if t.matches(pod) {
+                    let node = &snap.nodes[snap.pod_node[id]];
+                    self.existing_anti.bump(node, &t.topology_key, 1);
                 }
-            }
-        }
+            });
         // Only pods a term's selector can match are tested (label index).
         if let Some(first) = pod.required_affinity.first() {
             snap.candidates(&first.selector).for_each(|id| {
@@ -197,31 +193,6 @@ impl InterPodAffinityScore {
                 .or_default() += weight;
         }
     }
-
-    fn process_existing(&mut self, incoming: &PodInfo, existing: &PodInfo, node: &NodeInfo) {
-        if node.labels.is_empty() {
-            return;
-        }
-        for (w, t) in &incoming.preferred_affinity {
-            self.add(t, *w, existing, node);
-        }
-        for (w, t) in &incoming.preferred_anti_affinity {
-            self.add(t, -*w, existing, node);
-        }
-        if self.args.hard_pod_affinity_weight > 0 {
-            for t in &existing.required_affinity {
-                self.add(t, self.args.hard_pod_affinity_weight, incoming, node);
-            }
-        }
-        if !self.args.ignore_preferred_terms_of_existing_pods {
-            for (w, t) in &existing.preferred_affinity {
-                self.add(t, *w, incoming, node);
-            }
-            for (w, t) in &existing.preferred_anti_affinity {
-                self.add(t, -*w, incoming, node);
-            }
-        }
-    }
 }
 
 impl ScorePlugin for InterPodAffinityScore {
@@ -240,16 +211,37 @@ impl ScorePlugin for InterPodAffinityScore {
             return Status::skip();
         }
         let snap = cx.snapshot;
-        for node in &snap.nodes {
-            // Without preferred terms of its own, only pods with affinity can contribute.
-            let ids = if has_constraints {
-                &node.pods
-            } else {
-                &node.pods_with_affinity
-            };
-            for &id in ids {
-                self.process_existing(pod, &snap.pods[id], node);
-            }
+        // The incoming pod's preferred terms, against the existing pods they can select.
+        for (w, t) in &pod.preferred_affinity {
+            snap.candidates(&t.selector).for_each(|id| {
+                self.add(t, *w, &snap.pods[id], &snap.nodes[snap.pod_node[id]]);
+            });
+        }
+        for (w, t) in &pod.preferred_anti_affinity {
+            snap.candidates(&t.selector).for_each(|id| {
+                self.add(t, -*w, &snap.pods[id], &snap.nodes[snap.pod_node[id]]);
+            });
+        }
+        // Existing pods' terms that select the incoming pod (symmetry), via the term index.
+        if self.args.hard_pod_affinity_weight > 0 {
+            let w = self.args.hard_pod_affinity_weight;
+            snap.required_affinity_terms
+                .for_each_candidate(&pod.labels, |id, ti| {
+                    let t = &snap.pods[id].required_affinity[ti];
+                    self.add(t, w, pod, &snap.nodes[snap.pod_node[id]]);
+                });
+        }
+        if !self.args.ignore_preferred_terms_of_existing_pods {
+            snap.preferred_affinity_terms
+                .for_each_candidate(&pod.labels, |id, ti| {
+                    let (w, t) = &snap.pods[id].preferred_affinity[ti];
+                    self.add(t, *w, pod, &snap.nodes[snap.pod_node[id]]);
+                });
+            snap.preferred_anti_affinity_terms
+                .for_each_candidate(&pod.labels, |id, ti| {
+                    let (w, t) = &snap.pods[id].preferred_anti_affinity[ti];
+                    self.add(t, -*w, pod, &snap.nodes[snap.pod_node[id]]);
+                });
         }
         if self.topology_score.is_empty() {
             return Status::skip();
