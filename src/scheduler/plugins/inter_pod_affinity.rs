@@ -85,12 +85,20 @@ fn count_per_node(snap: &Snapshot, t: &AffinityTerm) -> Option<Vec<i64>> {
         .iter()
         .filter_map(|n| snap.namespace_ids.get(n).copied())
         .collect();
+    let ids: &[usize] = snap
+        .label_index
+        .get(k)
+        .and_then(|m| m.get(v))
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    // A handful of candidates is cheaper to test one by one than a per-node table.
+    if ids.len() * 16 < snap.nodes.len() {
+        return None;
+    }
     let mut per_node = vec![0i64; snap.nodes.len()];
-    if let Some(ids) = snap.label_index.get(k).and_then(|m| m.get(v)) {
-        for &id in ids {
-            if ns.contains(&snap.pod_ns[id]) {
-                per_node[snap.pod_node[id]] += 1;
-            }
+    for &id in ids {
+        if ns.contains(&snap.pod_ns[id]) {
+            per_node[snap.pod_node[id]] += 1;
         }
     }
     Some(per_node)
