@@ -76,6 +76,39 @@ pub enum Command {
     Journey(JourneyArgs),
     /// Simulate the kube-scheduler on Kubernetes manifests: per-node filter and score results.
     Schedule(ScheduleArgs),
+    /// Work with cluster scenarios (manifests for `schedule` and `serve --scenario`).
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// Print a synthetic cluster as multi-document YAML: nodes, running pods and pending pods.
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Number of nodes (spread over three zones).
+    #[arg(long, default_value_t = 100)]
+    pub nodes: usize,
+    /// Running pods per node.
+    #[arg(long, default_value_t = 10)]
+    pub pods_per_node: usize,
+    /// Pending pods to schedule.
+    #[arg(long, default_value_t = 1)]
+    pub pending: usize,
+    /// What the pending pods ask for.
+    #[arg(long, value_enum, default_value_t = PendingKindArg::Plain)]
+    pub kind: PendingKindArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PendingKindArg {
+    Plain,
+    NodeAffinity,
+    PodAntiAffinity,
+    PodAffinity,
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use kexplore::cli::{Cli, Command};
+use kexplore::cli::{Cli, Command, ScenarioCommand};
 use kexplore::commands;
 
 fn main() -> ExitCode {
@@ -22,6 +22,9 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => commands::serve::run(&cli.global, args),
         Some(Command::Journey(args)) => commands::journey::run(&cli.global, args),
         Some(Command::Schedule(args)) => commands::schedule::run(&cli.global, args),
+        Some(Command::Scenario(ScenarioCommand::Generate(args))) => {
+            commands::scenario::generate(args)
+        }
         None => {
             exit_on_signals_restoring_terminal();
             commands::tui::run(&cli.global, &cli.tui)

@@ -29,7 +29,8 @@ impl Deref for Name {
 
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        // `pad`, not `write_str`: tables format names with `{:<w$}`.
+        f.pad(&self.0)
     }
 }
 
