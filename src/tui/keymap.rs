@@ -206,6 +206,14 @@ impl Default for KeyMap {
                 Scope::Only(JOURNEY),
             ),
             b(
+                vec![key('l')],
+                "l",
+                Action::NextPod,
+                "view 4: the next pod manifest (the seed's app.json, then scenarios/*.yaml pods)",
+                None,
+                Scope::Only(JOURNEY),
+            ),
+            b(
                 vec![code(KeyCode::Enter)],
                 "Enter",
                 Action::OpenInScheduler,

@@ -179,6 +179,11 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
         Action::EditPod if state.view == View::PodJourney && !state.journey.running => {
             vec![Effect::Edit(state.journey.path.clone())]
         }
+        Action::NextPod if state.view == View::PodJourney && !state.journey.running => {
+            state.journey.next_choice();
+            state.sched.model = None;
+            Vec::new()
+        }
         Action::OpenInScheduler if state.view == View::PodJourney => {
             let created = state.journey.journey().is_some_and(|j| {
                 j.stages

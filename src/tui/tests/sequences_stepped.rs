@@ -260,3 +260,34 @@ fn a_model_error_is_shown_not_a_panic() {
     assert!(s.sched.model().is_none());
     let _ = Model::new(fx::demo_cluster()).expect("the demo builds");
 }
+
+#[test]
+fn view4_l_cycles_through_the_scenario_pods() {
+    let mut s = with_journey();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut choices = vec![(
+        s.journey.path.clone(),
+        include_str!("../../../scenarios/app.json").to_string(),
+    )];
+    choices.extend(
+        crate::tui::journey::pod_files(&dir)
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("app.json")),
+    );
+    assert!(
+        choices.len() >= 3,
+        "app.json and the two scenario pods: {choices:?}"
+    );
+    s.journey.choices = choices;
+    press(&mut s, &[Char('4'), Char('l')]);
+    assert_eq!(
+        s.journey.pod().and_then(|p| p["metadata"]["name"].as_str()),
+        Some("my-app")
+    );
+    press(&mut s, &[Char('l'), Char('l')]);
+    assert_eq!(
+        s.journey.pod().and_then(|p| p["metadata"]["name"].as_str()),
+        Some("app"),
+        "wraps around"
+    );
+}
