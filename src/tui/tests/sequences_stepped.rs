@@ -56,6 +56,10 @@ fn view3_connects_on_entry_and_steps_through_the_ladder() {
     assert_eq!(s.conn.step, 2);
     press(&mut s, &[Backspace, Backspace, Backspace]);
     assert_eq!(s.conn.step, 1, "never below the first rung");
+    press(&mut s, &[KeyCode::Down, KeyCode::Down, KeyCode::PageDown]);
+    assert_eq!(s.detail_scroll, 12, "arrows and pages scroll the details");
+    press(&mut s, &[Char(' '), Backspace]);
+    assert_eq!(s.detail_scroll, 0, "a new step starts at the top");
     for _ in 0..20 {
         press(&mut s, &[Char(' ')]);
     }
