@@ -12,6 +12,7 @@ pub mod framework;
 pub mod generate;
 pub mod legacy;
 pub mod manifests;
+pub mod nodeinfo;
 pub mod plugins;
 pub mod podinfo;
 pub mod postfilter;
@@ -21,6 +22,7 @@ pub mod requests;
 pub mod rng;
 pub mod selector;
 pub mod snapshot;
+pub mod term_index;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod trace;
