@@ -34,6 +34,31 @@ pub struct Api {
     /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
     pub server_address: Mutex<String>,
     pub limiter: Limiter,
+    /// Encoded JSON lists by request, valid while the store revision is unchanged.
+    pub list_cache: ListCache,
+}
+
+/// Encoded list responses keyed by path+query, each tagged with the store revision it shows.
+#[derive(Default)]
+pub struct ListCache {
+    inner: Mutex<std::collections::HashMap<String, (u64, Bytes)>>,
+}
+
+impl ListCache {
+    pub fn get(&self, key: &str, rv: u64) -> Option<Bytes> {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.get(key)
+            .filter(|(at, _)| *at == rv)
+            .map(|(_, b)| b.clone())
+    }
+
+    pub fn put(&self, key: String, rv: u64, bytes: Bytes) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if g.len() >= 256 {
+            g.clear(); // bounded: a burst of distinct lists just starts over
+        }
+        g.insert(key, (rv, bytes));
+    }
 }
 
 impl Api {
@@ -46,6 +71,7 @@ impl Api {
             audit,
             server_address: Mutex::new(String::new()),
             limiter: Limiter::default(),
+            list_cache: ListCache::default(),
         }
     }
 }

@@ -171,7 +171,7 @@ pub fn authenticate(
     let mut detail = serde_json::Map::new();
     // 1. x509 client certificate.
     if let (Some(leaf), Some(verdict)) = (conn.client_chain.first(), &conn.chain_verdict) {
-        let facts = cert_facts(leaf);
+        let facts = conn.client_facts.clone().or_else(|| cert_facts(leaf));
         detail.insert("client_certificate".into(), json!(facts));
         match (verdict, facts) {
             (Ok(()), Some(f)) if !f.common_name.is_empty() => {

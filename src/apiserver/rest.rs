@@ -106,8 +106,32 @@ struct ContinueToken {
     start: String,
 }
 
+/// The list cache key: path plus the query in a stable order.
+fn list_cache_key(ctx: &Ctx<'_>) -> String {
+    let mut q: Vec<(&String, &String)> = ctx.info.query.iter().collect();
+    q.sort();
+    let q: Vec<String> = q.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{}?{}", ctx.info.path, q.join("&"))
+}
+
 pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let (ls, fs) = selectors(ctx, def)?;
+    if ctx.format == Format::Json && def.group != "events.k8s.io" {
+        // Nothing was written since this exact list was encoded: the same bytes are the answer.
+        let rv = ctx.api.store.current_rv();
+        if let Some(bytes) = ctx.api.list_cache.get(&list_cache_key(ctx), rv) {
+            ctx.trace.stage(
+                "storage",
+                StageStatus::Ok,
+                json!({"operation": "list", "cached": true, "resourceVersion": rv.to_string()}),
+            );
+            return Ok(Reply::Raw {
+                code: 200,
+                content_type: "application/json",
+                body: bytes,
+            });
+        }
+    }
     let prefix = def.prefix_for(&ctx.info.namespace);
     let limit: usize = ctx
         .info
@@ -196,10 +220,14 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         };
         let mut bytes = serde_json::to_vec(&body).map_err(ApiError::internal)?;
         bytes.push(b'\n');
+        let bytes = hyper::body::Bytes::from(bytes);
+        ctx.api
+            .list_cache
+            .put(list_cache_key(ctx), rv, bytes.clone());
         return Ok(Reply::Raw {
             code: 200,
             content_type: "application/json",
-            body: hyper::body::Bytes::from(bytes),
+            body: bytes,
         });
     }
     let items: Vec<Value> = items.iter().map(|v| output(def, v)).collect();

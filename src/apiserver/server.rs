@@ -163,7 +163,13 @@ async fn serve_conn(
         let conn = conn.clone();
         async move { Ok::<_, std::convert::Infallible>(api::handle(&api, &conn, req).await) }
     });
-    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    // Larger HTTP/2 windows: list responses are ~150 KiB and informers multiplex many watches.
+    builder
+        .http2()
+        .initial_stream_window_size(4 * 1024 * 1024)
+        .initial_connection_window_size(16 * 1024 * 1024)
+        .max_concurrent_streams(1000);
     let serving = builder.serve_connection(TokioIo::new(tls), svc);
     tokio::pin!(serving);
     tokio::select! {

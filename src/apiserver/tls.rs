@@ -104,6 +104,8 @@ pub struct ConnInfo {
     pub client_chain: Vec<CertificateDer<'static>>,
     /// Ok when the chain verified against the cluster CA; the error text otherwise.
     pub chain_verdict: Option<Result<(), String>>,
+    /// The leaf's subject facts, parsed once per connection rather than per request.
+    pub client_facts: Option<super::authn::CertFacts>,
 }
 
 impl ConnInfo {
@@ -139,6 +141,9 @@ impl ConnInfo {
                 .alpn_protocol()
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .unwrap_or_default(),
+            client_facts: client_chain
+                .first()
+                .and_then(|c| super::authn::cert_facts(c)),
             client_chain,
             chain_verdict,
         }
