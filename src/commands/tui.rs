@@ -105,5 +105,6 @@ fn scratch_dir() -> Result<std::path::PathBuf, CommandError> {
         .mode(0o700)
         .create(&dir)
         .map_err(|e| CommandError::Failed(format!("{}: {e}", dir.display())))?;
+    crate::tui::embedded::remember_private(&dir);
     Ok(dir)
 }
