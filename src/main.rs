@@ -68,6 +68,7 @@ fn exit_on_signals_restoring_terminal() {
                     _ = int.recv() => 128 + 2,
                 };
                 kexplore::tui::terminal::restore();
+                kexplore::tui::embedded::remove_private_files();
                 std::process::exit(code);
             });
         });

@@ -72,7 +72,15 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     state.embedded = embedded.as_ref().map(|e| e.url.clone());
     state.present = args.present;
     state.autoplay = args.autoplay;
-    state.journey = JourneyState::new(pod_path, Some(&pod_text), embedded.is_some());
+    state.journey = JourneyState::new(pod_path.clone(), Some(&pod_text), embedded.is_some());
+    // `l` in view 4 picks among this pod and the pods in scenarios/ (of the current directory).
+    let mut choices = vec![(pod_path, pod_text)];
+    choices.extend(
+        crate::tui::journey::pod_files(std::path::Path::new("scenarios"))
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("app.json") || args.pod.is_some()),
+    );
+    state.journey.choices = choices;
     let result = app::run(state, &theme, rt.handle().clone());
     if let Some(e) = embedded {
         e.stop(&rt);
@@ -97,5 +105,6 @@ fn scratch_dir() -> Result<std::path::PathBuf, CommandError> {
         .mode(0o700)
         .create(&dir)
         .map_err(|e| CommandError::Failed(format!("{}: {e}", dir.display())))?;
+    crate::tui::embedded::remember_private(&dir);
     Ok(dir)
 }

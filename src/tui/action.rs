@@ -108,6 +108,8 @@ pub enum Action {
     Refresh,
     /// `e` (view 4): edit the pod manifest in $EDITOR.
     EditPod,
+    /// `l` (view 4): the next pod manifest (this one, then those in scenarios/).
+    NextPod,
     /// `Enter` (view 4): this pod's filter and score in view 5.
     OpenInScheduler,
     /// `f` (view 5): the formula behind the score under the cursor.

@@ -66,6 +66,25 @@ impl Embedded {
     }
 }
 
+/// Private directories to remove however the process ends: the embedded kubeconfig holds a
+/// private key. Normal exits remove them as they go; `remove_private_files` is for the signal
+/// handler in main.rs, which exits without unwinding.
+static PRIVATE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+pub fn remember_private(dir: &Path) {
+    if let Ok(mut v) = PRIVATE.lock() {
+        v.push(dir.to_path_buf());
+    }
+}
+
+pub fn remove_private_files() {
+    if let Ok(mut v) = PRIVATE.lock() {
+        for d in v.drain(..) {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 /// A directory only this user can read: the kubeconfig in it holds a private key.
 fn private_dir() -> Result<PathBuf, String> {
     use std::os::unix::fs::DirBuilderExt;
@@ -78,5 +97,6 @@ fn private_dir() -> Result<PathBuf, String> {
         .mode(0o700)
         .create(&dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?;
+    remember_private(&dir);
     Ok(dir)
 }

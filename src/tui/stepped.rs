@@ -179,6 +179,11 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
         Action::EditPod if state.view == View::PodJourney && !state.journey.running => {
             vec![Effect::Edit(state.journey.path.clone())]
         }
+        Action::NextPod if state.view == View::PodJourney && !state.journey.running => {
+            state.journey.next_choice();
+            state.sched.model = None;
+            Vec::new()
+        }
         Action::OpenInScheduler if state.view == View::PodJourney => {
             let created = state.journey.journey().is_some_and(|j| {
                 j.stages
@@ -192,13 +197,18 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             state.sched.model = None;
             load_cluster(state, focus)
         }
-        Action::PageUp | Action::PageDown
+        // Arrows, the wheel and the page keys scroll the details of views 3 and 4.
+        Action::PageUp | Action::PageDown | Action::MoveUp | Action::MoveDown
             if matches!(state.view, View::Connection | View::PodJourney) =>
         {
-            state.detail_scroll = if *action == Action::PageUp {
-                state.detail_scroll.saturating_sub(PAGE as u16)
+            let by = match action {
+                Action::PageUp | Action::PageDown => PAGE as u16,
+                _ => 1,
+            };
+            state.detail_scroll = if matches!(action, Action::PageUp | Action::MoveUp) {
+                state.detail_scroll.saturating_sub(by)
             } else {
-                state.detail_scroll.saturating_add(PAGE as u16).min(400)
+                state.detail_scroll.saturating_add(by).min(400)
             };
             Vec::new()
         }

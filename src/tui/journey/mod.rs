@@ -25,6 +25,8 @@ pub struct JourneyState {
     pub step: usize,
     /// The server is the embedded one: re-runs may replace the previous pod.
     pub embedded: bool,
+    /// Pod manifests `l` cycles through: (file, text), read before the UI started.
+    pub choices: Vec<(PathBuf, String)>,
 }
 
 /// Steps: the request, then one per stage.
@@ -48,6 +50,21 @@ impl JourneyState {
         self.manifest = Some(parse(text, &self.path));
         self.collected = None;
         self.step = 0;
+    }
+
+    /// `l`: the next manifest of `choices` (after the last, the first again).
+    pub fn next_choice(&mut self) {
+        if self.choices.is_empty() {
+            return;
+        }
+        let i = self
+            .choices
+            .iter()
+            .position(|(p, _)| *p == self.path)
+            .map_or(0, |i| (i + 1) % self.choices.len());
+        let (path, text) = self.choices[i].clone();
+        self.path = path;
+        self.set_manifest(&text);
     }
 
     pub fn pod(&self) -> Option<&Value> {
@@ -75,4 +92,27 @@ fn parse(text: &str, path: &std::path::Path) -> Result<Value, String> {
         return Err(format!("{}: the pod needs metadata.name", path.display()));
     }
     Ok(v)
+}
+
+/// Pod manifests in `dir` (one object of kind Pod per file, `.json`/`.yaml`/`.yml`), sorted by
+/// name; files that are not a single pod (cluster states) are left out.
+pub fn pod_files(dir: &std::path::Path) -> Vec<(PathBuf, String)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, String)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| matches!(x, "json" | "yaml" | "yml"))
+        })
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).ok()?;
+            parse(&text, &p).ok()?;
+            Some((p, text))
+        })
+        .collect();
+    out.sort();
+    out
 }

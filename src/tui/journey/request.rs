@@ -5,8 +5,14 @@ use serde_json::Value;
 
 /// The seed's `curl -X POST ... -d@app.json https://.../api/v1/namespaces/NS/pods`.
 pub fn curl(server: &str, ns: &str, file: &str) -> String {
+    // The API server reads YAML bodies too, when told so.
+    let ct = if file.ends_with(".yaml") || file.ends_with(".yml") {
+        "application/yaml"
+    } else {
+        "application/json;charset=utf-8"
+    };
     format!(
-        "curl -X POST -H 'Content-Type: application/json;charset=utf-8' --cert ./client.crt --cacert ./ca.crt --key ./client.key -d@{file} {}/api/v1/namespaces/{ns}/pods",
+        "curl -X POST -H 'Content-Type: {ct}' --cert ./client.crt --cacert ./ca.crt --key ./client.key --data-binary @{file} {}/api/v1/namespaces/{ns}/pods",
         server.trim_end_matches('/')
     )
 }

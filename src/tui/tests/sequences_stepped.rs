@@ -56,6 +56,10 @@ fn view3_connects_on_entry_and_steps_through_the_ladder() {
     assert_eq!(s.conn.step, 2);
     press(&mut s, &[Backspace, Backspace, Backspace]);
     assert_eq!(s.conn.step, 1, "never below the first rung");
+    press(&mut s, &[KeyCode::Down, KeyCode::Down, KeyCode::PageDown]);
+    assert_eq!(s.detail_scroll, 12, "arrows and pages scroll the details");
+    press(&mut s, &[Char(' '), Backspace]);
+    assert_eq!(s.detail_scroll, 0, "a new step starts at the top");
     for _ in 0..20 {
         press(&mut s, &[Char(' ')]);
     }
@@ -259,4 +263,35 @@ fn a_model_error_is_shown_not_a_panic() {
     );
     assert!(s.sched.model().is_none());
     let _ = Model::new(fx::demo_cluster()).expect("the demo builds");
+}
+
+#[test]
+fn view4_l_cycles_through_the_scenario_pods() {
+    let mut s = with_journey();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut choices = vec![(
+        s.journey.path.clone(),
+        include_str!("../../../scenarios/app.json").to_string(),
+    )];
+    choices.extend(
+        crate::tui::journey::pod_files(&dir)
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("app.json")),
+    );
+    assert!(
+        choices.len() >= 3,
+        "app.json and the two scenario pods: {choices:?}"
+    );
+    s.journey.choices = choices;
+    press(&mut s, &[Char('4'), Char('l')]);
+    assert_eq!(
+        s.journey.pod().and_then(|p| p["metadata"]["name"].as_str()),
+        Some("my-app")
+    );
+    press(&mut s, &[Char('l'), Char('l')]);
+    assert_eq!(
+        s.journey.pod().and_then(|p| p["metadata"]["name"].as_str()),
+        Some("app"),
+        "wraps around"
+    );
 }
