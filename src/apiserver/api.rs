@@ -216,9 +216,18 @@ where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let audit_id = util::uuid();
     let received = util::now_micro();
     let (parts, body) = req.into_parts();
+    // Like kube-apiserver, keep a client-chosen Audit-ID (so a client can find its request's
+    // trace afterwards) when it is a plain token; otherwise mint one.
+    let audit_id = header(
+        &parts.headers,
+        hyper::header::HeaderName::from_static("audit-id"),
+    )
+    .filter(|v| {
+        !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    })
+    .unwrap_or_else(util::uuid);
     // Path and query only: over HTTP/2 the URI also carries scheme and authority.
     let uri = parts
         .uri
