@@ -16,6 +16,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -36,6 +38,27 @@ pub struct GlobalArgs {
     pub theme: Option<String>,
 }
 
+/// Options of the terminal UI (no subcommand).
+#[derive(Debug, Args, Clone, Default)]
+pub struct TuiArgs {
+    /// Explore a freshly started embedded API server (loopback, mTLS, new PKI) whatever
+    /// kubeconfig exists. Without any kubeconfig this is what `kexplore` does anyway.
+    #[arg(long)]
+    pub embedded: bool,
+    /// Presenter mode: larger layout, chrome hidden, a caption for every step (P toggles).
+    #[arg(long)]
+    pub present: bool,
+    /// Advance the stepped views by themselves every SECS seconds (presenter mode).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub autoplay: Option<u64>,
+    /// Manifests preloaded into the embedded cluster (YAML or JSON: Nodes, Pods, ...).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub scenario: Vec<PathBuf>,
+    /// The pod manifest view 4 sends (default: scenarios/app.json, the seed's pod).
+    #[arg(long, value_name = "FILE")]
+    pub pod: Option<PathBuf>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum OutputFormat {
     #[default]
@@ -53,6 +76,39 @@ pub enum Command {
     Journey(JourneyArgs),
     /// Simulate the kube-scheduler on Kubernetes manifests: per-node filter and score results.
     Schedule(ScheduleArgs),
+    /// Work with cluster scenarios (manifests for `schedule` and `serve --scenario`).
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// Print a synthetic cluster as multi-document YAML: nodes, running pods and pending pods.
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Number of nodes (spread over three zones).
+    #[arg(long, default_value_t = 100)]
+    pub nodes: usize,
+    /// Running pods per node.
+    #[arg(long, default_value_t = 10)]
+    pub pods_per_node: usize,
+    /// Pending pods to schedule.
+    #[arg(long, default_value_t = 1)]
+    pub pending: usize,
+    /// What the pending pods ask for.
+    #[arg(long, value_enum, default_value_t = PendingKindArg::Plain)]
+    pub kind: PendingKindArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PendingKindArg {
+    Plain,
+    NodeAffinity,
+    PodAntiAffinity,
+    PodAffinity,
 }
 
 #[derive(Debug, Args)]

@@ -333,3 +333,51 @@ fn config_changes_strategy_and_weights() {
     // MostAllocated: 500m of 4 cpu → 12, 1Gi of 16Gi → 6 → (12+6)/2 = 9.
     assert_eq!(fit["raw"], 9);
 }
+
+#[test]
+fn scenario_generate_feeds_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        .args([
+            "scenario",
+            "generate",
+            "--nodes",
+            "50",
+            "--pods-per-node",
+            "3",
+            "--pending",
+            "2",
+            "--kind",
+            "pod-anti-affinity",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let path = dir.path().join("c.yaml");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        .args(["schedule", "-o", "json", "-f"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pods"].as_array().unwrap().len(), 2);
+    assert_eq!(v["pods"][0]["nodes_total"], 50);
+    let too_big = std::process::Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        .args([
+            "scenario",
+            "generate",
+            "--nodes",
+            "100000000",
+            "--pods-per-node",
+            "100",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(too_big.status.code(), Some(2));
+}

@@ -109,6 +109,17 @@ fn sample(name: &str) -> PathBuf {
 /// read the terminal's modes after kexplore is gone, and the `read` only completes if the
 /// tty is back in cooked mode.
 fn start(tag: &str, dir: &Path, kubeconfig: &Path, size: (u16, u16), env: &str) -> Tmux {
+    start_with(
+        tag,
+        dir,
+        &format!("--kubeconfig '{}'", kubeconfig.display()),
+        size,
+        env,
+    )
+}
+
+/// As `start`, with any kexplore arguments (already quoted for sh).
+fn start_with(tag: &str, dir: &Path, args: &str, size: (u16, u16), env: &str) -> Tmux {
     // Keep the pane after the shell exits so its exit status can be read.
     let config = dir.join("tmux.conf");
     std::fs::write(&config, "set -g remain-on-exit on\nset -g status off\n").expect("tmux.conf");
@@ -118,8 +129,7 @@ fn start(tag: &str, dir: &Path, kubeconfig: &Path, size: (u16, u16), env: &str) 
     };
     let bin = env!("CARGO_BIN_EXE_kexplore");
     let command = format!(
-        "{env} sh -c '\"$0\" --kubeconfig \"$1\"; s=$?; echo \"kexplore exited with status $s\"; read _; exit $s' '{bin}' '{}'",
-        kubeconfig.display()
+        "{env} sh -c '\"$0\" \"$@\"; s=$?; echo \"kexplore exited with status $s\"; read _; exit $s' '{bin}' {args}"
     );
     let (cols, rows) = (size.0.to_string(), size.1.to_string());
     let out = tmux.cmd(&[
@@ -147,7 +157,9 @@ fn quit_and_check_restored(tmux: &Tmux) {
     let screen = tmux.wait_screen("kexplore to exit", |s| s.contains("kexplore exited"));
     assert!(screen.contains("kexplore exited with status 0"), "{screen}");
     assert!(
-        !screen.contains("Chain of trust") && !screen.contains("Contexts ("),
+        !screen.contains("Chain of trust")
+            && !screen.contains("Contexts (")
+            && !screen.contains("Nodes ("),
         "the alternate screen is gone:\n{screen}"
     );
     let modes = tmux.text(&[
@@ -250,9 +262,9 @@ fn views_render_help_lists_keys_and_q_restores_the_terminal() {
     tmux.keys(&["Escape"]);
     tmux.wait_screen("help closed", |s| !s.contains("Keys — Esc"));
 
-    // Views 3-5 are honest placeholders.
-    tmux.keys(&["5"]);
-    tmux.wait_screen("view 5", |s| s.contains("issues 3 and 5"));
+    // View 3 connects to the kubeconfig's server (nothing may listen there: either way it says so).
+    tmux.keys(&["3"]);
+    tmux.wait_screen("view 3", |s| s.contains("Connection"));
 
     quit_and_check_restored(&tmux);
 }
@@ -303,4 +315,75 @@ fn colour_codes(text: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// Presses `key` `n` times, one send-keys each (a burst can be coalesced by tmux).
+fn press_n(tmux: &Tmux, key: &str, n: usize) {
+    for _ in 0..n {
+        tmux.keys(&[key]);
+    }
+}
+
+/// The workshop path on `kexplore --embedded`: views 1 and 2 show the freshly minted PKI,
+/// view 3's ladder ends with the identity from SelfSubjectReview, view 4 follows app.json to
+/// Running, Enter opens its cycle in view 5 (node-3 wins, as the server decided), `+` on cpu
+/// until nothing fits gives upstream's FitError, and q gives the terminal back.
+fn walk_embedded(tag: &str, size: (u16, u16), env: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmux = start_with(tag, dir.path(), "--embedded", size, env);
+    tmux.wait_all(
+        "view 1 on the embedded cluster",
+        &["kexplore-admin", "✓ resolves"],
+    );
+    tmux.keys(&["2"]);
+    tmux.wait_all("view 2", &["Chain of trust", "CN=kexplore-ca"]);
+    tmux.keys(&["3"]);
+    tmux.wait_all("view 3's first rung", &["TCP connect", "step 1/10"]);
+    press_n(&tmux, "Space", 9);
+    tmux.wait_all(
+        "view 3's last rung",
+        &[
+            "step 10/10",
+            "connected, and the server knows who you are",
+            "kexplore-admin",
+        ],
+    );
+    tmux.keys(&["4"]);
+    tmux.wait_all("view 4's request", &["curl -X POST", "Request"]);
+    press_n(&tmux, "Space", 12);
+    tmux.wait_all("view 4's last stage", &["12/12", "Kubelet", "Running"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_all(
+        "view 5 on the journey's pod",
+        &["pod default/app", "Nodes (4)", "step 1/"],
+    );
+    press_n(&tmux, "Space", 8);
+    tmux.wait_all("view 5's result", &["Selected: node-3", "★"]);
+    if env.contains("NO_COLOR") {
+        // Bars, the winner and greyed nodes keep their glyphs and lose every colour.
+        let styled = tmux.text(&["capture-pane", "-p", "-e", "-t", "kx"]);
+        let colours = colour_codes(&styled);
+        assert!(colours.is_empty(), "colours under NO_COLOR: {colours:?}");
+    }
+    press_n(&tmux, "+", 12);
+    tmux.wait_all("the FitError", &["No node fits", "0/4 nodes are available"]);
+    quit_and_check_restored(&tmux);
+}
+
+#[test]
+fn embedded_walks_views_1_to_5_and_the_journey_to_the_end() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    walk_embedded("embedded-120x40", (120, 40), "");
+}
+
+#[test]
+fn embedded_walk_fits_80x24_without_colour() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    walk_embedded("embedded-80x24", (80, 24), "NO_COLOR=1");
 }

@@ -332,7 +332,7 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
         for (p, cw) in ns.plugins.iter().zip(&widths) {
             let _ = write!(line, " {:>cw$}", p.normalized);
         }
-        let star = if t.selected.as_deref() == Some(ns.node.as_str()) {
+        let star = if t.selected.as_deref() == Some(&*ns.node) {
             " ★"
         } else if t.tied.contains(&ns.node) {
             " ="
@@ -351,7 +351,7 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
     }
     if t.tied.len() > 1 {
         let cap = top.min(6);
-        let shown: Vec<&str> = t.tied.iter().take(cap).map(String::as_str).collect();
+        let shown: Vec<&str> = t.tied.iter().take(cap).map(|n| &**n).collect();
         let more = if t.tied.len() > cap {
             format!(" and {} more", t.tied.len() - cap)
         } else {

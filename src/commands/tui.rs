@@ -1,33 +1,101 @@
 //! `kexplore` with no subcommand: the terminal UI. Every input problem (theme, kubeconfig,
-//! unknown context, no terminal) is reported here, before the terminal is touched.
+//! unknown context, pod manifest, no terminal) is reported here, before the terminal is
+//! touched. With `--embedded`, or when no kubeconfig is found, an embedded API server is
+//! started in-process first and the UI explores it.
 
 use std::io::IsTerminal;
 
 use super::{CommandError, CommandResult};
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, TuiArgs};
 use crate::tui::app::{self, now_unix};
+use crate::tui::embedded::Embedded;
+use crate::tui::journey::JourneyState;
 use crate::tui::session::{self, Source};
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 
-pub fn run(global: &GlobalArgs) -> CommandResult {
+/// The seed's pod (scenarios/app.json), compiled in so view 4 works from any directory.
+const DEFAULT_POD: &str = include_str!("../../scenarios/app.json");
+
+pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     let theme = Theme::for_terminal(global.theme.as_deref())
         .map_err(|e| CommandError::Input(e.to_string()))?;
-    let source = session::open(global.kubeconfig.as_deref(), global.context.as_deref())
+    let mut source = session::open(global.kubeconfig.as_deref(), global.context.as_deref())
         .map_err(|e| CommandError::Input(e.to_string()))?;
+    let (pod_path, pod_text, scratch) = match &args.pod {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| CommandError::Input(format!("--pod {}: {e}", p.display())))?;
+            (p.clone(), text, None)
+        }
+        None => {
+            // A private copy named as in the seed (`-d@app.json`), so `e` never edits the
+            // repository's scenario file.
+            let dir = scratch_dir()?;
+            let path = dir.join("app.json");
+            crate::apiserver::pki::write_atomic_private(&path, DEFAULT_POD)
+                .map_err(CommandError::Failed)?;
+            (path, DEFAULT_POD.to_string(), Some(dir))
+        }
+    };
     if !std::io::stdout().is_terminal() {
+        if let Some(s) = &scratch {
+            let _ = std::fs::remove_dir_all(s);
+        }
         return Err(CommandError::Input(
             "the terminal UI needs a terminal on stdout; for scripts use `kexplore certs`".into(),
         ));
     }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::Failed(format!("cannot start the runtime: {e}")))?;
+    let embedded = if args.embedded || matches!(source, Source::NotFound { .. }) {
+        let e = Embedded::start(&rt, &args.scenario).map_err(CommandError::Failed)?;
+        source = session::open(Some(e.kubeconfig_path()), None)
+            .map_err(|e| CommandError::Failed(e.to_string()))?;
+        Some(e)
+    } else {
+        None
+    };
+    let context = if embedded.is_some() {
+        None
+    } else {
+        global.context.as_deref()
+    };
     let active = match &source {
-        Source::Loaded { kubeconfig, .. } => {
-            Some(session::load_context(kubeconfig, global.context.as_deref()))
-        }
+        Source::Loaded { kubeconfig, .. } => Some(session::load_context(kubeconfig, context)),
         Source::NotFound { .. } => None,
     };
-    let state = AppState::new(source, active, now_unix());
-    app::run(state, &theme)
-        .map_err(|e| CommandError::Failed(format!("cannot use the terminal: {e}")))?;
+    let mut state = AppState::new(source, active, now_unix());
+    state.embedded = embedded.as_ref().map(|e| e.url.clone());
+    state.present = args.present;
+    state.autoplay = args.autoplay;
+    state.journey = JourneyState::new(pod_path, Some(&pod_text), embedded.is_some());
+    let result = app::run(state, &theme, rt.handle().clone());
+    if let Some(e) = embedded {
+        e.stop(&rt);
+    }
+    if let Some(s) = scratch {
+        let _ = std::fs::remove_dir_all(s);
+    }
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    result.map_err(|e| CommandError::Failed(format!("cannot use the terminal: {e}")))?;
     Ok(0)
+}
+
+/// A directory only this user can enter, for the editable copy of the pod manifest.
+fn scratch_dir() -> Result<std::path::PathBuf, CommandError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(format!(
+        "kexplore-pod-{}-{}",
+        std::process::id(),
+        crate::apiserver::util::uuid()
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| CommandError::Failed(format!("{}: {e}", dir.display())))?;
+    Ok(dir)
 }

@@ -16,7 +16,9 @@ use super::postfilter;
 use super::profile::Profile;
 use super::rng::SplitMix64;
 use super::snapshot::{NodeInfo, Snapshot};
-use super::trace::{Breakdown, FilterVerdict, NodeScore, PhaseRecord, PluginScore, PodTrace};
+use super::trace::{
+    Breakdown, FilterVerdict, Name, NodeRun, NodeScore, PhaseRecord, PluginScore, PodTrace,
+};
 use super::version::KubeVersion;
 
 const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
@@ -66,7 +68,7 @@ impl Filters {
             let s = p.filter(cx, node);
             if !s.is_success() {
                 return FilterVerdict {
-                    node: node.name.clone(),
+                    node: node.key.clone(),
                     passed: false,
                     plugin: Some(p.name()),
                     reasons: Some(s.reasons),
@@ -75,7 +77,7 @@ impl Filters {
             }
         }
         FilterVerdict {
-            node: node.name.clone(),
+            node: node.key.clone(),
             passed: true,
             plugin: None,
             reasons: None,
@@ -190,9 +192,9 @@ pub fn score(
     let mut out: Vec<NodeScore> = feasible
         .iter()
         .map(|&n| NodeScore {
-            node: cx.snapshot.nodes[n].name.clone(),
+            node: cx.snapshot.nodes[n].key.clone(),
             total: 0,
-            plugins: Vec::new(),
+            plugins: Vec::with_capacity(profile.scores.len()),
         })
         .collect();
     let mut raw = vec![0i64; feasible.len()];
@@ -294,7 +296,7 @@ impl Scheduler {
             PreFilterVerdict::Rejected(status, plugin) => {
                 for n in &snap.nodes {
                     trace.filter.push(FilterVerdict {
-                        node: n.name.clone(),
+                        node: n.key.clone(),
                         passed: false,
                         plugin: Some(plugin),
                         reasons: Some(status.reasons.clone()),
@@ -338,7 +340,8 @@ impl Scheduler {
         trace.num_feasible_nodes_to_find = to_find;
         let start = self.next_start_node_index;
         trace.start_index = start % nodes.len().max(1);
-        let mut feasible = Vec::new();
+        let mut feasible = Vec::with_capacity(to_find);
+        trace.filter.reserve(to_find.min(nodes.len()));
         let mut processed = 0;
         for i in 0..nodes.len() {
             let n = nodes[(start + i) % nodes.len()];
@@ -352,10 +355,13 @@ impl Scheduler {
                 break;
             }
         }
-        for i in processed..nodes.len() {
-            trace
-                .skipped_by_sampling
-                .push(snap.nodes[nodes[(start + i) % nodes.len()]].name.clone());
+        if processed < nodes.len() {
+            let order: Arc<[Name]> = match &allowed {
+                None => snap.node_keys.clone(),
+                Some(_) => nodes.iter().map(|&i| snap.nodes[i].key.clone()).collect(),
+            };
+            let first = (start + processed) % nodes.len();
+            trace.skipped_by_sampling = NodeRun::new(order, first, nodes.len() - processed);
         }
         self.next_start_node_index = (start + processed) % snap.nodes.len();
         trace.nodes_feasible = feasible.len();
@@ -409,7 +415,7 @@ impl Scheduler {
         } else {
             "highest total score".into()
         });
-        trace.selected = selected;
+        trace.selected = selected.map(|n: Name| n.to_string());
     }
 
     fn breakdown(

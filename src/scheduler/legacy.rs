@@ -14,7 +14,7 @@ use super::plugins::taint_toleration::{first_untolerated_hard_taint, tolerates};
 use super::podinfo::PodInfo;
 use super::postfilter::fit_error;
 use super::snapshot::{NodeInfo, Snapshot};
-use super::trace::{FilterVerdict, NodeScore, PluginScore, PodTrace};
+use super::trace::{FilterVerdict, NodeRun, NodeScore, PluginScore, PodTrace};
 
 const MAX_PRIORITY: i64 = 10;
 
@@ -292,7 +292,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
         processed += 1;
         let v = match predicates(pod, node, &ipa, &cx) {
             Some((pred, reasons)) => FilterVerdict {
-                node: node.name.clone(),
+                node: node.key.clone(),
                 passed: false,
                 plugin: Some(pred),
                 reasons: Some(reasons),
@@ -301,7 +301,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
             None => {
                 feasible.push(idx);
                 FilterVerdict {
-                    node: node.name.clone(),
+                    node: node.key.clone(),
                     passed: true,
                     plugin: None,
                     reasons: None,
@@ -314,10 +314,12 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
             break;
         }
     }
-    for i in processed..n {
-        trace
-            .skipped_by_sampling
-            .push(snap.nodes[(start + i) % n].name.clone());
+    if processed < n {
+        trace.skipped_by_sampling = NodeRun::new(
+            snap.node_keys.clone(),
+            (start + processed) % n,
+            n - processed,
+        );
     }
     s.next_start_node_index = (start + processed) % n;
     trace.nodes_feasible = feasible.len();
@@ -422,7 +424,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
         let seed_sum = columns[2].2[i] + columns[3].2[i] + columns[4].2[i];
         trace.notes.push(format!("{}: LeastRequested + BalancedResourceAllocation + NodePreferAvoidPods, unweighted = {seed_sum} (the seed's 29/28/29 are this sum)", n.name));
         trace.score.push(NodeScore {
-            node: n.name.clone(),
+            node: n.key.clone(),
             total,
             plugins,
         });
@@ -438,7 +440,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
         .collect();
     let ix = (s.legacy_last_node_index % trace.tied.len() as u64) as usize;
     s.legacy_last_node_index += 1;
-    trace.selected = Some(trace.tied[ix].clone());
+    trace.selected = Some(trace.tied[ix].to_string());
     trace.tie_break = Some(if trace.tied.len() > 1 {
         format!(
             "round robin among {} tied nodes (lastNodeIndex), as v1.13 does",

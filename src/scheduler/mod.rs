@@ -12,6 +12,7 @@ pub mod framework;
 pub mod generate;
 pub mod legacy;
 pub mod manifests;
+pub mod nodeinfo;
 pub mod plugins;
 pub mod podinfo;
 pub mod postfilter;
@@ -21,6 +22,7 @@ pub mod requests;
 pub mod rng;
 pub mod selector;
 pub mod snapshot;
+pub mod term_index;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod trace;
@@ -60,9 +62,21 @@ pub fn simulate(
     snap: &mut Snapshot,
     pending: Vec<PodInfo>,
 ) -> Vec<PodTrace> {
+    let mut out = Vec::with_capacity(pending.len());
+    simulate_each(scheduler, snap, pending, |t| out.push(t));
+    out
+}
+
+/// `simulate`, handing each trace to `f` as soon as its cycle ends instead of keeping them all
+/// (a 5,000-node trace holds hundreds of verdicts and scores; a scheduler loop needs none).
+pub fn simulate_each(
+    scheduler: &mut Scheduler,
+    snap: &mut Snapshot,
+    pending: Vec<PodInfo>,
+    mut f: impl FnMut(PodTrace),
+) {
     let order = queue_order(&pending);
     let mut slots: Vec<Option<PodInfo>> = pending.into_iter().map(Some).collect();
-    let mut out = Vec::with_capacity(order.len());
     for i in order {
         let Some(pod) = slots[i].take() else { continue };
         if pod.scheduling_gated {
@@ -76,7 +90,7 @@ pub fn simulate(
                 "SchedulingGates: the pod has scheduling gates and stays out of the active queue"
                     .into(),
             );
-            out.push(t);
+            f(t);
             continue;
         }
         let t = scheduler.schedule_one(snap, &pod);
@@ -88,9 +102,8 @@ pub fn simulate(
         {
             snap.add_pod(pod, node);
         }
-        out.push(t);
+        f(t);
     }
-    out
 }
 
 /// One Filter plugin's verdicts as its unit tests see them: PreFilter's status, then the

@@ -142,6 +142,14 @@ impl Selector {
         self.nothing
     }
 
+    /// True when the selector is exactly one `key = value` requirement: a label-index lookup
+    /// then finds precisely the labels it matches, with nothing left to test.
+    pub fn is_single_pair(&self) -> bool {
+        !self.nothing
+            && self.reqs.len() == 1
+            && matches!(&self.reqs[0].op, Op::In(v) if v.len() == 1)
+    }
+
     /// A `key = value` every matching set must contain, if the selector has one: lets callers
     /// look candidates up in a label index instead of testing every pod.
     pub fn index_hint(&self) -> Option<(&str, &str)> {

@@ -5,154 +5,16 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, Pod};
 
-use super::podinfo::{HostPort, PodInfo};
-use super::requests::{FieldError, Resources, node_allocatable};
+pub use super::nodeinfo::NodeInfo;
+use super::podinfo::PodInfo;
+use super::requests::FieldError;
 use super::selector::{Labels, Selector};
+use super::term_index::TermIndex;
+use super::trace::Name;
 
 pub type PodId = usize;
-
-#[derive(Debug, Clone)]
-pub struct NodeInfo {
-    pub name: String,
-    pub labels: Labels,
-    pub taints: Vec<Taint>,
-    pub unschedulable: bool,
-    pub allocatable: Resources,
-    pub allowed_pod_number: i64,
-    /// Sum of the actual requests of the pods on the node.
-    pub requested: Resources,
-    /// Sum of the non-zero cpu/memory requests (defaults for containers without one).
-    pub non_zero_milli_cpu: i64,
-    pub non_zero_memory: i64,
-    /// v1.13's non-zero sums (app containers only).
-    pub legacy_non_zero_milli_cpu: i64,
-    pub legacy_non_zero_memory: i64,
-    pub pods: Vec<PodId>,
-    pub pods_with_affinity: Vec<PodId>,
-    pub pods_with_required_anti_affinity: Vec<PodId>,
-    pub used_ports: Vec<HostPort>,
-    /// Image name (as the node reports it) → size in bytes.
-    pub images: HashMap<String, i64>,
-    /// `scheduler.alpha.kubernetes.io/preferAvoidPods` controllers (legacy NodePreferAvoidPods).
-    pub avoid_controllers: Vec<(String, String)>,
-}
-
-impl NodeInfo {
-    fn from_node(node: &Node) -> Result<NodeInfo, SnapshotError> {
-        let name = node.metadata.name.clone().unwrap_or_default();
-        let obj = format!("Node {name}");
-        let alloc = node
-            .status
-            .as_ref()
-            .and_then(|s| s.allocatable.as_ref())
-            .ok_or_else(|| SnapshotError {
-                object: obj.clone(),
-                field: "status.allocatable".into(),
-                message:
-                    "missing: a Node needs status.allocatable (cpu, memory, pods) to be simulated"
-                        .into(),
-            })?;
-        let (allocatable, pods) =
-            node_allocatable(alloc).map_err(|e| SnapshotError::field(&obj, e))?;
-        let spec = node.spec.clone().unwrap_or_default();
-        let mut images = HashMap::new();
-        for img in node
-            .status
-            .as_ref()
-            .and_then(|s| s.images.as_ref())
-            .into_iter()
-            .flatten()
-        {
-            for n in img.names.iter().flatten() {
-                images.insert(n.clone(), img.size_bytes.unwrap_or(0));
-            }
-        }
-        let avoid_controllers = node
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get("scheduler.alpha.kubernetes.io/preferAvoidPods"))
-            .map(|s| parse_avoid_pods(s))
-            .unwrap_or_default();
-        Ok(NodeInfo {
-            labels: node.metadata.labels.clone().unwrap_or_default(),
-            taints: spec.taints.unwrap_or_default(),
-            unschedulable: spec.unschedulable.unwrap_or(false),
-            allocatable,
-            allowed_pod_number: pods,
-            requested: Resources::default(),
-            non_zero_milli_cpu: 0,
-            non_zero_memory: 0,
-            legacy_non_zero_milli_cpu: 0,
-            legacy_non_zero_memory: 0,
-            pods: Vec::new(),
-            pods_with_affinity: Vec::new(),
-            pods_with_required_anti_affinity: Vec::new(),
-            used_ports: Vec::new(),
-            images,
-            avoid_controllers,
-            name,
-        })
-    }
-
-    fn add_pod(&mut self, id: PodId, p: &PodInfo) {
-        self.requested.add(&p.requests.actual);
-        self.non_zero_milli_cpu += p.requests.non_zero_milli_cpu;
-        self.non_zero_memory += p.requests.non_zero_memory;
-        self.legacy_non_zero_milli_cpu += p.requests.legacy_non_zero_milli_cpu;
-        self.legacy_non_zero_memory += p.requests.legacy_non_zero_memory;
-        self.pods.push(id);
-        if p.has_affinity() {
-            self.pods_with_affinity.push(id);
-        }
-        if !p.required_anti_affinity.is_empty() {
-            self.pods_with_required_anti_affinity.push(id);
-        }
-        self.used_ports.extend(p.host_ports.iter().cloned());
-    }
-}
-
-impl NodeInfo {
-    /// This node as it would be with `victims` evicted (preemption's what-if).
-    pub fn without_pods(&self, snap: &Snapshot, victims: &[PodId]) -> NodeInfo {
-        let mut n = self.clone();
-        for &id in victims {
-            let p = &snap.pods[id];
-            n.requested.sub(&p.requests.actual);
-            n.non_zero_milli_cpu -= p.requests.non_zero_milli_cpu;
-            n.non_zero_memory -= p.requests.non_zero_memory;
-            n.legacy_non_zero_milli_cpu -= p.requests.legacy_non_zero_milli_cpu;
-            n.legacy_non_zero_memory -= p.requests.legacy_non_zero_memory;
-            n.pods.retain(|x| *x != id);
-            n.pods_with_affinity.retain(|x| *x != id);
-            n.pods_with_required_anti_affinity.retain(|x| *x != id);
-            for hp in &p.host_ports {
-                if let Some(i) = n.used_ports.iter().position(|u| u == hp) {
-                    n.used_ports.remove(i);
-                }
-            }
-        }
-        n
-    }
-}
-
-fn parse_avoid_pods(s: &str) -> Vec<(String, String)> {
-    let v: serde_json::Value = serde_json::from_str(s).unwrap_or_default();
-    v.get("preferAvoidPods")
-        .and_then(|a| a.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let c = e.get("podSignature")?.get("podController")?;
-            Some((
-                c.get("kind")?.as_str()?.to_string(),
-                c.get("name")?.as_str()?.to_string(),
-            ))
-        })
-        .collect()
-}
 
 /// Pod ids worth testing against a selector.
 pub enum Candidates<'a> {
@@ -179,7 +41,7 @@ pub struct SnapshotError {
 }
 
 impl SnapshotError {
-    fn field(object: &str, e: FieldError) -> SnapshotError {
+    pub(crate) fn field(object: &str, e: FieldError) -> SnapshotError {
         SnapshotError {
             object: object.to_string(),
             field: e.field,
@@ -198,6 +60,19 @@ pub struct Snapshot {
     pub pod_node: Vec<usize>,
     /// Image name → number of nodes reporting it (ImageLocality's spread factor).
     pub image_num_nodes: HashMap<String, usize>,
+    /// Image name → id used in `NodeInfo::image_ids`.
+    pub image_ids: HashMap<String, u32>,
+    /// Nodes (indices) holding at least one pod with affinity terms / required anti-affinity
+    /// (upstream's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList).
+    pub nodes_with_affinity: Vec<usize>,
+    pub nodes_with_required_anti_affinity: Vec<usize>,
+    /// Existing pods' affinity terms by kind, indexed by the labels they require.
+    pub required_affinity_terms: TermIndex,
+    pub required_anti_affinity_terms: TermIndex,
+    pub preferred_affinity_terms: TermIndex,
+    pub preferred_anti_affinity_terms: TermIndex,
+    /// Every node's name in iteration order, shared by the traces (see `trace::NodeRun`).
+    pub node_keys: Arc<[Name]>,
     /// Services (namespace, selector) and controllers ((namespace, kind, name) → selector)
     /// from the input: PodTopologySpread's system defaults spread by their selectors.
     pub services: Vec<(String, Labels)>,
@@ -205,6 +80,10 @@ pub struct Snapshot {
     /// label key → value → pods carrying it, for selector lookups that would otherwise test
     /// every pod in the cluster (inter-pod affinity).
     pub label_index: HashMap<String, HashMap<String, Vec<PodId>>>,
+    /// Namespace name → small id, and each pod's namespace id (parallel to `pods`), so
+    /// namespace checks over many candidates do not touch the pods themselves.
+    pub namespace_ids: HashMap<String, u32>,
+    pub pod_ns: Vec<u32>,
     namespace_labels: HashMap<String, Arc<Labels>>,
     pod_level_resources: bool,
 }
@@ -280,6 +159,15 @@ impl Snapshot {
                 *snap.image_num_nodes.entry(img.clone()).or_default() += 1;
             }
         }
+        snap.node_keys = snap.nodes.iter().map(|n| n.key.clone()).collect();
+        for n in snap.nodes.iter_mut() {
+            for (img, size) in &n.images {
+                let next = snap.image_ids.len() as u32;
+                let id = *snap.image_ids.entry(img.clone()).or_insert(next);
+                n.image_ids.push((id, *size));
+            }
+            n.image_ids.sort_unstable();
+        }
         snap.pods.reserve(running.len());
         snap.pod_node.reserve(running.len());
         for p in running {
@@ -341,7 +229,36 @@ impl Snapshot {
     pub fn add_pod(&mut self, mut info: PodInfo, node: usize) -> PodId {
         let id = self.pods.len();
         info.node_name = Some(self.nodes[node].name.clone());
+        let n = &self.nodes[node];
+        if info.has_affinity() && n.pods_with_affinity.is_empty() {
+            self.nodes_with_affinity.push(node);
+        }
+        if !info.required_anti_affinity.is_empty() && n.pods_with_required_anti_affinity.is_empty()
+        {
+            self.nodes_with_required_anti_affinity.push(node);
+        }
         self.nodes[node].add_pod(id, &info);
+        for (i, t) in info.required_affinity.iter().enumerate() {
+            self.required_affinity_terms.insert(id, i, t);
+        }
+        for (i, t) in info.required_anti_affinity.iter().enumerate() {
+            self.required_anti_affinity_terms.insert(id, i, t);
+        }
+        for (i, (_, t)) in info.preferred_affinity.iter().enumerate() {
+            self.preferred_affinity_terms.insert(id, i, t);
+        }
+        for (i, (_, t)) in info.preferred_anti_affinity.iter().enumerate() {
+            self.preferred_anti_affinity_terms.insert(id, i, t);
+        }
+        let next = self.namespace_ids.len() as u32;
+        let ns = match self.namespace_ids.get(&info.namespace) {
+            Some(&id) => id,
+            None => *self
+                .namespace_ids
+                .entry(info.namespace.clone())
+                .or_insert(next),
+        };
+        self.pod_ns.push(ns);
         for (k, v) in &info.labels {
             let values = match self.label_index.get_mut(k) {
                 Some(m) => m,

@@ -1,14 +1,107 @@
 //! The record of one pod's scheduling cycle: plain data, in evaluation order, that the text
 //! and JSON outputs print and the TUI steps through. Field names follow CONTRACT.md.
 
-use serde::Serialize;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
 
 use super::framework::Code;
+
+/// A node name shared between the snapshot and every trace that mentions it: cloning it is a
+/// reference-count bump, not an allocation (a 5,000-node cycle names thousands of nodes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name(Arc<str>);
+
+impl Name {
+    pub fn new(s: &str) -> Name {
+        Name(Arc::from(s))
+    }
+}
+
+impl Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // `pad`, not `write_str`: tables format names with `{:<w$}`.
+        f.pad(&self.0)
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Name {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// A run of nodes in the cycle's (rotated) node order, e.g. those sampling never reached:
+/// one shared list and a window, so recording 4,000 skipped nodes costs nothing per node.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeRun {
+    order: Option<Arc<[Name]>>,
+    first: usize,
+    count: usize,
+}
+
+impl NodeRun {
+    /// `count` nodes of `order` starting at `first`, wrapping around.
+    pub fn new(order: Arc<[Name]>, first: usize, count: usize) -> NodeRun {
+        NodeRun {
+            order: Some(order),
+            first,
+            count,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Name> {
+        let order: &[Name] = self.order.as_deref().unwrap_or(&[]);
+        let n = order.len().max(1);
+        (0..self.count).map(move |i| &order[(self.first + i) % n])
+    }
+}
+
+impl Serialize for NodeRun {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
 
 /// One node's Filter verdict: the first failing plugin and its reasons, or a pass.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FilterVerdict {
-    pub node: String,
+    pub node: Name,
     pub passed: bool,
     pub plugin: Option<&'static str>,
     pub reasons: Option<Vec<String>>,
@@ -32,7 +125,7 @@ pub struct PluginScore {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeScore {
-    pub node: String,
+    pub node: Name,
     pub total: i64,
     pub plugins: Vec<PluginScore>,
 }
@@ -80,9 +173,9 @@ pub struct PodTrace {
     pub prefilter: Vec<PhaseRecord>,
     pub prescore: Vec<PhaseRecord>,
     /// Nodes never evaluated because enough feasible nodes were found first.
-    pub skipped_by_sampling: Vec<String>,
+    pub skipped_by_sampling: NodeRun,
     /// The nodes sharing the best total; `selected` is one of them.
-    pub tied: Vec<String>,
+    pub tied: Vec<Name>,
     /// How the choice among `tied` was made.
     pub tie_break: Option<String>,
     /// Things the simulation does not model for this pod, said plainly.
@@ -109,7 +202,7 @@ impl PodTrace {
             start_index: 0,
             prefilter: Vec::new(),
             prescore: Vec::new(),
-            skipped_by_sampling: Vec::new(),
+            skipped_by_sampling: NodeRun::default(),
             tied: Vec::new(),
             tie_break: None,
             notes: Vec::new(),

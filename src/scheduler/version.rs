@@ -81,6 +81,11 @@ impl KubeVersion {
         self.minor >= 36
     }
 
+    /// v1.33: BalancedAllocation's PreScore skips best-effort pods (#130260, fixing #129138).
+    pub fn balanced_skips_best_effort(self) -> bool {
+        self.minor >= 33
+    }
+
     /// ≤ v1.30: in-tree EBSLimits/GCEPDLimits/AzureDiskLimits in the default profile.
     pub fn in_tree_volume_limits(self) -> bool {
         self.minor <= 30

@@ -1,7 +1,10 @@
 //! What can happen to the app: user intents (from the keymap or the mouse), and the results
 //! of effects coming back on the loop's channel. `update` is the only consumer.
 
+use super::connection::probe::ConnectionReport;
+use super::sched::model::ClusterData;
 use super::state::LoadedContext;
+use crate::journey::build::Collected;
 
 /// The five views, in the contract's order; the number key is `index() + 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +54,23 @@ impl View {
     }
 }
 
+/// An effect's result carried by an action. Results have no meaningful equality (they hold
+/// handshake records, traces, whole clusters); two payloads are equal only if they are the same.
+#[derive(Debug, Clone)]
+pub struct Payload<T>(pub Box<T>);
+
+impl<T> Payload<T> {
+    pub fn new(v: T) -> Payload<T> {
+        Payload(Box::new(v))
+    }
+}
+
+impl<T> PartialEq for Payload<T> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(&*self.0, &*other.0)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Quit,
@@ -76,4 +96,39 @@ pub enum Action {
     Click(u16, u16),
     /// An effect finished: a context was resolved and inspected.
     ContextLoaded(Box<LoadedContext>),
+    /// View 3's probe finished.
+    ConnectionDone(Payload<ConnectionReport>),
+    /// View 4's run collected something new; `true` when it has finished.
+    JourneyProgress(Payload<Collected>, bool),
+    /// View 5's cluster arrived (or could not be listed).
+    ClusterLoaded(Payload<Result<ClusterData, String>>),
+    /// $EDITOR returned: the manifest's new text, or why it could not be read.
+    ManifestEdited(Result<String, String>),
+    /// `r`: run the current view's probe, journey or listing again.
+    Refresh,
+    /// `e` (view 4): edit the pod manifest in $EDITOR.
+    EditPod,
+    /// `Enter` (view 4): this pod's filter and score in view 5.
+    OpenInScheduler,
+    /// `f` (view 5): the formula behind the score under the cursor.
+    ToggleFormula,
+    /// `o` (view 5): sort by scheduler order, name, score.
+    CycleSort,
+    /// `/`: type a filter for the node list.
+    StartFilter,
+    FilterInput(char),
+    FilterBack,
+    /// Enter keeps the filter, Esc clears it.
+    FilterEnd(bool),
+    /// `+` / `-` (view 5): the pod's request of the chosen resource, up or down.
+    More,
+    Less,
+    /// `c` (view 5): switch `+`/`-` between cpu and memory.
+    SwitchResource,
+    /// `t` (view 5): tolerate every taint, or not.
+    ToggleTolerations,
+    /// `s` (view 5): the next nodeSelector label (then none).
+    NextSelector,
+    /// `P`: presenter mode on / off.
+    TogglePresent,
 }

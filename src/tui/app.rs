@@ -17,7 +17,7 @@ use super::keymap::KeyMap;
 use super::state::AppState;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
-use super::update::update;
+use super::update::{Effect, update};
 use super::views;
 
 /// What arrives on the loop's channel.
@@ -40,16 +40,19 @@ pub fn now_unix() -> i64 {
 }
 
 /// Runs the UI until the user quits. The terminal is restored however this returns.
-pub fn run(mut state: AppState, theme: &Theme) -> io::Result<()> {
+/// `rt` runs the network effects (and, with `--embedded`, the server itself).
+pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io::Result<()> {
     let keymap = KeyMap::default();
     let (tx, rx) = mpsc::channel();
-    let runner = EffectRunner::new(tx.clone(), state.kubeconfig_arc());
+    let runner = EffectRunner::new(tx.clone(), state.kubeconfig_arc(), rt);
     let mut guard = TerminalGuard::enter()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let input = spawn_input(tx, stop.clone());
+    let mut input = Input::start(tx.clone());
     let result = (|| -> io::Result<()> {
         let size = guard.terminal.size()?;
         state.size = (size.width, size.height);
+        for effect in super::stepped::on_enter(&mut state) {
+            runner.run(effect);
+        }
         guard
             .terminal
             .draw(|f| views::draw(f, &state, theme, &keymap))?;
@@ -60,7 +63,19 @@ pub fn run(mut state: AppState, theme: &Theme) -> io::Result<()> {
                     continue;
                 };
                 for effect in update(&mut state, action) {
-                    runner.run(effect);
+                    match effect {
+                        Effect::Edit(path) => {
+                            // $EDITOR needs the terminal as it was: stop reading keys, give
+                            // the terminal back, and take it again afterwards.
+                            input.stop();
+                            guard.suspend();
+                            let edited = super::editor::edit(&path);
+                            guard.resume()?;
+                            input = Input::start(tx.clone());
+                            let _ = tx.send(AppEvent::Action(Action::ManifestEdited(edited)));
+                        }
+                        other => runner.run(other),
+                    }
                 }
                 if state.quit {
                     break;
@@ -74,10 +89,30 @@ pub fn run(mut state: AppState, theme: &Theme) -> io::Result<()> {
         }
         Ok(())
     })();
-    stop.store(true, Ordering::SeqCst);
+    input.stop();
     drop(guard);
-    let _ = input.join();
     result
+}
+
+/// The input thread and the flag that stops it.
+struct Input {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Input {
+    fn start(tx: Sender<AppEvent>) -> Input {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = Some(spawn_input(tx, stop.clone()));
+        Input { stop, thread }
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Blocks for the first event, then takes whatever else is already waiting.
@@ -120,6 +155,11 @@ fn spawn_input(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) -> JoinHandle<()> {
 
 /// Turns one event into an action: keys through the keymap, the mouse by position.
 pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Action> {
+    if state.typing
+        && let AppEvent::Input(Event::Key(k)) = &ev
+    {
+        return typing_action(k);
+    }
     match ev {
         AppEvent::Action(a) => Some(a),
         AppEvent::Input(Event::Key(k)) => keymap.action_for(&k, state.view, state.overlay_open()),
@@ -131,5 +171,21 @@ pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Acti
             _ => None,
         },
         AppEvent::Input(_) => None,
+    }
+}
+
+/// While the `/` filter is being typed every key is text, except the ones that end it.
+fn typing_action(k: &ratatui::crossterm::event::KeyEvent) -> Option<Action> {
+    use ratatui::crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
+    if k.kind == KeyEventKind::Release {
+        return None;
+    }
+    match k.code {
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Some(Action::Quit),
+        KeyCode::Char(c) => Some(Action::FilterInput(c)),
+        KeyCode::Backspace => Some(Action::FilterBack),
+        KeyCode::Enter => Some(Action::FilterEnd(true)),
+        KeyCode::Esc => Some(Action::FilterEnd(false)),
+        _ => None,
     }
 }

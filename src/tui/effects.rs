@@ -1,42 +1,114 @@
 //! The effects runner: performs what `update` asked for, off the UI thread, and sends the
-//! result back on the loop's channel as an `Action`. This is the seam for the async work of
-//! later issues (connect, create a pod, watch): they become `Effect` variants run on tokio
-//! tasks that send into the same `Sender`.
+//! result back on the loop's channel as an `Action`. Local work (reading files) runs on a
+//! thread; network work (connect, create a pod, list the cluster) runs as tokio tasks on the
+//! runtime the TUI was given. Every result is sent on the same channel.
 
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
-use super::action::Action;
+use super::action::{Action, Payload};
 use super::app::AppEvent;
 use super::session;
 use super::update::Effect;
-use crate::kubeconfig::Kubeconfig;
+use super::{connection, journey, sched};
+use crate::kubeconfig::{Kubeconfig, ResolvedContext};
 
 pub struct EffectRunner {
     tx: Sender<AppEvent>,
     kubeconfig: Option<Arc<Kubeconfig>>,
+    rt: tokio::runtime::Handle,
 }
 
 impl EffectRunner {
-    pub fn new(tx: Sender<AppEvent>, kubeconfig: Option<Arc<Kubeconfig>>) -> Self {
-        EffectRunner { tx, kubeconfig }
+    pub fn new(
+        tx: Sender<AppEvent>,
+        kubeconfig: Option<Arc<Kubeconfig>>,
+        rt: tokio::runtime::Handle,
+    ) -> Self {
+        EffectRunner { tx, kubeconfig, rt }
+    }
+
+    fn resolve(&self, name: &str) -> Result<ResolvedContext, String> {
+        let kc = self
+            .kubeconfig
+            .as_ref()
+            .ok_or_else(|| "no kubeconfig".to_string())?;
+        kc.resolve(Some(name)).map_err(|e| e.to_string())
     }
 
     pub fn run(&self, effect: Effect) {
+        let tx = self.tx.clone();
+        // The loop may have ended meanwhile; then nobody needs the answer.
+        let send = move |a: Action| {
+            let _ = tx.send(AppEvent::Action(a));
+        };
         match effect {
             Effect::LoadContext(name) => {
                 let Some(kubeconfig) = self.kubeconfig.clone() else {
                     return;
                 };
-                let tx = self.tx.clone();
                 // Reading referenced files and decoding certificates is quick, but a file on a
                 // slow mount must never freeze the screen.
                 std::thread::spawn(move || {
                     let loaded = session::load_context(&kubeconfig, Some(&name));
-                    // The loop may have ended meanwhile; then nobody needs the answer.
-                    let _ = tx.send(AppEvent::Action(Action::ContextLoaded(Box::new(loaded))));
+                    send(Action::ContextLoaded(Box::new(loaded)));
                 });
             }
+            Effect::Connect(name) => {
+                let ctx = self.resolve(&name);
+                self.rt.spawn(async move {
+                    let report = match ctx {
+                        Ok(ctx) => connection::probe::probe(&ctx).await,
+                        Err(e) => connection::probe::ConnectionReport {
+                            context: name,
+                            server_url: String::new(),
+                            handshake: Err(e),
+                            requests: Vec::new(),
+                        },
+                    };
+                    send(Action::ConnectionDone(Payload::new(report)));
+                });
+            }
+            Effect::RunJourney {
+                context,
+                pod,
+                replace,
+            } => {
+                let ctx = self.resolve(&context);
+                self.rt.spawn(async move {
+                    match ctx {
+                        Ok(ctx) => {
+                            journey::run::run(&ctx, &pod, replace, |c, done| {
+                                send(Action::JourneyProgress(Payload::new(c.clone()), done));
+                            })
+                            .await
+                        }
+                        Err(e) => {
+                            let c = crate::journey::build::Collected {
+                                handshake: Some(Err(e)),
+                                ..Default::default()
+                            };
+                            send(Action::JourneyProgress(Payload::new(c), true));
+                        }
+                    }
+                });
+            }
+            Effect::LoadCluster {
+                context,
+                focus,
+                fallback,
+            } => {
+                let ctx = self.resolve(&context);
+                self.rt.spawn(async move {
+                    let r = match ctx {
+                        Ok(ctx) => sched::fetch::fetch(&ctx, focus, *fallback).await,
+                        Err(e) => Err(e),
+                    };
+                    send(Action::ClusterLoaded(Payload::new(r)));
+                });
+            }
+            // The loop runs the editor itself (it owns the terminal).
+            Effect::Edit(_) => {}
         }
     }
 }

@@ -34,7 +34,9 @@ pub struct Binding {
 }
 
 const STEPPED: &[View] = &[View::Connection, View::PodJourney, View::Scheduler];
-const LISTS: &[View] = &[View::Kubeconfig, View::Certificates];
+const LISTS: &[View] = &[View::Kubeconfig, View::Certificates, View::Scheduler];
+const JOURNEY: &[View] = &[View::PodJourney];
+const SCHEDULER: &[View] = &[View::Scheduler];
 
 pub struct KeyMap {
     pub bindings: Vec<Binding>,
@@ -143,7 +145,7 @@ impl Default for KeyMap {
                 vec![code(KeyCode::PageUp)],
                 "PgUp",
                 Action::PageUp,
-                "page up (view 2: scroll the certificate's fields)",
+                "page up (2: certificate fields; 3-4: details; 5: nodes)",
                 None,
                 Scope::Always,
             ),
@@ -151,7 +153,7 @@ impl Default for KeyMap {
                 vec![code(KeyCode::PageDown)],
                 "PgDn",
                 Action::PageDown,
-                "page down (view 2: scroll the certificate's fields)",
+                "page down (2: certificate fields; 3-4: details; 5: nodes)",
                 None,
                 Scope::Always,
             ),
@@ -186,6 +188,102 @@ impl Default for KeyMap {
                 "previous step (views 3-5)",
                 None,
                 Scope::Only(STEPPED),
+            ),
+            b(
+                vec![key('r')],
+                "r",
+                Action::Refresh,
+                "run again: reconnect (3), resend the pod (4), re-list the cluster (5)",
+                None,
+                Scope::Only(STEPPED),
+            ),
+            b(
+                vec![key('e')],
+                "e",
+                Action::EditPod,
+                "view 4: edit the pod manifest in $EDITOR",
+                Some("edit pod"),
+                Scope::Only(JOURNEY),
+            ),
+            b(
+                vec![code(KeyCode::Enter)],
+                "Enter",
+                Action::OpenInScheduler,
+                "view 4: this pod's filter and score, node by node, in view 5",
+                Some("→ scheduler"),
+                Scope::Only(JOURNEY),
+            ),
+            b(
+                vec![key('f')],
+                "f",
+                Action::ToggleFormula,
+                "view 5: the formula behind the score, with the pod's numbers",
+                Some("formula"),
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('+'), key('=')],
+                "+",
+                Action::More,
+                "view 5: what-if — raise the pod's cpu (or memory) request; the cycle re-runs",
+                Some("what-if"),
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('-')],
+                "-",
+                Action::Less,
+                "view 5: what-if — lower the request",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('c')],
+                "c",
+                Action::SwitchResource,
+                "view 5: + and - change cpu / memory",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('t')],
+                "t",
+                Action::ToggleTolerations,
+                "view 5: what-if — tolerate every taint, or not",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('s')],
+                "s",
+                Action::NextSelector,
+                "view 5: what-if — nodeSelector: the next label found on the nodes, then none",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('o')],
+                "o",
+                Action::CycleSort,
+                "view 5: sort nodes by scheduler order, name, score",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('/')],
+                "/",
+                Action::StartFilter,
+                "view 5: filter nodes by name (Enter keeps, Esc clears)",
+                Some("filter"),
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('P')],
+                "P",
+                Action::TogglePresent,
+                "presenter mode: chrome hidden, a caption per step, \"which node wins?\"",
+                None,
+                Scope::Views,
             ),
         ]);
         KeyMap { bindings }
@@ -235,9 +333,14 @@ impl KeyMap {
                     Action::MoveDown if overlay => out.push(("↑↓", "scroll")),
                     Action::MoveDown => out.push(("↑↓", hint)),
                     Action::Quit => out.push(("q", hint)),
+                    Action::More => out.push(("+/-", hint)),
                     _ => out.push((b.label, hint)),
                 }
             }
+        }
+        if view == View::Scheduler {
+            // The footer is one row: view 5 has many keys, help lists them all.
+            out.retain(|(_, h)| !matches!(*h, "views" | "help"));
         }
         if LISTS.contains(&view) || overlay {
             return out;

@@ -6,10 +6,17 @@
 
 pub mod action;
 pub mod app;
+pub mod captions;
+pub mod connection;
+pub mod editor;
 pub mod effects;
+pub mod embedded;
+pub mod journey;
 pub mod keymap;
+pub mod sched;
 pub mod session;
 pub mod state;
+pub mod stepped;
 pub mod terminal;
 pub mod theme;
 pub mod trust_tree;

@@ -1,6 +1,9 @@
 //! Everything the screen shows, owned by the loop and changed only by `update`.
 
 use super::action::View;
+use super::connection::ConnState;
+use super::journey::JourneyState;
+use super::sched::SchedState;
 pub use super::session::{ContextFacts, LoadedContext, Source};
 use crate::kubeconfig::Kubeconfig;
 
@@ -13,7 +16,7 @@ pub enum Overlay {
     Merged { scroll: u16 },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct AppState {
     pub view: View,
     pub overlay: Option<Overlay>,
@@ -33,6 +36,26 @@ pub struct AppState {
     /// Columns × rows, as last reported.
     pub size: (u16, u16),
     pub quit: bool,
+    /// Presenter mode: chrome hidden, a caption per step, the "which node wins?" question.
+    pub present: bool,
+    /// Advance the stepped view every this many seconds.
+    pub autoplay: Option<u64>,
+    /// When the step last moved (autoplay counts from here).
+    pub last_step_at: i64,
+    /// The embedded server's URL when kexplore started one.
+    pub embedded: Option<String>,
+    /// View 3.
+    pub conn: ConnState,
+    /// View 4.
+    pub journey: JourneyState,
+    /// View 5.
+    pub sched: SchedState,
+    /// Views 3 and 4: the first line shown of the details pane (PgUp/PgDn).
+    pub detail_scroll: u16,
+    /// Keys go to the `/` filter being typed.
+    pub typing: bool,
+    /// Turns once per tick while something runs (progress you can see moving).
+    pub spinner: usize,
 }
 
 impl AppState {
@@ -58,6 +81,16 @@ impl AppState {
             now_unix,
             size: (0, 0),
             quit: false,
+            present: false,
+            autoplay: None,
+            last_step_at: now_unix,
+            embedded: None,
+            conn: ConnState::default(),
+            journey: JourneyState::default(),
+            sched: SchedState::default(),
+            detail_scroll: 0,
+            typing: false,
+            spinner: 0,
         }
     }
 
@@ -85,6 +118,14 @@ impl AppState {
             .contexts
             .get(self.context_cursor)
             .map(|c| c.value.name.as_str())
+    }
+
+    /// The name of the context views 3-5 talk to.
+    pub fn context_name(&self) -> Option<String> {
+        self.active
+            .as_ref()
+            .filter(|a| a.resolved.is_ok())
+            .map(|a| a.name.clone())
     }
 
     pub fn help_open(&self) -> bool {

@@ -50,6 +50,21 @@ impl TerminalGuard {
     }
 }
 
+impl TerminalGuard {
+    /// Gives the terminal back for a while (to $EDITOR); `resume` takes it again.
+    pub fn suspend(&mut self) {
+        restore();
+    }
+
+    /// Takes the terminal again after `suspend` and forces a full redraw.
+    pub fn resume(&mut self) -> io::Result<()> {
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        self.terminal.clear()
+    }
+}
+
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore();

@@ -37,6 +37,14 @@ pub struct Theme {
     pub ok: Style,
     pub warn: Style,
     pub error: Style,
+    pub bar_used: Style,
+    pub bar_pod: Style,
+    pub bar_free: Style,
+    pub score_a: Style,
+    pub score_b: Style,
+    pub winner: Style,
+    pub greyed: Style,
+    pub caption: Style,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +82,14 @@ struct Roles {
     ok: StyleSpec,
     warn: StyleSpec,
     error: StyleSpec,
+    bar_used: StyleSpec,
+    bar_pod: StyleSpec,
+    bar_free: StyleSpec,
+    score_a: StyleSpec,
+    score_b: StyleSpec,
+    winner: StyleSpec,
+    greyed: StyleSpec,
+    caption: StyleSpec,
 }
 
 #[derive(Deserialize, Default)]
@@ -200,6 +216,14 @@ impl Theme {
             ok: r.ok.style(),
             warn: r.warn.style(),
             error: r.error.style(),
+            bar_used: r.bar_used.style(),
+            bar_pod: r.bar_pod.style(),
+            bar_free: r.bar_free.style(),
+            score_a: r.score_a.style(),
+            score_b: r.score_b.style(),
+            winner: r.winner.style(),
+            greyed: r.greyed.style(),
+            caption: r.caption.style(),
         })
     }
 
@@ -254,6 +278,14 @@ impl Theme {
             ok: plain(self.ok),
             warn: plain(self.warn).add_modifier(Modifier::BOLD),
             error: plain(self.error).add_modifier(Modifier::BOLD),
+            bar_used: plain(self.bar_used),
+            bar_pod: plain(self.bar_pod).add_modifier(Modifier::BOLD),
+            bar_free: plain(self.bar_free),
+            score_a: plain(self.score_a),
+            score_b: plain(self.score_b),
+            winner: Style::default().add_modifier(Modifier::REVERSED | Modifier::BOLD),
+            greyed: plain(self.greyed).add_modifier(Modifier::DIM),
+            caption: plain(self.caption).add_modifier(Modifier::BOLD),
         }
     }
 
@@ -289,6 +321,14 @@ impl Default for Theme {
             ok: Style::default(),
             warn: Style::default(),
             error: Style::default(),
+            bar_used: Style::default(),
+            bar_pod: Style::default(),
+            bar_free: Style::default(),
+            score_a: Style::default(),
+            score_b: Style::default(),
+            winner: Style::default(),
+            greyed: Style::default(),
+            caption: Style::default(),
         })
     }
 }

@@ -2,26 +2,65 @@
 //! (resolving a context, later connecting or watching) is returned as an `Effect` for the
 //! runner, whose result comes back as another `Action`.
 
+use std::path::PathBuf;
+
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::Value;
+
 use super::action::{Action, View};
 use super::state::{AppState, Overlay};
+use super::stepped;
 use super::trust_tree;
 use super::views::{self, certificates, kubeconfig, tabs};
 
 /// Work for the effects runner.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Resolve this context and inspect its credentials; answers with `Action::ContextLoaded`.
     LoadContext(String),
+    /// View 3: handshake and requests with this context's server; `Action::ConnectionDone`.
+    Connect(String),
+    /// View 4: create this pod and follow it; `Action::JourneyProgress` as facts arrive.
+    /// `replace` deletes a previous pod of the same name first (embedded server only).
+    RunJourney {
+        context: String,
+        pod: Value,
+        replace: bool,
+    },
+    /// View 5: list the cluster's nodes and pods; `Action::ClusterLoaded`. `focus` picks the
+    /// pod to place (`ns/name`), else `fallback` is placed.
+    LoadCluster {
+        context: String,
+        focus: Option<String>,
+        fallback: Box<Pod>,
+    },
+    /// Hand the terminal to $EDITOR on this file; `Action::ManifestEdited`. Run by the loop
+    /// itself, since it must stop drawing and reading keys meanwhile.
+    Edit(PathBuf),
 }
 
 const PAGE: usize = 10;
 
 pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
+    if state.overlay.is_none()
+        && let Some(effects) = stepped::handle(state, &action)
+    {
+        return effects;
+    }
     match action {
         Action::Quit => state.quit = true,
-        Action::ShowView(v) => state.view = v,
-        Action::NextView => state.view = state.view.next(),
-        Action::PreviousView => state.view = state.view.previous(),
+        Action::ShowView(v) => {
+            state.view = v;
+            return stepped::on_enter(state);
+        }
+        Action::NextView => {
+            state.view = state.view.next();
+            return stepped::on_enter(state);
+        }
+        Action::PreviousView => {
+            state.view = state.view.previous();
+            return stepped::on_enter(state);
+        }
         Action::ToggleHelp => {
             state.overlay = match state.overlay {
                 Some(Overlay::Help { .. }) => None,
@@ -29,10 +68,8 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
         }
         Action::CloseOverlay => state.overlay = None,
-        Action::ShowMerged => {
-            if state.view == View::Kubeconfig && state.kubeconfig().is_some() {
-                state.overlay = Some(Overlay::Merged { scroll: 0 });
-            }
+        Action::ShowMerged if state.view == View::Kubeconfig && state.kubeconfig().is_some() => {
+            state.overlay = Some(Overlay::Merged { scroll: 0 });
         }
         Action::MoveUp => move_cursor(state, -1),
         Action::MoveDown => move_cursor(state, 1),
@@ -50,10 +87,14 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::PageUp => move_cursor(state, -(PAGE as isize)),
         Action::PageDown => move_cursor(state, PAGE as isize),
         Action::Select => return select(state),
-        // Views 3-5 will step through their traces here (issue 5); nothing to step yet.
-        Action::NextStep | Action::PreviousStep => {}
+        Action::NextStep => return stepped::step(state, true),
+        Action::PreviousStep => return stepped::step(state, false),
         Action::Resize(w, h) => state.size = (w, h),
-        Action::Tick(now) => state.now_unix = now,
+        Action::Tick(now) => {
+            state.now_unix = now;
+            state.spinner = state.spinner.wrapping_add(1);
+            return stepped::autoplay(state);
+        }
         Action::Click(x, y) => return click(state, x, y),
         Action::ContextLoaded(loaded) => {
             // Results can arrive out of order when Enter is pressed on one context, then
@@ -69,7 +110,14 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.active = Some(*loaded);
             state.cert_cursor = 0;
             state.fields_scroll = 0;
+            // Another context is another server: what views 3-5 learned no longer applies.
+            state.conn = Default::default();
+            state.journey.collected = None;
+            state.journey.step = 0;
+            state.sched = Default::default();
         }
+        // Handled by `stepped` when they apply; elsewhere they do nothing.
+        _ => {}
     }
     Vec::new()
 }
@@ -123,13 +171,14 @@ fn click(state: &mut AppState, x: u16, y: u16) -> Vec<Effect> {
     if state.overlay.is_some() {
         return Vec::new();
     }
-    if y == 0 {
+    if y == 0 && !state.present {
         if let Some(v) = tabs::tab_at(x, state.size.0) {
             state.view = v;
+            return stepped::on_enter(state);
         }
         return Vec::new();
     }
-    let body = views::body_area(state.size);
+    let body = views::view_area(state);
     match state.view {
         View::Kubeconfig => match kubeconfig::context_at(body, state, x, y) {
             Some(i) if i == state.context_cursor => return select(state),
@@ -144,7 +193,12 @@ fn click(state: &mut AppState, x: u16, y: u16) -> Vec<Effect> {
                 state.fields_scroll = 0;
             }
         }
-        View::Connection | View::PodJourney | View::Scheduler => {}
+        View::Scheduler => {
+            if let Some(i) = views::scheduler::node_at(body, state, x, y) {
+                state.sched.cursor = i;
+            }
+        }
+        View::Connection | View::PodJourney => {}
     }
     Vec::new()
 }

@@ -8,7 +8,7 @@ use crate::scheduler::framework::{
     CycleContext, FilterPlugin, MAX_NODE_SCORE, PreFilterOutcome, ScorePlugin, Status,
 };
 use crate::scheduler::podinfo::{AffinityTerm, PodInfo};
-use crate::scheduler::snapshot::NodeInfo;
+use crate::scheduler::snapshot::{NodeInfo, Snapshot};
 
 pub const NAME: &str = "InterPodAffinity";
 pub const REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
@@ -72,6 +72,38 @@ impl TopoCounts {
     }
 }
 
+/// For a term whose selector is a single `key = value` and whose namespaces are listed by name,
+/// the number of pods it selects on each node, from the label index and the pods' namespace
+/// ids alone — the same count as testing `matches` on every pod, without reading the pods.
+fn count_per_node(snap: &Snapshot, t: &AffinityTerm) -> Option<Vec<i64>> {
+    if !t.selector.is_single_pair() || !t.namespace_selector.is_nothing() {
+        return None;
+    }
+    let (k, v) = t.selector.index_hint()?;
+    let ns: Vec<u32> = t
+        .namespaces
+        .iter()
+        .filter_map(|n| snap.namespace_ids.get(n).copied())
+        .collect();
+    let ids: &[usize] = snap
+        .label_index
+        .get(k)
+        .and_then(|m| m.get(v))
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    // A handful of candidates is cheaper to test one by one than a per-node table.
+    if ids.len() * 16 < snap.nodes.len() {
+        return None;
+    }
+    let mut per_node = vec![0i64; snap.nodes.len()];
+    for &id in ids {
+        if ns.contains(&snap.pod_ns[id]) {
+            per_node[snap.pod_node[id]] += 1;
+        }
+    }
+    Some(per_node)
+}
+
 fn matches_all(terms: &[AffinityTerm], pod: &PodInfo) -> bool {
     !terms.is_empty() && terms.iter().all(|t| t.matches(pod))
 }
@@ -91,32 +123,42 @@ impl FilterPlugin for InterPodAffinity {
     fn pre_filter(&mut self, cx: &CycleContext) -> PreFilterOutcome {
         let snap = cx.snapshot;
         let pod = cx.pod;
-        for node in snap
-            .nodes
-            .iter()
-            .filter(|n| !n.pods_with_required_anti_affinity.is_empty())
-        {
-            for &id in &node.pods_with_required_anti_affinity {
-                for t in &snap.pods[id].required_anti_affinity {
-                    if t.matches(pod) {
-                        self.existing_anti.bump(node, &t.topology_key, 1);
-                    }
-                }
-            }
-        }
-        // Only pods a term's selector can match are tested (label index).
-        if let Some(first) = pod.required_affinity.first() {
-            snap.candidates(&first.selector).for_each(|id| {
-                let existing = &snap.pods[id];
-                if matches_all(&pod.required_affinity, existing) {
+        // Existing pods' required anti-affinity terms that may select this pod (term index).
+        snap.required_anti_affinity_terms
+            .for_each_candidate(&pod.labels, |id, ti| {
+                let t = &snap.pods[id].required_anti_affinity[ti];
+                if t.matches(pod) {
                     let node = &snap.nodes[snap.pod_node[id]];
-                    for t in &pod.required_affinity {
-                        self.affinity.bump(node, &t.topology_key, 1);
-                    }
+                    self.existing_anti.bump(node, &t.topology_key, 1);
                 }
             });
+        // Only pods a term's selector can match are tested (label index).
+        if let Some(first) = pod.required_affinity.first() {
+            if pod.required_affinity.len() == 1
+                && let Some(per_node) = count_per_node(snap, first)
+            {
+                for (n, c) in per_node.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    self.affinity.bump(&snap.nodes[n], &first.topology_key, *c);
+                }
+            } else {
+                snap.candidates(&first.selector).for_each(|id| {
+                    let existing = &snap.pods[id];
+                    if matches_all(&pod.required_affinity, existing) {
+                        let node = &snap.nodes[snap.pod_node[id]];
+                        for t in &pod.required_affinity {
+                            self.affinity.bump(node, &t.topology_key, 1);
+                        }
+                    }
+                });
+            }
         }
         for t in &pod.required_anti_affinity {
+            if let Some(per_node) = count_per_node(snap, t) {
+                for (n, c) in per_node.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    self.anti.bump(&snap.nodes[n], &t.topology_key, *c);
+                }
+                continue;
+            }
             snap.candidates(&t.selector).for_each(|id| {
                 if t.matches(&snap.pods[id]) {
                     self.anti
@@ -197,31 +239,6 @@ impl InterPodAffinityScore {
                 .or_default() += weight;
         }
     }
-
-    fn process_existing(&mut self, incoming: &PodInfo, existing: &PodInfo, node: &NodeInfo) {
-        if node.labels.is_empty() {
-            return;
-        }
-        for (w, t) in &incoming.preferred_affinity {
-            self.add(t, *w, existing, node);
-        }
-        for (w, t) in &incoming.preferred_anti_affinity {
-            self.add(t, -*w, existing, node);
-        }
-        if self.args.hard_pod_affinity_weight > 0 {
-            for t in &existing.required_affinity {
-                self.add(t, self.args.hard_pod_affinity_weight, incoming, node);
-            }
-        }
-        if !self.args.ignore_preferred_terms_of_existing_pods {
-            for (w, t) in &existing.preferred_affinity {
-                self.add(t, *w, incoming, node);
-            }
-            for (w, t) in &existing.preferred_anti_affinity {
-                self.add(t, -*w, incoming, node);
-            }
-        }
-    }
 }
 
 impl ScorePlugin for InterPodAffinityScore {
@@ -240,16 +257,37 @@ impl ScorePlugin for InterPodAffinityScore {
             return Status::skip();
         }
         let snap = cx.snapshot;
-        for node in &snap.nodes {
-            // Without preferred terms of its own, only pods with affinity can contribute.
-            let ids = if has_constraints {
-                &node.pods
-            } else {
-                &node.pods_with_affinity
-            };
-            for &id in ids {
-                self.process_existing(pod, &snap.pods[id], node);
-            }
+        // The incoming pod's preferred terms, against the existing pods they can select.
+        for (w, t) in &pod.preferred_affinity {
+            snap.candidates(&t.selector).for_each(|id| {
+                self.add(t, *w, &snap.pods[id], &snap.nodes[snap.pod_node[id]]);
+            });
+        }
+        for (w, t) in &pod.preferred_anti_affinity {
+            snap.candidates(&t.selector).for_each(|id| {
+                self.add(t, -*w, &snap.pods[id], &snap.nodes[snap.pod_node[id]]);
+            });
+        }
+        // Existing pods' terms that select the incoming pod (symmetry), via the term index.
+        if self.args.hard_pod_affinity_weight > 0 {
+            let w = self.args.hard_pod_affinity_weight;
+            snap.required_affinity_terms
+                .for_each_candidate(&pod.labels, |id, ti| {
+                    let t = &snap.pods[id].required_affinity[ti];
+                    self.add(t, w, pod, &snap.nodes[snap.pod_node[id]]);
+                });
+        }
+        if !self.args.ignore_preferred_terms_of_existing_pods {
+            snap.preferred_affinity_terms
+                .for_each_candidate(&pod.labels, |id, ti| {
+                    let (w, t) = &snap.pods[id].preferred_affinity[ti];
+                    self.add(t, *w, pod, &snap.nodes[snap.pod_node[id]]);
+                });
+            snap.preferred_anti_affinity_terms
+                .for_each_candidate(&pod.labels, |id, ti| {
+                    let (w, t) = &snap.pods[id].preferred_anti_affinity[ti];
+                    self.add(t, -*w, pod, &snap.nodes[snap.pod_node[id]]);
+                });
         }
         if self.topology_score.is_empty() {
             return Status::skip();

@@ -148,7 +148,7 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
         "NodeResourcesBalancedAllocation" => Box::new(
             node_resources_balanced_allocation::BalancedAllocation::new(args.balanced.clone()),
         ),
-        "ImageLocality" => Box::new(image_locality::ImageLocality),
+        "ImageLocality" => Box::<image_locality::ImageLocality>::default(),
         _ => return None,
     })
 }

@@ -72,8 +72,9 @@ impl ScorePlugin for BalancedAllocation {
             .iter()
             .map(|r| pod_request(cx.pod, &r.name, true))
             .collect();
-        // Best-effort pods are skipped so they do not all pile onto one node (#129138).
-        if self.pod_requests.iter().all(|v| *v == 0) {
+        // From v1.33 best-effort pods are skipped so they do not all pile onto one node
+        // (#130260, fixing #129138).
+        if cx.version.balanced_skips_best_effort() && self.pod_requests.iter().all(|v| *v == 0) {
             return Status::skip();
         }
         Status::success()

@@ -2,6 +2,11 @@
 //! ratatui's TestBackend (snapshots in `snapshots/`, plus assertions that say what matters).
 
 mod fixtures;
+mod journey_data;
+mod live;
 mod render;
+mod render_stepped;
 mod sequences;
+mod sequences_stepped;
+mod stepped_fixtures;
 mod tree;

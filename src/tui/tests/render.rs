@@ -15,7 +15,7 @@ use crate::tui::update::update;
 use crate::tui::views;
 
 /// The screen as plain text, one line per row, trailing spaces trimmed.
-fn render(state: &AppState, w: u16, h: u16) -> String {
+pub(super) fn render(state: &AppState, w: u16, h: u16) -> String {
     let theme = Theme::default();
     let km = KeyMap::default();
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
@@ -176,26 +176,6 @@ fn view2_error_state_when_inspection_fails() {
     );
     assert!(screen.contains("✗ credentials not inspected"), "{screen}");
     insta::assert_snapshot!("view2_error", screen);
-}
-
-#[test]
-fn views_3_to_5_name_their_issue() {
-    for (view, issue) in [
-        (View::Connection, "issues 5 and 6"),
-        (View::PodJourney, "issues 4 and 5"),
-        (View::Scheduler, "issues 3 and 5"),
-    ] {
-        let screen = render(&with_view(view), 120, 40);
-        assert!(screen.contains(issue), "{view:?}: {screen}");
-        assert!(
-            screen.contains("Space/n step"),
-            "step keys hinted in {view:?}"
-        );
-    }
-    insta::assert_snapshot!(
-        "view3_placeholder",
-        render(&with_view(View::Connection), 80, 24)
-    );
 }
 
 #[test]

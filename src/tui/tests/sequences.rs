@@ -101,14 +101,20 @@ fn cursors_stay_in_range() {
 fn enter_and_steps_do_nothing_where_they_mean_nothing() {
     let mut s = fixtures::state();
     assert!(press(&mut s, &[Char('2'), Enter]).is_empty());
+    // Entering view 3 connects once; stepping before the answer arrives does nothing.
+    assert_eq!(
+        press(&mut s, &[Char('3')]),
+        vec![Effect::Connect("admin@prod".into())]
+    );
     assert!(
         press(
             &mut s,
-            &[Char('3'), Char(' '), Char('n'), KeyCode::Backspace]
+            &[Char(' '), Char('n'), KeyCode::Backspace, Char('3')]
         )
         .is_empty()
     );
     assert_eq!(s.view, View::Connection);
+    assert_eq!(s.conn.step, 0);
 }
 
 #[test]

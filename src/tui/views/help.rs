@@ -31,7 +31,7 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
     lines.push(Line::from(vec![
         Span::styled(format!(" {:<width$}  ", "mouse"), theme.key_hint),
         Span::styled(
-            "click a tab or a row (again: switch context); the wheel moves",
+            "click a tab, a row or a node (a context twice: switch to it); the wheel moves",
             theme.text,
         ),
     ]));

@@ -3,11 +3,16 @@
 
 pub mod cert_fields;
 pub mod certificates;
+pub mod connection;
 pub mod help;
+pub mod journey;
+pub mod journey_detail;
 pub mod kubeconfig;
 pub mod kubeconfig_lists;
 pub mod merged;
-pub mod placeholder;
+pub mod presenter;
+pub mod scheduler;
+pub mod scheduler_rows;
 pub mod status_bar;
 pub mod tabs;
 
@@ -41,16 +46,15 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
         );
         return;
     }
-    let [top, body, bottom] = frame_areas(area);
-    tabs::draw(frame, top, state.view, theme);
-    match state.view {
-        View::Kubeconfig => kubeconfig::draw(frame, body, state, theme),
-        View::Certificates => certificates::draw(frame, body, state, theme),
-        View::Connection | View::PodJourney | View::Scheduler => {
-            placeholder::draw(frame, body, state.view, theme)
-        }
-    }
-    status_bar::draw(frame, bottom, state, theme, keymap);
+    let body = if state.present {
+        presenter::draw_frame(frame, area, state, theme)
+    } else {
+        let [top, body, bottom] = frame_areas(area);
+        tabs::draw(frame, top, state.view, theme);
+        status_bar::draw(frame, bottom, state, theme, keymap);
+        body
+    };
+    draw_view(frame, body, state, theme);
     match state.overlay {
         Some(Overlay::Help { .. }) => help::draw(frame, body, state, theme, keymap),
         Some(Overlay::Merged { scroll }) => {
@@ -59,6 +63,16 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
             }
         }
         None => {}
+    }
+}
+
+fn draw_view(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
+    match state.view {
+        View::Kubeconfig => kubeconfig::draw(frame, body, state, theme),
+        View::Certificates => certificates::draw(frame, body, state, theme),
+        View::Connection => connection::draw(frame, body, state, theme),
+        View::PodJourney => journey::draw(frame, body, state, theme),
+        View::Scheduler => scheduler::draw(frame, body, state, theme),
     }
 }
 
@@ -75,6 +89,16 @@ fn frame_areas(area: Rect) -> [Rect; 3] {
 /// Where the current view is drawn on a terminal of `size` (columns, rows).
 pub fn body_area(size: (u16, u16)) -> Rect {
     frame_areas(Rect::new(0, 0, size.0, size.1))[1]
+}
+
+/// Where the current view is drawn, presenter mode included (mouse clicks use this).
+pub fn view_area(state: &AppState) -> Rect {
+    let area = Rect::new(0, 0, state.size.0, state.size.1);
+    if state.present {
+        presenter::body(area)
+    } else {
+        frame_areas(area)[1]
+    }
 }
 
 /// A bordered pane; the focused one (where arrows move) has the focus border.

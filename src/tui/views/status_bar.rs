@@ -50,6 +50,9 @@ fn facts_line(state: &AppState, theme: &Theme) -> Line<'static> {
                 &active.name
             };
             let mut ctx = format!("ctx {name}");
+            if state.embedded.is_some() {
+                ctx.push_str(" (embedded)");
+            }
             if let Some(p) = &state.pending {
                 ctx.push_str(&format!(" (switching to {p}…)"));
             }

@@ -1,0 +1,74 @@
+//! Presenter mode's captions: one or two plain sentences per step saying the concept the
+//! audience is looking at (what the seeds say matters), not what is on the screen.
+
+use super::connection::ladder::Rung;
+use super::sched::steps::Step;
+
+pub fn connection(rung: Option<&Rung>) -> String {
+    let Some(r) = rung else {
+        return "The client is about to open a connection to the API server.".into();
+    };
+    if r.failure.is_some() {
+        return "The connection stops here. Everything after this step never happened — the fix is on screen.".into();
+    }
+    match r.title.as_str() {
+        "TCP connect" => "First a plain TCP connection to the API server's address: nothing is secret or verified yet.",
+        "ClientHello" => "The client says which TLS versions and ciphers it speaks, and which server name it expects.",
+        "ServerHello" => "The server picks the version and cipher. From here the handshake is encrypted.",
+        "Certificate (server)" => "The server shows its certificate. The client trusts it only because a CA in the kubeconfig signed it — like a diploma trusted because we trust the school.",
+        "CertificateRequest" => "Now the server asks the client to prove who it is, naming the CAs it trusts for clients.",
+        "Certificate" => "The client sends its own certificate. Its CN becomes the user name and its O fields the groups.",
+        "Finished" => "Both sides proved they hold their private keys and agree on the keys. The channel is secure.",
+        "GET /version" => "The first real request: which Kubernetes release is this?",
+        "GET /api" => "The seed's curl request: the core API group answers with the versions it serves.",
+        _ => "Who does the server think we are? It answers from the certificate alone — no password was ever sent.",
+    }
+    .into()
+}
+
+pub fn journey(step: usize) -> &'static str {
+    match step {
+        0 => "A pod is only a JSON document. Creating it is one HTTPS POST to the API server.",
+        1 => "The request rides on the mutual-TLS connection we just watched being built.",
+        2 => "Authentication: who is asking? For a certificate, the CN and O fields answer.",
+        3 => {
+            "Authorization: may this user create pods here? RBAC rules decide, or a privileged group skips them."
+        }
+        4 => {
+            "Admission: plugins fill in defaults and can change the pod before it is stored — here is what each changed."
+        }
+        5 => "Validation: the pod must be well formed. A mistake would stop it here with 422.",
+        6 => "Storage: the pod is written to etcd under its key, and gets a resourceVersion.",
+        7 => "201 Created: the client gets its answer now. The pod exists but runs nowhere yet.",
+        8 => {
+            "Watches: the scheduler and the kubelets learn about the pod by watching, not by being called."
+        }
+        9 => "Filter: the scheduler removes every node the pod cannot run on.",
+        10 => "Score: the remaining nodes are ranked; the highest total wins.",
+        11 => {
+            "Binding: the scheduler only writes the node's name into the pod. It starts nothing itself."
+        }
+        _ => {
+            "The kubelet on that node sees the binding, pulls the image and starts the container: Running."
+        }
+    }
+}
+
+pub fn scheduler(step: Option<&Step>) -> &'static str {
+    match step {
+        Some(Step::Nodes) => {
+            "Every node has capacity; the pods on it already claim part of it. The pod asks for its share."
+        }
+        Some(Step::Filter(_)) => {
+            "Filter: each plugin may rule a node out. A node stops at the first plugin that says no."
+        }
+        Some(Step::Predict) => "Before the scores: which node do you think wins, and why?",
+        Some(Step::Score(_)) => {
+            "Score: each plugin gives every remaining node 0-100, times its weight. The totals grow plugin by plugin."
+        }
+        Some(Step::Result) => {
+            "The highest total wins; ties are broken at random. The scheduler then binds the pod to it."
+        }
+        None => "The scheduler decides in two phases: rule nodes out, then rank what is left.",
+    }
+}

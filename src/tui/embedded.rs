@@ -1,0 +1,82 @@
+//! `kexplore --embedded` (and `kexplore` with no kubeconfig): the embedded API server started
+//! in-process on a loopback port with a freshly minted PKI, and a private kubeconfig for it, so
+//! every view explores a real mTLS server instead of a pretend one. The TUI then loads that
+//! kubeconfig like any other: views 1 and 2 show its certificates, 3–5 talk to it.
+
+use std::path::{Path, PathBuf};
+
+use crate::apiserver::authn::TokenFile;
+use crate::apiserver::pki;
+use crate::apiserver::server::{self, Running, ServeOptions};
+
+/// A running embedded server and the kubeconfig written for it. `stop` must be called (the
+/// TUI does it after restoring the terminal) to end the server and remove the kubeconfig.
+pub struct Embedded {
+    pub url: String,
+    pub kubeconfig: PathBuf,
+    dir: PathBuf,
+    running: Option<Running>,
+}
+
+impl Embedded {
+    /// Starts the server on `rt` and writes its kubeconfig (mode 0600) in a private directory.
+    pub fn start(rt: &tokio::runtime::Runtime, scenarios: &[PathBuf]) -> Result<Embedded, String> {
+        for s in scenarios {
+            if !s.is_file() {
+                return Err(format!("--scenario {}: no such file", s.display()));
+            }
+        }
+        let pki = pki::mint()?;
+        let opts = ServeOptions {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            pki: pki.clone(),
+            tokens: TokenFile::default(),
+            audit_log: None,
+            demo: true,
+            scenarios: scenarios.to_vec(),
+            control_loops: true,
+        };
+        let running = rt.block_on(server::start(opts))?;
+        let url = format!("https://{}", running.addr);
+        let dir = private_dir()?;
+        let kubeconfig = dir.join("kubeconfig");
+        if let Err(e) = pki::write_atomic_private(&kubeconfig, &pki::kubeconfig_yaml(&pki, &url)) {
+            let _ = std::fs::remove_dir_all(&dir);
+            rt.block_on(running.shutdown());
+            return Err(e);
+        }
+        Ok(Embedded {
+            url,
+            kubeconfig,
+            dir,
+            running: Some(running),
+        })
+    }
+
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Ends the server and removes the private kubeconfig.
+    pub fn stop(mut self, rt: &tokio::runtime::Runtime) {
+        if let Some(r) = self.running.take() {
+            rt.block_on(r.shutdown());
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A directory only this user can read: the kubeconfig in it holds a private key.
+fn private_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(format!(
+        "kexplore-tui-{}-{}",
+        std::process::id(),
+        crate::apiserver::util::uuid()
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}

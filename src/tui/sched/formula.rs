@@ -1,0 +1,142 @@
+//! The arithmetic behind a score, with the pod's and the node's actual numbers (`f` in view 5),
+//! and a FitError turned around into one line per node ("node-1: Insufficient cpu (needs 2,
+//! has 1.5 free)"). Each formula is recomputed from the snapshot and checked against the
+//! scheduler's own number, so a mismatch would show instead of hiding.
+
+use super::model::{Model, cpu_text, memory_text};
+use crate::scheduler::trace::PluginScore;
+
+/// Non-zero defaults for containers without requests (spec §7.2).
+const DEFAULT_MILLI_CPU: i64 = 100;
+const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024;
+
+/// Lines explaining plugin `p`'s score on snapshot node `k`.
+pub fn lines(m: &Model, k: usize, p: &PluginScore) -> Vec<String> {
+    let node = &m.snapshot.nodes[k];
+    let mut out = vec![format!("{} on {}", p.name, node.name)];
+    let check = |computed: i64| {
+        if computed == p.raw {
+            format!("= {computed} ✓ (the scheduler's raw score)")
+        } else {
+            format!("= {computed} ! the scheduler says {}", p.raw)
+        }
+    };
+    match p.name {
+        "NodeResourcesFit" => {
+            let (pc, pm) = (
+                m.pod.requests.non_zero_milli_cpu,
+                m.pod.requests.non_zero_memory,
+            );
+            let (ac, am) = (node.allocatable.milli_cpu, node.allocatable.memory);
+            let (rc, rm) = (node.non_zero_milli_cpu + pc, node.non_zero_memory + pm);
+            let least = |a: i64, r: i64| {
+                if a == 0 || r > a {
+                    0
+                } else {
+                    (a - r) * 100 / a
+                }
+            };
+            let (sc, sm) = (least(ac, rc), least(am, rm));
+            out.push("LeastAllocated: the more stays free after the pod, the higher".into());
+            out.push(format!(
+                "cpu     ({} − {}) × 100 / {} = {sc}",
+                cpu_text(ac),
+                cpu_text(rc),
+                cpu_text(ac)
+            ));
+            out.push(format!(
+                "memory  ({} − {}) × 100 / {} = {sm}",
+                memory_text(am),
+                memory_text(rm),
+                memory_text(am)
+            ));
+            out.push(format!(
+                "score   ({sc} + {sm}) / 2 {}",
+                check((sc + sm) / 2)
+            ));
+            if m.pod.requests.actual.milli_cpu == 0 || m.pod.requests.actual.memory == 0 {
+                out.push(format!(
+                    "note    a container without a request counts as {} cpu / {} here",
+                    cpu_text(DEFAULT_MILLI_CPU),
+                    memory_text(DEFAULT_MEMORY)
+                ));
+            }
+        }
+        "NodeResourcesBalancedAllocation" => {
+            let (pc, pm) = m.pod_request();
+            let (ac, am) = (node.allocatable.milli_cpu, node.allocatable.memory);
+            let fc = ((node.requested.milli_cpu + pc) as f64 / ac.max(1) as f64).min(1.0);
+            let fm = ((node.requested.memory + pm) as f64 / am.max(1) as f64).min(1.0);
+            let std = (fc - fm).abs() / 2.0;
+            out.push(
+                "BalancedAllocation: cpu and memory used in the same proportion score high".into(),
+            );
+            out.push(format!(
+                "cpu     {} / {} = {fc:.3}",
+                cpu_text(node.requested.milli_cpu + pc),
+                cpu_text(ac)
+            ));
+            out.push(format!(
+                "memory  {} / {} = {fm:.3}",
+                memory_text(node.requested.memory + pm),
+                memory_text(am)
+            ));
+            out.push(format!("std     |{fc:.3} − {fm:.3}| / 2 = {std:.3}"));
+            let computed = ((1.0 - std) * 100.0) as i64;
+            if m.data.version.balanced_with_and_without_pod() {
+                out.push(format!(
+                    "v1.36+: 50 + (50 + with pod − without pod) / 2; with pod {computed}"
+                ));
+            } else {
+                out.push(format!("score   (1 − {std:.3}) × 100 {}", check(computed)));
+            }
+        }
+        "TaintToleration" => {
+            let n = node
+                .taints
+                .iter()
+                .filter(|t| t.effect == "PreferNoSchedule")
+                .count();
+            out.push("raw = PreferNoSchedule taints the pod does not tolerate".into());
+            out.push(format!(
+                "raw     {n} such taint(s) on this node (before tolerations: {})",
+                node.taints.len()
+            ));
+            out.push("normalize: 100 − 100 × raw / max raw (all 100 when no node has one)".into());
+        }
+        _ => {}
+    }
+    out.push(format!(
+        "total   raw {} → normalized {} × weight {} = {}",
+        p.raw, p.normalized, p.weight, p.weighted
+    ));
+    out
+}
+
+/// One node's failure in plain words with the numbers: the FitError turned around.
+pub fn inverted(m: &Model, k: usize, reasons: &[String]) -> String {
+    let node = &m.snapshot.nodes[k];
+    let (pc, pm) = m.pod_request();
+    let parts: Vec<String> = reasons
+        .iter()
+        .map(|r| match r.as_str() {
+            "Insufficient cpu" => format!(
+                "{r} (needs {}, has {} free)",
+                cpu_text(pc),
+                cpu_text(node.allocatable.milli_cpu - node.requested.milli_cpu)
+            ),
+            "Insufficient memory" => format!(
+                "{r} (needs {}, has {} free)",
+                memory_text(pm),
+                memory_text(node.allocatable.memory - node.requested.memory)
+            ),
+            "Too many pods" => format!(
+                "{r} ({} of {} pods already)",
+                node.pods.len(),
+                node.allowed_pod_number
+            ),
+            _ => r.clone(),
+        })
+        .collect();
+    format!("{}: {}", node.name, parts.join(", "))
+}

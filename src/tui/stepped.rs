@@ -1,0 +1,298 @@
+//! `update` for the stepped views (3 Connection, 4 Pod journey, 5 Scheduler): stepping, what
+//! entering a view starts, effect results arriving, view 5's what-if and list controls. Pure
+//! like `update`: work on the network comes back as `Effect`s.
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::action::{Action, View};
+use super::journey::STEP_COUNT;
+use super::sched::model::{CPU_STEP, MEMORY_STEP, Model, Resource};
+use super::state::AppState;
+use super::update::Effect;
+
+/// Rows a page key moves in view 5's node list.
+const PAGE: usize = 10;
+
+/// Whether the view-5 steps include "which node wins?" (presenter mode asks it).
+pub fn predict(state: &AppState) -> bool {
+    state.present
+}
+
+/// What to start when a view becomes the current one.
+pub fn on_enter(state: &mut AppState) -> Vec<Effect> {
+    match state.view {
+        View::Connection if state.conn.report.is_none() && state.conn.running.is_none() => {
+            connect(state)
+        }
+        View::Scheduler if state.sched.model.is_none() && !state.sched.loading => {
+            load_cluster(state, None)
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn connect(state: &mut AppState) -> Vec<Effect> {
+    let Some(ctx) = state.context_name() else {
+        return Vec::new();
+    };
+    state.conn.running = Some(ctx.clone());
+    vec![Effect::Connect(ctx)]
+}
+
+/// The pod view 5 places when no journey pod is given: view 4's manifest.
+fn fallback_pod(state: &AppState) -> Option<Pod> {
+    let mut v = state.journey.pod()?.clone();
+    if v.pointer("/metadata/namespace").is_none() {
+        v["metadata"]["namespace"] = serde_json::json!("default");
+    }
+    serde_json::from_value(v).ok()
+}
+
+fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
+    let Some(ctx) = state.context_name() else {
+        state.sched.model = Some(Err("no context to list nodes from".into()));
+        return Vec::new();
+    };
+    let Some(pod) = fallback_pod(state) else {
+        state.sched.model = Some(Err(
+            "no pod to place: view 4's manifest is not a valid pod (press 4, then e)".into(),
+        ));
+        return Vec::new();
+    };
+    state.sched.loading = true;
+    state.sched.focus_pod = focus.clone();
+    vec![Effect::LoadCluster {
+        context: ctx,
+        focus,
+        fallback: Box::new(pod),
+    }]
+}
+
+fn start_journey(state: &mut AppState) -> Vec<Effect> {
+    let (Some(ctx), Some(pod)) = (state.context_name(), state.journey.pod().cloned()) else {
+        return Vec::new();
+    };
+    state.journey.running = true;
+    state.journey.collected = None;
+    vec![Effect::RunJourney {
+        context: ctx,
+        pod,
+        replace: state.journey.embedded,
+    }]
+}
+
+/// Space / Backspace (and autoplay) in views 3-5.
+pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match state.view {
+        View::Connection => {
+            // The ladder counts revealed rungs: never fewer than one once there is a ladder.
+            let len = state.conn.rungs.len();
+            let s = &mut state.conn.step;
+            *s = if forward {
+                (*s + 1).min(len)
+            } else {
+                s.saturating_sub(1).max(len.min(1))
+            };
+        }
+        View::PodJourney => {
+            let before = state.journey.step;
+            state.journey.step = if forward {
+                (before + 1).min(STEP_COUNT - 1)
+            } else {
+                before.saturating_sub(1)
+            };
+            // Leaving the request step sends it (once per run).
+            if forward && before == 0 && state.journey.collected.is_none() && !state.journey.running
+            {
+                effects.extend(start_journey(state));
+            }
+        }
+        View::Scheduler => {
+            let predict = predict(state);
+            let count = state.sched.steps(predict).len();
+            let s = &mut state.sched;
+            s.step = if forward {
+                (s.step + 1).min(count.saturating_sub(1))
+            } else {
+                s.step.min(count.saturating_sub(1)).saturating_sub(1)
+            };
+            s.formula = false;
+            s.reorder(predict);
+            s.cursor_to_scored(predict);
+        }
+        _ => return effects,
+    }
+    state.last_step_at = state.now_unix;
+    state.detail_scroll = 0;
+    effects
+}
+
+/// Results and view-specific keys; `None` when the action is not one of these.
+pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let effects = match action {
+        Action::ConnectionDone(r) => {
+            let creds = state.active.as_ref().and_then(|a| a.report()).cloned();
+            state.conn.set((*r.0).clone(), creds.as_ref());
+            Vec::new()
+        }
+        Action::JourneyProgress(c, done) => {
+            state.journey.collected = Some((*c.0).clone());
+            state.journey.running = !done;
+            Vec::new()
+        }
+        Action::ClusterLoaded(r) => {
+            state.sched.loading = false;
+            state.sched.model = Some(match &*r.0 {
+                Ok(data) => Model::new(data.clone()),
+                Err(e) => Err(e.clone()),
+            });
+            state.sched.step = 0;
+            state.sched.cursor = 0;
+            state.sched.reorder(predict(state));
+            Vec::new()
+        }
+        Action::ManifestEdited(r) => {
+            match r {
+                Ok(text) => state.journey.set_manifest(text),
+                Err(e) => state.journey.manifest = Some(Err(e.clone())),
+            }
+            // The pod view 5 places follows the manifest.
+            state.sched.model = None;
+            Vec::new()
+        }
+        Action::Refresh => match state.view {
+            View::Connection => {
+                state.conn = Default::default();
+                connect(state)
+            }
+            View::PodJourney if !state.journey.running => {
+                state.journey.step = 1;
+                start_journey(state)
+            }
+            View::Scheduler => {
+                let focus = state.sched.focus_pod.clone();
+                load_cluster(state, focus)
+            }
+            _ => Vec::new(),
+        },
+        Action::EditPod if state.view == View::PodJourney && !state.journey.running => {
+            vec![Effect::Edit(state.journey.path.clone())]
+        }
+        Action::OpenInScheduler if state.view == View::PodJourney => {
+            let created = state.journey.journey().is_some_and(|j| {
+                j.stages
+                    .iter()
+                    .any(|s| s.stage == "response" && s.status == crate::journey::Status::Ok)
+            });
+            let focus = created
+                .then(|| state.journey.journey().map(|j| j.pod))
+                .flatten();
+            state.view = View::Scheduler;
+            state.sched.model = None;
+            load_cluster(state, focus)
+        }
+        Action::PageUp | Action::PageDown
+            if matches!(state.view, View::Connection | View::PodJourney) =>
+        {
+            state.detail_scroll = if *action == Action::PageUp {
+                state.detail_scroll.saturating_sub(PAGE as u16)
+            } else {
+                state.detail_scroll.saturating_add(PAGE as u16).min(400)
+            };
+            Vec::new()
+        }
+        Action::TogglePresent => {
+            state.present = !state.present;
+            state.sched.reorder(predict(state));
+            Vec::new()
+        }
+        _ if state.view == View::Scheduler => return scheduler_keys(state, action),
+        _ => return None,
+    };
+    Some(effects)
+}
+
+fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let predict = predict(state);
+    let s = &mut state.sched;
+    match action {
+        Action::MoveUp => s.cursor = s.cursor.saturating_sub(1),
+        Action::MoveDown => s.cursor = (s.cursor + 1).min(s.order.len().saturating_sub(1)),
+        Action::PageUp => s.cursor = s.cursor.saturating_sub(PAGE),
+        Action::PageDown => s.cursor = (s.cursor + PAGE).min(s.order.len().saturating_sub(1)),
+        Action::ToggleFormula => s.formula = !s.formula,
+        Action::CycleSort => {
+            s.sort = s.sort.next();
+            s.reorder(predict);
+        }
+        Action::StartFilter => state.typing = true,
+        Action::FilterInput(c) => {
+            s.filter.push(*c);
+            s.cursor = 0;
+            s.reorder(predict);
+        }
+        Action::FilterBack => {
+            s.filter.pop();
+            s.reorder(predict);
+        }
+        Action::FilterEnd(keep) => {
+            state.typing = false;
+            if !keep {
+                s.filter.clear();
+                s.reorder(predict);
+            }
+        }
+        Action::More
+        | Action::Less
+        | Action::SwitchResource
+        | Action::ToggleTolerations
+        | Action::NextSelector => {
+            let Some(m) = s.model_mut() else {
+                return Some(Vec::new());
+            };
+            let sign = if *action == Action::Less { -1 } else { 1 };
+            match action {
+                Action::SwitchResource => {
+                    m.whatif.resource = match m.whatif.resource {
+                        Resource::Cpu => Resource::Memory,
+                        Resource::Memory => Resource::Cpu,
+                    };
+                    return Some(Vec::new());
+                }
+                Action::ToggleTolerations => m.whatif.tolerate_all = !m.whatif.tolerate_all,
+                Action::NextSelector => {
+                    m.whatif.selector = match m.whatif.selector {
+                        None if !m.labels.is_empty() => Some(0),
+                        Some(i) if i + 1 < m.labels.len() => Some(i + 1),
+                        _ => None,
+                    }
+                }
+                _ => match m.whatif.resource {
+                    Resource::Cpu => m.whatif.cpu_milli += sign * CPU_STEP,
+                    Resource::Memory => m.whatif.memory_bytes += sign * MEMORY_STEP,
+                },
+            }
+            m.rerun();
+            s.formula = false;
+            s.reorder(predict);
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+/// Autoplay: one step forward when the interval has passed.
+pub fn autoplay(state: &mut AppState) -> Vec<Effect> {
+    let Some(secs) = state.autoplay else {
+        return Vec::new();
+    };
+    let stepped = matches!(
+        state.view,
+        View::Connection | View::PodJourney | View::Scheduler
+    );
+    if !stepped || state.overlay.is_some() || state.now_unix - state.last_step_at < secs as i64 {
+        return Vec::new();
+    }
+    step(state, true)
+}

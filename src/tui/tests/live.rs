@@ -1,0 +1,247 @@
+//! View 3 against a real embedded API server on a loopback port: the ladder of a good
+//! connection ends with the SelfSubjectReview identity; `sample-kubeconfigs/wrong-ca.yaml` and
+//! `expired-client.yaml` stop at the server certificate (their CA is not the server's) with the
+//! right explanation; a client certificate from the server's own CA that expired stops at the
+//! first request with 401 and says it expired.
+
+use std::path::{Path, PathBuf};
+
+use crate::apiserver::authn::TokenFile;
+use crate::apiserver::pki::{self, ClusterPki};
+use crate::apiserver::server::{self, Running, ServeOptions};
+use crate::kubeconfig::{Kubeconfig, ResolvedContext};
+use crate::pki::CredentialReport;
+use crate::pki::mint::{Attr, Authority, CertSpec, KeyKind, generate_key};
+use crate::tui::connection::ladder::{self, Rung};
+use crate::tui::connection::probe;
+
+pub struct Live {
+    pub rt: tokio::runtime::Runtime,
+    pub running: Option<Running>,
+    pub url: String,
+    pub pki: ClusterPki,
+    pub dir: tempfile::TempDir,
+}
+
+impl Live {
+    pub fn start() -> Live {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let pki = pki::mint().expect("pki");
+        let running = rt
+            .block_on(server::start(ServeOptions {
+                listen: "127.0.0.1:0".parse().expect("addr"),
+                pki: pki.clone(),
+                tokens: TokenFile::default(),
+                audit_log: None,
+                demo: true,
+                scenarios: vec![],
+                control_loops: true,
+            }))
+            .expect("server starts");
+        let url = format!("https://{}", running.addr);
+        Live {
+            rt,
+            running: Some(running),
+            url,
+            pki,
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    /// Writes `yaml` as a kubeconfig file and resolves its current context.
+    pub fn context(&self, name: &str, yaml: &str) -> ResolvedContext {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, yaml).expect("write kubeconfig");
+        Kubeconfig::load_file(&path)
+            .expect("load")
+            .resolve(None)
+            .expect("resolve")
+    }
+
+    pub fn own_kubeconfig(&self) -> String {
+        pki::kubeconfig_yaml(&self.pki, &self.url)
+    }
+
+    /// A sample kubeconfig pointed at this server instead of 127.0.0.1:6443.
+    pub fn sample(&self, name: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sample-kubeconfigs")
+            .join(name);
+        std::fs::read_to_string(path)
+            .expect("sample")
+            .replace("https://127.0.0.1:6443", &self.url)
+    }
+
+    pub fn ladder(&self, ctx: &ResolvedContext) -> (Vec<Rung>, CredentialReport) {
+        let report = self.rt.block_on(probe::probe(ctx));
+        let creds = crate::pki::inspect(ctx).expect("inspect");
+        (ladder::build(&report, Some(&creds)), creds)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(r) = self.running.take() {
+            self.rt.block_on(r.shutdown());
+        }
+    }
+}
+
+fn last(rungs: &[Rung]) -> &Rung {
+    rungs.last().expect("at least one rung")
+}
+
+#[test]
+fn a_good_connection_ends_with_the_identity_from_selfsubjectreview() {
+    let live = Live::start();
+    let ctx = live.context("own", &live.own_kubeconfig());
+    let (rungs, _) = live.ladder(&ctx);
+    let titles: Vec<&str> = rungs.iter().map(|r| r.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "TCP connect",
+            "ClientHello",
+            "ServerHello",
+            "Certificate (server)",
+            "CertificateRequest",
+            "Certificate",
+            "Finished",
+            "GET /version",
+            "GET /api",
+            "POST …/selfsubjectreviews"
+        ]
+    );
+    assert!(rungs.iter().all(|r| r.failure.is_none()), "{rungs:#?}");
+    let end = last(&rungs);
+    assert!(end.summary.contains("kexplore-admin"), "{}", end.summary);
+    assert!(end.summary.contains("system:masters"), "{}", end.summary);
+    let api = &rungs[8];
+    assert!(
+        api.details
+            .iter()
+            .any(|(_, v)| v.contains("\"kind\":\"APIVersions\"")),
+        "{api:?}"
+    );
+    let cert = &rungs[3];
+    assert!(
+        cert.details
+            .iter()
+            .any(|(l, v)| l == "name" && v.contains("matches IP:127.0.0.1")),
+        "{cert:?}"
+    );
+}
+
+#[test]
+fn wrong_ca_stops_at_the_server_certificate_as_an_unknown_authority() {
+    let live = Live::start();
+    let ctx = live.context("wrong-ca", &live.sample("wrong-ca.yaml"));
+    let (rungs, _) = live.ladder(&ctx);
+    let end = last(&rungs);
+    assert_eq!(end.title, "Certificate (server)");
+    let f = end.failure.as_ref().expect("a failure");
+    assert!(f.why.contains("issued by CN=kexplore-ca"), "{}", f.why);
+    assert!(f.why.contains("trusts only: CN=kubernetes"), "{}", f.why);
+    assert!(f.fix.contains("certificate-authority-data"), "{}", f.fix);
+}
+
+#[test]
+fn expired_client_sample_stops_at_the_server_certificate_and_names_the_expiry() {
+    let live = Live::start();
+    let ctx = live.context("expired", &live.sample("expired-client.yaml"));
+    let (rungs, _) = live.ladder(&ctx);
+    let end = last(&rungs);
+    assert_eq!(end.title, "Certificate (server)");
+    let f = end.failure.as_ref().expect("a failure");
+    assert!(f.why.contains("trusts only"), "{}", f.why);
+    assert!(
+        f.why.contains("client certificate") && f.why.contains("expired"),
+        "the next problem is said too: {}",
+        f.why
+    );
+}
+
+#[test]
+fn an_expired_certificate_from_the_servers_ca_gets_401_and_says_why() {
+    let live = Live::start();
+    let ca = Authority::from_pem(&live.pki.ca.cert_pem, &live.pki.ca.key_pem).expect("ca");
+    let key = generate_key(KeyKind::EcdsaP256).expect("key");
+    let day = 86_400;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let cert = ca
+        .issue(
+            &CertSpec::client(
+                vec![
+                    (Attr::O, "system:masters".into()),
+                    (Attr::CN, "old-admin".into()),
+                ],
+                now - 400 * day,
+                now - day,
+            ),
+            &key,
+        )
+        .expect("issue");
+    use base64::Engine;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
+    let yaml = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: old\nclusters:\n- name: c\n  cluster:\n    server: {}\n    certificate-authority-data: {}\nusers:\n- name: old\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\ncontexts:\n- name: old\n  context: {{cluster: c, user: old}}\n",
+        live.url,
+        b64(&live.pki.ca.cert_pem),
+        b64(&cert.cert_pem),
+        b64(&key.serialize_pem()),
+    );
+    let ctx = live.context("old", &yaml);
+    let (rungs, _) = live.ladder(&ctx);
+    let end = last(&rungs);
+    assert_eq!(end.title, "GET /version", "{rungs:#?}");
+    let f = end.failure.as_ref().expect("a failure");
+    assert!(f.why.starts_with("401 Unauthorized"), "{}", f.why);
+    assert!(f.why.contains("expired"), "{}", f.why);
+    let client = rungs
+        .iter()
+        .find(|r| r.title == "Certificate")
+        .expect("client rung");
+    assert!(
+        client
+            .details
+            .iter()
+            .any(|(l, v)| l == "!" && v.contains("expired")),
+        "{client:?}"
+    );
+}
+
+/// Where the view-4 fixture lives.
+pub fn journey_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui/tests/data/journey.json")
+}
+
+/// Regenerates `data/journey.json`: the seed's app.json sent through a real embedded server,
+/// everything the run collected. Run with
+/// `cargo test --lib tui::tests::live::regenerate_journey_fixture -- --ignored`.
+#[test]
+#[ignore]
+fn regenerate_journey_fixture() {
+    let live = Live::start();
+    let ctx = live.context("own", &live.own_kubeconfig());
+    let pod: serde_json::Value =
+        serde_json::from_str(include_str!("../../../scenarios/app.json")).expect("app.json");
+    let last = std::sync::Mutex::new(None);
+    live.rt.block_on(crate::tui::journey::run::run(
+        &ctx,
+        &pod,
+        false,
+        |c, done| {
+            if done {
+                *last.lock().expect("lock") = Some(c.clone());
+            }
+        },
+    ));
+    let c = last.into_inner().expect("lock").expect("a finished run");
+    let text = serde_json::to_string_pretty(&super::journey_data::to_json(&c)).expect("json");
+    std::fs::write(journey_fixture_path(), text + "\n").expect("write fixture");
+}

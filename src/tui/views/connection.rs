@@ -1,0 +1,187 @@
+//! View 3: the connection as a ladder between client and server, revealed one rung per Space,
+//! with the current rung's facts beside it (below it on narrow screens). A failed rung ends the
+//! ladder and says why and what would fix it.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::{ellipsize, inner_width, pane};
+use crate::tui::connection::ladder::{Arrow, Rung};
+use crate::tui::state::AppState;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::{field, status};
+
+/// Wide enough to put the details beside the ladder.
+const SIDE_BY_SIDE: u16 = 110;
+
+pub const SPINNER: [&str; 4] = ["|", "/", "-", "\\"];
+
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let c = &state.conn;
+    if c.report.is_none() {
+        let text = match (&c.running, state.context_name()) {
+            (Some(ctx), _) => format!(
+                "{} Connecting to the server of context '{ctx}': TCP, TLS handshake, then three requests…",
+                SPINNER[state.spinner % SPINNER.len()]
+            ),
+            (None, None) => "No usable context: pick one in view 1 (Enter).".into(),
+            (None, Some(_)) => "Press r to connect.".into(),
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, theme.muted))
+                .wrap(Wrap { trim: true })
+                .block(pane("3 Connection", theme, false)),
+            area,
+        );
+        return;
+    }
+    let (ladder_area, detail_area) = if area.width >= SIDE_BY_SIDE {
+        let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .areas(area);
+        (l, r)
+    } else {
+        let h = (c.rungs.len() as u16 + 3).min(area.height / 2).max(5);
+        let [l, r] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
+        (l, r)
+    };
+    draw_ladder(frame, ladder_area, state, theme);
+    draw_detail(frame, detail_area, c.current(), state.detail_scroll, theme);
+}
+
+fn arrow(a: Arrow) -> &'static str {
+    match a {
+        Arrow::ToServer => "──▶",
+        Arrow::ToClient => "◀──",
+        Arrow::Local => " ● ",
+        Arrow::RoundTrip => "◀─▶",
+    }
+}
+
+fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let c = &state.conn;
+    let width = inner_width(area);
+    let url = c.report.as_ref().map_or("", |r| r.server_url.as_str());
+    let mut lines = vec![Line::from(vec![
+        Span::styled(" client", theme.label),
+        Span::raw(" ".repeat(width.saturating_sub(14))),
+        Span::styled("server", theme.label),
+    ])];
+    let shown = c.step.min(c.rungs.len());
+    // Tall enough for every rung on two rows (title, then what it carried): no truncation.
+    let two_rows = area.height as usize >= 2 * c.rungs.len() + 4;
+    let per = if two_rows { 2 } else { 1 };
+    // Borders, the client/server row and the line after the rungs take four rows.
+    let visible = (area.height.saturating_sub(4) as usize / per).max(1);
+    let first = shown.saturating_sub(visible);
+    for (i, r) in c.rungs.iter().enumerate().take(shown).skip(first) {
+        let style = if i + 1 == shown {
+            theme.selection
+        } else {
+            theme.text
+        };
+        let head = format!(" {} {} ", status::symbol(r.status), arrow(r.arrow));
+        if two_rows {
+            let rest = width.saturating_sub(head.chars().count());
+            lines.push(Line::from(vec![
+                Span::styled(head, status::style(theme, r.status)),
+                Span::styled(ellipsize(&r.title, rest), style),
+            ]));
+            lines.push(Line::styled(
+                format!("       {}", ellipsize(&r.summary, width.saturating_sub(7))),
+                theme.muted,
+            ));
+            continue;
+        }
+        let title = format!("{:<26}", r.title);
+        let rest = width.saturating_sub(head.chars().count() + title.chars().count());
+        lines.push(Line::from(vec![
+            Span::styled(head, status::style(theme, r.status)),
+            Span::styled(title, style),
+            Span::styled(ellipsize(&r.summary, rest), style),
+        ]));
+    }
+    let left = c.rungs.len().saturating_sub(shown);
+    let failed = c
+        .rungs
+        .get(shown.wrapping_sub(1))
+        .is_some_and(|r| r.failure.is_some());
+    if failed {
+        lines.push(Line::styled(
+            "   ✗ the connection stops here (why and fix: details)",
+            theme.error,
+        ));
+    } else if left > 0 {
+        lines.push(Line::styled(
+            format!("   … {left} more (Space)"),
+            theme.muted,
+        ));
+    } else if c.rungs.last().is_some_and(|r| r.failure.is_none()) {
+        lines.push(Line::styled(
+            "   ✓ connected, and the server knows who you are",
+            theme.ok,
+        ));
+    }
+    let title = format!(
+        "3 Connection · {} · step {}/{}",
+        ellipsize(url, 40),
+        shown,
+        c.rungs.len()
+    );
+    frame.render_widget(Paragraph::new(lines).block(pane(title, theme, true)), area);
+}
+
+fn draw_detail(frame: &mut Frame, area: Rect, rung: Option<&Rung>, scroll: u16, theme: &Theme) {
+    let Some(r) = rung else {
+        frame.render_widget(pane("Details", theme, false), area);
+        return;
+    };
+    let width = inner_width(area);
+    let label_w = r
+        .details
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(14)
+        + 2;
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(f) = &r.failure {
+        lines.extend(field::lines(
+            "✗ Why",
+            7,
+            &f.why,
+            width,
+            theme.error,
+            theme.error,
+        ));
+        lines.extend(field::lines(
+            "  Fix",
+            7,
+            &f.fix,
+            width,
+            theme.label,
+            theme.text,
+        ));
+        lines.push(Line::raw(""));
+    }
+    for (label, value) in &r.details {
+        lines.extend(field::lines(
+            label,
+            label_w,
+            value,
+            width,
+            theme.label,
+            theme.text,
+        ));
+    }
+    frame.render_widget(
+        Paragraph::new(lines).scroll((scroll, 0)).block(pane(
+            format!("{} (PgUp/PgDn)", r.title),
+            theme,
+            false,
+        )),
+        area,
+    );
+}

@@ -1,0 +1,174 @@
+//! View 4: the pod's journey. On the left the request and the twelve stages, each marked
+//! observed / reported / inferred and revealed one per Space; on the right what the current
+//! stage did, from the journey the apiserver branch's `journey::build` assembled.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use serde_json::Value;
+
+use super::connection::SPINNER;
+use super::journey_detail;
+use super::{ellipsize, inner_width, pane};
+use crate::journey::{STAGES, Source, Stage, Status};
+use crate::tui::state::AppState;
+use crate::tui::theme::Theme;
+
+const SIDE_BY_SIDE: u16 = 100;
+
+pub fn title(stage: &str) -> &'static str {
+    match stage {
+        "tls-handshake" => "TLS handshake",
+        "authentication" => "Authentication",
+        "authorization" => "Authorization",
+        "admission" => "Admission",
+        "validation" => "Validation",
+        "storage" => "Storage (etcd)",
+        "response" => "201 response",
+        "watch" => "Watch event",
+        "filter" => "Filter",
+        "score" => "Score",
+        "binding" => "Binding",
+        "kubelet" => "Kubelet",
+        _ => "?",
+    }
+}
+
+pub fn source_word(s: Source) -> &'static str {
+    match s {
+        Source::Observed => "observed",
+        Source::Reported => "reported",
+        Source::Inferred => "inferred",
+    }
+}
+
+/// The symbol and style of a stage; a stage not reached yet while the run goes on is waiting.
+fn mark<'a>(
+    stage: Option<&Stage>,
+    running: bool,
+    spin: &'a str,
+    theme: &Theme,
+) -> (&'a str, ratatui::style::Style) {
+    match stage.map(|s| s.status) {
+        Some(Status::Ok) => ("✓", theme.ok),
+        Some(Status::Failed) => ("✗", theme.error),
+        Some(Status::Skipped) if running => (spin, theme.warn),
+        Some(Status::Skipped) => ("–", theme.muted),
+        None if running => (spin, theme.warn),
+        None => ("·", theme.muted),
+    }
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let j = &state.journey;
+    let journey = j.journey();
+    let (list_area, detail_area) = if area.width >= SIDE_BY_SIDE {
+        let [l, r] = Layout::horizontal([Constraint::Length(40), Constraint::Min(30)]).areas(area);
+        (l, r)
+    } else {
+        let h = (STAGES.len() as u16 + 3).min(area.height / 2);
+        let [l, r] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
+        (l, r)
+    };
+    let spin = SPINNER[state.spinner % SPINNER.len()];
+    let width = inner_width(list_area);
+    let mut lines = vec![Line::from(vec![
+        Span::styled(if j.step == 0 { "▶ " } else { "  " }, theme.accent),
+        Span::styled(
+            ellipsize(
+                &format!("Request  POST …/pods  ({})", file_name(j)),
+                width.saturating_sub(2),
+            ),
+            if j.step == 0 {
+                theme.selection
+            } else {
+                theme.text
+            },
+        ),
+    ])];
+    // Inside the borders, below the request row: keep the current stage on screen.
+    let inner = list_area.height.saturating_sub(3) as usize;
+    let skip = j.step.saturating_sub(inner.max(1));
+    for (i, name) in STAGES.iter().enumerate().skip(skip) {
+        let n = i + 1;
+        if n > j.step {
+            lines.push(Line::styled(format!("  · {}", title(name)), theme.muted));
+            continue;
+        }
+        let stage = journey.as_ref().and_then(|jj| jj.stages.get(i));
+        let (sym, style) = mark(stage, j.running || j.collected.is_none(), spin, theme);
+        let src = stage.map_or(String::new(), |s| format!("[{}]", source_word(s.source)));
+        let row = format!("{:<16}{src}", title(name));
+        lines.push(Line::from(vec![
+            Span::styled(if n == j.step { "▶ " } else { "  " }, theme.accent),
+            Span::styled(format!("{sym} "), style),
+            Span::styled(
+                ellipsize(&row, width.saturating_sub(4)),
+                if n == j.step {
+                    theme.selection
+                } else {
+                    theme.text
+                },
+            ),
+        ]));
+    }
+    let head = match &journey {
+        Some(jj) => format!("4 Pod journey · {} · {}/{}", jj.pod, j.step, STAGES.len()),
+        None => format!("4 Pod journey · {}/{}", j.step, STAGES.len()),
+    };
+    frame.render_widget(
+        Paragraph::new(lines).block(pane(head, theme, true)),
+        list_area,
+    );
+    let dw = inner_width(detail_area);
+    let (detail_title, detail) = if j.step == 0 {
+        (
+            "The request".to_string(),
+            journey_detail::request(state, dw, theme),
+        )
+    } else {
+        let name = STAGES[j.step - 1];
+        let stage = journey.as_ref().and_then(|jj| jj.stages.get(j.step - 1));
+        let t = match stage {
+            Some(s) => format!("{} · {}", title(name), source_word(s.source)),
+            None => title(name).to_string(),
+        };
+        let body = match stage {
+            Some(s) if s.status == Status::Skipped && j.running => vec![Line::styled(
+                format!("{spin} waiting for this stage — the pod is on its way"),
+                theme.warn,
+            )],
+            Some(s) => journey_detail::stage(state, s, dw, theme),
+            None if j.running || j.collected.is_none() => vec![Line::styled(
+                format!("{spin} sending the request…"),
+                theme.warn,
+            )],
+            None => vec![Line::styled("not reached", theme.muted)],
+        };
+        (t, body)
+    };
+    frame.render_widget(
+        Paragraph::new(detail)
+            .scroll((state.detail_scroll, 0))
+            .block(pane(format!("{detail_title} (PgUp/PgDn)"), theme, false)),
+        detail_area,
+    );
+}
+
+fn file_name(j: &crate::tui::journey::JourneyState) -> String {
+    j.path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("pod")
+        .to_string()
+}
+
+/// `detail[key]` as text, for the detail pane.
+pub fn text(v: &Value, key: &str) -> String {
+    match v.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => "—".into(),
+        Some(other) => other.to_string(),
+    }
+}

@@ -1,0 +1,477 @@
+//! The right-hand pane of view 4: what one stage did, in words and numbers, read from the
+//! stage's detail as the journey reported it. Admission shows each plugin's changes as a diff
+//! (the value before from the manifest, after from the stored pod the 201 returned).
+
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::journey::{source_word, text};
+use crate::journey::{Source, Stage};
+use crate::tui::journey::request;
+use crate::tui::journey::run::namespace_of;
+use crate::tui::state::AppState;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::field;
+
+fn row(label: &str, value: impl Into<String>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    field::lines(label, 17, &value.into(), width, theme.label, theme.text)
+}
+
+fn note(s: impl Into<String>, theme: &Theme) -> Line<'static> {
+    Line::styled(s.into(), theme.muted)
+}
+
+pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let j = &state.journey;
+    let mut out = Vec::new();
+    let pod = match &j.manifest {
+        Some(Ok(p)) => p,
+        Some(Err(e)) => {
+            out.extend(field::lines("✗", 2, e, width, theme.error, theme.error));
+            out.push(note("e edits the manifest", theme));
+            return out;
+        }
+        None => return vec![note("no manifest", theme)],
+    };
+    let server = state
+        .active
+        .as_ref()
+        .and_then(|a| a.resolved.as_ref().ok())
+        .map_or(String::new(), |f| f.server.clone());
+    let ctx_ns = state
+        .active
+        .as_ref()
+        .and_then(|a| a.resolved.as_ref().ok())
+        .map_or(String::new(), |f| f.namespace.clone());
+    let ns = namespace_of(pod, &ctx_ns);
+    let file = j
+        .path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("pod.json")
+        .to_string();
+    out.extend(row("manifest", j.path.display().to_string(), width, theme));
+    out.push(Line::styled("as curl (the seed):", theme.label));
+    out.extend(field::lines(
+        "",
+        2,
+        &request::curl(&server, &ns, &file),
+        width,
+        theme.text,
+        theme.text,
+    ));
+    out.push(Line::styled("as kubectl sends it:", theme.label));
+    for l in request::kubectl(&ns, &file) {
+        out.extend(field::lines("", 2, &l, width, theme.text, theme.text));
+    }
+    out.push(Line::styled("body:", theme.label));
+    let body = serde_json::to_string(pod).unwrap_or_default();
+    out.extend(field::lines("", 2, &body, width, theme.muted, theme.muted));
+    out.push(Line::raw(""));
+    if state.embedded.is_some() {
+        out.push(note(
+            "Space sends it to the embedded server · e edits it",
+            theme,
+        ));
+    } else {
+        out.push(Line::styled(
+            format!(
+                "! Space sends this to {server} for real: it creates the pod there · e edits it"
+            ),
+            theme.warn,
+        ));
+    }
+    out
+}
+
+pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let d = &s.detail;
+    let mut out = Vec::new();
+    if s.source == Source::Inferred {
+        out.push(note(
+            format!(
+                "{}: the server does not report this stage; this is what must have happened",
+                source_word(s.source)
+            ),
+            theme,
+        ));
+    }
+    match s.stage {
+        "tls-handshake" => {
+            if let Some(e) = d.get("error") {
+                out.extend(field::lines(
+                    "✗",
+                    2,
+                    &text(d, "error"),
+                    width,
+                    theme.error,
+                    theme.error,
+                ));
+                let _ = e;
+            } else {
+                out.extend(row("version", text(d, "tls_version"), width, theme));
+                out.extend(row("cipher", text(d, "cipher_suite"), width, theme));
+                out.extend(row("ALPN", text(d, "alpn"), width, theme));
+                out.extend(row(
+                    "server cert",
+                    if d["server_verified"] == Value::Bool(true) {
+                        "✓ verified against the kubeconfig's CA"
+                    } else {
+                        "✗ not verified"
+                    },
+                    width,
+                    theme,
+                ));
+                out.extend(row(
+                    "client cert",
+                    if d["client_certificate_sent"] == Value::Bool(true) {
+                        "✓ sent"
+                    } else {
+                        "none sent"
+                    },
+                    width,
+                    theme,
+                ));
+                out.push(note(
+                    "view 3 walks through this handshake step by step",
+                    theme,
+                ));
+            }
+        }
+        "authentication" => {
+            out.extend(row("user", text(d, "user"), width, theme));
+            out.extend(row(
+                "groups",
+                d["groups"]
+                    .as_array()
+                    .map(|g| {
+                        g.iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default(),
+                width,
+                theme,
+            ));
+            out.extend(row("method", text(d, "method"), width, theme));
+            if let Some(c) = d.get("client_certificate") {
+                out.extend(row("certificate", text(c, "subject"), width, theme));
+                out.extend(row("issuer", text(c, "issuer"), width, theme));
+                out.push(note("CN → user, O → groups; every authenticated user also gets system:authenticated", theme));
+            }
+            if let Some(e) = d.get("explanation") {
+                out.extend(field::lines(
+                    "",
+                    0,
+                    e.as_str().unwrap_or(""),
+                    width,
+                    theme.muted,
+                    theme.muted,
+                ));
+            }
+        }
+        "authorization" => {
+            out.extend(row("decision", text(d, "decision"), width, theme));
+            let authorizer = text(d, "authorizer");
+            out.extend(row("authorizer", authorizer.clone(), width, theme));
+            let a = &d["attributes"];
+            out.extend(row(
+                "request",
+                format!(
+                    "{} {} in namespace {}",
+                    text(a, "verb"),
+                    text(a, "resource"),
+                    text(a, "namespace")
+                ),
+                width,
+                theme,
+            ));
+            let reason = text(d, "reason");
+            if authorizer == "privileged-group" {
+                out.extend(row(
+                    "rule",
+                    "none needed: the group system:masters bypasses RBAC entirely",
+                    width,
+                    theme,
+                ));
+            } else if reason != "—" && !reason.is_empty() {
+                out.extend(row("rule", reason, width, theme));
+            }
+            if let Some(e) = d.get("explanation") {
+                out.extend(field::lines(
+                    "",
+                    0,
+                    e.as_str().unwrap_or(""),
+                    width,
+                    theme.muted,
+                    theme.muted,
+                ));
+            }
+        }
+        "admission" => admission(state, d, width, theme, &mut out),
+        "validation" => match d["causes"].as_array() {
+            Some(c) if c.is_empty() => out.push(Line::styled(
+                "✓ the pod is valid: no field errors",
+                theme.ok,
+            )),
+            Some(c) => {
+                for cause in c {
+                    out.extend(field::lines(
+                        "✗",
+                        2,
+                        &format!("{}: {}", text(cause, "field"), text(cause, "message")),
+                        width,
+                        theme.error,
+                        theme.error,
+                    ));
+                }
+            }
+            None => out.extend(field::lines(
+                "",
+                0,
+                &d.to_string(),
+                width,
+                theme.text,
+                theme.text,
+            )),
+        },
+        "storage" => {
+            out.extend(row("etcd key", text(d, "key"), width, theme));
+            out.extend(row(
+                "resourceVersion",
+                text(d, "resourceVersion"),
+                width,
+                theme,
+            ));
+            out.extend(row("uid", text(d, "uid"), width, theme));
+            out.push(note(
+                "resourceVersion is etcd's revision: watches resume from it, updates must quote it",
+                theme,
+            ));
+        }
+        "response" => {
+            out.extend(row("status", text(d, "code"), width, theme));
+            out.extend(row(
+                "resourceVersion",
+                text(d, "resourceVersion"),
+                width,
+                theme,
+            ));
+            if let Some(st) = d.get("status") {
+                out.extend(row("message", text(st, "message"), width, theme));
+            }
+        }
+        "watch" => {
+            for e in d["events"].as_array().into_iter().flatten() {
+                out.push(Line::from(vec![
+                    Span::styled(format!("{:<9}", text(e, "type")), theme.label),
+                    Span::styled(
+                        format!(
+                            "rv {:<5} phase {:<8} node {}",
+                            text(e, "resourceVersion"),
+                            text(e, "phase"),
+                            text(e, "nodeName")
+                        ),
+                        theme.text,
+                    ),
+                ]));
+            }
+            out.push(note(
+                "the scheduler watches pods without a node; each kubelet watches pods bound to it",
+                theme,
+            ));
+        }
+        "filter" => {
+            out.extend(row(
+                "feasible",
+                format!(
+                    "{} of {} nodes",
+                    text(d, "nodes_feasible"),
+                    text(d, "nodes_total")
+                ),
+                width,
+                theme,
+            ));
+            for v in d["filter"].as_array().into_iter().flatten().take(8) {
+                let passed = v["passed"] == Value::Bool(true);
+                let why = v["reasons"]
+                    .as_array()
+                    .map(|r| {
+                        r.iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                let line = if passed {
+                    format!("✓ {}", text(v, "node"))
+                } else {
+                    format!("✗ {}  {}: {why}", text(v, "node"), text(v, "plugin"))
+                };
+                out.extend(field::lines(
+                    "",
+                    0,
+                    &line,
+                    width,
+                    if passed { theme.ok } else { theme.error },
+                    theme.text,
+                ));
+            }
+            if d["message"].is_string() {
+                out.extend(row("FitError", text(d, "message"), width, theme));
+            }
+            out.push(Line::styled(
+                "Enter: every node, plugin by plugin, in view 5",
+                theme.key_hint,
+            ));
+        }
+        "score" => {
+            let selected = text(d, "selected");
+            for n in d["score"].as_array().into_iter().flatten() {
+                let node = text(n, "node");
+                let star = if node == selected { "★" } else { " " };
+                out.push(Line::styled(
+                    format!("{star} {node:<16} {}", text(n, "total")),
+                    if node == selected {
+                        theme.accent
+                    } else {
+                        theme.text
+                    },
+                ));
+            }
+            out.extend(row("selected", selected, width, theme));
+            out.push(Line::styled(
+                "Enter: the plugins' raw → normalized → weighted scores in view 5",
+                theme.key_hint,
+            ));
+        }
+        "binding" => {
+            out.extend(row("node", text(d, "node"), width, theme));
+            out.extend(row("event", text(d, "event"), width, theme));
+            out.extend(row(
+                "resourceVersion",
+                text(d, "resourceVersion"),
+                width,
+                theme,
+            ));
+            out.push(note(
+                "POST pods/app/binding: the scheduler writes spec.nodeName, nothing more",
+                theme,
+            ));
+        }
+        "kubelet" => {
+            for st in d["steps"].as_array().into_iter().flatten() {
+                let at = text(st, "at");
+                let t = at.get(11..23).unwrap_or(&at).to_string();
+                let what = st
+                    .get("detail")
+                    .and_then(Value::as_object)
+                    .map(|o| {
+                        o.iter()
+                            .map(|(k, v)| {
+                                format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default();
+                out.extend(field::lines(
+                    &format!("{t}  {:<18}", text(st, "step")),
+                    33,
+                    &what,
+                    width,
+                    theme.label,
+                    theme.text,
+                ));
+            }
+            out.extend(row("phase", text(d, "phase"), width, theme));
+            if d["simulated"] == Value::Bool(true) {
+                out.push(note(
+                    "the embedded cluster's kubelets are simulated: no container really runs",
+                    theme,
+                ));
+            }
+        }
+        _ => out.extend(field::lines(
+            "",
+            0,
+            &d.to_string(),
+            width,
+            theme.text,
+            theme.text,
+        )),
+    }
+    if s.status == crate::journey::Status::Failed && out.is_empty() {
+        out.push(Line::styled("✗ failed", theme.error));
+    }
+    if let Some(e) = d
+        .get("explanation")
+        .filter(|_| !matches!(s.stage, "authentication" | "authorization"))
+    {
+        out.extend(field::lines(
+            "",
+            0,
+            e.as_str().unwrap_or(""),
+            width,
+            theme.muted,
+            theme.muted,
+        ));
+    }
+    out
+}
+
+fn admission(
+    state: &AppState,
+    d: &Value,
+    width: usize,
+    theme: &Theme,
+    out: &mut Vec<Line<'static>>,
+) {
+    let manifest = state.journey.pod().cloned().unwrap_or(Value::Null);
+    let stored = state
+        .journey
+        .collected
+        .as_ref()
+        .and_then(|c| c.create.as_ref())
+        .map(|(_, b)| b.clone())
+        .unwrap_or(Value::Null);
+    for p in d["plugins"].as_array().into_iter().flatten() {
+        let changed: Vec<&str> = p["changed"]
+            .as_array()
+            .map(|c| c.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        out.push(Line::from(vec![
+            Span::styled(format!("{:<26}", text(p, "plugin")), theme.label),
+            Span::styled(
+                format!("{} · {}", text(p, "phase"), text(p, "result")),
+                theme.muted,
+            ),
+        ]));
+        for path in changed {
+            if let Some(old) = request::value_at(&manifest, path) {
+                out.extend(field::lines(
+                    "  - ",
+                    4,
+                    &format!("{path}: {old}"),
+                    width,
+                    theme.error,
+                    theme.error,
+                ));
+            }
+            let new = request::value_at(&stored, path).unwrap_or_else(|| "(removed)".into());
+            out.extend(field::lines(
+                "  + ",
+                4,
+                &format!("{path}: {new}"),
+                width,
+                theme.ok,
+                theme.ok,
+            ));
+        }
+    }
+    out.push(note(
+        "+ values as stored (the 201's body); - values from your manifest",
+        theme,
+    ));
+}

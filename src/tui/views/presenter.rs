@@ -1,0 +1,72 @@
+//! Presenter mode's frame: no tabs and no status bar, a margin, one title row saying where we
+//! are, and a caption box under the view with the concept of the current step in plain words.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use crate::tui::action::View;
+use crate::tui::captions;
+use crate::tui::state::AppState;
+use crate::tui::stepped::predict;
+use crate::tui::theme::Theme;
+
+const CAPTION: u16 = 4;
+
+fn areas(area: Rect) -> [Rect; 3] {
+    let inner = area.inner(Margin::new(2, 1));
+    Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(CAPTION),
+    ])
+    .areas(inner)
+}
+
+/// The view's area inside the presenter frame.
+pub fn body(area: Rect) -> Rect {
+    areas(area)[1]
+}
+
+pub fn caption(state: &AppState) -> String {
+    match state.view {
+        View::Connection => captions::connection(state.conn.current()),
+        View::PodJourney => captions::journey(state.journey.step).to_string(),
+        View::Scheduler => captions::scheduler(state.sched.current(predict(state)).as_ref()).to_string(),
+        View::Kubeconfig => "A kubeconfig says where the cluster is (server), how to trust it (the CA) and who we are (a certificate or a token).".into(),
+        View::Certificates => "Trust is a chain: the client trusts the server because it trusts the CA that signed the server's certificate.".into(),
+    }
+}
+
+/// Draws the title and the caption; returns where the view goes.
+pub fn draw_frame(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) -> Rect {
+    let [title, body, cap] = areas(area);
+    let auto = state
+        .autoplay
+        .map_or(String::new(), |s| format!("  · autoplay every {s}s"));
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(
+                format!("{} {}", state.view.index() + 1, state.view.title()),
+                theme.title,
+            ),
+            Span::styled(
+                format!("   Space next · Backspace back · P leaves presenter mode{auto}"),
+                theme.muted,
+            ),
+        ])),
+        title,
+    );
+    frame.render_widget(
+        Paragraph::new(Line::styled(caption(state), theme.caption))
+            .wrap(Wrap { trim: true })
+            .block(
+                ratatui::widgets::Block::bordered()
+                    .border_type(ratatui::widgets::BorderType::Rounded)
+                    .border_style(theme.border),
+            ),
+        cap,
+    );
+    body
+}

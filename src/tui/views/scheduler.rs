@@ -1,0 +1,414 @@
+//! View 5: one pod's scheduling cycle, step by step. On top the pod (with any what-if) and the
+//! step's summary for all nodes at once (so 5,000 nodes still read as a few lines); below, the
+//! nodes as rows; at the bottom the result, the FitError turned around per node, or (`f`) the
+//! formula behind the score under the cursor. Only the rows on screen are drawn.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::connection::SPINNER;
+use super::scheduler_rows;
+use super::{ellipsize, inner_width, pane};
+use crate::tui::sched::formula;
+use crate::tui::sched::model::{Model, Resource, cpu_text, memory_text};
+use crate::tui::sched::steps::{self, Step};
+use crate::tui::state::AppState;
+use crate::tui::stepped::predict;
+use crate::tui::theme::Theme;
+
+/// Rows under the node list for the result / formula panel.
+const PANEL: u16 = 8;
+
+/// Header, summary, list, panel.
+fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
+    let panel = match state.sched.current(predict(state)) {
+        Some(Step::Result) => PANEL,
+        _ if state.sched.formula => PANEL,
+        _ => 0,
+    };
+    let panel = panel.min(body.height / 3);
+    Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Length(3),
+        Constraint::Min(3),
+        Constraint::Length(panel),
+    ])
+    .areas(body)
+}
+
+/// The index into the display order of the row at (x, y), for mouse clicks.
+pub fn node_at(body: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
+    let list = areas(body, state)[2];
+    let inner_top = list.y + 2;
+    if x <= list.x || x >= list.x + list.width || y < inner_top || y >= list.y + list.height - 1 {
+        return None;
+    }
+    let first = scheduler_rows::first_row(state.sched.cursor, list.height.saturating_sub(3));
+    let i = first + (y - inner_top) as usize;
+    (i < state.sched.order.len()).then_some(i)
+}
+
+pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
+    let s = &state.sched;
+    let m = match &s.model {
+        Some(Ok(m)) => m,
+        Some(Err(e)) => {
+            frame.render_widget(
+                Paragraph::new(vec![
+                    Line::styled(format!("✗ {e}"), theme.error),
+                    Line::styled("r lists the cluster again", theme.muted),
+                ])
+                .wrap(Wrap { trim: true })
+                .block(pane("5 Scheduler", theme, false)),
+                body,
+            );
+            return;
+        }
+        None => {
+            let text = if s.loading {
+                format!(
+                    "{} Listing the cluster's nodes and pods…",
+                    SPINNER[state.spinner % SPINNER.len()]
+                )
+            } else {
+                "Press r to list the cluster's nodes and pods.".into()
+            };
+            frame.render_widget(
+                Paragraph::new(Line::styled(text, theme.muted)).block(pane(
+                    "5 Scheduler",
+                    theme,
+                    false,
+                )),
+                body,
+            );
+            return;
+        }
+    };
+    let all = s.steps(predict(state));
+    let idx = s.step.min(all.len().saturating_sub(1));
+    let step = all.get(idx).cloned().unwrap_or(Step::Nodes);
+    let [head, summary, list, panel] = areas(body, state);
+    draw_head(frame, head, m, theme);
+    draw_summary(frame, summary, m, &step, idx, all.len(), theme);
+    scheduler_rows::draw(frame, list, state, m, &step, theme);
+    if panel.height > 0 {
+        draw_panel(frame, panel, state, m, &step, theme);
+    }
+}
+
+fn draw_head(frame: &mut Frame, area: Rect, m: &Model, theme: &Theme) {
+    let (cpu, mem) = m.pod_request();
+    let w = &m.whatif;
+    let mut whatif = Vec::new();
+    if w.cpu_milli != 0 {
+        whatif.push(format!("cpu {:+}m", w.cpu_milli));
+    }
+    if w.memory_bytes != 0 {
+        whatif.push(format!(
+            "memory {}{}",
+            if w.memory_bytes > 0 { "+" } else { "-" },
+            memory_text(w.memory_bytes.abs())
+        ));
+    }
+    if w.tolerate_all {
+        whatif.push("tolerates every taint".into());
+    }
+    if let Some((k, v)) = w.selector.and_then(|i| m.labels.get(i)) {
+        whatif.push(format!("nodeSelector {k}={v}"));
+    }
+    let which = match w.resource {
+        Resource::Cpu => "cpu",
+        Resource::Memory => "memory",
+    };
+    let line1 = Line::from(vec![
+        Span::styled(format!(" pod {} ", m.trace.pod), theme.accent),
+        Span::styled(
+            format!(
+                " requests cpu {} · memory {}",
+                cpu_text(cpu),
+                memory_text(mem)
+            ),
+            theme.text,
+        ),
+        if whatif.is_empty() {
+            Span::styled(
+                format!("   (+/- change {which}, c switches, t tolerations, s nodeSelector)"),
+                theme.muted,
+            )
+        } else {
+            Span::styled(format!("   what-if: {}", whatif.join(", ")), theme.warn)
+        },
+    ]);
+    let line2 = Line::styled(
+        format!(
+            " kube-scheduler {} (simulated; = kexplore schedule --kube-version {}) · {} nodes · {}",
+            m.trace.kube_version,
+            m.trace.kube_version.trim_start_matches('v'),
+            m.snapshot.nodes.len(),
+            m.data.source
+        ),
+        theme.muted,
+    );
+    let mut lines = vec![line1, line2];
+    if let Some(e) = &m.error {
+        lines.push(Line::styled(format!(" ✗ {e}"), theme.error));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_summary(
+    frame: &mut Frame,
+    area: Rect,
+    m: &Model,
+    step: &Step,
+    idx: usize,
+    count: usize,
+    theme: &Theme,
+) {
+    let t = &m.trace;
+    let n = m.snapshot.nodes.len();
+    let pos = format!(" step {}/{count} ", idx + 1);
+    let (title, detail): (String, Vec<String>) = match step {
+        Step::Nodes => (
+            "The nodes: requested before (█), the pod's share (▒), free (░)".into(),
+            vec![if m.pod_request() == (0, 0) {
+                "the pod requests no cpu or memory: every node fits it (for scoring it counts as 100m / 200Mi)".into()
+            } else if t.skipped_by_sampling.is_empty() {
+                format!("{n} nodes; the scheduler checks them in this order")
+            } else {
+                format!(
+                    "{n} nodes; sampling: the scheduler stops after {} feasible nodes ({} never evaluated)",
+                    t.num_feasible_nodes_to_find,
+                    t.skipped_by_sampling.len()
+                )
+            }],
+        ),
+        Step::Filter(plugins) => {
+            let names: Vec<&str> = plugins.iter().map(|&i| m.filters[i].as_str()).collect();
+            let rej = steps::rejections(m, plugins);
+            let skipped: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|p| {
+                    t.prefilter
+                        .iter()
+                        .any(|r| r.plugin == *p && r.code == crate::scheduler::Code::Skip)
+                })
+                .collect();
+            let mut d: Vec<String> = if rej.is_empty() {
+                vec!["no node ruled out here".into()]
+            } else {
+                rej.iter()
+                    .map(|(r, c)| format!("✗ {c} node(s): {r}"))
+                    .collect()
+            };
+            if !skipped.is_empty() {
+                d.push(format!(
+                    "skipped for this pod (PreFilter: nothing to check): {}",
+                    skipped.join(", ")
+                ));
+            }
+            (format!("Filter: {}", names.join(", ")), d)
+        }
+        Step::Predict => (
+            "Which node wins?".into(),
+            vec![format!(
+                "{} feasible nodes will be scored. Guess, then Space reveals the scores.",
+                t.score.len()
+            )],
+        ),
+        Step::Score(j) => {
+            let (name, weight) = steps::score_plugins(m).get(*j).copied().unwrap_or(("?", 1));
+            let raws: Vec<i64> = t
+                .score
+                .iter()
+                .filter_map(|s| s.plugins.get(*j))
+                .map(|p| p.raw)
+                .collect();
+            let norm: Vec<i64> = t
+                .score
+                .iter()
+                .filter_map(|s| s.plugins.get(*j))
+                .map(|p| p.normalized)
+                .collect();
+            let range = |v: &[i64]| match (v.iter().min(), v.iter().max()) {
+                (Some(a), Some(b)) if a == b => format!("{a}"),
+                (Some(a), Some(b)) => format!("{a}..{b}"),
+                _ => "—".into(),
+            };
+            let skipped: Vec<&str> = t
+                .prescore
+                .iter()
+                .filter(|r| r.code == crate::scheduler::Code::Skip)
+                .map(|r| r.plugin)
+                .collect();
+            let mut d = vec![format!(
+                "raw {} → normalized {} × weight {weight} · bars: running totals, one segment per plugin",
+                range(&raws),
+                range(&norm)
+            )];
+            if *j == 0 && !skipped.is_empty() {
+                d.push(format!(
+                    "not scored for this pod (PreScore Skip): {}",
+                    skipped.join(", ")
+                ));
+            }
+            (format!("Score: {name}"), d)
+        }
+        Step::Result => match (&t.selected, &t.message) {
+            (Some(node), _) => (
+                format!("Selected: {node}"),
+                vec![match (t.score.len(), &t.tie_break) {
+                    (0 | 1, _) => {
+                        "only one node passed the filters: it is chosen without scoring".into()
+                    }
+                    (_, Some(tb)) => tb.clone(),
+                    _ => "the highest total wins".into(),
+                }],
+            ),
+            (None, Some(msg)) => ("No node fits".into(), vec![msg.clone()]),
+            (None, None) => ("Not scheduled".into(), t.notes.clone()),
+        },
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::styled(pos, theme.key_hint),
+        Span::styled(title, theme.title),
+    ])];
+    let width = area.width as usize;
+    for d in detail.into_iter().take(2) {
+        lines.push(Line::styled(
+            format!(" {}", ellipsize(&d, width.saturating_sub(2))),
+            theme.text,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_panel(
+    frame: &mut Frame,
+    area: Rect,
+    state: &AppState,
+    m: &Model,
+    step: &Step,
+    theme: &Theme,
+) {
+    let width = inner_width(area);
+    let s = &state.sched;
+    let mut lines: Vec<Line> = Vec::new();
+    let title;
+    let scored = s.selected_node().and_then(|k| m.score_of[k]).is_some();
+    if s.formula && (scored || !matches!(step, Step::Result)) {
+        title = "Formula (f closes)".to_string();
+        let node = s.selected_node();
+        let j = match step {
+            Step::Score(j) => Some(*j),
+            _ => None,
+        };
+        match (node, node.and_then(|k| m.score_of[k])) {
+            (Some(k), Some(si)) => {
+                let plugins = &m.trace.score[si].plugins;
+                let chosen: Vec<_> = match j {
+                    Some(j) => plugins.get(j).into_iter().collect(),
+                    None => plugins
+                        .iter()
+                        .filter(|p| p.name == "NodeResourcesFit")
+                        .collect(),
+                };
+                for p in chosen {
+                    for l in formula::lines(m, k, p) {
+                        lines.push(Line::styled(ellipsize(&l, width), theme.text));
+                    }
+                }
+            }
+            (Some(k), None) => lines.push(Line::styled(
+                format!(
+                    "{} was not scored (it did not pass the filters, or only one node did)",
+                    m.snapshot.nodes[k].name
+                ),
+                theme.muted,
+            )),
+            (None, _) => lines.push(Line::styled("no node under the cursor", theme.muted)),
+        }
+    } else {
+        title = "Result".to_string();
+        let t = &m.trace;
+        match &t.selected {
+            Some(node) => {
+                lines.push(Line::styled(
+                    format!("★ {node} — the scheduler binds the pod here (POST …/binding)"),
+                    theme.winner,
+                ));
+                if t.tied.len() > 1 {
+                    let names: Vec<&str> = t.tied.iter().map(|n| &**n).collect();
+                    lines.push(Line::styled(
+                        format!("tie among {}: chosen at random (seeded), as upstream's selectHost does", names.join(", ")),
+                        theme.text,
+                    ));
+                }
+                let mut best: Vec<_> = t.score.iter().collect();
+                best.sort_by_key(|s| std::cmp::Reverse(s.total));
+                for sc in best.into_iter().take(3) {
+                    let parts: Vec<String> = sc
+                        .plugins
+                        .iter()
+                        .map(|p| format!("{} {}", short(p.name), p.weighted))
+                        .collect();
+                    lines.push(Line::styled(
+                        ellipsize(
+                            &format!(
+                                "{:<14} {:>4} = {}",
+                                sc.node.to_string(),
+                                sc.total,
+                                parts.join(" + ")
+                            ),
+                            width,
+                        ),
+                        theme.text,
+                    ));
+                }
+                if t.score.is_empty() {
+                    lines.push(Line::styled(
+                        "one feasible node: PreScore and Score do not run (upstream skips them)",
+                        theme.muted,
+                    ));
+                }
+            }
+            None => {
+                if let Some(msg) = &t.message {
+                    for l in crate::tui::widgets::field::wrap(msg, width) {
+                        lines.push(Line::styled(l, theme.error));
+                    }
+                }
+                lines.push(Line::styled("node by node:", theme.label));
+                for v in t.filter.iter().filter(|v| !v.passed).take(40) {
+                    if let Some(&k) = m.snapshot.node_index.get(&*v.node) {
+                        lines.push(Line::styled(
+                            ellipsize(
+                                &format!("✗ {}", formula::inverted(m, k, v.reasons())),
+                                width,
+                            ),
+                            theme.text,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+}
+
+/// Plugin names short enough for a sum on one line.
+pub fn short(name: &str) -> &str {
+    match name {
+        "TaintToleration" => "Taint",
+        "NodeResourcesFit" => "Fit",
+        "NodeResourcesBalancedAllocation" => "Balanced",
+        "ImageLocality" => "Image",
+        "InterPodAffinity" => "PodAffinity",
+        "PodTopologySpread" => "Spread",
+        "NodeAffinity" => "NodeAffinity",
+        other => other,
+    }
+}
