@@ -5,8 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use http_body_util::BodyExt;
-use hyper::body::{Buf, Bytes};
+use hyper::body::Bytes;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
@@ -15,8 +14,9 @@ use super::audit::AuditLog;
 use super::authn::{self, TokenFile, UserInfo};
 use super::authz::{self, Attributes, Authorizer};
 use super::body::{ApiBody, Format, negotiate};
-use super::decode::MAX_BODY;
+use super::body_read::{drain, read_body};
 use super::inflight::{Limiter, TOO_MANY};
+use super::list::ListCache;
 use super::request::{self, RequestInfo};
 use super::status::ApiError;
 use super::store::Store;
@@ -36,29 +36,6 @@ pub struct Api {
     pub limiter: Limiter,
     /// Encoded JSON lists by request, valid while the store revision is unchanged.
     pub list_cache: ListCache,
-}
-
-/// Encoded list responses keyed by path+query, each tagged with the store revision it shows.
-#[derive(Default)]
-pub struct ListCache {
-    inner: Mutex<std::collections::HashMap<String, (u64, Bytes)>>,
-}
-
-impl ListCache {
-    pub fn get(&self, key: &str, rv: u64) -> Option<Bytes> {
-        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.get(key)
-            .filter(|(at, _)| *at == rv)
-            .map(|(_, b)| b.clone())
-    }
-
-    pub fn put(&self, key: String, rv: u64, bytes: Bytes) {
-        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if g.len() >= 256 {
-            g.clear(); // bounded: a burst of distinct lists just starts over
-        }
-        g.insert(key, (rv, bytes));
-    }
 }
 
 impl Api {
@@ -156,69 +133,24 @@ fn set_common(r: &mut Response<ApiBody>, audit_id: &str) {
     );
 }
 
-/// How much of an unwanted body we read and discard before answering: an HTTP/2 client
-/// (curl) reports a stream error when the server answers before the upload is finished.
-const DRAIN_CAP: usize = 64 * 1024 * 1024;
-
-/// Read the body, up to MaxRequestBodyBytes; over that, drain the rest and answer 413.
-async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
-where
-    B: hyper::body::Body,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    let mut body = std::pin::pin!(body);
-    let mut buf = Vec::new();
-    let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            ApiError::bad_request(format!("error reading request body: {}", e.into()))
-        })?;
-        if let Ok(mut data) = frame.into_data() {
-            seen += data.remaining();
-            while data.has_remaining() {
-                let n = data.chunk().len();
-                if seen <= MAX_BODY {
-                    buf.extend_from_slice(data.chunk());
-                }
-                data.advance(n);
-            }
-            if seen > DRAIN_CAP {
-                break;
-            }
-        }
-    }
-    if seen > MAX_BODY {
-        return Err(ApiError::too_large(MAX_BODY));
-    }
-    Ok(Bytes::from(buf))
-}
-
-/// Discard a body we will not use (bounded).
-async fn drain<B>(body: B)
-where
-    B: hyper::body::Body,
-{
-    let mut body = std::pin::pin!(body);
-    let mut seen = 0usize;
-    while let Some(Ok(frame)) = body.frame().await {
-        if let Ok(d) = frame.into_data() {
-            seen += d.remaining();
-            if seen > DRAIN_CAP {
-                break;
-            }
-        }
-    }
-}
-
 /// Handle one request end to end. Never panics on peer input: every failure is a Status.
 pub async fn handle<B>(api: &Arc<Api>, conn: &ConnInfo, req: Request<B>) -> Response<ApiBody>
 where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let audit_id = util::uuid();
     let received = util::now_micro();
     let (parts, body) = req.into_parts();
+    // Like kube-apiserver, keep a client-chosen Audit-ID (so a client can find its request's
+    // trace afterwards) when it is a plain token; otherwise mint one.
+    let audit_id = header(
+        &parts.headers,
+        hyper::header::HeaderName::from_static("audit-id"),
+    )
+    .filter(|v| {
+        !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    })
+    .unwrap_or_else(util::uuid);
     // Path and query only: over HTTP/2 the URI also carries scheme and authority.
     let uri = parts
         .uri

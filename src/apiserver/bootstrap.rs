@@ -140,6 +140,19 @@ pub fn system(api: &Api) {
         "system:discovery",
         &["system:authenticated"],
     );
+    // kexplore's trace endpoints; the handlers narrow them to the caller's own requests and to
+    // pods the caller may get.
+    cluster_role(
+        store,
+        "kexplore:trace-reader",
+        json!([{"verbs": ["get"], "nonResourceURLs": ["/debug/kexplore/*"]}]),
+    );
+    cluster_role_binding(
+        store,
+        "kexplore:trace-reader",
+        "kexplore:trace-reader",
+        &["system:authenticated"],
+    );
     cluster_role(
         store,
         "system:public-info-viewer",

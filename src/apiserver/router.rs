@@ -6,6 +6,7 @@ use hyper::body::Bytes;
 use serde_json::{Value, json};
 
 use super::api::{Ctx, Reply};
+use super::authz::{self, Attributes};
 use super::resources::{self, ResourceDef};
 use super::status::ApiError;
 use super::{discovery, openapi, pods, rest, reviews, watch};
@@ -134,7 +135,34 @@ fn non_resource(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError> {
             openapi::document(g, v).map_or_else(|| Err(ApiError::no_route()), json_reply)
         }
         ["openapi", "v2"] => super::openapi_v2::serve(accept.as_deref()),
+        // A request's trace is shown to the user who made it (and to system:masters).
+        ["debug", "kexplore", "requests", id] => match ctx.api.traces.request(id) {
+            Some(t)
+                if t.user.as_deref() == Some(ctx.user.username.as_str())
+                    || ctx.user.in_group("system:masters") =>
+            {
+                json_reply(serde_json::to_value(&*t).unwrap_or(Value::Null))
+            }
+            _ => Err(ApiError::not_found("", "requests", id)),
+        },
+        // A pod's trace is shown to whoever may get the pod itself.
         ["debug", "kexplore", "pods", ns, name] => {
+            let attrs = Attributes {
+                verb: "get".into(),
+                resource_request: true,
+                resource: "pods".into(),
+                namespace: ns.to_string(),
+                name: name.to_string(),
+                ..Default::default()
+            };
+            let d = ctx
+                .api
+                .authorizer
+                .authorize(&ctx.api.store, ctx.user, &attrs);
+            if !d.allowed {
+                let text = authz::forbidden_text(&ctx.user.username, &attrs);
+                return Err(ApiError::forbidden("", "pods", name, &text, &d.reason));
+            }
             let key = format!("{ns}/{name}");
             let pod = ctx.api.traces.pod(&key);
             let create = pod

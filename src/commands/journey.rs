@@ -107,17 +107,33 @@ async fn run_journey(
         .map_err(|e| CommandError::Input(e.to_string()))?;
     let body = serde_json::to_vec(pod).map_err(|e| CommandError::Failed(e.to_string()))?;
     let path = format!("/api/v1/namespaces/{ns}/pods");
-    let resp = client
-        .send(
-            Method::POST,
-            &format!("{path}?fieldManager=kexplore-journey"),
-            Some((body, "application/json")),
-        )
+    let create_path = format!("{path}?fieldManager=kexplore-journey");
+    // Our own Audit-ID on the create lets us ask an embedded server for that request's trace,
+    // failed or not. Exec-plugin credentials go through ApiClient (no Audit-ID then).
+    let audit_id = crate::apiserver::util::uuid();
+    let (status, created) =
+        match create_with_audit_id(ctx, &client.url(&create_path), body.clone(), &audit_id).await {
+            Some(r) => r,
+            None => {
+                let resp = client
+                    .send(Method::POST, &create_path, Some((body, "application/json")))
+                    .await
+                    .map_err(|e| CommandError::Failed(e.to_string()))?;
+                (resp.status, resp.json().unwrap_or(Value::Null))
+            }
+        };
+    c.create = Some((status, created.clone()));
+    // Only kexplore's embedded server answers these; anywhere else the internals stay inferred.
+    let mut server_trace = json!({});
+    if let Ok(r) = client
+        .get(&format!("/debug/kexplore/requests/{audit_id}"))
         .await
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
-    let created = resp.json().unwrap_or(Value::Null);
-    c.create = Some((resp.status, created.clone()));
-    if !(200..300).contains(&resp.status) {
+        && r.status == 200
+    {
+        server_trace["create"] = r.json().unwrap_or(Value::Null);
+        c.server_trace = Some(server_trace.clone());
+    }
+    if !(200..300).contains(&status) {
         return Ok(c);
     }
     let create_rv = created
@@ -168,15 +184,53 @@ async fn run_journey(
             .and_then(|v| v["items"].as_array().cloned())
             .unwrap_or_default();
     }
-    // Only kexplore's embedded server answers this; anywhere else the internals stay inferred.
     if let Ok(r) = client
         .get(&format!("/debug/kexplore/pods/{ns}/{name}"))
         .await
         && r.status == 200
+        && let Some(t) = r.json()
     {
-        c.server_trace = r.json();
+        server_trace["controlLoops"] = t["controlLoops"].clone();
+        if server_trace.get("create").is_none_or(Value::is_null) {
+            server_trace["create"] = t["create"].clone();
+        }
+        c.server_trace = Some(server_trace);
     }
     Ok(c)
+}
+
+/// POST the pod with an `Audit-ID` header; None when this context needs ApiClient's exec path.
+async fn create_with_audit_id(
+    ctx: &ResolvedContext,
+    url: &str,
+    body: Vec<u8>,
+    audit_id: &str,
+) -> Option<(u16, Value)> {
+    use crate::kubeconfig::Token;
+    if ctx.user.exec.is_some() {
+        return None;
+    }
+    let (config, _) = crate::client::build_client_config(ctx).ok()?;
+    let http = reqwest::Client::builder()
+        .tls_backend_preconfigured(config)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .ok()?;
+    let mut req = http
+        .post(url)
+        .header("Accept", "application/json")
+        .header("Content-Type", "application/json")
+        .header("Audit-ID", audit_id)
+        .body(body);
+    match &ctx.user.token {
+        Some(Token::Inline(t)) => req = req.bearer_auth(t.expose()),
+        Some(Token::File { value, .. }) => req = req.bearer_auth(value.expose().trim()),
+        None => {}
+    }
+    let resp = req.send().await.ok()?;
+    let status = resp.status().as_u16();
+    let body = resp.bytes().await.ok()?;
+    Some((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
 }
 
 pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {

@@ -270,7 +270,7 @@ pub fn build(c: &Collected) -> Journey {
                 "filter",
                 Status::Skipped,
                 Source::Inferred,
-                json!({"explanation": "the pod was not scheduled in time"}),
+                json!({"explanation": if created { "the pod was not scheduled in time" } else { "the pod was never created" }}),
             ));
             stages.push(stage("score", Status::Skipped, Source::Inferred, json!({})));
         }

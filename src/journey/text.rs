@@ -34,7 +34,11 @@ fn s(v: &Value, p: &str) -> String {
 /// One-line summary of a stage's detail.
 fn summary(stage: &str, d: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(e) = d.get("explanation").and_then(Value::as_str) {
+    if let Some(e) = d
+        .get("explanation")
+        .or_else(|| d.get("note"))
+        .and_then(Value::as_str)
+    {
         return vec![e.to_string()];
     }
     match stage {
@@ -164,6 +168,14 @@ pub fn render(j: &Journey) -> String {
             st.stage,
             source(st.source)
         );
+        let has_words = st
+            .detail
+            .get("explanation")
+            .or_else(|| st.detail.get("note"))
+            .is_some();
+        if st.status == Status::Skipped && !has_words {
+            continue; // nothing happened at this stage: no detail lines
+        }
         for line in summary(st.stage, &st.detail) {
             let _ = writeln!(out, "    {line}");
         }

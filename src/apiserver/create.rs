@@ -1,0 +1,187 @@
+//! Create: decode under fieldValidation, NamespaceLifecycle, defaults and admission, validation,
+//! managed fields, then the storage write with a new uid and resourceVersion.
+
+use serde_json::{Value, json};
+
+use super::admission;
+use super::api::{Ctx, Reply};
+use super::decode;
+use super::events;
+use super::kinds;
+use super::resources::ResourceDef;
+use super::rest::{object_reply, store_err};
+use super::status::ApiError;
+use super::trace::StageStatus;
+use super::util;
+
+/// Parse and decode the body under the request's fieldValidation directive.
+pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
+    let parsed = decode::parse_body(def, &ctx.content_type, &ctx.body)?;
+    let fv = ctx
+        .info
+        .query("fieldValidation")
+        .unwrap_or("Warn")
+        .to_string();
+    let (typed, warnings) = decode::decode_object(def, parsed, &fv)?;
+    ctx.warnings.extend(warnings);
+    Ok(if def.group == "events.k8s.io" {
+        events::from_events_v1(&typed)
+    } else {
+        typed
+    })
+}
+
+pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
+    let mut obj = decode_body(ctx, def)?;
+    let url_ns = ctx.info.namespace.clone();
+    if def.namespaced {
+        let body_ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if !body_ns.is_empty() && body_ns != url_ns {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        obj["metadata"]["namespace"] = json!(url_ns);
+    } else if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("namespace");
+    }
+    if obj.get("metadata").is_none_or(|m| !m.is_object()) {
+        obj["metadata"] = json!({});
+    }
+    if obj
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Err(ApiError::bad_request(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    let gen_name = obj
+        .pointer("/metadata/generateName")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .is_empty()
+        && !gen_name.is_empty()
+    {
+        let suffix: String = util::uuid()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .take(5)
+            .collect();
+        obj["metadata"]["name"] = json!(format!("{gen_name}{suffix}"));
+    }
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let manager = ctx
+        .info
+        .query("fieldManager")
+        .map(String::from)
+        .unwrap_or_else(|| {
+            ctx.user_agent
+                .split('/')
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(128)
+                .collect()
+        });
+    // NamespaceLifecycle first: a missing namespace is a 404 before any other plugin looks.
+    let (rec, res) = admission::namespace_lifecycle(
+        &ctx.api.store,
+        "create",
+        &url_ns,
+        def.group,
+        def.plural,
+        &name,
+    );
+    ctx.trace.stage(
+        "admission",
+        if res.is_ok() {
+            StageStatus::Ok
+        } else {
+            StageStatus::Failed
+        },
+        json!({"phase": "validating", "plugins": [rec]}),
+    );
+    res?;
+    let fields = kinds::fields_v1(&obj);
+    kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
+    let now = util::now();
+    obj["metadata"]["uid"] = json!(util::uuid());
+    obj["metadata"]["creationTimestamp"] = json!(now);
+    obj["metadata"]["managedFields"] = json!([{
+        "manager": manager, "operation": "Update", "apiVersion": def.api_version(), "time": now,
+        "fieldsType": "FieldsV1", "fieldsV1": fields,
+    }]);
+    let key = def.key_for(&url_ns, &name);
+    let stored = ctx.api.store.create(&key, obj).map_err(|e| {
+        ctx.trace.stage(
+            "storage",
+            StageStatus::Failed,
+            json!({"operation": "create", "key": key, "error": e.to_string()}),
+        );
+        store_err(def, &name, e)
+    })?;
+    ctx.trace.stage(
+        "storage",
+        StageStatus::Ok,
+        json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")}),
+    );
+    ctx.trace.object = Some(if url_ns.is_empty() || !def.namespaced {
+        name.clone()
+    } else {
+        format!("{url_ns}/{name}")
+    });
+    after_create(ctx, def, &stored);
+    object_reply(ctx, def, 201, (*stored).clone())
+}
+
+fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
+    match (def.group, def.kind) {
+        ("", "Namespace") => {
+            // The ServiceAccount controller's job: every namespace gets `default`.
+            let ns = stored
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            super::bootstrap::ensure_default_sa(&ctx.api.store, ns);
+        }
+        ("", "Pod") => {
+            let key = format!(
+                "{}/{}",
+                stored
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                stored
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            );
+            ctx.api.traces.reset_pod(&key);
+            let uid = stored
+                .pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .map(String::from);
+            let audit = ctx.trace.audit_id.clone();
+            ctx.api.traces.with_pod(&key, |p| {
+                p.uid = uid;
+                p.create_audit_id = Some(audit);
+            });
+        }
+        _ => {}
+    }
+}
