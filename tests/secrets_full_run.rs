@@ -472,7 +472,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// The audit log records request and response metadata of every request: it is as private as
 /// the kubeconfig and must be 0600 (kube-apiserver's log rotation creates it 0600).
 #[test]
-#[ignore = "serve creates --audit-log-path with the umask's mode (0644), not 0600, see docs/RELIABILITY.md"]
 fn audit_log_is_0600() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let d = tmp.path();

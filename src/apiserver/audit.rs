@@ -21,9 +21,12 @@ pub struct AuditLog {
 
 impl AuditLog {
     pub fn open(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // The log names every user, group and object: readable by its owner only.
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(path)?;
         Ok(AuditLog {
             file: Mutex::new(std::io::BufWriter::new(f)),
