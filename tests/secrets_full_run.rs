@@ -496,7 +496,6 @@ fn audit_log_is_0600() {
 /// `--pki-dir` whose private key is readable by others must be refused (as ssh refuses such a
 /// key), not served with.
 #[test]
-#[ignore = "serve reuses a --pki-dir whose ca.key is world-readable (0644) instead of refusing it, see docs/RELIABILITY.md"]
 fn pki_dir_with_world_readable_key_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let pki = tmp.path().join("pki");

@@ -99,6 +99,21 @@ fn issue_all(ca: &Authority) -> Result<ClusterPki, String> {
     })
 }
 
+/// A kept private key that others can read is refused, not reused: whoever read it can
+/// impersonate the cluster (ssh refuses such keys for the same reason).
+fn refuse_exposed_key(dir: &Path, name: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(format!("{name}.key"));
+    match std::fs::metadata(&path) {
+        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => Err(format!(
+            "{}: private key is accessible by others (mode {:04o}); chmod 600 it or remove it to mint a new one",
+            path.display(),
+            meta.permissions().mode() & 0o7777
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn read_pair(dir: &Path, name: &str) -> Option<(String, Secret<String>)> {
     let cert = std::fs::read_to_string(dir.join(format!("{name}.crt"))).ok()?;
     let key = std::fs::read_to_string(dir.join(format!("{name}.key"))).ok()?;
@@ -121,6 +136,10 @@ fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), String> {
 /// Reuse the PKI kept in `dir`, creating whatever is missing (the CA first, then leaves).
 pub fn load_or_create(dir: &Path) -> Result<ClusterPki, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    refuse_exposed_key(dir, "ca")?;
+    for (name, _) in leaf_specs() {
+        refuse_exposed_key(dir, name)?;
+    }
     let ca = match read_pair(dir, "ca") {
         Some((c, k)) => Authority::from_pem(&c, &k)
             .map_err(|e| format!("{}: {e}", dir.join("ca.crt").display()))?,
