@@ -786,7 +786,6 @@ fn deeply_nested_json_and_yaml_are_400() {
 /// One byte a second of a request line that never ends: the server must close the connection
 /// within a bounded time (kube-apiserver: Go's ReadHeaderTimeout / request timeout).
 #[test]
-#[ignore = "slowloris: the server never closes a connection that trickles its headers (no header read timeout), see docs/RELIABILITY.md"]
 fn slowloris_is_closed_within_a_bound() {
     let c = Case::start();
     let port = c.server.port;

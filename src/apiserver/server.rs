@@ -165,6 +165,12 @@ async fn serve_conn(
     });
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     // Larger HTTP/2 windows: list responses are ~150 KiB and informers multiplex many watches.
+    // A client that trickles its request head (slowloris) is closed like kube-apiserver's
+    // Go server closes it; hyper enforces the timeout only with a timer.
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(std::time::Duration::from_secs(30));
     builder
         .http2()
         .initial_stream_window_size(4 * 1024 * 1024)
