@@ -46,6 +46,9 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
         .build()
         .map_err(|e| CommandError::Failed(format!("cannot start the runtime: {e}")))?;
     rt.block_on(async {
+        // Registered before "listening on" is printed: a SIGTERM sent the moment a supervisor
+        // sees that line must shut down gracefully, not hit the default action.
+        let signals = Signals::register();
         let opts = ServeOptions {
             listen: args.listen,
             pki: pki.clone(),
@@ -70,22 +73,49 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
         let mut out = std::io::stdout();
         let _ = writeln!(out, "listening on {url}");
         let _ = out.flush();
-        wait_for_signal().await;
+        signals.wait().await;
         running.shutdown().await;
         Ok(0)
     })
 }
 
-async fn wait_for_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// SIGTERM and SIGINT, listened for from the moment they are registered.
+struct Signals {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn register() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals {
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+    }
+
+    async fn wait(mut self) {
+        let term = async {
+            match self.term.as_mut() {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let int = async {
+            match self.int.as_mut() {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        };
+        tokio::select! {
+            _ = term => {}
+            _ = int => {}
+        }
     }
 }
