@@ -26,7 +26,7 @@ fn main() -> ExitCode {
             commands::scenario::generate(args)
         }
         None => {
-            exit_on_signals_restoring_terminal();
+            kexplore::tui::terminal::exit_on_signals_restoring_terminal();
             commands::tui::run(&cli.global, &cli.tui)
         }
     };
@@ -37,41 +37,4 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
-}
-
-/// The TUI owns the terminal (raw mode, alternate screen, mouse capture). SIGTERM, SIGHUP (the
-/// terminal went away) and SIGINT would otherwise kill the process with all of that still set:
-/// give the terminal back first, then exit with 128 + the signal's number as the default action
-/// would. Only for the TUI: `serve` and `journey` shut down gracefully on their own signals.
-fn exit_on_signals_restoring_terminal() {
-    let spawned = std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(|| {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async {
-                use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
-                    signal(SignalKind::terminate()),
-                    signal(SignalKind::hangup()),
-                    signal(SignalKind::interrupt()),
-                ) else {
-                    return;
-                };
-                let code = tokio::select! {
-                    _ = term.recv() => 128 + 15,
-                    _ = hup.recv() => 128 + 1,
-                    _ = int.recv() => 128 + 2,
-                };
-                kexplore::tui::terminal::restore();
-                kexplore::tui::embedded::remove_private_files();
-                std::process::exit(code);
-            });
-        });
-    // Without the thread the default actions stay: the process still ends, only less tidily.
-    drop(spawned);
 }

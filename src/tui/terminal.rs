@@ -92,3 +92,40 @@ fn install_panic_hook() {
         }));
     });
 }
+
+/// The TUI owns the terminal (raw mode, alternate screen, mouse capture). SIGTERM, SIGHUP (the
+/// terminal went away) and SIGINT would otherwise kill the process with all of that still set:
+/// give the terminal back first, then exit with 128 + the signal's number as the default action
+/// would. Only for the TUI: `serve` and `journey` shut down gracefully on their own signals.
+pub fn exit_on_signals_restoring_terminal() {
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::hangup()),
+                    signal(SignalKind::interrupt()),
+                ) else {
+                    return;
+                };
+                let code = tokio::select! {
+                    _ = term.recv() => 128 + 15,
+                    _ = hup.recv() => 128 + 1,
+                    _ = int.recv() => 128 + 2,
+                };
+                restore();
+                crate::tui::embedded::remove_private_files();
+                std::process::exit(code);
+            });
+        });
+    // Without the thread the default actions stay: the process still ends, only less tidily.
+    drop(spawned);
+}
