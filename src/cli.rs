@@ -57,6 +57,10 @@ pub struct TuiArgs {
     /// The pod manifest view 4 sends (default: scenarios/app.json, the seed's pod).
     #[arg(long, value_name = "FILE")]
     pub pod: Option<PathBuf>,
+    /// View 4 creates its pod on a remote server for real; without it a remote server gets
+    /// dry runs (the status bar says READ-ONLY) and `W` asks before each real create.
+    #[arg(long)]
+    pub for_real: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -150,6 +154,13 @@ pub struct JourneyArgs {
     /// Seconds to wait for the pod to be scheduled and running.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// Really create the pod on a server reached through a kubeconfig and follow the real
+    /// scheduler and kubelet. Without it such a server gets `dryRun=All`: every check, no write.
+    #[arg(long)]
+    pub for_real: bool,
+    /// Delete the pod at the end (with --for-real).
+    #[arg(long, requires = "for_real")]
+    pub cleanup: bool,
 }
 
 #[derive(Debug, Args)]

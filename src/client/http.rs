@@ -188,7 +188,21 @@ impl ApiClient {
         path: &str,
         body: Option<(Vec<u8>, &str)>,
     ) -> Result<ApiResponse, RequestError> {
+        self.send_with_headers(method, path, body, &[]).await
+    }
+
+    /// `send` with extra headers (an `Audit-ID` the caller wants the server's trace under).
+    pub async fn send_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(Vec<u8>, &str)>,
+        headers: &[(&str, &str)],
+    ) -> Result<ApiResponse, RequestError> {
         let mut req = self.request(method, path)?;
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
         if let Some((bytes, content_type)) = body {
             req = req.header("Content-Type", content_type).body(bytes);
         }

@@ -11,6 +11,7 @@ pub mod handshake;
 pub mod http;
 pub mod recorder;
 pub mod server_report;
+pub mod snapshot;
 
 pub use config::{TlsTarget, build_client_config};
 pub use error::ClientError;

@@ -73,6 +73,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     state.present = args.present;
     state.autoplay = args.autoplay;
     state.journey = JourneyState::new(pod_path.clone(), Some(&pod_text), embedded.is_some());
+    state.journey.for_real = args.for_real;
     // `l` in view 4 picks among this pod and the pods in scenarios/ (of the current directory).
     let mut choices = vec![(pod_path, pod_text)];
     choices.extend(
