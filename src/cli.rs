@@ -166,9 +166,14 @@ pub struct JourneyArgs {
 #[derive(Debug, Args)]
 pub struct ScheduleArgs {
     /// Manifest files: YAML (multi-document, `kind: List`) or JSON. Nodes and Pods are used;
-    /// pods with spec.nodeName are running, the others are scheduled in queue order.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true, num_args = 1..)]
+    /// pods with spec.nodeName are running, the others are scheduled in queue order. Without
+    /// -f, the nodes and pods of the selected kubeconfig context's cluster ("why Pending?").
+    #[arg(short = 'f', long = "filename", value_name = "FILE", num_args = 1..)]
     pub files: Vec<PathBuf>,
+    /// Only this pod (NAMESPACE/NAME): a pending one is explained per node; for a bound one the
+    /// simulation's choice is compared with its real spec.nodeName.
+    #[arg(long, value_name = "NS/NAME")]
+    pub pod: Option<String>,
     /// A kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration (profiles, plugins, weights,
     /// pluginConfig, percentageOfNodesToScore).
     #[arg(long, value_name = "FILE")]
