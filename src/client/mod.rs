@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod exec_cache;
 pub mod explain;
 pub mod handshake;
 pub mod http;

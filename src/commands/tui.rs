@@ -46,6 +46,8 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
             "the terminal UI needs a terminal on stdout; for scripts use `kexplore certs`".into(),
         ));
     }
+    // From here the TUI owns the terminal: exec plugins must not prompt on it.
+    crate::client::exec::forbid_terminal();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
