@@ -37,6 +37,9 @@ pub async fn check(ctx: &ResolvedContext, hs: &HandshakeReport) -> Option<Explan
             rejected_certificate(ctx, hs, &how).unwrap_or_else(|| unauthorized(ctx, &how)),
         );
     }
+    if !(200..300).contains(&r.status) {
+        return Some(unexpected(hs, r.status, &r.body));
+    }
     let ns = if ctx.namespace.is_empty() {
         "default"
     } else {
@@ -60,6 +63,35 @@ pub async fn check(ctx: &ResolvedContext, hs: &HandshakeReport) -> Option<Explan
             "ask for a Role and RoleBinding granting get/list/watch on pods in {ns:?} (check with: kubectl auth can-i list pods -n {ns}), or pick a context whose namespace you may use"
         ),
     })
+}
+
+/// `GET /api` answered neither 2xx nor 401: say what the server said, and the likely reason.
+fn unexpected(hs: &HandshakeReport, code: u16, body: &[u8]) -> Explanation {
+    let said = page_title(body).unwrap_or_else(|| status_message(body));
+    if hs.record.client_certificate_requested && !hs.record.client_certificate_sent {
+        return Explanation {
+            step: HandshakeStep::Request,
+            cause: "client-cert-required",
+            message: format!(
+                "the server asked for a client certificate during the handshake, none was sent, and it answered {code}: {said}"
+            ),
+            fix: "add client-certificate-data and client-key-data (issued by a CA the server names) to the user".into(),
+        };
+    }
+    Explanation {
+        step: HandshakeStep::Request,
+        cause: "unexpected-status",
+        message: format!("GET /api answered {code}: {said}"),
+        fix: "check that the server URL points at a Kubernetes API server (not a proxy or another service)".into(),
+    }
+}
+
+/// An HTML error page's `<title>` (what nginx and most proxies answer with).
+fn page_title(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let start = text.find("<title>")? + "<title>".len();
+    let end = text[start..].find("</title>")? + start;
+    Some(text[start..end].trim().to_string())
 }
 
 fn request_failed(why: String) -> Explanation {
