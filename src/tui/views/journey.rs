@@ -180,7 +180,7 @@ fn confirm_lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
             theme.text,
         ),
         Line::styled(
-            "Any other key: no. Space and r send it as a dry run (dryRun=All): every check, nothing stored.",
+            "Any other key: no. Space and r send dry runs (dryRun=All): nothing stored.",
             theme.muted,
         ),
     ]
