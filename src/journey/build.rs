@@ -468,6 +468,69 @@ fn dry_run_tail(c: &Collected, stages: &mut Vec<Stage>) {
 mod tests {
     use super::*;
 
+    fn dry_run(simulation: Option<Value>) -> Journey {
+        build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((201, json!({"metadata": {"uid": "u"}}))),
+            dry_run: true,
+            simulation,
+            admission_changes: vec!["/spec/priority".into()],
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_dry_run_skips_what_needs_a_write_and_simulates_the_scheduler() {
+        let j = dry_run(Some(json!({"kube_version": "v1.33", "not_visible": [],
+            "trace": {"nodes_total": 3, "nodes_feasible": 2, "filter": [], "score": [],
+                      "selected": "node-3", "message": null}})));
+        let by = |n: &str| j.stages.iter().find(|s| s.stage == n).unwrap();
+        assert_eq!(j.dry_run, Some(true));
+        for n in ["storage", "watch", "binding", "kubelet"] {
+            assert_eq!(by(n).status, Status::Skipped, "{n}");
+            assert!(
+                by(n).detail["explanation"]
+                    .as_str()
+                    .unwrap()
+                    .contains(DRY_RUN),
+                "{n}"
+            );
+        }
+        assert_eq!(
+            (by("filter").status, by("filter").source),
+            (Status::Ok, Source::Inferred)
+        );
+        assert_eq!(by("score").detail["selected"], "node-3");
+        assert_eq!(by("binding").detail["simulated_node"], "node-3");
+        assert_eq!(by("response").detail["changed_fields"][0], "/spec/priority");
+        assert!(j.succeeded());
+    }
+
+    #[test]
+    fn a_dry_run_whose_simulation_failed_says_why() {
+        let j = dry_run(Some(json!({"error": "cannot list the cluster: forbidden"})));
+        let filter = j.stages.iter().find(|s| s.stage == "filter").unwrap();
+        assert_eq!(filter.status, Status::Skipped);
+        assert!(
+            filter.detail["explanation"]
+                .as_str()
+                .unwrap()
+                .contains("forbidden")
+        );
+        let j = dry_run(Some(
+            json!({"trace": {"nodes_total": 2, "nodes_feasible": 0,
+            "message": "0/2 nodes are available"}}),
+        ));
+        let filter = j.stages.iter().find(|s| s.stage == "filter").unwrap();
+        assert_eq!(
+            filter.status,
+            Status::Failed,
+            "an unschedulable pod fails the run"
+        );
+    }
+
     #[test]
     fn failed_create_keeps_every_stage_in_order() {
         let c = Collected {
