@@ -57,6 +57,10 @@ pub struct TuiArgs {
     /// The pod manifest view 4 sends (default: scenarios/app.json, the seed's pod).
     #[arg(long, value_name = "FILE")]
     pub pod: Option<PathBuf>,
+    /// View 4 creates its pod on a remote server for real; without it a remote server gets
+    /// dry runs (the status bar says READ-ONLY) and `W` asks before each real create.
+    #[arg(long)]
+    pub for_real: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -150,14 +154,26 @@ pub struct JourneyArgs {
     /// Seconds to wait for the pod to be scheduled and running.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// Really create the pod on a server reached through a kubeconfig and follow the real
+    /// scheduler and kubelet. Without it such a server gets `dryRun=All`: every check, no write.
+    #[arg(long)]
+    pub for_real: bool,
+    /// Delete the pod at the end (with --for-real).
+    #[arg(long, requires = "for_real")]
+    pub cleanup: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ScheduleArgs {
     /// Manifest files: YAML (multi-document, `kind: List`) or JSON. Nodes and Pods are used;
-    /// pods with spec.nodeName are running, the others are scheduled in queue order.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true, num_args = 1..)]
+    /// pods with spec.nodeName are running, the others are scheduled in queue order. Without
+    /// -f, the nodes and pods of the selected kubeconfig context's cluster ("why Pending?").
+    #[arg(short = 'f', long = "filename", value_name = "FILE", num_args = 1..)]
     pub files: Vec<PathBuf>,
+    /// Only this pod (NAMESPACE/NAME): a pending one is explained per node; for a bound one the
+    /// simulation's choice is compared with its real spec.nodeName.
+    #[arg(long, value_name = "NS/NAME")]
+    pub pod: Option<String>,
     /// A kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration (profiles, plugins, weights,
     /// pluginConfig, percentageOfNodesToScore).
     #[arg(long, value_name = "FILE")]

@@ -105,6 +105,7 @@ fn journey_through_a_kubeconfig_and_a_refused_create() {
         kc.to_str().unwrap_or_default(),
         "-f",
         pod.to_str().unwrap_or_default(),
+        "--for-real",
     ]);
     assert_eq!(code, 0, "{j}");
     let stages = check_shape(&j);
@@ -115,6 +116,7 @@ fn journey_through_a_kubeconfig_and_a_refused_create() {
         kc.to_str().unwrap_or_default(),
         "-f",
         pod.to_str().unwrap_or_default(),
+        "--for-real",
     ]);
     assert_eq!(code, 1);
     let stages = check_shape(&j);

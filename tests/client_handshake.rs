@@ -13,6 +13,9 @@ use rcgen::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
+const SERVER_DATE: &str = "Wed, 01 Jan 2020 00:00:05 GMT";
+const SERVER_ANSWER: &str = "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nDate: Wed, 01 Jan 2020 00:00:05 GMT\r\nConnection: close\r\n\r\n";
+
 struct Ca {
     pem: String,
     issuer: Issuer<'static, KeyPair>,
@@ -82,7 +85,16 @@ async fn server(server_pem: &str, key_pem: &str, client_ca: &Ca) -> u16 {
         while let Ok((tcp, _)) = listener.accept().await {
             let acceptor = acceptor.clone();
             tokio::spawn(async move {
-                let _ = acceptor.accept(tcp).await;
+                // A client that goes on to ask something gets an answer with this server's clock
+                // (set in the past, as on a machine whose clock is wrong).
+                if let Ok(mut tls) = acceptor.accept(tcp).await {
+                    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+                    let mut buf = [0u8; 1024];
+                    if matches!(tls.read(&mut buf).await, Ok(n) if n > 0) {
+                        let _ = tls.write_all(SERVER_ANSWER.as_bytes()).await;
+                        let _ = tls.shutdown().await;
+                    }
+                }
             });
         }
     });
@@ -267,6 +279,176 @@ async fn an_expired_server_certificate_says_when() {
     let f = handshake(&ctx).await.unwrap().failure.expect("expired");
     assert_eq!(f.cause, "server-cert-expired");
     assert!(f.message.contains("2021-01-01T00:00:00Z"), "{}", f.message);
+    assert!(f.message.contains("the local clock says"), "{}", f.message);
+    assert!(
+        f.message
+            .contains(&format!("the server's Date header says {SERVER_DATE}")),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test]
+async fn a_not_yet_valid_server_certificate_shows_both_clocks() {
+    provider();
+    let cluster_ca = ca("kexplore-ca");
+    let key = KeyPair::generate().unwrap();
+    let mut p = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    p.distinguished_name = DistinguishedName::new();
+    p.distinguished_name
+        .push(DnType::CommonName, "kube-apiserver");
+    p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    p.not_before = time::macros::datetime!(2200-01-01 0:00 UTC);
+    p.not_after = time::macros::datetime!(2201-01-01 0:00 UTC);
+    let srv = p.signed_by(&key, &cluster_ca.issuer).unwrap();
+    let port = server(&srv.pem(), &key.serialize_pem(), &cluster_ca).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = kubeconfig(
+        dir.path(),
+        &format!("https://127.0.0.1:{port}"),
+        &cluster_ca.pem,
+        None,
+        "",
+    );
+    let f = handshake(&ctx)
+        .await
+        .unwrap()
+        .failure
+        .expect("not yet valid");
+    assert_eq!(f.cause, "server-cert-not-yet-valid");
+    assert!(
+        f.message.contains("valid only from 2200-01-01T00:00:00Z"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("the local clock says"), "{}", f.message);
+    assert!(f.message.contains(SERVER_DATE), "{}", f.message);
+    assert!(f.fix.contains("clocks"), "{}", f.fix);
+}
+
+#[tokio::test]
+async fn a_server_whose_clock_cannot_be_read_is_said_so() {
+    provider();
+    // A TLS server that never answers HTTP: the Date header cannot be read.
+    let cluster_ca = ca("kexplore-ca");
+    let (srv, srv_key) = leaf(
+        &cluster_ca,
+        "kube-apiserver",
+        None,
+        &["127.0.0.1"],
+        ExtendedKeyUsagePurpose::ServerAuth,
+        true,
+    );
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(srv.as_bytes())
+        .map(|c| c.unwrap())
+        .collect();
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(
+            chain,
+            PrivateKeyDer::from_pem_slice(srv_key.as_bytes()).unwrap(),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                if let Ok(tls) = acceptor.accept(tcp).await {
+                    drop(tls); // closes without a word
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = kubeconfig(
+        dir.path(),
+        &format!("https://127.0.0.1:{port}"),
+        &cluster_ca.pem,
+        None,
+        "",
+    );
+    let f = handshake(&ctx).await.unwrap().failure.expect("expired");
+    assert_eq!(f.cause, "server-cert-expired");
+    assert!(
+        f.message.contains("the server's clock could not be read"),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test]
+async fn a_client_certificate_the_server_refuses_in_the_handshake_is_explained() {
+    provider();
+    // A server that requires a client certificate from its own CA, and one from another CA.
+    let cluster_ca = ca("kexplore-ca");
+    let other_ca = ca("some-other-ca");
+    let (srv, srv_key) = leaf(
+        &cluster_ca,
+        "kube-apiserver",
+        None,
+        &["127.0.0.1"],
+        ExtendedKeyUsagePurpose::ServerAuth,
+        false,
+    );
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(srv.as_bytes())
+        .map(|c| c.unwrap())
+        .collect();
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(cluster_ca.pem.as_bytes()).unwrap())
+        .unwrap();
+    // TLS 1.2, so the verdict on the client certificate is part of the handshake (in TLS 1.3
+    // the client is done before the server judges it; tests/remote_failures.rs covers that).
+    let config = rustls::ServerConfig::builder_with_protocol_versions(&[&rustls::version::TLS12])
+        .with_client_cert_verifier(
+            rustls::server::WebPkiClientVerifier::builder(Arc::new(roots))
+                .build()
+                .unwrap(),
+        )
+        .with_single_cert(
+            chain,
+            PrivateKeyDer::from_pem_slice(srv_key.as_bytes()).unwrap(),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let _ = acceptor.accept(tcp).await;
+            });
+        }
+    });
+    let client = leaf(
+        &other_ca,
+        "mallory",
+        Some("system:masters"),
+        &[],
+        ExtendedKeyUsagePurpose::ClientAuth,
+        false,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = kubeconfig(
+        dir.path(),
+        &format!("https://127.0.0.1:{port}"),
+        &cluster_ca.pem,
+        Some(&client),
+        "",
+    );
+    let r = handshake(&ctx).await.unwrap();
+    assert!(r.record.client_certificate_sent);
+    let f = r.failure.expect("the server refuses the certificate");
+    assert_eq!(f.cause, "client-cert-rejected", "{}", f.message);
+    assert!(
+        f.message.contains("rejected the client certificate"),
+        "{}",
+        f.message
+    );
 }
 
 #[tokio::test]

@@ -31,7 +31,19 @@ pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Resul
     })
 }
 
+/// `?dryRun=All`: every stage runs but the write; kube-apiserver rejects any other value.
+fn dry_run(ctx: &Ctx<'_>) -> Result<bool, ApiError> {
+    match ctx.info.query("dryRun") {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "Invalid dry run value: {other:?}: supported values: \"All\""
+        ))),
+    }
+}
+
 pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
+    let dry_run = dry_run(ctx)?;
     let mut obj = decode_body(ctx, def)?;
     let url_ns = ctx.info.namespace.clone();
     if def.namespaced {
@@ -127,6 +139,19 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         "fieldsType": "FieldsV1", "fieldsV1": fields,
     }]);
     let key = def.key_for(&url_ns, &name);
+    if dry_run {
+        // As kube-apiserver's dry-run storage: the name must still be free, nothing is written,
+        // no watch event, no resourceVersion; the answer is the object that would be stored.
+        if ctx.api.store.get(&key).is_some() {
+            return Err(store_err(def, &name, super::store::StoreError::Exists));
+        }
+        ctx.trace.stage(
+            "storage",
+            StageStatus::Skipped,
+            json!({"operation": "create", "key": key, "dryRun": true, "note": "dry run: nothing stored"}),
+        );
+        return object_reply(ctx, def, 201, obj);
+    }
     let stored = ctx.api.store.create(&key, obj).map_err(|e| {
         ctx.trace.stage(
             "storage",

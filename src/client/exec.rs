@@ -2,8 +2,9 @@
 //! runs them: the command with its args and env on top of ours, `KUBERNETES_EXEC_INFO` describing
 //! the request (and the cluster when `provideClusterInfo` is set), the answer checked strictly.
 
-use std::io::Read as _;
+use std::io::{IsTerminal as _, Read as _};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -40,9 +41,19 @@ pub enum ExecError {
     #[error("exec plugin {command:?}: {problem}")]
     BadAnswer { command: String, problem: String },
     #[error(
-        "exec plugin {command:?} needs an interactive terminal (interactiveMode: Always), and there is none"
+        "exec plugin {command:?} needs an interactive terminal (interactiveMode: Always), and there is none: standard input is not a terminal{}",
+        if *tui { " (the TUI keeps the terminal; run `kubectl get --raw /version` once to log in, or use `kexplore certs --connect`)" } else { "" }
     )]
-    NeedsTerminal { command: String },
+    NeedsTerminal { command: String, tui: bool },
+    #[error(
+        "exec plugin {command:?} failed ({status}){}; interactiveMode is Never, so it ran without a terminal (spec.interactive false) — if it needs to prompt, set interactiveMode: IfAvailable and run from a terminal",
+        stderr_suffix(stderr)
+    )]
+    FailedWithoutTerminal {
+        command: String,
+        status: String,
+        stderr: String,
+    },
     #[error(
         "exec plugin {command:?}: apiVersion {version:?} is not supported (use client.authentication.k8s.io/v1 or v1beta1)"
     )]
@@ -109,8 +120,20 @@ pub fn exec_info(
     serde_json::json!({ "kind": "ExecCredential", "apiVersion": exec.api_version, "spec": spec })
 }
 
-/// Runs the plugin (without a terminal: kexplore never hands its own to a plugin while the TUI is
-/// up) and checks its answer. Blocking: call it from `spawn_blocking` in async code.
+/// Set while the TUI owns the terminal: a plugin must not read keys or draw prompts over it.
+static NO_TERMINAL: AtomicBool = AtomicBool::new(false);
+
+/// The TUI calls this before taking the terminal: plugins then run as if there were none.
+pub fn forbid_terminal() {
+    NO_TERMINAL.store(true, Ordering::Relaxed);
+}
+
+fn terminal_available() -> bool {
+    !NO_TERMINAL.load(Ordering::Relaxed) && std::io::stdin().is_terminal()
+}
+
+/// Runs the plugin (handing it the terminal only when its interactiveMode allows and there is
+/// one) and checks its answer. Blocking: call it from `spawn_blocking` in async code.
 pub fn run(
     exec: &ExecConfig,
     cluster: &ResolvedCluster,
@@ -126,10 +149,20 @@ pub fn run(
             version: exec.api_version.clone(),
         });
     }
-    if exec.interactive_mode.as_deref() == Some("Always") {
-        return Err(ExecError::NeedsTerminal { command });
-    }
-    let info = exec_info(exec, cluster, false);
+    // client-go: Never never hands over stdin; IfAvailable (v1beta1's default) and Always do
+    // when stdin is a terminal, and Always without one is an error.
+    let terminal = terminal_available();
+    let interactive = match exec.interactive_mode.as_deref() {
+        Some("Never") => false,
+        Some("Always") if !terminal => {
+            return Err(ExecError::NeedsTerminal {
+                command,
+                tui: NO_TERMINAL.load(Ordering::Relaxed),
+            });
+        }
+        _ => terminal,
+    };
+    let info = exec_info(exec, cluster, interactive);
     let mut cmd = Command::new(&exec.command);
     cmd.args(exec.args.iter().flatten())
         .envs(
@@ -139,9 +172,13 @@ pub fn run(
                 .map(|e| (e.name.clone(), e.value.clone())),
         )
         .env("KUBERNETES_EXEC_INFO", info.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(Stdio::piped());
+    if interactive {
+        // The plugin talks to the user itself: prompts on stderr, answers on stdin.
+        cmd.stdin(Stdio::inherit()).stderr(Stdio::inherit());
+    } else {
+        cmd.stdin(Stdio::null()).stderr(Stdio::piped());
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -202,10 +239,19 @@ pub fn run(
     let out = out_thread.join().unwrap_or_default();
     let err = String::from_utf8_lossy(&err_thread.join().unwrap_or_default()).into_owned();
     if !status.success() {
-        return Err(ExecError::Failed {
-            command,
-            status: status.to_string(),
-            stderr: err,
+        let status = status.to_string();
+        return Err(if exec.interactive_mode.as_deref() == Some("Never") {
+            ExecError::FailedWithoutTerminal {
+                command,
+                status,
+                stderr: err,
+            }
+        } else {
+            ExecError::Failed {
+                command,
+                status,
+                stderr: err,
+            }
         });
     }
     parse_answer(&command, &exec.api_version, &out)

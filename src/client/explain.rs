@@ -18,6 +18,8 @@ pub enum HandshakeStep {
     CertificateRequest,
     ClientCertificate,
     Finished,
+    /// After the handshake: the first HTTP requests (401, 403).
+    Request,
 }
 
 impl HandshakeStep {
@@ -30,6 +32,7 @@ impl HandshakeStep {
             HandshakeStep::CertificateRequest => "CertificateRequest",
             HandshakeStep::ClientCertificate => "client certificate",
             HandshakeStep::Finished => "Finished",
+            HandshakeStep::Request => "HTTP request",
         }
     }
 }

@@ -10,6 +10,7 @@ use super::config::{TlsTarget, build_client_config, server_name};
 use super::error::ClientError;
 use super::explain::{Explanation, HandshakeStep, explain_tls_error};
 use super::recorder::HandshakeRecord;
+use super::server_clock;
 use crate::kubeconfig::ResolvedContext;
 
 /// How long each phase may take before it is reported as a failure.
@@ -133,7 +134,20 @@ pub async fn handshake(ctx: &ResolvedContext) -> Result<HandshakeReport, ClientE
                 .and_then(|e| e.downcast_ref::<rustls::Error>())
                 .cloned();
             report.failure = Some(match tls_err {
-                Some(e) => explain_tls_error(&e, &report.record, ctx),
+                Some(e) => {
+                    let mut f = explain_tls_error(&e, &report.record, ctx);
+                    if matches!(
+                        f.cause,
+                        "server-cert-expired" | "server-cert-not-yet-valid"
+                    ) {
+                        // Whose clock is wrong, ours or the server's?
+                        f.message.push_str(&match server_clock::server_date(&target).await {
+                            Ok(d) => format!("; the server's Date header says {d}"),
+                            Err(e) => format!("; the server's clock could not be read ({e})"),
+                        });
+                    }
+                    f
+                }
                 None => Explanation {
                     step: HandshakeStep::ClientHello,
                     cause: "connection-closed",

@@ -8,9 +8,10 @@ use reqwest::Method;
 
 use super::config::build_client_config;
 use super::error::ClientError;
-use super::exec;
+use super::exec_cache;
 use super::recorder::Recorder;
-use crate::kubeconfig::{Material, Origin, ResolvedContext, Secret, Token};
+use crate::kubeconfig::model::ExecConfig;
+use crate::kubeconfig::{Material, Origin, ResolvedCluster, ResolvedContext, Secret, Token};
 
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const EXEC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -26,6 +27,9 @@ enum HeaderAuth {
         user: String,
         password: Option<Secret<String>>,
     },
+    /// An exec plugin's token, taken from the process-wide cache at every request so an expired
+    /// one is fetched again, and dropped after a 401.
+    Exec(Box<(ExecConfig, ResolvedCluster)>),
 }
 
 /// A response as the caller needs it for display: status, protocol, type and body.
@@ -73,8 +77,9 @@ impl ApiClient {
             (ctx.user.exec.clone(), &auth, &ctx.user.client_certificate)
         {
             let cluster = ctx.cluster.clone();
+            let plugin = (exec_config.clone(), cluster.clone());
             let cred = tokio::task::spawn_blocking(move || {
-                exec::run(&exec_config, &cluster, EXEC_TIMEOUT)
+                exec_cache::credential(&exec_config, &cluster, EXEC_TIMEOUT)
             })
             .await
             .map_err(|e| ClientError::Tls(format!("exec plugin task: {e}")))?
@@ -83,8 +88,8 @@ impl ApiClient {
                 problem: e.to_string(),
             })?;
             used_exec_plugin = true;
-            if let Some(t) = cred.token {
-                auth = HeaderAuth::Bearer(t);
+            if cred.token.is_some() {
+                auth = HeaderAuth::Exec(Box::new(plugin));
             }
             if let (Some(c), Some(k)) = (cred.client_certificate_pem, cred.client_key_pem) {
                 let origin = |field| Origin {
@@ -137,13 +142,33 @@ impl ApiClient {
         self.send(Method::GET, path, None).await
     }
 
-    /// A request with this client's credentials and impersonation headers.
-    fn request(&self, method: Method, path: &str) -> Result<reqwest::RequestBuilder, RequestError> {
+    /// A request with this client's credentials and impersonation headers, and the exec
+    /// plugin's token when one was used (to drop it after a 401).
+    async fn request(
+        &self,
+        method: Method,
+        path: &str,
+    ) -> Result<(reqwest::RequestBuilder, Option<String>), RequestError> {
         let mut req = self
             .http
             .request(method, self.url(path))
             .header("Accept", "application/json");
+        let mut exec_token = None;
         req = match &self.auth {
+            HeaderAuth::Exec(plugin) => {
+                let plugin = plugin.clone();
+                let cred = tokio::task::spawn_blocking(move || {
+                    exec_cache::credential(&plugin.0, &plugin.1, EXEC_TIMEOUT)
+                })
+                .await
+                .map_err(|e| RequestError(format!("exec plugin task: {e}")))?
+                .map_err(|e| RequestError(e.to_string()))?;
+                let token = cred.token.map(|t| t.expose().clone()).ok_or_else(|| {
+                    RequestError("the exec plugin no longer returns a token".into())
+                })?;
+                exec_token = Some(token.clone());
+                req.bearer_auth(token)
+            }
             HeaderAuth::None => req,
             HeaderAuth::Bearer(t) => req.bearer_auth(t.expose()),
             HeaderAuth::BearerFile(path) => {
@@ -169,12 +194,14 @@ impl ApiClient {
                 }
             }
         }
-        Ok(req)
+        Ok((req, exec_token))
     }
 
     /// Starts a long-running GET (a watch): the body is read as it arrives.
     pub async fn stream(&self, path: &str) -> Result<reqwest::Response, RequestError> {
-        self.request(Method::GET, path)?
+        self.request(Method::GET, path)
+            .await?
+            .0
             .timeout(WATCH_TIMEOUT)
             .send()
             .await
@@ -188,14 +215,42 @@ impl ApiClient {
         path: &str,
         body: Option<(Vec<u8>, &str)>,
     ) -> Result<ApiResponse, RequestError> {
-        let mut req = self.request(method, path)?;
-        if let Some((bytes, content_type)) = body {
-            req = req.header("Content-Type", content_type).body(bytes);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| RequestError(describe_reqwest(&e)))?;
+        self.send_with_headers(method, path, body, &[]).await
+    }
+
+    /// `send` with extra headers (an `Audit-ID` the caller wants the server's trace under).
+    pub async fn send_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(Vec<u8>, &str)>,
+        headers: &[(&str, &str)],
+    ) -> Result<ApiResponse, RequestError> {
+        let mut retried = false;
+        let resp = loop {
+            let (mut req, exec_token) = self.request(method.clone(), path).await?;
+            for (k, v) in headers {
+                req = req.header(*k, *v);
+            }
+            if let Some((bytes, content_type)) = &body {
+                req = req
+                    .header("Content-Type", *content_type)
+                    .body(bytes.clone());
+            }
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| RequestError(describe_reqwest(&e)))?;
+            // client-go hands the first 401 back to its caller and refreshes behind it; a tool
+            // that wants the request done runs the plugin again and retries once.
+            match (&self.auth, exec_token) {
+                (HeaderAuth::Exec(plugin), Some(token)) if resp.status() == 401 && !retried => {
+                    exec_cache::reject(&plugin.0, &plugin.1, &token);
+                    retried = true;
+                }
+                _ => break resp,
+            }
+        };
         let status = resp.status().as_u16();
         let http_version = format!("{:?}", resp.version());
         let content_type = resp

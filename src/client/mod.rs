@@ -2,15 +2,19 @@
 //! instrumented to record what the server presented and asked for, and a handshake that turns
 //! those records into facts a person can read.
 
+pub mod access;
 pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod exec_cache;
 pub mod explain;
 pub mod handshake;
 pub mod http;
 pub mod recorder;
+pub mod server_clock;
 pub mod server_report;
+pub mod snapshot;
 
 pub use config::{TlsTarget, build_client_config};
 pub use error::ClientError;

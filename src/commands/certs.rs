@@ -17,9 +17,15 @@ fn connect(
         .enable_all()
         .build()
         .map_err(|e| CommandError::Failed(format!("cannot start the async runtime: {e}")))?;
-    let hs = runtime
-        .block_on(client::handshake(ctx))
-        .map_err(|e| CommandError::Input(e.to_string()))?;
+    let hs = runtime.block_on(async {
+        let mut hs = client::handshake(ctx).await?;
+        // A completed handshake can still end in 401 or 403: the same report says so.
+        if hs.succeeded() {
+            hs.failure = client::access::check(ctx, &hs).await;
+        }
+        Ok::<_, client::ClientError>(hs)
+    });
+    let hs = hs.map_err(|e| CommandError::Input(e.to_string()))?;
     report.server = Some(client::server_report::server_report(report, &hs));
     Ok(hs)
 }

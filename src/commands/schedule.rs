@@ -1,5 +1,7 @@
 //! `kexplore schedule -f FILE...`: read manifests, run the scheduler simulation pod by pod,
-//! print per-node tables (text) or the contract's JSON.
+//! print per-node tables (text) or the contract's JSON. Without -f, the selected context's
+//! cluster is listed instead ("why is my pod Pending?"); `--pod NS/NAME` explains one pod and,
+//! when it is bound, compares the simulation's node with the real one.
 
 use std::fmt::Write as _;
 
@@ -7,9 +9,13 @@ use serde::Serialize;
 
 use super::{CommandError, CommandResult};
 use crate::cli::{GlobalArgs, OutputFormat, ScheduleArgs};
+use crate::client::http::ApiClient;
+use crate::client::snapshot::fetch_live;
+use crate::kubeconfig::{Kubeconfig, Selection};
 use crate::scheduler::manifests::Manifests;
 use crate::scheduler::profile::config;
 use crate::scheduler::trace::{FilterVerdict, NodeScore, PodTrace};
+use crate::scheduler::why::{self, Comparison, Modelled};
 use crate::scheduler::{KubeVersion, PodInfo, Scheduler, simulate, version, world};
 
 #[derive(Serialize)]
@@ -18,13 +24,90 @@ struct Output<'a> {
     kube_version: String,
     seed: u64,
     pods: &'a [PodTrace],
+    /// What the simulation models (plugins judged, weights, plugins passing every node).
+    modelled: &'a Modelled,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<ClusterInfo>,
+    /// `--pod` on a bound pod: the simulation's node next to the real one.
+    #[serde(skip_serializing_if = "<[Comparison]>::is_empty")]
+    comparisons: &'a [Comparison],
+}
+
+/// Where a live run's nodes and pods came from.
+#[derive(Serialize, Clone)]
+struct ClusterInfo {
+    server: String,
+    context: String,
+    server_version: Option<String>,
+    /// Collections RBAC kept from this user, and what that means for the simulation.
+    not_visible: Vec<String>,
+}
+
+/// Nodes and pods: from files, or listed from the live cluster.
+fn input(
+    global: &GlobalArgs,
+    args: &ScheduleArgs,
+) -> Result<(Manifests, Option<(ClusterInfo, KubeVersion)>), CommandError> {
+    if !args.files.is_empty() {
+        let mut manifests = Manifests::default();
+        for path in &args.files {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CommandError::Input(format!("{}: {e}", path.display())))?;
+            manifests
+                .add_text(&path.display().to_string(), &text)
+                .map_err(|e| CommandError::Input(e.to_string()))?;
+        }
+        return Ok((manifests, None));
+    }
+    let selection = Selection::from_environment(global.kubeconfig.as_deref()).ok_or_else(|| {
+        CommandError::Input(
+            "no manifests (-f FILE) and no kubeconfig to list a cluster from".into(),
+        )
+    })?;
+    let ctx = Kubeconfig::load(&selection)?.resolve(global.context.as_deref())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::Failed(format!("cannot start the runtime: {e}")))?;
+    let live = rt.block_on(async {
+        let api = ApiClient::connect(&ctx)
+            .await
+            .map_err(|e| CommandError::Failed(e.to_string()))?;
+        let ns = if ctx.namespace.is_empty() {
+            "default"
+        } else {
+            &ctx.namespace
+        };
+        fetch_live(&api, ns).await.map_err(|e| {
+            CommandError::Failed(format!(
+                "listing the cluster at {}: {e}",
+                ctx.cluster.server
+            ))
+        })
+    })?;
+    let info = ClusterInfo {
+        server: ctx.cluster.server.clone(),
+        context: ctx.context_name.clone(),
+        server_version: live.git_version,
+        not_visible: live.not_visible,
+    };
+    Ok((live.manifests, Some((info, live.version))))
 }
 
 pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
-    let version = match &args.kube_version {
-        Some(v) => KubeVersion::parse(v).map_err(|e| CommandError::Input(e.to_string()))?,
-        None => version::NEWEST,
+    let focus = match &args.pod {
+        Some(p) => Some(parse_pod_key(p)?),
+        None => None,
     };
+    let asked = match &args.kube_version {
+        Some(v) => Some(KubeVersion::parse(v).map_err(|e| CommandError::Input(e.to_string()))?),
+        None => None,
+    };
+    let (mut manifests, live) = input(global, args)?;
+    let version = asked
+        .or(live.as_ref().map(|(_, v)| *v))
+        .unwrap_or(version::NEWEST);
+    let live = live.map(|(info, _)| info);
     let profiles = match &args.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -36,14 +119,22 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         }
         None => None,
     };
-    let mut manifests = Manifests::default();
-    for path in &args.files {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CommandError::Input(format!("{}: {e}", path.display())))?;
-        manifests
-            .add_text(&path.display().to_string(), &text)
-            .map_err(|e| CommandError::Input(e.to_string()))?;
-    }
+    // `--pod`: that pod alone, taken out of the cluster so a bound pod's own requests do not
+    // count against the node it runs on.
+    let focused = match &focus {
+        Some(key) => Some(why::split_out(&mut manifests, key).ok_or_else(|| {
+            let msg = format!(
+                "--pod {key}: no such pod in the {}",
+                where_from(args, &live)
+            );
+            if live.is_some() {
+                CommandError::Failed(msg)
+            } else {
+                CommandError::Input(msg)
+            }
+        })?),
+        None => None,
+    };
     let world = world::build(&manifests, version).map_err(|e| CommandError::Input(e.0))?;
     if let Some(n) = &args.node
         && world.snapshot.node(n).is_none()
@@ -53,20 +144,38 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         )));
     }
     let mut snapshot = world.snapshot;
-    let pending_count = world.pending.len();
-    let requests: Vec<(String, String)> = world
-        .pending
-        .iter()
-        .map(|p| (p.key(), describe_requests(p)))
-        .collect();
     let mut scheduler = Scheduler::new(version, profiles, args.seed);
     scheduler.full_breakdown = args.breakdown;
-    let profile_name = scheduler
+    let profile = scheduler
         .profiles
         .first()
-        .map(|p| p.scheduler_name.clone())
-        .unwrap_or_else(|| "default-scheduler".into());
-    let traces = simulate(&mut scheduler, &mut snapshot, world.pending);
+        .map(|p| (**p).clone())
+        .unwrap_or_else(|| crate::scheduler::Profile::default_for(version));
+    let profile_name = profile.scheduler_name.clone();
+    let modelled = why::modelled(&profile, version);
+    let mut comparisons = Vec::new();
+    let (pending, traces) = match focused {
+        Some(f) => {
+            let info = snapshot
+                .pod_info(&f.pod)
+                .map_err(|e| CommandError::Input(format!("--pod: {e}")))?;
+            let requests = vec![(info.key(), describe_requests(&info))];
+            let trace = scheduler.schedule_one(&snapshot, &info);
+            if let Some(b) = &f.bound {
+                comparisons.push(why::compare(&trace, b, args.seed));
+            }
+            (requests, vec![trace])
+        }
+        None => {
+            let requests: Vec<(String, String)> = world
+                .pending
+                .iter()
+                .map(|p| (p.key(), describe_requests(p)))
+                .collect();
+            let traces = simulate(&mut scheduler, &mut snapshot, world.pending);
+            (requests, traces)
+        }
+    };
 
     match global.output {
         OutputFormat::Json => {
@@ -75,6 +184,9 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
                 kube_version: version.to_string(),
                 seed: args.seed,
                 pods: &traces,
+                modelled: &modelled,
+                cluster: live,
+                comparisons: &comparisons,
             };
             let json = serde_json::to_string_pretty(&out)
                 .map_err(|e| CommandError::Failed(format!("serializing the trace: {e}")))?;
@@ -89,25 +201,137 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
             };
             let _ = writeln!(
                 s,
-                "kube-scheduler {version}{legacy} (simulated) · profile {profile_name} · {} nodes · {pending_count} pending pods · seed {}",
+                "kube-scheduler {version}{legacy} (simulated) · profile {profile_name} · {} nodes · {} pending pods · seed {}",
                 snapshot.num_nodes(),
+                if focus.is_some() {
+                    traces.len()
+                } else {
+                    pending.len()
+                },
                 args.seed
             );
+            if let Some(info) = &live {
+                render_live_header(&mut s, info, &modelled);
+            }
             for w in &world.warnings {
                 let _ = writeln!(s, "warning: {w}");
             }
+            if live.is_some() && traces.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "\nno pending pods: every pod you can see has a node (--pod NS/NAME explains one)"
+                );
+            }
             for t in &traces {
-                let req = requests
+                let req = pending
                     .iter()
                     .find(|(k, _)| *k == t.pod)
                     .map(|(_, r)| r.as_str())
                     .unwrap_or("");
                 render_pod(&mut s, t, req, args);
             }
+            for c in &comparisons {
+                render_comparison(&mut s, c);
+            }
             print!("{s}");
         }
     }
     Ok(0)
+}
+
+fn where_from(args: &ScheduleArgs, live: &Option<ClusterInfo>) -> String {
+    match live {
+        Some(i) => format!("cluster at {} (pods you may list)", i.server),
+        None => format!(
+            "input ({})",
+            args.files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn parse_pod_key(s: &str) -> Result<String, CommandError> {
+    match s.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok(s.to_string())
+        }
+        _ => Err(CommandError::Input(format!(
+            "--pod {s:?}: expected NAMESPACE/NAME"
+        ))),
+    }
+}
+
+fn render_live_header(s: &mut String, info: &ClusterInfo, m: &Modelled) {
+    let _ = writeln!(
+        s,
+        "cluster {} (context {}) · server {} · modelled as kube-scheduler {}",
+        info.server,
+        info.context,
+        info.server_version.as_deref().unwrap_or("version unknown"),
+        m.kube_version
+    );
+    let scores: Vec<String> = m.scores.iter().map(|(n, w)| format!("{n}×{w}")).collect();
+    let _ = writeln!(
+        s,
+        "{}",
+        wrap(
+            &format!("filter plugins judged: {}", m.filters.join(", ")),
+            98,
+            ""
+        )
+    );
+    let _ = writeln!(
+        s,
+        "{}",
+        wrap(
+            &format!("score plugins × weight: {}", scores.join(", ")),
+            98,
+            ""
+        )
+    );
+    if !m.not_simulated.is_empty() {
+        let _ = writeln!(
+            s,
+            "{}",
+            wrap(
+                &format!(
+                    "not simulated (pass every node; no volumes or resource slices are listed): {}",
+                    m.not_simulated.join(", ")
+                ),
+                98,
+                ""
+            )
+        );
+    }
+    for n in &info.not_visible {
+        let _ = writeln!(s, "{}", wrap(&format!("not visible to you: {n}"), 98, ""));
+    }
+}
+
+fn render_comparison(s: &mut String, c: &Comparison) {
+    let sim = c.simulated.as_deref().unwrap_or("no node");
+    let _ = writeln!(
+        s,
+        "\nBound: {} runs on {}; the simulation picks {sim} — {}",
+        c.pod,
+        c.actual,
+        if c.agrees {
+            "they agree"
+        } else {
+            "they differ"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  {} in the simulation: {}",
+        c.actual, c.actual_in_simulation
+    );
+    for r in &c.reasons {
+        let _ = writeln!(s, "{}", wrap(&format!("- {r}"), 98, "  "));
+    }
 }
 
 fn describe_requests(p: &PodInfo) -> String {

@@ -46,6 +46,8 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
             "the terminal UI needs a terminal on stdout; for scripts use `kexplore certs`".into(),
         ));
     }
+    // From here the TUI owns the terminal: exec plugins must not prompt on it.
+    crate::client::exec::forbid_terminal();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -73,6 +75,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     state.present = args.present;
     state.autoplay = args.autoplay;
     state.journey = JourneyState::new(pod_path.clone(), Some(&pod_text), embedded.is_some());
+    state.journey.for_real = args.for_real;
     // `l` in view 4 picks among this pod and the pods in scenarios/ (of the current directory).
     let mut choices = vec![(pod_path, pod_text)];
     choices.extend(

@@ -23,7 +23,18 @@ pub struct Collected {
     pub final_pod: Option<Value>,
     /// The pod's events as last listed (Scheduled, Pulling...).
     pub events: Vec<Value>,
+    /// The create carried `dryRun=All`: the server checked everything and stored nothing.
+    pub dry_run: bool,
+    /// A dry run's stand-in for the scheduler: the default profile simulated on the live
+    /// cluster (`{server_version, kube_version, not_visible, trace}` or `{error}`).
+    pub simulation: Option<Value>,
+    /// JSON pointers the server added or changed relative to the manifest (defaults, admission).
+    pub admission_changes: Vec<String>,
+    /// `--cleanup`: how the DELETE at the end went.
+    pub cleanup: Option<Value>,
 }
+
+const DRY_RUN: &str = "dry run: nothing stored";
 
 fn stage(name: &'static str, status: Status, source: Source, detail: Value) -> Stage {
     Stage {
@@ -163,6 +174,17 @@ pub fn build(c: &Collected) -> Journey {
                     )
                 }
             }
+            None if created && c.dry_run && name == "storage" => stage(
+                name,
+                Status::Skipped,
+                Source::Inferred,
+                json!({"explanation": format!("{DRY_RUN} (dryRun=All): etcd is never written and no resourceVersion is assigned")}),
+            ),
+            None if created && name == "admission" => {
+                let mut st = inferred(name, Status::Ok);
+                st.detail["changed_fields"] = json!(c.admission_changes);
+                st
+            }
             None if created => inferred(name, Status::Ok),
             None => stage(
                 name,
@@ -178,7 +200,17 @@ pub fn build(c: &Collected) -> Journey {
     stages.push(match &c.create {
         Some((code, body)) => {
             let mut d = json!({"code": code});
-            if created {
+            if c.dry_run {
+                d["dryRun"] = json!(true);
+            }
+            if created && c.dry_run {
+                d["note"] = json!("the object the server would have stored (dryRun=All)");
+                d["uid"] = body
+                    .pointer("/metadata/uid")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                d["changed_fields"] = json!(c.admission_changes);
+            } else if created {
                 d["resourceVersion"] = body
                     .pointer("/metadata/resourceVersion")
                     .cloned()
@@ -214,6 +246,10 @@ pub fn build(c: &Collected) -> Journey {
                    "phase": e.pointer("/object/status/phase"), "nodeName": e.pointer("/object/spec/nodeName")})
         })
         .collect();
+    if created && c.dry_run {
+        dry_run_tail(c, &mut stages);
+        return finish(c, stages);
+    }
     stages.push(if !created {
         stage("watch", Status::Skipped, Source::Observed, json!({}))
     } else {
@@ -341,17 +377,159 @@ pub fn build(c: &Collected) -> Journey {
             json!({"phase": phase}),
         ),
     });
+    finish(c, stages)
+}
+
+fn finish(c: &Collected, stages: Vec<Stage>) -> Journey {
     debug_assert!(stages.iter().map(|s| s.stage).eq(STAGES.iter().copied()));
     Journey {
         pod: c.pod.clone(),
         server: c.server.clone(),
         stages,
+        dry_run: c.dry_run.then_some(true),
+        cleanup: c.cleanup.clone(),
     }
+}
+
+/// watch … kubelet after a dry run: nothing was stored, so nothing happened to watch; filter
+/// and score come from the simulation on the live cluster.
+fn dry_run_tail(c: &Collected, stages: &mut Vec<Stage>) {
+    stages.push(stage(
+        "watch",
+        Status::Skipped,
+        Source::Inferred,
+        json!({"explanation": format!("{DRY_RUN}, so no watch event is sent")}),
+    ));
+    let sim = c.simulation.as_ref();
+    let trace = sim.map(|s| &s["trace"]).filter(|t| t.is_object());
+    let selected = trace.map(|t| t["selected"].clone()).unwrap_or(Value::Null);
+    match trace {
+        Some(t) => {
+            let feasible = t["nodes_feasible"].as_u64().unwrap_or(0);
+            let how = "simulated here on the listed nodes and pods with the default profile: a dry run never reaches kube-scheduler";
+            let mut d = json!({
+                "explanation": how,
+                "nodes_total": t["nodes_total"], "nodes_feasible": feasible,
+                "filter": t["filter"], "message": t["message"],
+            });
+            for k in ["server_version", "kube_version", "not_visible"] {
+                d[k] = sim.map(|s| s[k].clone()).unwrap_or(Value::Null);
+            }
+            stages.push(stage(
+                "filter",
+                if feasible > 0 {
+                    Status::Ok
+                } else {
+                    Status::Failed
+                },
+                Source::Inferred,
+                d,
+            ));
+            stages.push(stage(
+                "score",
+                if feasible > 0 {
+                    Status::Ok
+                } else {
+                    Status::Skipped
+                },
+                Source::Inferred,
+                json!({"explanation": how, "score": t["score"], "selected": selected, "tie_break": t["tie_break"]}),
+            ));
+        }
+        None => {
+            let why = sim
+                .and_then(|s| s["error"].as_str())
+                .unwrap_or("no simulation ran");
+            for name in ["filter", "score"] {
+                stages.push(stage(
+                    name,
+                    Status::Skipped,
+                    Source::Inferred,
+                    json!({"explanation": format!("{DRY_RUN}; the simulation could not run: {why}")}),
+                ));
+            }
+        }
+    }
+    stages.push(stage(
+        "binding",
+        Status::Skipped,
+        Source::Inferred,
+        json!({"explanation": format!("{DRY_RUN}, so nothing is bound"), "simulated_node": selected}),
+    ));
+    stages.push(stage(
+        "kubelet",
+        Status::Skipped,
+        Source::Inferred,
+        json!({"explanation": format!("{DRY_RUN}, so no kubelet starts it")}),
+    ));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dry_run(simulation: Option<Value>) -> Journey {
+        build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((201, json!({"metadata": {"uid": "u"}}))),
+            dry_run: true,
+            simulation,
+            admission_changes: vec!["/spec/priority".into()],
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_dry_run_skips_what_needs_a_write_and_simulates_the_scheduler() {
+        let j = dry_run(Some(json!({"kube_version": "v1.33", "not_visible": [],
+            "trace": {"nodes_total": 3, "nodes_feasible": 2, "filter": [], "score": [],
+                      "selected": "node-3", "message": null}})));
+        let by = |n: &str| j.stages.iter().find(|s| s.stage == n).unwrap();
+        assert_eq!(j.dry_run, Some(true));
+        for n in ["storage", "watch", "binding", "kubelet"] {
+            assert_eq!(by(n).status, Status::Skipped, "{n}");
+            assert!(
+                by(n).detail["explanation"]
+                    .as_str()
+                    .unwrap()
+                    .contains(DRY_RUN),
+                "{n}"
+            );
+        }
+        assert_eq!(
+            (by("filter").status, by("filter").source),
+            (Status::Ok, Source::Inferred)
+        );
+        assert_eq!(by("score").detail["selected"], "node-3");
+        assert_eq!(by("binding").detail["simulated_node"], "node-3");
+        assert_eq!(by("response").detail["changed_fields"][0], "/spec/priority");
+        assert!(j.succeeded());
+    }
+
+    #[test]
+    fn a_dry_run_whose_simulation_failed_says_why() {
+        let j = dry_run(Some(json!({"error": "cannot list the cluster: forbidden"})));
+        let filter = j.stages.iter().find(|s| s.stage == "filter").unwrap();
+        assert_eq!(filter.status, Status::Skipped);
+        assert!(
+            filter.detail["explanation"]
+                .as_str()
+                .unwrap()
+                .contains("forbidden")
+        );
+        let j = dry_run(Some(
+            json!({"trace": {"nodes_total": 2, "nodes_feasible": 0,
+            "message": "0/2 nodes are available"}}),
+        ));
+        let filter = j.stages.iter().find(|s| s.stage == "filter").unwrap();
+        assert_eq!(
+            filter.status,
+            Status::Failed,
+            "an unschedulable pod fails the run"
+        );
+    }
 
     #[test]
     fn failed_create_keeps_every_stage_in_order() {

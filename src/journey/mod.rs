@@ -4,6 +4,7 @@
 //! internals). `build` assembles one from what a run collected; the TUI and `journey` read it.
 
 pub mod build;
+pub mod run;
 pub mod text;
 
 use serde::Serialize;
@@ -55,6 +56,12 @@ pub struct Journey {
     pub pod: String,
     pub server: String,
     pub stages: Vec<Stage>,
+    /// Present (true) when the create was `dryRun=All` and nothing was stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// Present with `--cleanup`: how deleting the pod at the end went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<Value>,
 }
 
 impl Journey {

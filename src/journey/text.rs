@@ -39,7 +39,28 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
         .or_else(|| d.get("note"))
         .and_then(Value::as_str)
     {
-        return vec![e.to_string()];
+        out.push(e.to_string());
+    }
+    let words_only = d.as_object().is_none_or(|o| {
+        o.iter()
+            .all(|(k, v)| matches!(k.as_str(), "explanation" | "note" | "dryRun") || v.is_null())
+    });
+    if words_only {
+        return out;
+    }
+    if let Some(changed) = d["changed_fields"].as_array().filter(|c| !c.is_empty()) {
+        // The full list is in the JSON; a line of text names the first few.
+        let fields: Vec<&str> = changed.iter().filter_map(Value::as_str).take(6).collect();
+        let more = changed.len().saturating_sub(fields.len());
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "the server set or changed: {}{more}",
+            fields.join(", ")
+        ));
     }
     match stage {
         "tls-handshake" => out.push(format!(
@@ -91,11 +112,17 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 format!("{causes} field error(s): {}", d["causes"])
             });
         }
+        "storage" if d["dryRun"] == Value::Bool(true) => {}
         "storage" => out.push(format!(
             "{} {} at resourceVersion {}",
             s(d, "/operation"),
             s(d, "/key"),
             s(d, "/resourceVersion")
+        )),
+        "response" if d["dryRun"] == Value::Bool(true) => out.push(format!(
+            "HTTP {} (dryRun=All) {}",
+            s(d, "/code"),
+            s(d, "/status/message")
         )),
         "response" => out.push(format!(
             "HTTP {} resourceVersion {} {}",
@@ -127,6 +154,18 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
             if !m.is_empty() {
                 out.push(m);
             }
+            if let Some(v) = d["kube_version"].as_str() {
+                out.push(format!(
+                    "modelled: kube-scheduler {v} default profile (server {})",
+                    s(d, "/server_version")
+                ));
+            }
+            for n in d["not_visible"].as_array().cloned().unwrap_or_default() {
+                out.push(format!(
+                    "not visible to you: {}",
+                    n.as_str().unwrap_or_default()
+                ));
+            }
         }
         "score" => {
             for f in d["score"].as_array().cloned().unwrap_or_default() {
@@ -134,6 +173,10 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
             }
             out.push(format!("selected {}", s(d, "/selected")));
         }
+        "binding" if d.get("simulated_node").is_some() => out.push(format!(
+            "the simulation would bind it to {}",
+            s(d, "/simulated_node")
+        )),
         "binding" => out.push(format!("node {} {}", s(d, "/node"), s(d, "/event"))),
         "kubelet" => {
             for k in d["steps"].as_array().cloned().unwrap_or_default() {
@@ -160,6 +203,12 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
 pub fn render(j: &Journey) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pod {} via {}", j.pod, j.server);
+    if j.dry_run == Some(true) {
+        let _ = writeln!(
+            out,
+            "dry run (dryRun=All): the server checked the pod and stored nothing; --for-real creates it"
+        );
+    }
     for st in &j.stages {
         let _ = writeln!(
             out,
@@ -179,6 +228,13 @@ pub fn render(j: &Journey) -> String {
         for line in summary(st.stage, &st.detail) {
             let _ = writeln!(out, "    {line}");
         }
+    }
+    if let Some(c) = &j.cleanup {
+        let _ = match (c["deleted"].as_bool(), c["error"].as_str()) {
+            (Some(true), _) => writeln!(out, "cleanup: pod {} deleted", j.pod),
+            (_, Some(e)) => writeln!(out, "cleanup: the delete failed: {e}"),
+            _ => writeln!(out, "cleanup: the delete answered HTTP {}", c["code"]),
+        };
     }
     out
 }

@@ -27,6 +27,7 @@ pub mod term_index;
 pub(crate) mod testutil;
 pub mod trace;
 pub mod version;
+pub mod why;
 pub mod world;
 
 pub use cycle::Scheduler;

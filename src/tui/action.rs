@@ -133,4 +133,8 @@ pub enum Action {
     NextSelector,
     /// `P`: presenter mode on / off.
     TogglePresent,
+    /// `W` (view 4): ask whether to create the pod for real on a remote server.
+    AskForReal,
+    /// `y` (view 4): yes to that question.
+    ConfirmForReal,
 }

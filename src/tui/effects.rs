@@ -10,8 +10,11 @@ use super::action::{Action, Payload};
 use super::app::AppEvent;
 use super::session;
 use super::update::Effect;
-use super::{connection, journey, sched};
+use super::{connection, sched};
 use crate::kubeconfig::{Kubeconfig, ResolvedContext};
+
+/// How long view 4 follows a created pod before giving up on it running.
+const JOURNEY_FOLLOW: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub struct EffectRunner {
     tx: Sender<AppEvent>,
@@ -73,15 +76,22 @@ impl EffectRunner {
                 context,
                 pod,
                 replace,
+                write,
             } => {
                 let ctx = self.resolve(&context);
+                let opts = crate::journey::run::RunOptions {
+                    write,
+                    cleanup: false,
+                    replace_existing: replace,
+                    timeout: JOURNEY_FOLLOW,
+                };
                 self.rt.spawn(async move {
                     match ctx {
                         Ok(ctx) => {
-                            journey::run::run(&ctx, &pod, replace, |c, done| {
+                            crate::journey::run::run(&ctx, &pod, &opts, |c, done| {
                                 send(Action::JourneyProgress(Payload::new(c.clone()), done));
                             })
-                            .await
+                            .await;
                         }
                         Err(e) => {
                             let c = crate::journey::build::Collected {

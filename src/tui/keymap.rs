@@ -214,6 +214,22 @@ impl Default for KeyMap {
                 Scope::Only(JOURNEY),
             ),
             b(
+                vec![key('W')],
+                "W",
+                Action::AskForReal,
+                "view 4: create the pod for real on a remote server (asks first; else a dry run)",
+                None,
+                Scope::Only(JOURNEY),
+            ),
+            b(
+                vec![key('y')],
+                "y",
+                Action::ConfirmForReal,
+                "view 4: yes, create it for real (any other key says no)",
+                None,
+                Scope::Only(JOURNEY),
+            ),
+            b(
                 vec![code(KeyCode::Enter)],
                 "Enter",
                 Action::OpenInScheduler,

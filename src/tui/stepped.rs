@@ -78,6 +78,7 @@ fn start_journey(state: &mut AppState) -> Vec<Effect> {
         context: ctx,
         pod,
         replace: state.journey.embedded,
+        write: state.journey.write_mode(),
     }]
 }
 

@@ -12,6 +12,7 @@ use super::state::{AppState, Overlay};
 use super::stepped;
 use super::trust_tree;
 use super::views::{self, certificates, kubeconfig, tabs};
+use crate::journey::run::WriteMode;
 
 /// Work for the effects runner.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,11 +22,13 @@ pub enum Effect {
     /// View 3: handshake and requests with this context's server; `Action::ConnectionDone`.
     Connect(String),
     /// View 4: create this pod and follow it; `Action::JourneyProgress` as facts arrive.
-    /// `replace` deletes a previous pod of the same name first (embedded server only).
+    /// `replace` deletes a previous pod of the same name first (embedded server only);
+    /// `write` says whether the create is stored or a dry run.
     RunJourney {
         context: String,
         pod: Value,
         replace: bool,
+        write: WriteMode,
     },
     /// View 5: list the cluster's nodes and pods; `Action::ClusterLoaded`. `focus` picks the
     /// pod to place (`ns/name`), else `fallback` is placed.
@@ -42,6 +45,9 @@ pub enum Effect {
 const PAGE: usize = 10;
 
 pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
+    if let Some(effects) = write_question(state, &action) {
+        return effects;
+    }
     if state.overlay.is_none()
         && let Some(effects) = stepped::handle(state, &action)
     {
@@ -120,6 +126,51 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
+}
+
+/// View 4's `W`: "create … for real? y/N". While the question is open only `y` creates; any
+/// other key closes it and does nothing else (results and the clock still arrive).
+fn write_question(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    if state.view != View::PodJourney || state.overlay.is_some() {
+        return None;
+    }
+    if !state.journey.confirm {
+        if *action == Action::AskForReal && !state.journey.running && state.journey.pod().is_some()
+        {
+            state.journey.confirm = true;
+            return Some(Vec::new());
+        }
+        return None;
+    }
+    match action {
+        Action::Tick(_)
+        | Action::Resize(..)
+        | Action::ContextLoaded(_)
+        | Action::ConnectionDone(_)
+        | Action::JourneyProgress(..)
+        | Action::ClusterLoaded(_)
+        | Action::ManifestEdited(_) => None,
+        Action::ConfirmForReal => {
+            state.journey.confirm = false;
+            let (Some(context), Some(pod)) = (state.context_name(), state.journey.pod().cloned())
+            else {
+                return Some(Vec::new());
+            };
+            state.journey.running = true;
+            state.journey.collected = None;
+            state.journey.step = 1;
+            Some(vec![Effect::RunJourney {
+                context,
+                pod,
+                replace: state.journey.embedded,
+                write: WriteMode::ForReal,
+            }])
+        }
+        _ => {
+            state.journey.confirm = false;
+            Some(Vec::new())
+        }
+    }
 }
 
 fn move_cursor(state: &mut AppState, delta: isize) {

@@ -3,13 +3,13 @@
 //! the contract's stages, built by `journey::build` from what was collected.
 
 pub mod request;
-pub mod run;
 
 use std::path::PathBuf;
 
 use serde_json::Value;
 
 use crate::journey::build::{Collected, build};
+use crate::journey::run::WriteMode;
 use crate::journey::{Journey, STAGES};
 
 #[derive(Debug, Default)]
@@ -27,6 +27,10 @@ pub struct JourneyState {
     pub embedded: bool,
     /// Pod manifests `l` cycles through: (file, text), read before the UI started.
     pub choices: Vec<(PathBuf, String)>,
+    /// `--for-real`: runs against a remote server create the pod instead of a dry run.
+    pub for_real: bool,
+    /// `W` asked "create … for real? y/N" and the answer is awaited.
+    pub confirm: bool,
 }
 
 /// Steps: the request, then one per stage.
@@ -69,6 +73,21 @@ impl JourneyState {
 
     pub fn pod(&self) -> Option<&Value> {
         self.manifest.as_ref().and_then(|m| m.as_ref().ok())
+    }
+
+    /// How a run started by Space or `r` writes: the embedded sandbox and `--for-real` create
+    /// the pod, any other server gets a dry run.
+    pub fn write_mode(&self) -> WriteMode {
+        if self.embedded || self.for_real {
+            WriteMode::ForReal
+        } else {
+            WriteMode::DryRun
+        }
+    }
+
+    /// The status bar's READ-ONLY badge: a remote server without `--for-real`.
+    pub fn read_only(&self) -> bool {
+        self.write_mode() == WriteMode::DryRun
     }
 
     pub fn journey(&self) -> Option<Journey> {

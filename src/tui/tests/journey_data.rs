@@ -39,6 +39,7 @@ pub fn from_json(v: &Value) -> Collected {
         watch_events: list("watch_events"),
         final_pod: Some(v["final_pod"].clone()).filter(|t| !t.is_null()),
         events: list("events"),
+        ..Default::default()
     }
 }
 

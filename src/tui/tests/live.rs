@@ -230,18 +230,15 @@ fn regenerate_journey_fixture() {
     let ctx = live.context("own", &live.own_kubeconfig());
     let pod: serde_json::Value =
         serde_json::from_str(include_str!("../../../scenarios/app.json")).expect("app.json");
-    let last = std::sync::Mutex::new(None);
-    live.rt.block_on(crate::tui::journey::run::run(
-        &ctx,
-        &pod,
-        false,
-        |c, done| {
-            if done {
-                *last.lock().expect("lock") = Some(c.clone());
-            }
-        },
-    ));
-    let c = last.into_inner().expect("lock").expect("a finished run");
+    let opts = crate::journey::run::RunOptions {
+        write: crate::journey::run::WriteMode::ForReal,
+        cleanup: false,
+        replace_existing: false,
+        timeout: std::time::Duration::from_secs(30),
+    };
+    let c = live
+        .rt
+        .block_on(crate::journey::run::run(&ctx, &pod, &opts, |_, _| {}));
     let text = serde_json::to_string_pretty(&super::journey_data::to_json(&c)).expect("json");
     std::fs::write(journey_fixture_path(), text + "\n").expect("write fixture");
 }

@@ -3,6 +3,7 @@
 
 mod fixtures;
 mod journey_data;
+mod journey_write;
 mod live;
 mod render;
 mod render_stepped;

@@ -122,7 +122,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         list_area,
     );
     let dw = inner_width(detail_area);
-    let (detail_title, detail) = if j.step == 0 {
+    let (detail_title, detail) = if j.confirm {
+        ("Create for real?".to_string(), confirm_lines(state, theme))
+    } else if j.step == 0 {
         (
             "The request".to_string(),
             journey_detail::request(state, dw, theme),
@@ -154,6 +156,34 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             .block(pane(format!("{detail_title} (PgUp/PgDn)"), theme, false)),
         detail_area,
     );
+}
+
+/// `W`'s question: which pod, on which server, and that only `y` goes ahead.
+fn confirm_lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
+    let facts = state.active.as_ref().and_then(|a| a.resolved.as_ref().ok());
+    let server = facts.map_or("the server", |f| f.server.as_str());
+    let pod = state.journey.pod().map_or(String::from("the pod"), |p| {
+        let ns = crate::journey::run::namespace_of(p, facts.map_or("", |f| f.namespace.as_str()));
+        format!(
+            "{ns}/{}",
+            text(p.get("metadata").unwrap_or(&Value::Null), "name")
+        )
+    });
+    vec![
+        Line::styled(
+            format!("! Create {pod} on {server} for real? y/N"),
+            theme.warn,
+        ),
+        Line::raw(""),
+        Line::styled(
+            "y stores the pod; the real scheduler binds it and a kubelet runs it.",
+            theme.text,
+        ),
+        Line::styled(
+            "Any other key: no. Space and r send dry runs (dryRun=All): nothing stored.",
+            theme.muted,
+        ),
+    ]
 }
 
 fn file_name(j: &crate::tui::journey::JourneyState) -> String {

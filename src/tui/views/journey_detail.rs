@@ -6,9 +6,9 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::journey::{source_word, text};
+use crate::journey::run::namespace_of;
 use crate::journey::{Source, Stage};
 use crate::tui::journey::request;
-use crate::tui::journey::run::namespace_of;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::field;

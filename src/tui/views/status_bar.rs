@@ -57,6 +57,10 @@ fn facts_line(state: &AppState, theme: &Theme) -> Line<'static> {
                 ctx.push_str(&format!(" (switching to {p}…)"));
             }
             parts.push(Span::raw(ctx));
+            // Writes to a real cluster are opt-in: say so where it is always visible.
+            if active.resolved.is_ok() && state.journey.read_only() {
+                parts.push(status::labelled(theme, CheckStatus::Warn, "READ-ONLY"));
+            }
             match (&active.resolved, &active.report) {
                 (Err(_), _) => {
                     parts.push(status::labelled(

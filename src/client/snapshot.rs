@@ -1,0 +1,145 @@
+//! The live cluster as the scheduler simulation needs it: every node and pod, listed in pages,
+//! plus the server's release. A user RBAC keeps from listing something gets the rest and a
+//! plain note of what is missing, never an error for that alone.
+
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use serde::de::DeserializeOwned;
+
+use super::cluster::{ListError, Listed, PAGE_SIZE, list_all};
+use super::http::ApiClient;
+use crate::scheduler::KubeVersion;
+use crate::scheduler::manifests::{Manifests, Source};
+
+/// What was listed, and what could not be.
+#[derive(Debug)]
+pub struct LiveCluster {
+    pub manifests: Manifests,
+    /// `/version`'s gitVersion, when the server answered it.
+    pub git_version: Option<String>,
+    /// The release the simulation models for that server.
+    pub version: KubeVersion,
+    /// One line per collection RBAC hid ("nodes: forbidden ... the simulation sees no nodes").
+    pub not_visible: Vec<String>,
+    /// Pages fetched in all (`limit`/`continue`).
+    pub pages: usize,
+}
+
+/// The release to model for a server's gitVersion: its own when modelled, else the newest.
+pub fn kube_version_for(git_version: &str) -> KubeVersion {
+    let t = git_version.trim_start_matches('v');
+    let mm: Vec<&str> = t.split(['.', '-', '+']).take(2).collect();
+    KubeVersion::parse(&mm.join(".")).unwrap_or_default()
+}
+
+/// Lists `path`; a 403 becomes `Ok(None)` with a note in `not_visible`.
+async fn list_or_note<T: DeserializeOwned>(
+    api: &ApiClient,
+    path: &str,
+    what: &str,
+    consequence: &str,
+    not_visible: &mut Vec<String>,
+) -> Result<Option<Listed<T>>, ListError> {
+    match list_all::<T>(api, path, PAGE_SIZE).await {
+        Ok(l) => Ok(Some(l)),
+        Err(ListError::Forbidden(m)) => {
+            not_visible.push(format!("{what}: {m} — {consequence}"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Lists nodes, pods (cluster-wide, else `namespace` only) and namespaces.
+pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster, ListError> {
+    let git_version = match api.get("/version").await {
+        Ok(r) if r.status == 200 => r
+            .json()
+            .and_then(|v| v["gitVersion"].as_str().map(str::to_string)),
+        _ => None,
+    };
+    let version = git_version
+        .as_deref()
+        .map(kube_version_for)
+        .unwrap_or_default();
+    let mut not_visible = Vec::new();
+    let mut pages = 0;
+    let mut m = Manifests::default();
+    let src = |file: &str| Source {
+        file: file.to_string(),
+        document: 1,
+    };
+    if let Some(l) = list_or_note::<Node>(
+        api,
+        "/api/v1/nodes",
+        "nodes",
+        "the simulation sees no nodes, so every pod looks unschedulable",
+        &mut not_visible,
+    )
+    .await?
+    {
+        pages += l.pages;
+        m.nodes = l
+            .items
+            .into_iter()
+            .map(|n| (n, src("GET /api/v1/nodes")))
+            .collect();
+    }
+    let pods = match list_or_note::<Pod>(
+        api,
+        "/api/v1/pods",
+        "pods in all namespaces",
+        &format!("only namespace {namespace:?} is listed, so other namespaces' pods do not use up node resources in the simulation"),
+        &mut not_visible,
+    )
+    .await?
+    {
+        Some(l) => Some((l, "GET /api/v1/pods".to_string())),
+        None => {
+            let path = format!("/api/v1/namespaces/{namespace}/pods");
+            list_or_note::<Pod>(
+                api,
+                &path,
+                &format!("pods in namespace {namespace:?}"),
+                "no pod is visible: nodes look empty and there is no pending pod to explain",
+                &mut not_visible,
+            )
+            .await?
+            .map(|l| (l, format!("GET {path}")))
+        }
+    };
+    if let Some((l, file)) = pods {
+        pages += l.pages;
+        m.pods = l.items.into_iter().map(|p| (p, src(&file))).collect();
+    }
+    if let Some(l) = list_or_note::<Namespace>(
+        api,
+        "/api/v1/namespaces",
+        "namespaces",
+        "namespace selectors of pod affinity terms match no namespace labels",
+        &mut not_visible,
+    )
+    .await?
+    {
+        pages += l.pages;
+        m.namespaces = l.items;
+    }
+    Ok(LiveCluster {
+        manifests: m,
+        git_version,
+        version,
+        not_visible,
+        pages,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_versions_map_to_modelled_releases() {
+        assert_eq!(kube_version_for("v1.33.1-kexplore").to_string(), "v1.33");
+        assert_eq!(kube_version_for("v1.30.2+k3s1").to_string(), "v1.30");
+        assert_eq!(kube_version_for("garbage"), KubeVersion::default());
+    }
+}

@@ -1,0 +1,96 @@
+//! View 4 against a remote server: runs are dry runs unless `--for-real`; `W` asks before a
+//! real create and only `y` goes ahead; the status bar says READ-ONLY meanwhile.
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+use super::fixtures;
+use super::render::render;
+use crate::journey::run::WriteMode;
+use crate::tui::action::View;
+use crate::tui::app::{AppEvent, to_action};
+use crate::tui::journey::JourneyState;
+use crate::tui::keymap::KeyMap;
+use crate::tui::state::AppState;
+use crate::tui::update::{Effect, update};
+
+use KeyCode::Char;
+
+fn press(state: &mut AppState, keys: &[KeyCode]) -> Vec<Effect> {
+    let km = KeyMap::default();
+    let mut effects = Vec::new();
+    for k in keys {
+        let ev = AppEvent::Input(Event::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
+        if let Some(a) = to_action(ev, state, &km) {
+            effects.extend(update(state, a));
+        }
+    }
+    effects
+}
+
+/// The fixture's `admin@prod` context: a remote server, not the embedded sandbox.
+fn remote() -> AppState {
+    let mut s = fixtures::state();
+    s.journey = JourneyState::new(
+        "app.json".into(),
+        Some(include_str!("../../../scenarios/app.json")),
+        false,
+    );
+    s
+}
+
+fn write_of(effects: &[Effect]) -> Option<WriteMode> {
+    match effects {
+        [Effect::RunJourney { write, .. }] => Some(*write),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_remote_run_is_a_dry_run_and_the_status_bar_says_read_only() {
+    let mut s = remote();
+    press(&mut s, &[Char('4')]);
+    assert_eq!(
+        write_of(&press(&mut s, &[Char(' ')])),
+        Some(WriteMode::DryRun)
+    );
+    assert!(render(&s, 120, 40).contains("READ-ONLY"));
+
+    let mut s = remote();
+    s.journey.for_real = true;
+    press(&mut s, &[Char('4')]);
+    assert_eq!(
+        write_of(&press(&mut s, &[Char(' ')])),
+        Some(WriteMode::ForReal)
+    );
+    assert!(!render(&s, 120, 40).contains("READ-ONLY"));
+
+    // The embedded sandbox creates for real and is not read-only.
+    let mut s = remote();
+    s.journey.embedded = true;
+    assert!(!s.journey.read_only());
+}
+
+#[test]
+fn w_asks_and_only_y_creates_for_real() {
+    let mut s = remote();
+    press(&mut s, &[Char('4')]);
+    assert!(press(&mut s, &[Char('W')]).is_empty());
+    assert!(s.journey.confirm);
+    let screen = render(&s, 120, 40);
+    assert!(
+        screen.contains("Create default/app on https://10.0.0.1:6443 for real? y/N"),
+        "{screen}"
+    );
+    // Any other key says no, and does nothing else.
+    assert!(press(&mut s, &[Char(' ')]).is_empty());
+    assert!(!s.journey.confirm);
+    assert_eq!(s.journey.step, 0, "the declined key did not step");
+    assert!(!s.journey.running);
+    // `y` without the question does nothing.
+    assert!(press(&mut s, &[Char('y')]).is_empty());
+    press(&mut s, &[Char('W')]);
+    let effects = press(&mut s, &[Char('y')]);
+    assert_eq!(write_of(&effects), Some(WriteMode::ForReal), "{effects:?}");
+    assert!(s.journey.running && !s.journey.confirm);
+    assert_eq!(s.view, View::PodJourney);
+}

@@ -1,0 +1,209 @@
+//! `kexplore journey` against `kexplore serve` running as a separate process and reached
+//! through its kubeconfig: a dry run by default (nothing stored, the scheduler simulated on the
+//! live cluster), `--for-real` creates and follows the pod, `--cleanup` deletes it again.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod apiserver_support;
+mod remote_support;
+use apiserver_support::{SEED_POD, ServeProcess, wait_for};
+use remote_support::{kexplore, pod_names, request, stdout};
+
+fn stage<'a>(j: &'a Value, name: &str) -> &'a Value {
+    j["stages"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["stage"] == name))
+        .unwrap_or(&Value::Null)
+}
+
+#[test]
+fn a_remote_journey_is_a_dry_run_that_stores_nothing() {
+    let srv = ServeProcess::start(&[]);
+    let pod = srv.dir.path().join("app.json");
+    std::fs::write(&pod, SEED_POD).expect("write");
+    let kc = srv.kubeconfig();
+    let kc_s = kc.to_str().unwrap_or_default();
+    let before = pod_names(&kc);
+    for round in 0..2 {
+        // Twice: a stored pod would make the second create a 409 AlreadyExists.
+        let out = kexplore(&[
+            "journey",
+            "--kubeconfig",
+            kc_s,
+            "-f",
+            pod.to_str().unwrap_or_default(),
+            "-o",
+            "json",
+        ]);
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(out.status.code(), Some(0), "round {round}: {j}");
+        assert_eq!(j["dry_run"], Value::Bool(true), "{j}");
+        let names: Vec<&str> = j["stages"]
+            .as_array()
+            .map(|s| s.iter().filter_map(|s| s["stage"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(names.len(), 12, "{j}");
+        for s in ["authentication", "authorization", "admission", "validation"] {
+            assert_eq!(stage(&j, s)["status"], "ok", "{s}: {j}");
+        }
+        assert_eq!(stage(&j, "response")["status"], "ok");
+        assert_eq!(stage(&j, "response")["source"], "observed");
+        assert_eq!(stage(&j, "response")["detail"]["code"], 201);
+        assert_eq!(stage(&j, "storage")["status"], "skipped");
+        for s in ["watch", "binding", "kubelet"] {
+            assert_eq!(stage(&j, s)["status"], "skipped", "{s}");
+            assert!(
+                stage(&j, s)["detail"]["explanation"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("dry run: nothing stored")),
+                "{s}: {j}"
+            );
+        }
+        // The scheduler's part, simulated on the live nodes and pods.
+        for s in ["filter", "score"] {
+            assert_eq!(stage(&j, s)["source"], "inferred", "{s}");
+            assert_eq!(stage(&j, s)["status"], "ok", "{s}");
+        }
+        assert_eq!(stage(&j, "filter")["detail"]["nodes_total"], 4);
+        assert_eq!(stage(&j, "score")["detail"]["selected"], "node-3");
+    }
+    assert_eq!(pod_names(&kc), before, "the dry runs stored a pod");
+    assert_eq!(
+        request(&kc, "GET", "/api/v1/namespaces/default/pods/app", None).0,
+        404
+    );
+    if let Some(kubectl) = apiserver_support::which("kubectl") {
+        let out = std::process::Command::new(kubectl)
+            .args(["--kubeconfig", kc_s, "get", "pods", "-A", "-o", "name"])
+            .output()
+            .expect("kubectl");
+        let listed = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{listed}");
+        assert!(
+            !listed.contains("pod/app\n"),
+            "kubectl lists the pod: {listed}"
+        );
+    }
+}
+
+#[test]
+fn for_real_creates_and_cleanup_deletes() {
+    let srv = ServeProcess::start(&[]);
+    let pod = srv.dir.path().join("app.json");
+    std::fs::write(&pod, SEED_POD).expect("write");
+    let kc = srv.kubeconfig();
+    let kc_s = kc.to_str().unwrap_or_default();
+    let pod_s = pod.to_str().unwrap_or_default();
+    let out = kexplore(&[
+        "journey",
+        "--kubeconfig",
+        kc_s,
+        "-f",
+        pod_s,
+        "--for-real",
+        "-o",
+        "json",
+    ]);
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{j}");
+    assert!(j.get("dry_run").is_none(), "{j}");
+    assert_eq!(stage(&j, "storage")["status"], "ok");
+    assert_eq!(stage(&j, "binding")["status"], "ok");
+    assert!(pod_names(&kc).contains(&"default/app".to_string()));
+    request(
+        &kc,
+        "DELETE",
+        "/api/v1/namespaces/default/pods/app?gracePeriodSeconds=0",
+        None,
+    );
+    wait_for(Duration::from_secs(10), || {
+        (!pod_names(&kc).contains(&"default/app".to_string())).then_some(())
+    })
+    .expect("the pod is gone before the next run");
+
+    let out = kexplore(&[
+        "journey",
+        "--kubeconfig",
+        kc_s,
+        "-f",
+        pod_s,
+        "--for-real",
+        "--cleanup",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("cleanup: pod default/app deleted"), "{text}");
+    wait_for(Duration::from_secs(20), || {
+        (!pod_names(&kc).contains(&"default/app".to_string())).then_some(())
+    })
+    .expect("--cleanup left the pod behind");
+}
+
+#[test]
+fn the_server_honours_dry_run_on_create() {
+    let srv = ServeProcess::start(&[]);
+    let kc = srv.kubeconfig();
+    let revision = |kc: &std::path::Path| {
+        request(kc, "GET", "/api/v1/pods", None).1["metadata"]["resourceVersion"].clone()
+    };
+    // The demo's simulated kubelets settle first, so the revision moves only if we write.
+    let before = wait_for(Duration::from_secs(15), || {
+        let r = revision(&kc);
+        std::thread::sleep(Duration::from_secs(1));
+        (revision(&kc) == r).then_some(r)
+    })
+    .expect("the served cluster settles");
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/api/v1/namespaces/default/pods?dryRun=All",
+        Some(SEED_POD),
+    );
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["metadata"]["name"], "app");
+    assert!(body["metadata"]["uid"].is_string(), "{body}");
+    // Admission ran: defaults and the service account are in the answer.
+    assert_eq!(body["spec"]["serviceAccountName"], "default");
+    assert!(body["metadata"]["resourceVersion"].is_null(), "{body}");
+    assert_eq!(
+        request(&kc, "GET", "/api/v1/namespaces/default/pods/app", None).0,
+        404
+    );
+    // Nothing was written: the store's revision did not move, so no watcher heard of it.
+    assert_eq!(revision(&kc), before);
+    // Validation still runs, and only All is a dry-run value.
+    let bad = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"Bad_Name"},"spec":{"containers":[{"name":"c","image":"x"}]}}"#;
+    assert_eq!(
+        request(
+            &kc,
+            "POST",
+            "/api/v1/namespaces/default/pods?dryRun=All",
+            Some(bad)
+        )
+        .0,
+        422
+    );
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/api/v1/namespaces/default/pods?dryRun=Some",
+        Some(SEED_POD),
+    );
+    assert_eq!(code, 400, "{body}");
+    // A name in use is still a conflict.
+    let running = pod_names(&kc)
+        .into_iter()
+        .find(|p| p.starts_with("demo/"))
+        .expect("a demo pod");
+    let name = running.trim_start_matches("demo/");
+    let pod = SEED_POD.replace("\"app\"}", &format!("\"{name}\"}}"));
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/api/v1/namespaces/demo/pods?dryRun=All",
+        Some(&pod),
+    );
+    assert_eq!(code, 409, "{body}");
+}

@@ -1,0 +1,128 @@
+//! `kexplore schedule` without -f: the live cluster of `kexplore serve` (a separate process)
+//! through its kubeconfig — "why is my pod Pending?", a bound pod's real node next to the
+//! simulation's, and a user RBAC keeps from listing nodes.
+
+use serde_json::Value;
+
+mod apiserver_support;
+mod remote_support;
+use apiserver_support::{SEED_POD, ServeProcess, wait_for};
+use remote_support::{kexplore, request, stderr, stdout};
+
+fn scenario(name: &str) -> String {
+    format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn schedule_json(kc: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["schedule", "--kubeconfig", kc, "-o", "json"];
+    args.extend_from_slice(extra);
+    let out = kexplore(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn a_pending_pod_is_explained_per_node_from_the_live_cluster() {
+    let srv = ServeProcess::start(&["--no-demo", "--scenario", &scenario("unschedulable.yaml")]);
+    let kc = srv.kubeconfig();
+    let kc = kc.to_str().unwrap_or_default();
+    let j = schedule_json(kc, &[]);
+    let pods = j["pods"].as_array().cloned().unwrap_or_default();
+    assert_eq!(pods.len(), 1, "{j}");
+    assert_eq!(pods[0]["pod"], "default/batch-job");
+    assert_eq!(pods[0]["nodes_total"], 5);
+    assert!(pods[0]["selected"].is_null());
+    let msg = pods[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.starts_with("0/5 nodes are available: 1 Insufficient cpu"),
+        "{msg}"
+    );
+    assert_eq!(j["cluster"]["server_version"], "v1.33.1-kexplore");
+    assert_eq!(j["kube_version"], "v1.33");
+    let filters = j["modelled"]["filters"].to_string();
+    assert!(filters.contains("NodeResourcesFit") && !filters.contains("VolumeBinding"));
+    assert!(
+        j["modelled"]["not_simulated"]
+            .to_string()
+            .contains("VolumeBinding")
+    );
+
+    let out = kexplore(&["schedule", "--kubeconfig", kc, "--pod", "default/batch-job"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for want in [
+        "server v1.33.1-kexplore · modelled as kube-scheduler v1.33",
+        "filter plugins judged:",
+        "cordoned    ✗ fail  NodeUnschedulable",
+        "Result: unschedulable",
+    ] {
+        assert!(text.contains(want), "{want:?} missing:\n{text}");
+    }
+    // A pod that is not there is a failure of the run, with its name.
+    let out = kexplore(&["schedule", "--kubeconfig", kc, "--pod", "default/nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--pod default/nope: no such pod"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_bound_pod_is_compared_with_the_real_choice() {
+    let srv = ServeProcess::start(&[]);
+    let kc = srv.kubeconfig();
+    // The served cluster's scheduler binds it; the simulation runs the same profile.
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(SEED_POD),
+    );
+    assert_eq!(code, 201, "{body}");
+    let node = wait_for(std::time::Duration::from_secs(15), || {
+        let (_, p) = request(&kc, "GET", "/api/v1/namespaces/default/pods/app", None);
+        p["spec"]["nodeName"].as_str().map(str::to_string)
+    })
+    .expect("the pod was bound");
+    let kc = kc.to_str().unwrap_or_default();
+    let j = schedule_json(kc, &["--pod", "default/app"]);
+    let c = &j["comparisons"][0];
+    assert_eq!(c["actual"], Value::from(node.clone()), "{j}");
+    assert_eq!(c["simulated"], Value::from(node), "{j}");
+    assert_eq!(c["agrees"], true);
+    // A demo pod placed by its manifest, not by a scheduler: they differ, and it says why.
+    let j = schedule_json(kc, &["--pod", "demo/workload-node-1"]);
+    let c = &j["comparisons"][0];
+    assert_eq!(c["actual"], "node-1", "{j}");
+    if c["agrees"] == false {
+        let reasons = c["reasons"].to_string();
+        assert!(reasons.contains("bypasses the scheduler"), "{reasons}");
+        assert!(reasons.contains("plugins not simulated"), "{reasons}");
+    }
+}
+
+#[test]
+fn a_user_without_node_access_gets_a_note_not_a_crash() {
+    let srv = ServeProcess::start(&[]);
+    let kc = srv.kubeconfig();
+    let kc = kc.to_str().unwrap_or_default();
+    let j = schedule_json(kc, &["--context", "jane"]);
+    let hidden = j["cluster"]["not_visible"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        hidden.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.starts_with("nodes: ") && n.contains("forbidden"))),
+        "{j}"
+    );
+    let out = kexplore(&["schedule", "--kubeconfig", kc, "--context", "jane"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("not visible to you: nodes:"),
+        "{}",
+        stdout(&out)
+    );
+}
