@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::action::{Action, View};
 use super::journey::STEP_COUNT;
-use super::sched::model::{CPU_STEP, MEMORY_STEP, Model, Resource};
+use super::sched::model::{Model, Resource};
 use super::state::AppState;
 use super::update::Effect;
 
@@ -261,7 +261,6 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
             let Some(m) = s.model_mut() else {
                 return Some(Vec::new());
             };
-            let sign = if *action == Action::Less { -1 } else { 1 };
             match action {
                 Action::SwitchResource => {
                     m.whatif.resource = match m.whatif.resource {
@@ -278,10 +277,7 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
                         _ => None,
                     }
                 }
-                _ => match m.whatif.resource {
-                    Resource::Cpu => m.whatif.cpu_milli += sign * CPU_STEP,
-                    Resource::Memory => m.whatif.memory_bytes += sign * MEMORY_STEP,
-                },
+                _ => m.bump(*action == Action::More),
             }
             m.rerun();
             s.formula = false;

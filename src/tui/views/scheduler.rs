@@ -102,12 +102,16 @@ fn draw_head(frame: &mut Frame, area: Rect, m: &Model, theme: &Theme) {
     let (cpu, mem) = m.pod_request();
     let w = &m.whatif;
     let mut whatif = Vec::new();
+    let each = match m.containers() {
+        n if n > 1 => format!(" on each of {n} containers"),
+        _ => String::new(),
+    };
     if w.cpu_milli != 0 {
-        whatif.push(format!("cpu {:+}m", w.cpu_milli));
+        whatif.push(format!("cpu {:+}m{each}", w.cpu_milli));
     }
     if w.memory_bytes != 0 {
         whatif.push(format!(
-            "memory {}{}",
+            "memory {}{}{each}",
             if w.memory_bytes > 0 { "+" } else { "-" },
             memory_text(w.memory_bytes.abs())
         ));
