@@ -286,6 +286,22 @@ impl Default for KeyMap {
                 Scope::Only(SCHEDULER),
             ),
             b(
+                vec![key('w')],
+                "w",
+                Action::TogglePods,
+                "view 5 (live cluster): the cluster's Pending and bound pods — Enter simulates the one under the cursor",
+                Some("pods"),
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![code(KeyCode::Enter)],
+                "Enter",
+                Action::Select,
+                "view 5: in the pods list (w), simulate the pod under the cursor",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
                 vec![key('P')],
                 "P",
                 Action::TogglePresent,

@@ -11,6 +11,7 @@ use super::action::{Action, View};
 use super::state::{AppState, Overlay};
 use super::stepped;
 use super::trust_tree;
+use super::views::scheduler::Hit;
 use super::views::{self, certificates, kubeconfig, tabs};
 
 /// Work for the effects runner.
@@ -193,11 +194,15 @@ fn click(state: &mut AppState, x: u16, y: u16) -> Vec<Effect> {
                 state.fields_scroll = 0;
             }
         }
-        View::Scheduler => {
-            if let Some(i) = views::scheduler::node_at(body, state, x, y) {
-                state.sched.cursor = i;
+        View::Scheduler => match views::scheduler::hit(body, state, x, y) {
+            Some(Hit::Node(i)) => state.sched.cursor = i,
+            // As in view 1: a click moves the cursor, a click on the cursor's row chooses.
+            Some(Hit::Pod(i)) if i == state.sched.pod_cursor => {
+                return stepped::handle(state, &Action::Select).unwrap_or_default();
             }
-        }
+            Some(Hit::Pod(i)) => state.sched.pod_cursor = i,
+            None => {}
+        },
         View::Connection | View::PodJourney => {}
     }
     Vec::new()

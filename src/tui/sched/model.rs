@@ -185,12 +185,20 @@ impl Model {
             Resource::Cpu => &mut self.whatif.cpu_milli,
             Resource::Memory => &mut self.whatif.memory_bytes,
         };
-        *delta = if up { *delta + step } else { (*delta - step).max(floor) };
+        *delta = if up {
+            *delta + step
+        } else {
+            (*delta - step).max(floor)
+        };
     }
 
     /// How many app containers a what-if request change applies to.
     pub fn containers(&self) -> usize {
-        self.data.pod.spec.as_ref().map_or(0, |s| s.containers.len())
+        self.data
+            .pod
+            .spec
+            .as_ref()
+            .map_or(0, |s| s.containers.len())
     }
 
     /// The pod's requests as the Fit filter sees them: (milli-cpu, memory bytes).

@@ -9,11 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::connection::SPINNER;
-use super::scheduler_rows;
 use super::{ellipsize, inner_width, pane};
-use crate::tui::sched::formula;
+use super::{scheduler_pods, scheduler_rows};
 use crate::tui::sched::model::{Model, Resource, cpu_text, memory_text};
 use crate::tui::sched::steps::{self, Step};
+use crate::tui::sched::{formula, live};
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
@@ -36,6 +36,27 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
         Constraint::Length(panel),
     ])
     .areas(body)
+}
+
+/// What a click in view 5 landed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// An index into the display order of the nodes.
+    Node(usize),
+    /// An index into the live cluster's pods list.
+    Pod(usize),
+}
+
+/// What is at (x, y), for mouse clicks: a node row, or a pod row while the pods list is open.
+pub fn hit(body: Rect, state: &AppState, x: u16, y: u16) -> Option<Hit> {
+    if state.sched.model.is_none() {
+        return None;
+    }
+    if state.sched.pods_open {
+        let list = areas(body, state)[2];
+        return scheduler_pods::pod_at(list, state, x, y).map(Hit::Pod);
+    }
+    node_at(body, state, x, y).map(Hit::Node)
 }
 
 /// The index into the display order of the row at (x, y), for mouse clicks.
@@ -90,15 +111,19 @@ pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
     let idx = s.step.min(all.len().saturating_sub(1));
     let step = all.get(idx).cloned().unwrap_or(Step::Nodes);
     let [head, summary, list, panel] = areas(body, state);
-    draw_head(frame, head, m, theme);
+    draw_head(frame, head, state, m, theme);
     draw_summary(frame, summary, m, &step, idx, all.len(), theme);
-    scheduler_rows::draw(frame, list, state, m, &step, theme);
+    if s.pods_open && s.listing.is_some() {
+        scheduler_pods::draw(frame, list, state, theme);
+    } else {
+        scheduler_rows::draw(frame, list, state, m, &step, theme);
+    }
     if panel.height > 0 {
         draw_panel(frame, panel, state, m, &step, theme);
     }
 }
 
-fn draw_head(frame: &mut Frame, area: Rect, m: &Model, theme: &Theme) {
+fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: &Theme) {
     let (cpu, mem) = m.pod_request();
     let w = &m.whatif;
     let mut whatif = Vec::new();
@@ -158,8 +183,46 @@ fn draw_head(frame: &mut Frame, area: Rect, m: &Model, theme: &Theme) {
     let mut lines = vec![line1, line2];
     if let Some(e) = &m.error {
         lines.push(Line::styled(format!(" ✗ {e}"), theme.error));
+    } else if let Some(l) = &state.sched.listing {
+        lines.push(live_line(state, l, m, theme));
     }
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The head's third line on a live cluster: for a bound pod the cluster's choice beside the
+/// simulation's, else what `w` offers, else what RBAC hid.
+fn live_line(
+    state: &AppState,
+    l: &crate::tui::sched::live::Listing,
+    m: &Model,
+    theme: &Theme,
+) -> Line<'static> {
+    let bound = state
+        .sched
+        .focus_pod
+        .as_deref()
+        .filter(|f| *f == m.trace.pod.as_str())
+        .and_then(|f| l.bound_to(f));
+    if let Some(node) = bound {
+        let text = live::comparison(node, m.trace.selected.as_deref());
+        let style = if text.starts_with('✓') {
+            theme.ok
+        } else {
+            theme.warn
+        };
+        return Line::styled(format!(" {text}"), style);
+    }
+    if let Some(h) = l.hidden.first() {
+        return Line::styled(format!(" ! {h}"), theme.warn);
+    }
+    Line::styled(
+        format!(
+            " live cluster: {} Pending pod(s), {} bound — w lists them, Enter simulates one",
+            l.pending(),
+            l.pods.len() - l.pending()
+        ),
+        theme.muted,
+    )
 }
 
 fn draw_summary(

@@ -1,0 +1,155 @@
+//! Key and mouse sequences for what finishing the views added: view 5's pods list on a live
+//! cluster, what-if on every container, clicks on rungs and stages, and the `/` filter in the
+//! lists of views 1 and 2.
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+use super::fixtures;
+use super::stepped_fixtures as fx;
+use crate::tui::action::{Action, Payload, View};
+use crate::tui::app::{AppEvent, to_action};
+use crate::tui::journey::JourneyState;
+use crate::tui::keymap::KeyMap;
+use crate::tui::sched::model::{CPU_STEP, ClusterData, Model};
+use crate::tui::state::AppState;
+use crate::tui::update::{Effect, update};
+
+use KeyCode::{Char, Down, Enter};
+
+pub fn press(state: &mut AppState, keys: &[KeyCode]) -> Vec<Effect> {
+    let km = KeyMap::default();
+    let mut effects = Vec::new();
+    for k in keys {
+        let ev = AppEvent::Input(Event::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
+        if let Some(a) = to_action(ev, state, &km) {
+            effects.extend(update(state, a));
+        }
+    }
+    effects
+}
+
+/// View 5 on the demo cluster as a live server lists it.
+pub fn view5_live(focus: Option<&str>) -> AppState {
+    let mut s = fixtures::state();
+    s.journey = JourneyState::new(
+        "app.json".into(),
+        Some(include_str!("../../../scenarios/app.json")),
+        true,
+    );
+    s.view = View::Scheduler;
+    s.sched.focus_pod = focus.map(str::to_string);
+    update(
+        &mut s,
+        Action::LiveClusterLoaded(Payload::new(Ok(fx::demo_live(focus)))),
+    );
+    s
+}
+
+#[test]
+fn w_lists_pending_then_bound_pods_and_enter_simulates_the_chosen_one() {
+    let mut s = view5_live(None);
+    let l = s
+        .sched
+        .listing
+        .as_ref()
+        .expect("a live cluster has a pods list");
+    assert_eq!(l.pods[0].key, "default/app", "Pending first");
+    assert_eq!(l.pods[0].node, None);
+    assert_eq!(l.pods.len(), 4);
+    press(&mut s, &[Char('w')]);
+    assert!(s.sched.pods_open);
+    press(&mut s, &[Down, Down]);
+    assert_eq!(s.sched.pod_cursor, 2);
+    assert_eq!(
+        s.sched.cursor, 0,
+        "arrows move in the pods list, not the nodes"
+    );
+    let effects = press(&mut s, &[Enter]);
+    assert!(
+        matches!(&effects[..], [Effect::LoadCluster { focus: Some(f), .. }] if f == "demo/workload-node-2"),
+        "{effects:?}"
+    );
+    assert!(!s.sched.pods_open, "the list closes");
+    assert!(
+        s.sched.model.is_none(),
+        "progress shows until the new cycle arrives"
+    );
+    assert_eq!(s.sched.focus_pod.as_deref(), Some("demo/workload-node-2"));
+    update(
+        &mut s,
+        Action::LiveClusterLoaded(Payload::new(Ok(fx::demo_live(Some(
+            "demo/workload-node-2",
+        ))))),
+    );
+    let m = s.sched.model().expect("model");
+    assert_eq!(m.trace.pod, "demo/workload-node-2");
+    assert_eq!(
+        s.sched.pod_cursor, 2,
+        "the cursor stays on the simulated pod"
+    );
+    assert_eq!(
+        s.sched
+            .listing
+            .as_ref()
+            .and_then(|l| l.bound_to("demo/workload-node-2")),
+        Some("node-2")
+    );
+    press(&mut s, &[Char('w'), Char('w')]);
+    assert!(!s.sched.pods_open, "w toggles");
+}
+
+#[test]
+fn manifests_have_no_pods_list() {
+    let mut s = view5_live(None);
+    update(
+        &mut s,
+        Action::ClusterLoaded(Payload::new(Ok(fx::demo_cluster()))),
+    );
+    assert!(s.sched.listing.is_none());
+    press(&mut s, &[Char('w')]);
+    assert!(!s.sched.pods_open, "nothing to open");
+}
+
+fn two_containers() -> ClusterData {
+    let mut d = fx::demo_cluster();
+    let spec = d.pod.spec.as_mut().expect("spec");
+    let mut second = spec.containers[0].clone();
+    second.name = "sidecar".into();
+    spec.containers.push(second);
+    d
+}
+
+#[test]
+fn what_if_changes_every_container() {
+    let mut m = Model::new(two_containers()).expect("model");
+    let before = m.pod_request().0;
+    m.bump(true);
+    m.rerun();
+    assert_eq!(
+        m.pod_request().0,
+        before + 2 * CPU_STEP,
+        "+ adds a step to each of the two containers"
+    );
+    let pod = m.changed_pod();
+    for c in &pod.spec.expect("spec").containers {
+        let cpu = c
+            .resources
+            .as_ref()
+            .and_then(|r| r.requests.as_ref())
+            .map(|r| r["cpu"].0.clone());
+        // app.json asks for no cpu: each container now asks for one step.
+        assert_eq!(cpu.as_deref(), Some("500m"), "{}", c.name);
+    }
+    for _ in 0..10 {
+        m.bump(false);
+    }
+    m.rerun();
+    assert_eq!(m.pod_request().0, 0, "never below zero");
+    m.bump(true);
+    m.rerun();
+    assert_eq!(
+        m.pod_request().0,
+        2 * CPU_STEP,
+        "one + after the floor is felt at once"
+    );
+}
