@@ -128,6 +128,28 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
     effects
 }
 
+/// A click on a rung (view 3) or a stage (view 4): straight to that step, as if Space had
+/// been pressed until there — leaving view 4's request step sends the pod.
+pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match state.view {
+        View::Connection => {
+            let len = state.conn.rungs.len();
+            state.conn.step = to.min(len).max(len.min(1));
+        }
+        View::PodJourney => {
+            state.journey.step = to.min(STEP_COUNT - 1);
+            if to > 0 && state.journey.collected.is_none() && !state.journey.running {
+                effects.extend(start_journey(state));
+            }
+        }
+        _ => return effects,
+    }
+    state.last_step_at = state.now_unix;
+    state.detail_scroll = 0;
+    effects
+}
+
 /// Results and view-specific keys; `None` when the action is not one of these.
 pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
     let effects = match action {

@@ -203,7 +203,16 @@ fn click(state: &mut AppState, x: u16, y: u16) -> Vec<Effect> {
             Some(Hit::Pod(i)) => state.sched.pod_cursor = i,
             None => {}
         },
-        View::Connection | View::PodJourney => {}
+        View::Connection => {
+            if let Some(step) = views::connection::rung_at(body, state, x, y) {
+                return stepped::jump(state, step);
+            }
+        }
+        View::PodJourney => {
+            if let Some(step) = views::journey::step_at(body, state, x, y) {
+                return stepped::jump(state, step);
+            }
+        }
     }
     Vec::new()
 }

@@ -153,3 +153,93 @@ fn what_if_changes_every_container() {
         "one + after the floor is felt at once"
     );
 }
+
+/// Where `needle` is drawn on `screen` (column, row), to click on what the view drew.
+pub fn find(screen: &str, needle: &str) -> (u16, u16) {
+    for (y, line) in screen.lines().enumerate() {
+        if let Some(b) = line.find(needle) {
+            return (line[..b].chars().count() as u16, y as u16);
+        }
+    }
+    panic!("{needle:?} is not on screen:\n{screen}");
+}
+
+fn view3_at(w: u16, h: u16) -> AppState {
+    let mut s = fixtures::state();
+    s.view = View::Connection;
+    s.conn.set(fx::connection(None), Some(&fx::alibaba_creds()));
+    s.conn.step = s.conn.rungs.len();
+    update(&mut s, Action::Resize(w, h));
+    s
+}
+
+#[test]
+fn a_click_on_a_rung_jumps_to_that_step() {
+    // At 80x24 the ladder shows its last rungs only.
+    for (w, h, rung) in [(120, 40, "ServerHello"), (80, 24, "Finished")] {
+        let mut s = view3_at(w, h);
+        let screen = super::render::render(&s, w, h);
+        let (x, y) = find(&screen, rung);
+        let want = 1 + s
+            .conn
+            .rungs
+            .iter()
+            .position(|r| r.title.starts_with(rung))
+            .expect("the rung");
+        assert!(update(&mut s, Action::Click(x, y)).is_empty());
+        assert_eq!(s.conn.step, want, "at {w}x{h}");
+        // Rungs not revealed yet are not drawn, so there is nothing to click below the last.
+        let (x, y) = find(&super::render::render(&s, w, h), rung);
+        update(&mut s, Action::Click(x, y + 6));
+        assert_eq!(
+            s.conn.step, want,
+            "a click below the ladder changes nothing"
+        );
+    }
+}
+
+#[test]
+fn a_click_on_a_stage_jumps_there_and_sends_the_pod_once() {
+    let mut s = fixtures::state();
+    s.journey = JourneyState::new(
+        "app.json".into(),
+        Some(include_str!("../../../scenarios/app.json")),
+        true,
+    );
+    s.view = View::PodJourney;
+    update(&mut s, Action::Resize(120, 40));
+    let screen = super::render::render(&s, 120, 40);
+    let (x, y) = find(&screen, "Storage (etcd)");
+    let effects = update(&mut s, Action::Click(x, y));
+    assert_eq!(s.journey.step, 6, "storage is the sixth stage");
+    assert!(
+        matches!(&effects[..], [Effect::RunJourney { .. }]),
+        "leaving the request sends the pod: {effects:?}"
+    );
+    update(
+        &mut s,
+        Action::JourneyProgress(Payload::new(super::journey_data::collected()), true),
+    );
+    let (x, y) = find(&super::render::render(&s, 120, 40), "Kubelet");
+    assert!(update(&mut s, Action::Click(x, y)).is_empty(), "sent once");
+    assert_eq!(s.journey.step, 12);
+    let (x, y) = find(&super::render::render(&s, 120, 40), "Request  POST");
+    update(&mut s, Action::Click(x, y));
+    assert_eq!(s.journey.step, 0, "the request row is step 0");
+}
+
+#[test]
+fn clicks_in_the_pods_list_move_then_choose() {
+    let mut s = view5_live(None);
+    update(&mut s, Action::Resize(120, 40));
+    press(&mut s, &[Char('w')]);
+    let screen = super::render::render(&s, 120, 40);
+    let (x, y) = find(&screen, "demo/workload-node-3");
+    assert!(update(&mut s, Action::Click(x, y)).is_empty());
+    assert_eq!(s.sched.pod_cursor, 3, "the first click moves the cursor");
+    let effects = update(&mut s, Action::Click(x, y));
+    assert!(
+        matches!(&effects[..], [Effect::LoadCluster { focus: Some(f), .. }] if f == "demo/workload-node-3"),
+        "the second chooses: {effects:?}"
+    );
+}
