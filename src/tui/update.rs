@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::action::{Action, View};
+use super::filter;
 use super::state::{AppState, Overlay};
 use super::stepped;
 use super::trust_tree;
@@ -47,6 +48,9 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         && let Some(effects) = stepped::handle(state, &action)
     {
         return effects;
+    }
+    if filter::handle(state, &action) {
+        return Vec::new();
     }
     match action {
         Action::Quit => state.quit = true,

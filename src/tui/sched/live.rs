@@ -14,8 +14,8 @@ pub struct PodRow {
     pub key: String,
     /// `spec.nodeName`: where the cluster bound it; `None` while Pending.
     pub node: Option<String>,
-    /// `status.phase` as the server reported it.
-    pub phase: String,
+    /// `status.phase` as the server reported it, if it did.
+    pub phase: Option<String>,
 }
 
 /// The pods to choose from, and notes of what could not be listed.
@@ -60,11 +60,7 @@ impl Listing {
                     .as_ref()
                     .and_then(|s| s.node_name.clone())
                     .filter(|n| !n.is_empty()),
-                phase: p
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.phase.clone())
-                    .unwrap_or_else(|| "Pending".into()),
+                phase: p.status.as_ref().and_then(|s| s.phase.clone()),
             })
             .collect();
         rows.sort_by(|a, b| (a.node.is_some(), &a.key).cmp(&(b.node.is_some(), &b.key)));

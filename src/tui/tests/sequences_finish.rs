@@ -243,3 +243,60 @@ fn clicks_in_the_pods_list_move_then_choose() {
         "the second chooses: {effects:?}"
     );
 }
+
+fn type_text(s: &mut AppState, text: &str) {
+    let keys: Vec<KeyCode> = text.chars().map(Char).collect();
+    press(s, &keys);
+}
+
+#[test]
+fn slash_filters_view_1s_lists_enter_keeps_esc_clears() {
+    let mut s = fixtures::state();
+    assert_eq!(s.context_cursor, 0, "admin@prod");
+    press(&mut s, &[Char('/')]);
+    assert!(s.typing);
+    type_text(&mut s, "lab");
+    assert_eq!(s.list_filter.kubeconfig, "lab");
+    assert_eq!(s.context_cursor, 1, "the cursor follows to dev@lab");
+    assert_eq!(crate::tui::filter::visible_contexts(&s), [1]);
+    press(&mut s, &[Enter]);
+    assert!(!s.typing, "Enter keeps the filter and ends typing");
+    assert_eq!(s.list_filter.kubeconfig, "lab");
+    press(&mut s, &[Down, Down]);
+    assert_eq!(s.context_cursor, 1, "arrows stay among the matching rows");
+    let effects = press(&mut s, &[Enter]);
+    assert_eq!(
+        effects,
+        [Effect::LoadContext("dev@lab".into())],
+        "Enter then switches to the context under the cursor"
+    );
+    press(&mut s, &[Char('/'), KeyCode::Backspace, KeyCode::Backspace]);
+    assert_eq!(s.list_filter.kubeconfig, "l");
+    press(&mut s, &[KeyCode::Esc]);
+    assert!(s.list_filter.kubeconfig.is_empty(), "Esc clears");
+    assert_eq!(crate::tui::filter::visible_contexts(&s).len(), 3);
+    press(&mut s, &[Char('q')]);
+    assert!(s.quit, "q quits again once typing ended");
+}
+
+#[test]
+fn slash_filters_view_2s_certificates_and_clicks_follow() {
+    let mut s = fixtures::state();
+    update(&mut s, Action::Resize(120, 40));
+    press(&mut s, &[Char('2'), Char('/')]);
+    type_text(&mut s, "ANN");
+    press(&mut s, &[Enter]);
+    let rows = crate::tui::filter::visible_certs(&s);
+    assert_eq!(rows.len(), 1, "only CN=ann");
+    assert_eq!(s.cert_cursor, rows[0], "the cursor moved to it");
+    let screen = super::render::render(&s, 120, 40);
+    assert!(!screen.contains("CN=root-ca\n"), "{screen}");
+    let (x, y) = find(&screen, "CN=ann");
+    update(&mut s, Action::Click(x, y));
+    assert_eq!(
+        s.cert_cursor, rows[0],
+        "a click lands on the row drawn there"
+    );
+    press(&mut s, &[Char('/'), KeyCode::Esc]);
+    assert_eq!(crate::tui::filter::visible_certs(&s).len(), 3);
+}

@@ -57,7 +57,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         let selected = i == state.sched.pod_cursor;
         let (sym, sym_style, place) = match &p.node {
             None => ("○", theme.warn, "Pending: not bound to a node".to_string()),
-            Some(n) => ("●", theme.ok, format!("on {n} ({})", p.phase)),
+            Some(n) => (
+                "●",
+                theme.ok,
+                match &p.phase {
+                    Some(phase) => format!("on {n} ({phase})"),
+                    None => format!("on {n}"),
+                },
+            ),
         };
         let focus = state.sched.focus_pod.as_deref() == Some(p.key.as_str());
         let row = format!(
