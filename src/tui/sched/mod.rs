@@ -4,6 +4,8 @@
 
 pub mod fetch;
 pub mod formula;
+pub mod formula_node;
+pub mod formula_pods;
 pub mod live;
 pub mod model;
 pub mod steps;

@@ -2,6 +2,7 @@
 //! ratatui's TestBackend (snapshots in `snapshots/`, plus assertions that say what matters).
 
 mod fixtures;
+mod formulas;
 mod journey_data;
 mod live;
 mod render;

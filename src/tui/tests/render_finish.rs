@@ -95,3 +95,75 @@ fn view5_rbac_note() {
     let list = render(&s, 120, 40);
     assert!(list.contains("! RBAC: pods outside"), "{list}");
 }
+
+/// View 5 on the cluster where every score plugin differs, at the score step of `plugin`, with
+/// the formula open for node `node`.
+fn formula_screen(plugin: &str, node: &str) -> String {
+    use crate::scheduler::KubeVersion;
+    use crate::tui::sched::steps::Step;
+    use crate::tui::sched::{fetch, model::Model};
+    let text = include_str!("data/every_score_plugin.yaml");
+    let data = fetch::from_files(
+        &[("every.yaml".into(), text.into())],
+        Some("default/web"),
+        super::stepped_fixtures::app_pod(),
+        KubeVersion::parse("1.33").expect("version"),
+    )
+    .expect("cluster");
+    let mut s = fixtures::state();
+    s.view = View::Scheduler;
+    s.sched.model = Some(Model::new(data));
+    let m = s.sched.model().expect("model");
+    let j = crate::tui::sched::steps::score_plugins(m)
+        .iter()
+        .position(|(n, _)| *n == plugin)
+        .expect("the plugin scores");
+    s.sched.step = s
+        .sched
+        .steps(false)
+        .iter()
+        .position(|st| *st == Step::Score(j))
+        .expect("its step");
+    s.sched.reorder(false);
+    s.sched.cursor = s
+        .sched
+        .order
+        .iter()
+        .position(|&k| s.sched.model().expect("model").snapshot.nodes[k].name == node)
+        .expect("the node");
+    update(&mut s, Action::ToggleFormula);
+    render(&s, 120, 40)
+}
+
+#[test]
+fn view5_formula_of_every_score_plugin() {
+    for (plugin, node, needle) in [
+        (
+            "TaintToleration",
+            "a-2",
+            "raw     1 PreferNoSchedule taint(s), 0 tolerated = 1 ✓",
+        ),
+        ("NodeAffinity", "b-1", "term 1  weight  20  ✓ matches"),
+        (
+            "PodTopologySpread",
+            "a-1",
+            "topology.kubernetes.io/zone=a: 2 pod(s) × ln(2 + 2)",
+        ),
+        (
+            "InterPodAffinity",
+            "b-2",
+            "other pods' terms selecting this pod",
+        ),
+        (
+            "ImageLocality",
+            "a-1",
+            "registry.example/web:1: 500 MiB × 2/4 nodes = 250 MiB",
+        ),
+    ] {
+        let screen = formula_screen(plugin, node);
+        assert!(screen.contains(&format!("{plugin} on {node}")), "{screen}");
+        assert!(screen.contains(needle), "{needle} in\n{screen}");
+        assert!(!screen.contains("! the scheduler says"), "{screen}");
+        insta::assert_snapshot!(format!("view5_formula_{plugin}"), screen);
+    }
+}

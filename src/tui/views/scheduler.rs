@@ -23,12 +23,22 @@ const PANEL: u16 = 8;
 
 /// Header, summary, list, panel.
 fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
-    let panel = match state.sched.current(predict(state)) {
-        Some(Step::Result) => PANEL,
-        _ if state.sched.formula => PANEL,
+    let step = state.sched.current(predict(state));
+    let formula = state.sched.formula && !matches!(step, Some(Step::Result));
+    let panel = match step {
+        // A formula gets the rows it needs, up to half the view.
+        _ if formula => {
+            let rows = state
+                .sched
+                .model()
+                .and_then(|m| formula_text(state, m, step.as_ref()?))
+                .map_or(0, |l| l.len() as u16 + 2);
+            rows.max(PANEL).min(body.height / 2)
+        }
+        Some(Step::Result) => PANEL.min(body.height / 3),
+        _ if state.sched.formula => PANEL.min(body.height / 3),
         _ => 0,
     };
-    let panel = panel.min(body.height / 3);
     Layout::vertical([
         Constraint::Length(3),
         Constraint::Length(3),
@@ -369,24 +379,10 @@ fn draw_panel(
     if s.formula && (scored || !matches!(step, Step::Result)) {
         title = "Formula (f closes)".to_string();
         let node = s.selected_node();
-        let j = match step {
-            Step::Score(j) => Some(*j),
-            _ => None,
-        };
-        match (node, node.and_then(|k| m.score_of[k])) {
-            (Some(k), Some(si)) => {
-                let plugins = &m.trace.score[si].plugins;
-                let chosen: Vec<_> = match j {
-                    Some(j) => plugins.get(j).into_iter().collect(),
-                    None => plugins
-                        .iter()
-                        .filter(|p| p.name == "NodeResourcesFit")
-                        .collect(),
-                };
-                for p in chosen {
-                    for l in formula::lines(m, k, p) {
-                        lines.push(Line::styled(ellipsize(&l, width), theme.text));
-                    }
+        match (node, formula_text(state, m, step)) {
+            (Some(_), Some(text)) => {
+                for l in text {
+                    lines.push(Line::styled(ellipsize(&l, width), theme.text));
                 }
             }
             (Some(k), None) => lines.push(Line::styled(
@@ -464,6 +460,26 @@ fn draw_panel(
         }
     }
     frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+}
+
+/// The formula `f` shows for the node under the cursor: the current score step's plugin, or
+/// NodeResourcesFit before the scores; `None` when that node was not scored.
+fn formula_text(state: &AppState, m: &Model, step: &Step) -> Option<Vec<String>> {
+    let k = state.sched.selected_node()?;
+    let plugins = &m.trace.score[m.score_of[k]?].plugins;
+    let chosen: Vec<_> = match step {
+        Step::Score(j) => plugins.get(*j).into_iter().collect(),
+        _ => plugins
+            .iter()
+            .filter(|p| p.name == "NodeResourcesFit")
+            .collect(),
+    };
+    Some(
+        chosen
+            .into_iter()
+            .flat_map(|p| formula::lines(m, k, p))
+            .collect(),
+    )
 }
 
 /// Plugin names short enough for a sum on one line.
