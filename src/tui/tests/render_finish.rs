@@ -65,7 +65,14 @@ fn view5_pods_list() {
 
 #[test]
 fn view5_bound_pod_compared_with_the_cluster() {
-    let s = view5_live(Some("demo/workload-node-2"));
+    let mut s = view5_live(Some("demo/workload-node-2"));
+    let first = render(&s, 120, 40);
+    assert!(
+        first.contains("scheduled by the cluster to node-2; the last step compares"),
+        "the pick stays hidden until the result: {first}"
+    );
+    s.sched.step = s.sched.steps(false).len() - 1;
+    s.sched.reorder(false);
     let screen = render(&s, 120, 40);
     let m = s.sched.model().expect("model");
     let picked = m.trace.selected.clone().expect("a node fits");

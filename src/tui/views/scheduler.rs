@@ -214,6 +214,15 @@ fn live_line(
         .filter(|f| *f == m.trace.pod.as_str())
         .and_then(|f| l.bound_to(f));
     if let Some(node) = bound {
+        // Before the result the pick stays hidden: a room may still be guessing.
+        if !matches!(state.sched.current(predict(state)), Some(Step::Result)) {
+            return Line::styled(
+                format!(
+                    " scheduled by the cluster to {node}; the last step compares it with the simulation"
+                ),
+                theme.muted,
+            );
+        }
         let text = live::comparison(node, m.trace.selected.as_deref());
         let style = if text.starts_with('✓') {
             theme.ok
