@@ -59,9 +59,8 @@ pub enum Hit {
 
 /// What is at (x, y), for mouse clicks: a node row, or a pod row while the pods list is open.
 pub fn hit(body: Rect, state: &AppState, x: u16, y: u16) -> Option<Hit> {
-    if state.sched.model.is_none() {
-        return None;
-    }
+    // Nothing is clickable before a cluster was loaded.
+    state.sched.model.as_ref()?;
     if state.sched.pods_open {
         let list = areas(body, state)[2];
         return scheduler_pods::pod_at(list, state, x, y).map(Hit::Pod);
