@@ -387,3 +387,51 @@ fn embedded_walk_fits_80x24_without_colour() {
     }
     walk_embedded("embedded-80x24", (80, 24), "NO_COLOR=1");
 }
+
+/// Finishing touches on `kexplore --embedded`: `/` narrows view 1's contexts and Esc brings
+/// them back; once view 4 has created app.json, view 5 lists the live cluster's pods (`w`) and
+/// choosing the bound pod sets the cluster's choice beside the simulation's.
+#[test]
+fn embedded_filter_and_live_pods_list() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmux = start_with("embedded-finish", dir.path(), "--embedded", (120, 40), "");
+    tmux.wait_all("view 1", &["kexplore-admin", "✓ resolves"]);
+    tmux.keys(&["/"]);
+    for c in ["j", "a", "n", "e"] {
+        tmux.keys(&[c]);
+    }
+    tmux.wait_all("the filter narrowing the contexts", &["/jane▏", "(1 of 2)"]);
+    tmux.keys(&["Escape"]);
+    tmux.wait_screen("the filter cleared", |s| {
+        !s.contains("/jane") && s.contains("Contexts (2)")
+    });
+    tmux.keys(&["4"]);
+    tmux.wait_all("view 4's request", &["curl -X POST", "Request"]);
+    press_n(&tmux, "Space", 12);
+    tmux.wait_all("view 4's last stage", &["12/12", "Running"]);
+    tmux.keys(&["5"]);
+    tmux.wait_all(
+        "view 5 on the live cluster",
+        &["live cluster:", "w lists them"],
+    );
+    tmux.keys(&["w"]);
+    tmux.wait_all(
+        "the pods list",
+        &["Pods: ", "default/app", "on node-3", "Enter simulates"],
+    );
+    tmux.keys(&["Enter"]);
+    tmux.wait_all(
+        "the bound pod in focus",
+        &["pod default/app", "scheduled by the cluster to node-3"],
+    );
+    press_n(&tmux, "Space", 8);
+    tmux.wait_all(
+        "the bound pod's comparison",
+        &["scheduled by the cluster to node-3; the simulation picks node-3 too"],
+    );
+    quit_and_check_restored(&tmux);
+}

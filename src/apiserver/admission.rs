@@ -26,8 +26,93 @@ pub struct PluginRecord {
     /// JSON paths this plugin set or changed (`/spec/serviceAccountName`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changed: Vec<String>,
+    /// The same paths with the value before and after this plugin, so a reader sees what it
+    /// did without replaying the pipeline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FieldChange>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// One field a plugin set or changed: its value before (`None`: unset) and after (`None`:
+/// removed), each written compactly and cut at `VALUE_CHARS` so a trace stays small whatever
+/// the pod holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldChange {
+    pub path: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+/// Longest value text a record keeps, in characters (an ellipsis marks the cut).
+pub const VALUE_CHARS: usize = 160;
+
+/// A value as one short line: strings bare, objects and lists in flow style
+/// (`{key: node.kubernetes.io/not-ready, operator: Exists}`), cut at `VALUE_CHARS`.
+pub fn value_text(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        // Stop descending once the text is long enough to be cut anyway.
+        if out.chars().count() > VALUE_CHARS {
+            return;
+        }
+        match v {
+            Value::String(s) => out.push_str(s),
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            Value::Object(o) => {
+                out.push('{');
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(k);
+                    out.push_str(": ");
+                    write(x, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    if out.chars().count() > VALUE_CHARS {
+        out = out.chars().take(VALUE_CHARS - 1).collect();
+        out.push('…');
+    }
+    out
+}
+
+/// The before/after values at each changed path. A list that did not exist before is given
+/// element by element (`/spec/tolerations/0`, `/1`), as appended elements are.
+pub fn field_changes(before: &Value, after: &Value, paths: &[String]) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    for p in paths {
+        let old = before.pointer(p);
+        match (old, after.pointer(p)) {
+            (None, Some(Value::Array(items))) if !items.is_empty() => {
+                out.extend(items.iter().enumerate().map(|(i, v)| FieldChange {
+                    path: format!("{p}/{i}"),
+                    old: None,
+                    new: Some(value_text(v)),
+                }))
+            }
+            (old, new) => out.push(FieldChange {
+                path: p.clone(),
+                old: old.map(value_text),
+                new: new.map(value_text),
+            }),
+        }
+    }
+    out
 }
 
 /// Paths (JSON pointer) where `b` differs from `a`: what a plugin added or changed.
@@ -35,7 +120,9 @@ pub fn diff_paths(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for (k, vb) in y {
-                let p = format!("{path}/{k}");
+                // JSON pointer escaping, so a label key like `app.kubernetes.io/name` stays one
+                // segment.
+                let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
                 match x.get(k) {
                     Some(va) => diff_paths(va, vb, &p, out),
                     None => out.push(p),
@@ -68,6 +155,7 @@ fn step(
     let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
     let mut changed = Vec::new();
     diff_paths(&before, &after, "", &mut changed);
+    let changes = field_changes(&before, &after, &changed);
     let (result, message) = match &res {
         Err(m) => ("rejected", Some(m.clone())),
         Ok(()) if changed.is_empty() => ("unchanged", None),
@@ -78,6 +166,7 @@ fn step(
         phase: "mutating",
         result,
         changed,
+        changes,
         message,
     });
     res
@@ -342,6 +431,7 @@ pub fn namespace_lifecycle(
         phase: "validating",
         result,
         changed: vec![],
+        changes: vec![],
         message,
     };
     if namespace.is_empty() || operation == "delete" {
@@ -376,4 +466,58 @@ pub fn summary(records: &[PluginRecord]) -> BTreeMap<String, Vec<String>> {
         .filter(|r| !r.changed.is_empty())
         .map(|r| (r.plugin.to_string(), r.changed.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_change_keeps_its_values_before_and_after() {
+        let mut pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "app"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}], "dnsPolicy": "Default"}
+        }))
+        .expect("pod");
+        let mut records = Vec::new();
+        step(&mut records, "Test", &mut pod, |p| {
+            let spec = p.spec.as_mut().expect("spec");
+            spec.dns_policy = Some("ClusterFirst".into());
+            default_toleration_seconds(p)
+        })
+        .expect("no rejection");
+        let changes = &records[0].changes;
+        assert_eq!(
+            changes[0],
+            FieldChange {
+                path: "/spec/dnsPolicy".into(),
+                old: Some("Default".into()),
+                new: Some("ClusterFirst".into()),
+            }
+        );
+        assert_eq!(records[0].changed[1], "/spec/tolerations");
+        assert_eq!(
+            changes[1],
+            FieldChange {
+                path: "/spec/tolerations/0".into(),
+                old: None,
+                new: Some(
+                    "{effect: NoExecute, key: node.kubernetes.io/not-ready, operator: Exists, tolerationSeconds: 300}"
+                        .into()
+                ),
+            },
+            "a new list, element by element"
+        );
+        assert_eq!(changes[2].path, "/spec/tolerations/1");
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        let long = Value::String("x".repeat(10_000));
+        let t = value_text(&json!({"a": [long.clone(), long]}));
+        assert_eq!(t.chars().count(), VALUE_CHARS);
+        assert!(t.ends_with('…'));
+        assert_eq!(value_text(&json!({"n": 3, "b": true})), "{b: true, n: 3}");
+    }
 }

@@ -2,6 +2,7 @@
 //! of effects coming back on the loop's channel. `update` is the only consumer.
 
 use super::connection::probe::ConnectionReport;
+use super::sched::live::LiveCluster;
 use super::sched::model::ClusterData;
 use super::state::LoadedContext;
 use crate::journey::build::Collected;
@@ -102,6 +103,8 @@ pub enum Action {
     JourneyProgress(Payload<Collected>, bool),
     /// View 5's cluster arrived (or could not be listed).
     ClusterLoaded(Payload<Result<ClusterData, String>>),
+    /// View 5's live cluster arrived, with its pods to choose from (or could not be listed).
+    LiveClusterLoaded(Payload<Result<LiveCluster, String>>),
     /// $EDITOR returned: the manifest's new text, or why it could not be read.
     ManifestEdited(Result<String, String>),
     /// `r`: run the current view's probe, journey or listing again.
@@ -137,4 +140,6 @@ pub enum Action {
     AskForReal,
     /// `y` (view 4): yes to that question.
     ConfirmForReal,
+    /// `w` (view 5, live cluster): show / hide the cluster's Pending and bound pods.
+    TogglePods,
 }

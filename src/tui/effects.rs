@@ -114,7 +114,7 @@ impl EffectRunner {
                         Ok(ctx) => sched::fetch::fetch(&ctx, focus, *fallback).await,
                         Err(e) => Err(e),
                     };
-                    send(Action::ClusterLoaded(Payload::new(r)));
+                    send(Action::LiveClusterLoaded(Payload::new(r)));
                 });
             }
             // The loop runs the editor itself (it owns the terminal).

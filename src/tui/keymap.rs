@@ -249,7 +249,7 @@ impl Default for KeyMap {
                 vec![key('+'), key('=')],
                 "+",
                 Action::More,
-                "view 5: what-if — raise the pod's cpu (or memory) request; the cycle re-runs",
+                "view 5: what-if — raise every container's cpu (or memory) request; the cycle re-runs",
                 Some("what-if"),
                 Scope::Only(SCHEDULER),
             ),
@@ -297,8 +297,24 @@ impl Default for KeyMap {
                 vec![key('/')],
                 "/",
                 Action::StartFilter,
-                "view 5: filter nodes by name (Enter keeps, Esc clears)",
+                "filter the list by name (1, 2, 5); Enter keeps, Esc clears",
                 Some("filter"),
+                Scope::Only(LISTS),
+            ),
+            b(
+                vec![key('w')],
+                "w",
+                Action::TogglePods,
+                "view 5, live cluster: its Pending and bound pods",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![code(KeyCode::Enter)],
+                "Enter",
+                Action::Select,
+                "view 5: simulate the pod under the cursor (pods list)",
+                None,
                 Scope::Only(SCHEDULER),
             ),
             b(
@@ -361,6 +377,10 @@ impl KeyMap {
                     _ => out.push((b.label, hint)),
                 }
             }
+        }
+        if view == View::Kubeconfig {
+            // View 1's footer is full at 80 columns; its pane titles show a filter in use.
+            out.retain(|(_, h)| *h != "filter");
         }
         if view == View::Scheduler {
             // The footer is one row: view 5 has many keys, help lists them all.

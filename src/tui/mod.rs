@@ -11,6 +11,7 @@ pub mod connection;
 pub mod editor;
 pub mod effects;
 pub mod embedded;
+pub mod filter;
 pub mod journey;
 pub mod keymap;
 pub mod sched;

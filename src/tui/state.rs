@@ -54,6 +54,8 @@ pub struct AppState {
     pub detail_scroll: u16,
     /// Keys go to the `/` filter being typed.
     pub typing: bool,
+    /// Views 1 and 2: the `/` filter of their lists.
+    pub list_filter: super::filter::ListFilters,
     /// Turns once per tick while something runs (progress you can see moving).
     pub spinner: usize,
 }
@@ -90,6 +92,7 @@ impl AppState {
             sched: SchedState::default(),
             detail_scroll: 0,
             typing: false,
+            list_filter: Default::default(),
             spinner: 0,
         }
     }

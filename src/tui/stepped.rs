@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::action::{Action, View};
 use super::journey::STEP_COUNT;
-use super::sched::model::{CPU_STEP, MEMORY_STEP, Model, Resource};
+use super::sched::model::{ClusterData, Model, Resource};
 use super::state::AppState;
 use super::update::Effect;
 
@@ -129,6 +129,28 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
     effects
 }
 
+/// A click on a rung (view 3) or a stage (view 4): straight to that step, as if Space had
+/// been pressed until there — leaving view 4's request step sends the pod.
+pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match state.view {
+        View::Connection => {
+            let len = state.conn.rungs.len();
+            state.conn.step = to.min(len).max(len.min(1));
+        }
+        View::PodJourney => {
+            state.journey.step = to.min(STEP_COUNT - 1);
+            if to > 0 && state.journey.collected.is_none() && !state.journey.running {
+                effects.extend(start_journey(state));
+            }
+        }
+        _ => return effects,
+    }
+    state.last_step_at = state.now_unix;
+    state.detail_scroll = 0;
+    effects
+}
+
 /// Results and view-specific keys; `None` when the action is not one of these.
 pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
     let effects = match action {
@@ -143,14 +165,28 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             Vec::new()
         }
         Action::ClusterLoaded(r) => {
-            state.sched.loading = false;
-            state.sched.model = Some(match &*r.0 {
-                Ok(data) => Model::new(data.clone()),
-                Err(e) => Err(e.clone()),
-            });
-            state.sched.step = 0;
-            state.sched.cursor = 0;
-            state.sched.reorder(predict(state));
+            state.sched.listing = None;
+            cluster_loaded(state, r.0.as_ref().as_ref().map_err(String::clone));
+            Vec::new()
+        }
+        Action::LiveClusterLoaded(r) => {
+            match &*r.0 {
+                Ok(live) => {
+                    state.sched.listing = Some(live.listing.clone());
+                    cluster_loaded(state, Ok(&live.data));
+                }
+                Err(e) => {
+                    state.sched.listing = None;
+                    cluster_loaded(state, Err(e.clone()));
+                }
+            }
+            // The cursor stays on the pod being simulated.
+            let focus = state.sched.focus_pod.clone();
+            let s = &mut state.sched;
+            s.pod_cursor = match (&s.listing, focus) {
+                (Some(l), Some(f)) => l.pods.iter().position(|p| p.key == f).unwrap_or(0),
+                _ => 0,
+            };
             Vec::new()
         }
         Action::ManifestEdited(r) => {
@@ -225,6 +261,16 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
 }
 
 fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    if *action == Action::TogglePods {
+        let s = &mut state.sched;
+        s.pods_open = !s.pods_open && s.listing.is_some();
+        return Some(Vec::new());
+    }
+    if state.sched.pods_open
+        && let Some(effects) = pods_list_keys(state, action)
+    {
+        return Some(effects);
+    }
     let predict = predict(state);
     let s = &mut state.sched;
     match action {
@@ -262,7 +308,6 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
             let Some(m) = s.model_mut() else {
                 return Some(Vec::new());
             };
-            let sign = if *action == Action::Less { -1 } else { 1 };
             match action {
                 Action::SwitchResource => {
                     m.whatif.resource = match m.whatif.resource {
@@ -279,14 +324,45 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
                         _ => None,
                     }
                 }
-                _ => match m.whatif.resource {
-                    Resource::Cpu => m.whatif.cpu_milli += sign * CPU_STEP,
-                    Resource::Memory => m.whatif.memory_bytes += sign * MEMORY_STEP,
-                },
+                _ => m.bump(*action == Action::More),
             }
             m.rerun();
             s.formula = false;
             s.reorder(predict);
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+fn cluster_loaded(state: &mut AppState, data: Result<&ClusterData, String>) {
+    state.sched.loading = false;
+    state.sched.model = Some(data.and_then(|d| Model::new(d.clone())));
+    state.sched.step = 0;
+    state.sched.cursor = 0;
+    state.sched.reorder(predict(state));
+}
+
+/// Keys while view 5 shows the live cluster's pods (`w`): move, Enter simulates the pod.
+fn pods_list_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let len = state.sched.listing.as_ref().map_or(0, |l| l.pods.len());
+    let last = len.saturating_sub(1);
+    let s = &mut state.sched;
+    match action {
+        Action::MoveUp => s.pod_cursor = s.pod_cursor.saturating_sub(1),
+        Action::MoveDown => s.pod_cursor = (s.pod_cursor + 1).min(last),
+        Action::PageUp => s.pod_cursor = s.pod_cursor.saturating_sub(PAGE),
+        Action::PageDown => s.pod_cursor = (s.pod_cursor + PAGE).min(last),
+        Action::Select => {
+            let key = s
+                .listing
+                .as_ref()
+                .and_then(|l| l.pods.get(s.pod_cursor))
+                .map(|p| p.key.clone())?;
+            s.pods_open = false;
+            // The old cycle no longer applies: show progress until the new one arrives.
+            s.model = None;
+            return Some(load_cluster(state, Some(key)));
         }
         _ => return None,
     }

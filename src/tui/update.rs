@@ -8,9 +8,11 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::action::{Action, View};
+use super::filter;
 use super::state::{AppState, Overlay};
 use super::stepped;
 use super::trust_tree;
+use super::views::scheduler::Hit;
 use super::views::{self, certificates, kubeconfig, tabs};
 use crate::journey::run::WriteMode;
 
@@ -52,6 +54,9 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         && let Some(effects) = stepped::handle(state, &action)
     {
         return effects;
+    }
+    if filter::handle(state, &action) {
+        return Vec::new();
     }
     match action {
         Action::Quit => state.quit = true,
@@ -244,12 +249,25 @@ fn click(state: &mut AppState, x: u16, y: u16) -> Vec<Effect> {
                 state.fields_scroll = 0;
             }
         }
-        View::Scheduler => {
-            if let Some(i) = views::scheduler::node_at(body, state, x, y) {
-                state.sched.cursor = i;
+        View::Scheduler => match views::scheduler::hit(body, state, x, y) {
+            Some(Hit::Node(i)) => state.sched.cursor = i,
+            // As in view 1: a click moves the cursor, a click on the cursor's row chooses.
+            Some(Hit::Pod(i)) if i == state.sched.pod_cursor => {
+                return stepped::handle(state, &Action::Select).unwrap_or_default();
+            }
+            Some(Hit::Pod(i)) => state.sched.pod_cursor = i,
+            None => {}
+        },
+        View::Connection => {
+            if let Some(step) = views::connection::rung_at(body, state, x, y) {
+                return stepped::jump(state, step);
             }
         }
-        View::Connection | View::PodJourney => {}
+        View::PodJourney => {
+            if let Some(step) = views::journey::step_at(body, state, x, y) {
+                return stepped::jump(state, step);
+            }
+        }
     }
     Vec::new()
 }

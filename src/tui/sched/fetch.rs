@@ -6,6 +6,7 @@
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
+use super::live::{self, Listing, LiveCluster};
 use super::model::ClusterData;
 use crate::client::http::ApiClient;
 use crate::kubeconfig::ResolvedContext;
@@ -28,13 +29,7 @@ pub fn cluster_from(
     fallback: Pod,
     version: KubeVersion,
 ) -> ClusterData {
-    let key = |p: &Pod| {
-        format!(
-            "{}/{}",
-            p.metadata.namespace.as_deref().unwrap_or("default"),
-            p.metadata.name.as_deref().unwrap_or("")
-        )
-    };
+    let key = live::key_of;
     let mut pod = None;
     let mut running = Vec::new();
     for (p, _) in m.pods {
@@ -59,45 +54,92 @@ pub fn cluster_from(
     }
 }
 
-async fn get_json(client: &ApiClient, path: &str) -> Result<Value, String> {
-    let r = client.get(path).await.map_err(|e| e.to_string())?;
+/// GET `path` as JSON; on a non-200 answer the status code and a plain message.
+async fn get_json(client: &ApiClient, path: &str) -> Result<Value, (u16, String)> {
+    let r = client.get(path).await.map_err(|e| (0, e.to_string()))?;
     if r.status != 200 {
         let msg = r
             .json()
             .and_then(|v| v["message"].as_str().map(str::to_string))
             .unwrap_or_default();
-        return Err(format!("GET {path}: {} {msg}", r.status));
+        return Err((r.status, format!("GET {path}: {} {msg}", r.status)));
     }
-    r.json().ok_or_else(|| format!("GET {path}: not JSON"))
+    r.json()
+        .ok_or_else(|| (r.status, format!("GET {path}: not JSON")))
 }
 
-/// Lists the live cluster's nodes and pods.
+/// The pods the user may list: every namespace's, else (403) the context namespace's, else
+/// none; each refusal becomes a note of what the simulation then does not see.
+async fn list_pods(
+    client: &ApiClient,
+    namespace: &str,
+    hidden: &mut Vec<String>,
+) -> Result<(String, Value), String> {
+    let all = "/api/v1/pods".to_string();
+    match get_json(client, &all).await {
+        Ok(v) => return Ok((all, v)),
+        Err((403, _)) => {}
+        Err((_, e)) => return Err(e),
+    }
+    let ns = format!("/api/v1/namespaces/{namespace}/pods");
+    match get_json(client, &ns).await {
+        Ok(v) => {
+            hidden.push(format!(
+                "RBAC: pods outside namespace {namespace} are hidden (list pods at cluster scope: forbidden); the simulation does not count their requests"
+            ));
+            Ok((ns, v))
+        }
+        Err((403, _)) => {
+            hidden.push(format!(
+                "RBAC: no pods could be listed (cluster scope and namespace {namespace}: forbidden); the nodes look empty to the simulation"
+            ));
+            Ok((
+                ns,
+                serde_json::json!({"kind": "PodList", "apiVersion": "v1", "items": []}),
+            ))
+        }
+        Err((_, e)) => Err(e),
+    }
+}
+
+/// Lists the live cluster's nodes and pods: the simulation's input and the pods to choose from.
 pub async fn fetch(
     ctx: &ResolvedContext,
     focus: Option<String>,
     fallback: Pod,
-) -> Result<ClusterData, String> {
+) -> Result<LiveCluster, String> {
     let client = ApiClient::connect(ctx).await.map_err(|e| e.to_string())?;
     let version = get_json(&client, "/version")
         .await
         .ok()
         .and_then(|v| v["gitVersion"].as_str().map(version_for))
         .unwrap_or_default();
-    let nodes = get_json(&client, "/api/v1/nodes").await?;
-    let pods = get_json(&client, "/api/v1/pods").await?;
+    let nodes = get_json(&client, "/api/v1/nodes")
+        .await
+        .map_err(|(code, e)| match code {
+            403 => format!(
+                "{e} — RBAC: this user may not list nodes, and the simulation needs them (ask for list on nodes, e.g. a ClusterRole with nodes: [get, list])"
+            ),
+            _ => e,
+        })?;
+    let mut hidden = Vec::new();
+    let (pods_path, pods) = list_pods(&client, &ctx.namespace, &mut hidden).await?;
     let mut m = Manifests::default();
-    for (name, v) in [("nodes", nodes), ("pods", pods)] {
+    for (name, v) in [("/api/v1/nodes".to_string(), nodes), (pods_path, pods)] {
         let text = serde_json::to_string(&v).map_err(|e| e.to_string())?;
-        m.add_text(&format!("GET /api/v1/{name}"), &text)
+        m.add_text(&format!("GET {name}"), &text)
             .map_err(|e| e.to_string())?;
     }
-    Ok(cluster_from(
+    let pods: Vec<Pod> = m.pods.iter().map(|(p, _)| p.clone()).collect();
+    let listing = Listing::new(&pods, hidden);
+    let data = cluster_from(
         format!("{} ({})", ctx.cluster.server, ctx.context_name),
         m,
         focus.as_deref(),
         fallback,
         version,
-    ))
+    );
+    Ok(LiveCluster { data, listing })
 }
 
 /// Reads manifest files (YAML or JSON) the way `kexplore schedule -f` does.

@@ -4,6 +4,7 @@
 //! scheduler's own number, so a mismatch would show instead of hiding.
 
 use super::model::{Model, cpu_text, memory_text};
+use super::{formula_node, formula_pods};
 use crate::scheduler::trace::PluginScore;
 
 /// Non-zero defaults for containers without requests (spec §7.2).
@@ -83,28 +84,30 @@ pub fn lines(m: &Model, k: usize, p: &PluginScore) -> Vec<String> {
             ));
             out.push(format!("std     |{fc:.3} − {fm:.3}| / 2 = {std:.3}"));
             let computed = ((1.0 - std) * 100.0) as i64;
-            if m.data.version.balanced_with_and_without_pod() {
+            if pc == 0 && pm == 0 {
+                out.push("the pod requests nothing (best-effort): PreScore skips, 0".into());
+                out.push(format!("score   0 {}", check(0)));
+            } else if m.data.version.balanced_with_and_without_pod() {
+                let bc = (node.requested.milli_cpu as f64 / ac.max(1) as f64).min(1.0);
+                let bm = (node.requested.memory as f64 / am.max(1) as f64).min(1.0);
+                let without = ((1.0 - (bc - bm).abs() / 2.0) * 100.0) as i64;
                 out.push(format!(
-                    "v1.36+: 50 + (50 + with pod − without pod) / 2; with pod {computed}"
+                    "with pod (1 − {std:.3}) × 100 = {computed}; without |{bc:.3} − {bm:.3}| → {without}"
+                ));
+                out.push(format!(
+                    "score   50 + (50 + {computed} − {without}) / 2 {}",
+                    check(50 + (50 + computed - without) / 2)
                 ));
             } else {
                 out.push(format!("score   (1 − {std:.3}) × 100 {}", check(computed)));
             }
         }
-        "TaintToleration" => {
-            let n = node
-                .taints
-                .iter()
-                .filter(|t| t.effect == "PreferNoSchedule")
-                .count();
-            out.push("raw = PreferNoSchedule taints the pod does not tolerate".into());
-            out.push(format!(
-                "raw     {n} such taint(s) on this node (before tolerations: {})",
-                node.taints.len()
-            ));
-            out.push("normalize: 100 − 100 × raw / max raw (all 100 when no node has one)".into());
-        }
-        _ => {}
+        "TaintToleration" => formula_node::taint_toleration(m, k, p, &mut out),
+        "NodeAffinity" => formula_node::node_affinity(m, k, p, &mut out),
+        "ImageLocality" => formula_node::image_locality(m, k, p, &mut out),
+        "PodTopologySpread" => formula_pods::topology_spread(m, k, p, &mut out),
+        "InterPodAffinity" => formula_pods::inter_pod_affinity(m, k, p, &mut out),
+        other => out.push(format!("{other}: not modelled by this view")),
     }
     out.push(format!(
         "total   raw {} → normalized {} × weight {} = {}",

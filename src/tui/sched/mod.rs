@@ -4,6 +4,9 @@
 
 pub mod fetch;
 pub mod formula;
+pub mod formula_node;
+pub mod formula_pods;
+pub mod live;
 pub mod model;
 pub mod steps;
 
@@ -55,6 +58,12 @@ pub struct SchedState {
     pub order: Vec<usize>,
     /// The pod (`ns/name`) to show, when view 4 sent it here.
     pub focus_pod: Option<String>,
+    /// A live cluster's pods to choose from (`None` for manifests).
+    pub listing: Option<live::Listing>,
+    /// Whether the pods list is shown in place of the nodes (`w`).
+    pub pods_open: bool,
+    /// Index into `listing.pods`.
+    pub pod_cursor: usize,
 }
 
 impl SchedState {

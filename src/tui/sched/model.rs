@@ -37,7 +37,8 @@ pub enum Resource {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WhatIf {
     pub resource: Resource,
-    /// Added to the first container's requests (may be negative; never below zero).
+    /// Added to every app container's request (may be negative; a request never goes below
+    /// zero). Init containers keep theirs: they run before, not beside, the app containers.
     pub cpu_milli: i64,
     pub memory_bytes: i64,
     /// Add a toleration of every taint (`operator: Exists`).
@@ -169,6 +170,37 @@ impl Model {
         }
     }
 
+    /// `+` / `-`: one step more or less of the chosen resource on every app container. Below
+    /// the point where every container is at zero, further `-` presses change nothing.
+    pub fn bump(&mut self, up: bool) {
+        let (name, step) = match self.whatif.resource {
+            Resource::Cpu => ("cpu", CPU_STEP),
+            Resource::Memory => ("memory", MEMORY_STEP),
+        };
+        let floor = -container_requests(&self.data.pod, name)
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        let delta = match self.whatif.resource {
+            Resource::Cpu => &mut self.whatif.cpu_milli,
+            Resource::Memory => &mut self.whatif.memory_bytes,
+        };
+        *delta = if up {
+            *delta + step
+        } else {
+            (*delta - step).max(floor)
+        };
+    }
+
+    /// How many app containers a what-if request change applies to.
+    pub fn containers(&self) -> usize {
+        self.data
+            .pod
+            .spec
+            .as_ref()
+            .map_or(0, |s| s.containers.len())
+    }
+
     /// The pod's requests as the Fit filter sees them: (milli-cpu, memory bytes).
     pub fn pod_request(&self) -> (i64, i64) {
         let a = &self.pod.requests.actual;
@@ -176,26 +208,34 @@ impl Model {
     }
 }
 
-fn request_of(pod: &Pod, resource: &str) -> i64 {
+/// Each app container's request of `resource` (0 when it has none), in spec order.
+fn container_requests(pod: &Pod, resource: &str) -> Vec<i64> {
     pod.spec
-        .as_ref()
-        .and_then(|s| s.containers.first())
-        .and_then(|c| c.resources.as_ref())
-        .and_then(|r| r.requests.as_ref())
-        .and_then(|r| r.get(resource))
-        .and_then(|q| resource_value(resource, &q.0).ok())
-        .unwrap_or(0)
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| {
+            c.resources
+                .as_ref()
+                .and_then(|r| r.requests.as_ref())
+                .and_then(|r| r.get(resource))
+                .and_then(|q| resource_value(resource, &q.0).ok())
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
-/// Applies the what-if to a copy of `base`: requests on the first container, a toleration,
-/// a nodeSelector label. `spec.nodeName` is always cleared: the pod is to be placed.
+/// Applies the what-if to a copy of `base`: the same change to every app container's
+/// requests, a toleration, a nodeSelector label. `spec.nodeName` is always cleared: the pod
+/// is to be placed.
 pub fn apply(base: &Pod, w: &WhatIf, labels: &[(String, String)]) -> Pod {
     let mut pod = base.clone();
-    let cpu = (request_of(base, "cpu") + w.cpu_milli).max(0);
-    let memory = (request_of(base, "memory") + w.memory_bytes).max(0);
+    let cpus = container_requests(base, "cpu");
+    let memories = container_requests(base, "memory");
     let spec = pod.spec.get_or_insert_with(Default::default);
     spec.node_name = None;
-    if let Some(c) = spec.containers.first_mut() {
+    for (i, c) in spec.containers.iter_mut().enumerate() {
+        let cpu = (cpus[i] + w.cpu_milli).max(0);
+        let memory = (memories[i] + w.memory_bytes).max(0);
         let res = c.resources.get_or_insert_with(Default::default);
         let req = res.requests.get_or_insert_with(Default::default);
         if w.cpu_milli != 0 {

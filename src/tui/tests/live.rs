@@ -242,3 +242,73 @@ fn regenerate_journey_fixture() {
     let text = serde_json::to_string_pretty(&super::journey_data::to_json(&c)).expect("json");
     std::fs::write(journey_fixture_path(), text + "\n").expect("write fixture");
 }
+
+/// View 5's listing as a restricted user of a real server: `jane` (group developers, pods in
+/// `default` only) is told she may not list nodes; once a ClusterRole lets her, the cluster
+/// loads with her namespace's pods and a note of the pods RBAC hid.
+#[test]
+fn view5_lists_what_rbac_allows_and_names_what_it_hid() {
+    use crate::client::http::ApiClient;
+    use crate::tui::sched::fetch;
+    let live = Live::start();
+    let own = live.own_kubeconfig();
+    let admin = live.context("own", &own);
+    let jane = live.context(
+        "jane",
+        &own.replace("current-context: kexplore-admin", "current-context: jane"),
+    );
+    let pod = super::stepped_fixtures::app_pod();
+    let denied = live
+        .rt
+        .block_on(fetch::fetch(&jane, None, pod.clone()))
+        .expect_err("jane may not list nodes");
+    assert!(
+        denied.contains("RBAC: this user may not list nodes"),
+        "{denied}"
+    );
+    live.rt.block_on(async {
+        let client = ApiClient::connect(&admin).await.expect("admin connects");
+        for (path, body) in [
+            (
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": "node-reader"},
+                    "rules": [{"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["nodes"]}]}),
+            ),
+            (
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": "developers-node-reader"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "node-reader"},
+                    "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "developers"}]}),
+            ),
+        ] {
+            let r = client
+                .send(
+                    reqwest::Method::POST,
+                    path,
+                    Some((serde_json::to_vec(&body).expect("json"), "application/json")),
+                )
+                .await
+                .expect("POST");
+            assert_eq!(r.status, 201, "{path}");
+        }
+    });
+    let live_cluster = live
+        .rt
+        .block_on(fetch::fetch(&jane, None, pod))
+        .expect("nodes may be listed now");
+    assert_eq!(live_cluster.data.nodes.len(), 4);
+    let l = &live_cluster.listing;
+    assert_eq!(l.hidden.len(), 1, "{:?}", l.hidden);
+    assert!(
+        l.hidden[0].contains("pods outside namespace default are hidden"),
+        "{:?}",
+        l.hidden
+    );
+    assert!(
+        l.pods.iter().all(|p| p.key.starts_with("default/")),
+        "only her namespace's pods: {:?}",
+        l.pods
+    );
+}

@@ -2,12 +2,15 @@
 //! ratatui's TestBackend (snapshots in `snapshots/`, plus assertions that say what matters).
 
 mod fixtures;
+mod formulas;
 mod journey_data;
 mod journey_write;
 mod live;
 mod render;
+mod render_finish;
 mod render_stepped;
 mod sequences;
+mod sequences_finish;
 mod sequences_stepped;
 mod stepped_fixtures;
 mod tree;

@@ -94,7 +94,14 @@ fn view4_every_stage() {
     assert!(req.contains("kubectl create -f app.json"), "{req}");
     s.journey.step = 4;
     let adm = render(&s, 120, 40);
-    assert!(adm.contains("+ /spec/dnsPolicy: ClusterFirst"), "{adm}");
+    assert!(
+        adm.contains("~ spec.dnsPolicy: (unset) → ClusterFirst"),
+        "{adm}"
+    );
+    assert!(
+        adm.contains("+ spec.tolerations[0]: {effect: NoExecute, key: node.kubernetes.io/"),
+        "{adm}"
+    );
     assert!(adm.contains("ServiceAccount"), "{adm}");
     s.journey.step = 6;
     assert!(render(&s, 120, 40).contains("/registry/pods/default/app"));

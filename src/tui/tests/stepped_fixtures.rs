@@ -190,3 +190,28 @@ pub fn big_cluster(n: usize) -> ClusterData {
         version: KubeVersion::default(),
     }
 }
+
+/// The demo cluster as a live server lists it, with app.json Pending beside the bound
+/// workloads; `focus` picks the pod to simulate, as choosing it in the pods list does.
+pub fn demo_live(focus: Option<&str>) -> crate::tui::sched::live::LiveCluster {
+    use crate::scheduler::manifests::Manifests;
+    use crate::tui::sched::live::{Listing, LiveCluster};
+    let mut m = Manifests::default();
+    m.add_text("demo.yaml", DEMO).expect("demo");
+    let mut pods: Vec<Pod> = m.pods.iter().map(|(p, _)| p.clone()).collect();
+    pods.push(app_pod());
+    let version = KubeVersion::parse("1.33").expect("version");
+    // The pending app pod is in the list the server returns, so focus can find it there.
+    let app = serde_json::to_string(&app_pod()).expect("json");
+    let data = fetch::from_files(
+        &[("demo.yaml".into(), DEMO.into()), ("app.json".into(), app)],
+        focus,
+        app_pod(),
+        version,
+    )
+    .expect("demo cluster");
+    LiveCluster {
+        data,
+        listing: Listing::new(&pods, vec![]),
+    }
+}

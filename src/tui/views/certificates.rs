@@ -10,6 +10,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{cert_fields, ellipsize, inner_width, pane, scroll_for};
 use crate::pki::{CheckStatus, CredentialReport};
+use crate::tui::filter;
 use crate::tui::state::{AppState, Source};
 use crate::tui::theme::Theme;
 use crate::tui::trust_tree::{self, Link, TreeRow};
@@ -85,7 +86,15 @@ pub fn draw_report(
     let (left, right, checks) = report_areas(area, report);
     let rows = trust_tree::build(report);
     let cursor = state.cert_cursor.min(rows.len().saturating_sub(1));
-    draw_tree(frame, left, report, &rows, cursor, state.now_unix, theme);
+    let visible = filter::visible_certs(state);
+    let tree = Tree {
+        rows: &rows,
+        visible: &visible,
+        cursor,
+        filter: &state.list_filter.certs,
+        typing: state.typing,
+    };
+    draw_tree(frame, left, report, &tree, state.now_unix, theme);
     let row = rows.get(cursor);
     let scroll = state.fields_scroll;
     draw_fields(frame, right, report, row, state.now_unix, scroll, theme);
@@ -108,11 +117,13 @@ pub fn cert_at(area: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
     }
     let rows = trust_tree::build(report);
     let cursor = state.cert_cursor.min(rows.len().saturating_sub(1));
+    let visible = filter::visible_certs(state);
+    let at = visible.iter().position(|&i| i == cursor).unwrap_or(0);
     let measure = Theme::default();
     let width = inner.width as usize;
     let mut top = inner.y as usize;
-    for (i, r) in rows.iter().enumerate().skip(first_row(cursor, left)) {
-        top += row_lines(report, r, false, width, state.now_unix, &measure).len();
+    for &i in visible.iter().skip(first_row(at, left)) {
+        top += row_lines(report, &rows[i], false, width, state.now_unix, &measure).len();
         if (y as usize) < top {
             return Some(i);
         }
@@ -142,23 +153,52 @@ fn link_note(link: Link) -> &'static str {
     }
 }
 
+/// The tree as drawn: every row, those the `/` filter lets through, the cursor's row.
+struct Tree<'a> {
+    rows: &'a [TreeRow],
+    visible: &'a [usize],
+    cursor: usize,
+    filter: &'a str,
+    typing: bool,
+}
+
 fn draw_tree(
     frame: &mut Frame,
     area: Rect,
     report: &CredentialReport,
-    rows: &[TreeRow],
-    cursor: usize,
+    tree: &Tree,
     now: i64,
     theme: &Theme,
 ) {
     let width = inner_width(area);
-    let lines: Vec<Line> = rows
+    let at = tree
+        .visible
         .iter()
-        .enumerate()
-        .skip(first_row(cursor, area))
-        .flat_map(|(i, r)| row_lines(report, r, i == cursor, width, now, theme))
+        .position(|&i| i == tree.cursor)
+        .unwrap_or(0);
+    let mut lines: Vec<Line> = tree
+        .visible
+        .iter()
+        .skip(first_row(at, area))
+        .flat_map(|&i| row_lines(report, &tree.rows[i], i == tree.cursor, width, now, theme))
         .collect();
-    let title = format!("{TREE_TITLE} — ✓ signature verified, ✗ not");
+    let mut title = format!("{TREE_TITLE} — ✓ signature verified, ✗ not");
+    if !tree.filter.is_empty() || tree.typing {
+        if tree.visible.is_empty() {
+            lines.push(Line::styled(
+                "no certificate matches the filter (Esc clears)",
+                theme.muted,
+            ));
+        }
+        // The filter goes first: a long title is cut at the end.
+        title = format!(
+            "/{}{} · {} of {} — ✓ verified, ✗ not",
+            tree.filter,
+            if tree.typing { "▏" } else { "" },
+            tree.visible.len(),
+            tree.rows.len()
+        );
+    }
     frame.render_widget(
         Paragraph::new(lines).block(pane(
             ellipsize(&title, width.saturating_sub(2)),

@@ -37,17 +37,63 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         );
         return;
     }
-    let (ladder_area, detail_area) = if area.width >= SIDE_BY_SIDE {
+    let (ladder_area, detail_area) = areas(area, state);
+    draw_ladder(frame, ladder_area, state, theme);
+    draw_detail(frame, detail_area, c.current(), state.detail_scroll, theme);
+}
+
+/// The ladder and the details, side by side when wide enough, else one above the other.
+fn areas(area: Rect, state: &AppState) -> (Rect, Rect) {
+    if area.width >= SIDE_BY_SIDE {
         let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
             .areas(area);
         (l, r)
     } else {
-        let h = (c.rungs.len() as u16 + 3).min(area.height / 2).max(5);
+        let h = (state.conn.rungs.len() as u16 + 3)
+            .min(area.height / 2)
+            .max(5);
         let [l, r] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
         (l, r)
+    }
+}
+
+/// Where the revealed rungs sit in the ladder pane: the first rung shown and the rows each
+/// takes (two when every rung fits on two rows, else one).
+struct Rows {
+    first: usize,
+    per: usize,
+}
+
+fn rows(area: Rect, state: &AppState) -> Rows {
+    let c = &state.conn;
+    let shown = c.step.min(c.rungs.len());
+    // Tall enough for every rung on two rows (title, then what it carried): no truncation.
+    let per = if area.height as usize >= 2 * c.rungs.len() + 4 {
+        2
+    } else {
+        1
     };
-    draw_ladder(frame, ladder_area, state, theme);
-    draw_detail(frame, detail_area, c.current(), state.detail_scroll, theme);
+    // Borders, the client/server row and the line after the rungs take four rows.
+    let visible = (area.height.saturating_sub(4) as usize / per).max(1);
+    Rows {
+        first: shown.saturating_sub(visible),
+        per,
+    }
+}
+
+/// The step (1-based rung count) a click at (x, y) asks for: the revealed rung drawn there.
+pub fn rung_at(body: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
+    let c = &state.conn;
+    c.report.as_ref()?;
+    let (ladder, _) = areas(body, state);
+    // Below the top border and the client/server row.
+    let top = ladder.y + 2;
+    if x <= ladder.x || x + 1 >= ladder.x + ladder.width || y < top {
+        return None;
+    }
+    let r = rows(ladder, state);
+    let i = r.first + (y - top) as usize / r.per;
+    (i < c.step.min(c.rungs.len())).then_some(i + 1)
 }
 
 fn arrow(a: Arrow) -> &'static str {
@@ -69,12 +115,8 @@ fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         Span::styled("server", theme.label),
     ])];
     let shown = c.step.min(c.rungs.len());
-    // Tall enough for every rung on two rows (title, then what it carried): no truncation.
-    let two_rows = area.height as usize >= 2 * c.rungs.len() + 4;
-    let per = if two_rows { 2 } else { 1 };
-    // Borders, the client/server row and the line after the rungs take four rows.
-    let visible = (area.height.saturating_sub(4) as usize / per).max(1);
-    let first = shown.saturating_sub(visible);
+    let Rows { first, per } = rows(area, state);
+    let two_rows = per == 2;
     for (i, r) in c.rungs.iter().enumerate().take(shown).skip(first) {
         let style = if i + 1 == shown {
             theme.selection

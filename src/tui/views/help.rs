@@ -31,7 +31,7 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
     lines.push(Line::from(vec![
         Span::styled(format!(" {:<width$}  ", "mouse"), theme.key_hint),
         Span::styled(
-            "click a tab, a row or a node (a context twice: switch to it); the wheel moves",
+            "click a tab, a row, a rung (3), a stage (4), a node or a pod (5); twice: choose it",
             theme.text,
         ),
     ]));

@@ -60,17 +60,44 @@ fn mark<'a>(
     }
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
-    let j = &state.journey;
-    let journey = j.journey();
-    let (list_area, detail_area) = if area.width >= SIDE_BY_SIDE {
+/// The stages list and the details, side by side when wide enough.
+fn areas(area: Rect) -> (Rect, Rect) {
+    if area.width >= SIDE_BY_SIDE {
         let [l, r] = Layout::horizontal([Constraint::Length(40), Constraint::Min(30)]).areas(area);
         (l, r)
     } else {
         let h = (STAGES.len() as u16 + 3).min(area.height / 2);
         let [l, r] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
         (l, r)
-    };
+    }
+}
+
+/// The first stage listed: the list scrolls to keep the current one on screen.
+fn first_stage(list_area: Rect, step: usize) -> usize {
+    // Inside the borders, below the request row.
+    let inner = list_area.height.saturating_sub(3) as usize;
+    step.saturating_sub(inner.max(1))
+}
+
+/// The step a click at (x, y) asks for: 0 on the request row, else the stage drawn there.
+pub fn step_at(body: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
+    let (list, _) = areas(body);
+    let top = list.y + 1;
+    if x <= list.x || x + 1 >= list.x + list.width || y < top || y + 1 >= list.y + list.height {
+        return None;
+    }
+    let row = (y - top) as usize;
+    if row == 0 {
+        return Some(0);
+    }
+    let step = first_stage(list, state.journey.step) + row;
+    (step <= STAGES.len()).then_some(step)
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let j = &state.journey;
+    let journey = j.journey();
+    let (list_area, detail_area) = areas(area);
     let spin = SPINNER[state.spinner % SPINNER.len()];
     let width = inner_width(list_area);
     let mut lines = vec![Line::from(vec![
@@ -87,9 +114,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             },
         ),
     ])];
-    // Inside the borders, below the request row: keep the current stage on screen.
-    let inner = list_area.height.saturating_sub(3) as usize;
-    let skip = j.step.saturating_sub(inner.max(1));
+    let skip = first_stage(list_area, j.step);
     for (i, name) in STAGES.iter().enumerate().skip(skip) {
         let n = i + 1;
         if n > j.step {

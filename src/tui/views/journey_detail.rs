@@ -436,11 +436,8 @@ fn admission(
         .and_then(|c| c.create.as_ref())
         .map(|(_, b)| b.clone())
         .unwrap_or(Value::Null);
+    let mut recorded = false;
     for p in d["plugins"].as_array().into_iter().flatten() {
-        let changed: Vec<&str> = p["changed"]
-            .as_array()
-            .map(|c| c.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
         out.push(Line::from(vec![
             Span::styled(format!("{:<26}", text(p, "plugin")), theme.label),
             Span::styled(
@@ -448,6 +445,18 @@ fn admission(
                 theme.muted,
             ),
         ]));
+        if let Some(changes) = p["changes"].as_array() {
+            recorded = true;
+            for c in changes {
+                admission_change(c, width, theme, out);
+            }
+            continue;
+        }
+        // A server that records paths only: values from the manifest and the stored pod.
+        let changed: Vec<&str> = p["changed"]
+            .as_array()
+            .map(|c| c.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         for path in changed {
             if let Some(old) = request::value_at(&manifest, path) {
                 out.extend(field::lines(
@@ -470,8 +479,47 @@ fn admission(
             ));
         }
     }
+    if recorded {
+        out.push(note(
+            "+ added · ~ set (before → after) · - removed: as each plugin left it",
+            theme,
+        ));
+        return;
+    }
     out.push(note(
         "+ values as stored (the 201's body); - values from your manifest",
         theme,
     ));
+}
+
+/// `/spec/tolerations/0` → `spec.tolerations[0]`: the path as a person writes it.
+pub fn dotted_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        }
+    }
+    out
+}
+
+/// One recorded change: `+` a list element or value added, `~` a field set or changed
+/// (before → after), `-` removed. The symbol carries the meaning, the colour repeats it.
+fn admission_change(c: &Value, width: usize, theme: &Theme, out: &mut Vec<Line<'static>>) {
+    let path = dotted_path(c["path"].as_str().unwrap_or(""));
+    let appended = path.ends_with(']');
+    let (sym, line, style) = match (c["old"].as_str(), c["new"].as_str()) {
+        (None, Some(new)) if appended => ("  + ", format!("{path}: {new}"), theme.ok),
+        (None, Some(new)) => ("  ~ ", format!("{path}: (unset) → {new}"), theme.warn),
+        (Some(old), Some(new)) => ("  ~ ", format!("{path}: {old} → {new}"), theme.warn),
+        (Some(old), None) => ("  - ", format!("{path}: {old}"), theme.error),
+        (None, None) => ("  ~ ", path, theme.warn),
+    };
+    out.extend(field::lines(sym, 4, &line, width, style, style));
 }

@@ -13,6 +13,7 @@ use super::merged::draw_merged;
 use super::{ellipsize, inner_width, pane, scroll_for};
 use crate::kubeconfig::Kubeconfig;
 use crate::pki::CheckStatus;
+use crate::tui::filter;
 use crate::tui::state::{AppState, Source};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{self, status};
@@ -42,6 +43,19 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             c.value.context.user.as_str(),
         )
     });
+    // Under the `/` filter: the clusters and users whose names match, and those the matching
+    // contexts use.
+    let needle = &state.list_filter.kubeconfig;
+    let shown: Vec<&crate::kubeconfig::model::NamedContext> = filter::visible_contexts(state)
+        .into_iter()
+        .map(|i| &kubeconfig.contexts[i].value)
+        .collect();
+    let keep_cluster = |name: &str| {
+        filter::matches(needle, [name]) || shown.iter().any(|c| c.context.cluster == name)
+    };
+    let keep_user = |name: &str| {
+        filter::matches(needle, [name]) || shown.iter().any(|c| c.context.user == name)
+    };
     let cluster_rows = kubeconfig.clusters.iter().map(|c| {
         let server = c.value.cluster.server.clone().unwrap_or_default();
         (c.value.name.as_str(), server, &*c.source)
@@ -52,13 +66,16 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         "Clusters",
         cluster_rows,
         want_cluster,
+        &keep_cluster,
         theme,
     );
     let user_rows = kubeconfig
         .users
         .iter()
         .map(|u| (u.value.name.as_str(), auth_kind(&u.value.user), &*u.source));
-    draw_entries(frame, users, "Users", user_rows, want_user, theme);
+    draw_entries(
+        frame, users, "Users", user_rows, want_user, &keep_user, theme,
+    );
     draw_details(frame, details, state, kubeconfig, theme);
     if let Some(merged) = merged {
         draw_merged(frame, merged, kubeconfig, theme);
@@ -131,9 +148,13 @@ pub fn context_at(area: Rect, state: &AppState, x: u16, y: u16) -> Option<usize>
     if !inner.contains(ratatui::layout::Position::new(x, y)) {
         return None;
     }
-    let first = scroll_for(state.context_cursor, inner.height);
-    let i = first + (y - inner.y) as usize;
-    (i < kubeconfig.contexts.len()).then_some(i)
+    let visible = filter::visible_contexts(state);
+    let at = visible
+        .iter()
+        .position(|&i| i == state.context_cursor)
+        .unwrap_or(0);
+    let first = scroll_for(at, inner.height);
+    visible.get(first + (y - inner.y) as usize).copied()
 }
 
 fn draw_not_found(frame: &mut Frame, area: Rect, looked: &str, theme: &Theme) {

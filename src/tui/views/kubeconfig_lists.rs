@@ -12,6 +12,7 @@ use super::{ellipsize, inner_width, pane, scroll_for};
 use crate::kubeconfig::model::AuthInfo;
 use crate::kubeconfig::{FileState, Kubeconfig};
 use crate::pki::CheckStatus;
+use crate::tui::filter;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::status;
@@ -69,12 +70,16 @@ pub fn draw_contexts(
     let name_w = col(&|c| c.name.clone(), width / 2);
     let cluster_w = col(&|c| c.context.cluster.clone(), width / 4);
     let user_w = col(&|c| c.context.user.clone(), width / 4);
-    let first = scroll_for(state.context_cursor, area.height.saturating_sub(2));
-    let lines: Vec<Line> = kc
-        .contexts
+    let visible = filter::visible_contexts(state);
+    let at = visible
         .iter()
-        .enumerate()
+        .position(|&i| i == state.context_cursor)
+        .unwrap_or(0);
+    let first = scroll_for(at, area.height.saturating_sub(2));
+    let lines: Vec<Line> = visible
+        .iter()
         .skip(first)
+        .map(|&i| (i, &kc.contexts[i]))
         .map(|(i, c)| {
             let name = &c.value.name;
             let cur = if current == Some(name.as_str()) {
@@ -104,14 +109,16 @@ pub fn draw_contexts(
             Line::styled(format!("{:<width$}", ellipsize(&text, width)), style)
         })
         .collect();
-    let lines = if lines.is_empty() {
-        vec![Line::styled("no contexts defined", theme.muted)]
-    } else {
-        lines
+    let lines = match (lines.is_empty(), kc.contexts.is_empty()) {
+        (false, _) => lines,
+        (true, true) => vec![Line::styled("no contexts defined", theme.muted)],
+        (true, false) => vec![Line::styled("no context matches the filter", theme.muted)],
     };
+    // The filter goes first: a long title is cut at the end.
     let title = format!(
-        "Contexts ({}): * current-context, ● shown, Enter switches",
-        kc.contexts.len()
+        "{}Contexts ({}): * current-context, ● shown, Enter switches",
+        filter_note(state),
+        count(visible.len(), kc.contexts.len()),
     );
     frame.render_widget(
         Paragraph::new(lines).block(pane(
@@ -123,16 +130,39 @@ pub fn draw_contexts(
     );
 }
 
+/// `3`, or `1 of 3` while a filter hides some.
+fn count(shown: usize, all: usize) -> String {
+    if shown == all {
+        all.to_string()
+    } else {
+        format!("{shown} of {all}")
+    }
+}
+
+/// `/text · ` before a list's title while a filter is typed or kept.
+pub fn filter_note(state: &AppState) -> String {
+    let f = &state.list_filter.kubeconfig;
+    if f.is_empty() && !state.typing {
+        return String::new();
+    }
+    format!("/{f}{} · ", if state.typing { "▏" } else { "" })
+}
+
+/// Clusters or users: `rows` as (name, what, file); only those `keep` lets through (by name,
+/// under the `/` filter) are drawn.
 pub fn draw_entries<'a>(
     frame: &mut Frame,
     area: Rect,
     title: &str,
     rows: impl Iterator<Item = (&'a str, String, &'a Path)>,
     wanted: &str,
+    keep: &dyn Fn(&str) -> bool,
     theme: &Theme,
 ) {
     let width = inner_width(area);
-    let rows: Vec<_> = rows.collect();
+    let all: Vec<_> = rows.collect();
+    let total = all.len();
+    let rows: Vec<_> = all.into_iter().filter(|r| keep(r.0)).collect();
     let name_w = rows
         .iter()
         .map(|r| r.0.chars().count())
@@ -162,20 +192,19 @@ pub fn draw_entries<'a>(
         })
         .collect();
     if lines.is_empty() {
+        let why = if total == 0 { "" } else { " match the filter" };
         lines.push(Line::styled(
-            format!("no {}", title.to_lowercase()),
+            format!("no {}{why}", title.to_lowercase()),
             theme.muted,
         ));
     }
+    let n = count(rows.len(), total);
     frame.render_widget(
         Paragraph::new(lines).block(pane(
             if area.width >= 60 {
-                format!(
-                    "{title} ({}; → used by the context under the cursor)",
-                    rows.len()
-                )
+                format!("{title} ({n}; → used by the context under the cursor)")
             } else {
-                format!("{title} ({}; → in use)", rows.len())
+                format!("{title} ({n}; → in use)")
             },
             theme,
             false,

@@ -9,11 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::connection::SPINNER;
-use super::scheduler_rows;
 use super::{ellipsize, inner_width, pane};
-use crate::tui::sched::formula;
+use super::{scheduler_pods, scheduler_rows};
 use crate::tui::sched::model::{Model, Resource, cpu_text, memory_text};
 use crate::tui::sched::steps::{self, Step};
+use crate::tui::sched::{formula, live};
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
@@ -23,12 +23,22 @@ const PANEL: u16 = 8;
 
 /// Header, summary, list, panel.
 fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
-    let panel = match state.sched.current(predict(state)) {
-        Some(Step::Result) => PANEL,
-        _ if state.sched.formula => PANEL,
+    let step = state.sched.current(predict(state));
+    let formula = state.sched.formula && !matches!(step, Some(Step::Result));
+    let panel = match step {
+        // A formula gets the rows it needs, up to half the view.
+        _ if formula => {
+            let rows = state
+                .sched
+                .model()
+                .and_then(|m| formula_text(state, m, step.as_ref()?))
+                .map_or(0, |l| l.len() as u16 + 2);
+            rows.max(PANEL).min(body.height / 2)
+        }
+        Some(Step::Result) => PANEL.min(body.height / 3),
+        _ if state.sched.formula => PANEL.min(body.height / 3),
         _ => 0,
     };
-    let panel = panel.min(body.height / 3);
     Layout::vertical([
         Constraint::Length(3),
         Constraint::Length(3),
@@ -36,6 +46,26 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
         Constraint::Length(panel),
     ])
     .areas(body)
+}
+
+/// What a click in view 5 landed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// An index into the display order of the nodes.
+    Node(usize),
+    /// An index into the live cluster's pods list.
+    Pod(usize),
+}
+
+/// What is at (x, y), for mouse clicks: a node row, or a pod row while the pods list is open.
+pub fn hit(body: Rect, state: &AppState, x: u16, y: u16) -> Option<Hit> {
+    // Nothing is clickable before a cluster was loaded.
+    state.sched.model.as_ref()?;
+    if state.sched.pods_open {
+        let list = areas(body, state)[2];
+        return scheduler_pods::pod_at(list, state, x, y).map(Hit::Pod);
+    }
+    node_at(body, state, x, y).map(Hit::Node)
 }
 
 /// The index into the display order of the row at (x, y), for mouse clicks.
@@ -90,24 +120,32 @@ pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
     let idx = s.step.min(all.len().saturating_sub(1));
     let step = all.get(idx).cloned().unwrap_or(Step::Nodes);
     let [head, summary, list, panel] = areas(body, state);
-    draw_head(frame, head, m, theme);
+    draw_head(frame, head, state, m, theme);
     draw_summary(frame, summary, m, &step, idx, all.len(), theme);
-    scheduler_rows::draw(frame, list, state, m, &step, theme);
+    if s.pods_open && s.listing.is_some() {
+        scheduler_pods::draw(frame, list, state, theme);
+    } else {
+        scheduler_rows::draw(frame, list, state, m, &step, theme);
+    }
     if panel.height > 0 {
         draw_panel(frame, panel, state, m, &step, theme);
     }
 }
 
-fn draw_head(frame: &mut Frame, area: Rect, m: &Model, theme: &Theme) {
+fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: &Theme) {
     let (cpu, mem) = m.pod_request();
     let w = &m.whatif;
     let mut whatif = Vec::new();
+    let each = match m.containers() {
+        n if n > 1 => format!(" on each of {n} containers"),
+        _ => String::new(),
+    };
     if w.cpu_milli != 0 {
-        whatif.push(format!("cpu {:+}m", w.cpu_milli));
+        whatif.push(format!("cpu {:+}m{each}", w.cpu_milli));
     }
     if w.memory_bytes != 0 {
         whatif.push(format!(
-            "memory {}{}",
+            "memory {}{}{each}",
             if w.memory_bytes > 0 { "+" } else { "-" },
             memory_text(w.memory_bytes.abs())
         ));
@@ -154,8 +192,55 @@ fn draw_head(frame: &mut Frame, area: Rect, m: &Model, theme: &Theme) {
     let mut lines = vec![line1, line2];
     if let Some(e) = &m.error {
         lines.push(Line::styled(format!(" ✗ {e}"), theme.error));
+    } else if let Some(l) = &state.sched.listing {
+        lines.push(live_line(state, l, m, theme));
     }
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The head's third line on a live cluster: for a bound pod the cluster's choice beside the
+/// simulation's, else what `w` offers, else what RBAC hid.
+fn live_line(
+    state: &AppState,
+    l: &crate::tui::sched::live::Listing,
+    m: &Model,
+    theme: &Theme,
+) -> Line<'static> {
+    let bound = state
+        .sched
+        .focus_pod
+        .as_deref()
+        .filter(|f| *f == m.trace.pod.as_str())
+        .and_then(|f| l.bound_to(f));
+    if let Some(node) = bound {
+        // Before the result the pick stays hidden: a room may still be guessing.
+        if !matches!(state.sched.current(predict(state)), Some(Step::Result)) {
+            return Line::styled(
+                format!(
+                    " scheduled by the cluster to {node}; the last step compares it with the simulation"
+                ),
+                theme.muted,
+            );
+        }
+        let text = live::comparison(node, m.trace.selected.as_deref());
+        let style = if text.starts_with('✓') {
+            theme.ok
+        } else {
+            theme.warn
+        };
+        return Line::styled(format!(" {text}"), style);
+    }
+    if let Some(h) = l.hidden.first() {
+        return Line::styled(format!(" ! {h}"), theme.warn);
+    }
+    Line::styled(
+        format!(
+            " live cluster: {} Pending pod(s), {} bound — w lists them, Enter simulates one",
+            l.pending(),
+            l.pods.len() - l.pending()
+        ),
+        theme.muted,
+    )
 }
 
 fn draw_summary(
@@ -302,24 +387,10 @@ fn draw_panel(
     if s.formula && (scored || !matches!(step, Step::Result)) {
         title = "Formula (f closes)".to_string();
         let node = s.selected_node();
-        let j = match step {
-            Step::Score(j) => Some(*j),
-            _ => None,
-        };
-        match (node, node.and_then(|k| m.score_of[k])) {
-            (Some(k), Some(si)) => {
-                let plugins = &m.trace.score[si].plugins;
-                let chosen: Vec<_> = match j {
-                    Some(j) => plugins.get(j).into_iter().collect(),
-                    None => plugins
-                        .iter()
-                        .filter(|p| p.name == "NodeResourcesFit")
-                        .collect(),
-                };
-                for p in chosen {
-                    for l in formula::lines(m, k, p) {
-                        lines.push(Line::styled(ellipsize(&l, width), theme.text));
-                    }
+        match (node, formula_text(state, m, step)) {
+            (Some(_), Some(text)) => {
+                for l in text {
+                    lines.push(Line::styled(ellipsize(&l, width), theme.text));
                 }
             }
             (Some(k), None) => lines.push(Line::styled(
@@ -397,6 +468,26 @@ fn draw_panel(
         }
     }
     frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+}
+
+/// The formula `f` shows for the node under the cursor: the current score step's plugin, or
+/// NodeResourcesFit before the scores; `None` when that node was not scored.
+fn formula_text(state: &AppState, m: &Model, step: &Step) -> Option<Vec<String>> {
+    let k = state.sched.selected_node()?;
+    let plugins = &m.trace.score[m.score_of[k]?].plugins;
+    let chosen: Vec<_> = match step {
+        Step::Score(j) => plugins.get(*j).into_iter().collect(),
+        _ => plugins
+            .iter()
+            .filter(|p| p.name == "NodeResourcesFit")
+            .collect(),
+    };
+    Some(
+        chosen
+            .into_iter()
+            .flat_map(|p| formula::lines(m, k, p))
+            .collect(),
+    )
 }
 
 /// Plugin names short enough for a sum on one line.

@@ -1,0 +1,137 @@
+//! View 5 on a live cluster: the cluster's pods as a list to choose from — Pending pods (no
+//! `spec.nodeName`) first, then bound ones — and what the user's RBAC hid from the listing.
+//! Choosing a pod re-lists the cluster with that pod in focus; for a bound pod the view then
+//! sets the node the cluster chose beside the node the simulation picks.
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::model::ClusterData;
+
+/// One pod of the live cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRow {
+    /// `namespace/name`, the form `focus` takes.
+    pub key: String,
+    /// `spec.nodeName`: where the cluster bound it; `None` while Pending.
+    pub node: Option<String>,
+    /// `status.phase` as the server reported it, if it did.
+    pub phase: Option<String>,
+}
+
+/// The pods to choose from, and notes of what could not be listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Pending pods first, then bound pods, each by namespace/name.
+    pub pods: Vec<PodRow>,
+    /// One plain line per list the server refused (RBAC), saying what the view then lacks.
+    pub hidden: Vec<String>,
+}
+
+/// A live cluster as view 5 receives it: the simulation's input and the pods list.
+#[derive(Debug, Clone)]
+pub struct LiveCluster {
+    pub data: ClusterData,
+    pub listing: Listing,
+}
+
+pub fn key_of(p: &Pod) -> String {
+    format!(
+        "{}/{}",
+        p.metadata.namespace.as_deref().unwrap_or("default"),
+        p.metadata.name.as_deref().unwrap_or("")
+    )
+}
+
+impl Listing {
+    pub fn new(pods: &[Pod], hidden: Vec<String>) -> Listing {
+        let mut rows: Vec<PodRow> = pods
+            .iter()
+            // Finished pods hold no capacity and will not be scheduled again.
+            .filter(|p| {
+                !matches!(
+                    p.status.as_ref().and_then(|s| s.phase.as_deref()),
+                    Some("Succeeded" | "Failed")
+                )
+            })
+            .map(|p| PodRow {
+                key: key_of(p),
+                node: p
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.node_name.clone())
+                    .filter(|n| !n.is_empty()),
+                phase: p.status.as_ref().and_then(|s| s.phase.clone()),
+            })
+            .collect();
+        rows.sort_by(|a, b| (a.node.is_some(), &a.key).cmp(&(b.node.is_some(), &b.key)));
+        Listing { pods: rows, hidden }
+    }
+
+    pub fn pending(&self) -> usize {
+        self.pods.iter().filter(|p| p.node.is_none()).count()
+    }
+
+    /// Where the cluster bound pod `key`, if it did.
+    pub fn bound_to(&self, key: &str) -> Option<&str> {
+        self.pods
+            .iter()
+            .find(|p| p.key == key)
+            .and_then(|p| p.node.as_deref())
+    }
+}
+
+/// The one-line comparison for a bound pod: the cluster's choice beside the simulation's.
+pub fn comparison(cluster: &str, simulated: Option<&str>) -> String {
+    match simulated {
+        Some(s) if s == cluster => {
+            format!("✓ scheduled by the cluster to {cluster}; the simulation picks {s} too")
+        }
+        Some(s) => format!(
+            "! scheduled by the cluster to {cluster}; the simulation picks {s} (the state, profile or plugins may differ)"
+        ),
+        None => {
+            format!("! scheduled by the cluster to {cluster}; in the simulation no node fits now")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(name: &str, node: Option<&str>, phase: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]},
+            "status": {"phase": phase}
+        }))
+        .expect("pod")
+    }
+
+    #[test]
+    fn pending_first_then_bound_and_finished_left_out() {
+        let l = Listing::new(
+            &[
+                pod("b", Some("node-1"), "Running"),
+                pod("z", None, "Pending"),
+                pod("a", Some("node-2"), "Running"),
+                pod("done", Some("node-2"), "Succeeded"),
+                pod("c", None, "Pending"),
+            ],
+            vec![],
+        );
+        let keys: Vec<&str> = l.pods.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, ["default/c", "default/z", "default/a", "default/b"]);
+        assert_eq!(l.pending(), 2);
+        assert_eq!(l.bound_to("default/b"), Some("node-1"));
+        assert_eq!(l.bound_to("default/c"), None);
+    }
+
+    #[test]
+    fn comparison_says_same_or_different() {
+        assert!(comparison("node-3", Some("node-3")).starts_with("✓"));
+        assert!(comparison("node-3", Some("node-1")).contains("the simulation picks node-1"));
+        assert!(comparison("node-3", None).contains("no node fits"));
+    }
+}
