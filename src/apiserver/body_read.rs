@@ -1,61 +1,111 @@
-//! Reading request bodies within MaxRequestBodyBytes, and draining the ones we will not use.
+//! Reading request bodies within the body limit (kube-apiserver's `MaxRequestBodyBytes`).
+//!
+//! A body we will not use is never read to its end: a body announced larger than the limit is
+//! refused from its `Content-Length` alone, one that grows past the limit is refused the moment
+//! it does, and one that arrives with a request refused earlier (401, 403, 429) is dropped.
+//! hyper then closes an HTTP/1.1 connection after the answer (the unread rest cannot be
+//! skipped) and resets just the stream on HTTP/2; `linger::Linger` keeps that close from
+//! turning into a reset that could lose the answer.
 
 use http_body_util::BodyExt;
 use hyper::body::{Buf, Bytes};
 
-use super::decode::MAX_BODY;
 use super::status::ApiError;
 
-/// How much of an unwanted body we read and discard before answering: an HTTP/2 client
-/// (curl) reports a stream error when the server answers before the upload is finished.
-const DRAIN_CAP: usize = 64 * 1024 * 1024;
+/// The body's announced length, when the client sent a valid `Content-Length`.
+pub fn announced_len(headers: &hyper::HeaderMap) -> Option<u64> {
+    headers
+        .get(hyper::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
 
-/// Read the body, up to MaxRequestBodyBytes; over that, drain the rest and answer 413.
-pub async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
+/// Read the body, up to `limit` bytes; beyond it, 413 without reading the rest.
+pub async fn read_body<B>(body: B, announced: Option<u64>, limit: usize) -> Result<Bytes, ApiError>
 where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    if announced.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::too_large(limit));
+    }
     let mut body = std::pin::pin!(body);
     let mut buf = Vec::new();
-    let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
             ApiError::bad_request(format!("error reading request body: {}", e.into()))
         })?;
         if let Ok(mut data) = frame.into_data() {
-            seen += data.remaining();
+            if buf.len() + data.remaining() > limit {
+                return Err(ApiError::too_large(limit));
+            }
             while data.has_remaining() {
                 let n = data.chunk().len();
-                if seen <= MAX_BODY {
-                    buf.extend_from_slice(data.chunk());
-                }
+                buf.extend_from_slice(data.chunk());
                 data.advance(n);
             }
-            if seen > DRAIN_CAP {
-                break;
-            }
         }
-    }
-    if seen > MAX_BODY {
-        return Err(ApiError::too_large(MAX_BODY));
     }
     Ok(Bytes::from(buf))
 }
 
-/// Discard a body we will not use (bounded).
-pub async fn drain<B>(body: B)
-where
-    B: hyper::body::Body,
-{
-    let mut body = std::pin::pin!(body);
-    let mut seen = 0usize;
-    while let Some(Ok(frame)) = body.frame().await {
-        if let Ok(d) = frame.into_data() {
-            seen += d.remaining();
-            if seen > DRAIN_CAP {
-                break;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::body::Frame;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// A body of `chunks` frames of two bytes each, or one that must never be polled.
+    struct Chunks(Option<usize>);
+
+    impl hyper::body::Body for Chunks {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            let Some(left) = self.0 else {
+                panic!("the body was read");
+            };
+            if left == 0 {
+                return Poll::Ready(None);
             }
+            self.0 = Some(left - 1);
+            Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b"xx")))))
         }
+    }
+
+    fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    #[test]
+    fn within_the_limit_is_read_whole() {
+        let b = run(read_body(Chunks(Some(2)), Some(4), 4));
+        assert_eq!(b.ok().as_deref(), Some(&b"xxxx"[..]));
+    }
+
+    #[test]
+    fn announced_over_the_limit_is_413_without_reading() {
+        let e = run(read_body(Chunks(None), Some(5), 4))
+            .err()
+            .map(|e| e.code);
+        assert_eq!(e, Some(413));
+    }
+
+    #[test]
+    fn growing_past_the_limit_is_413() {
+        let e = run(read_body(Chunks(Some(10)), None, 5))
+            .err()
+            .map(|e| e.message);
+        assert_eq!(e.as_deref(), Some("Request entity too large: limit is 5"));
     }
 }
