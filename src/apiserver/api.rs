@@ -14,7 +14,7 @@ use super::audit::AuditLog;
 use super::authn::{self, TokenFile, UserInfo};
 use super::authz::{self, Attributes, Authorizer};
 use super::body::{ApiBody, Format, negotiate};
-use super::body_read::{announced_len, read_body};
+use super::body_read::{Incoming, announced_len, discard, read_body};
 use super::inflight::{Limiter, TOO_MANY};
 use super::limits::Limits;
 use super::list::ListCache;
@@ -189,13 +189,18 @@ where
                "tls": {"version": conn.tls_version, "cipher": conn.cipher_suite, "alpn": conn.alpn}}),
     );
     let user_agent = header(&parts.headers, hyper::header::USER_AGENT).unwrap_or_default();
+    let incoming = Incoming {
+        announced: announced_len(&parts.headers),
+        http2: parts.version == hyper::Version::HTTP_2,
+        limit: api.max_request_body_bytes,
+    };
 
     // Authentication.
     let authz_header = header(&parts.headers, hyper::header::AUTHORIZATION);
     let outcome = authn::authenticate(conn, authz_header.as_deref(), &api.tokens);
     let Some(user) = outcome.user else {
         trace.stage("authentication", StageStatus::Failed, outcome.detail);
-        drop(body);
+        discard(body, incoming).await;
         let e = ApiError::unauthorized();
         return finish(api, trace, &info, None, &user_agent, conn, Err(e), received).await;
     };
@@ -214,7 +219,7 @@ where
                     StageStatus::Failed,
                     json!({"limiter": "max-in-flight", "inFlight": api.limiter.in_flight()}),
                 );
-                drop(body);
+                discard(body, incoming).await;
                 return too_many(api, trace, &info, &user, &user_agent, conn, received);
             }
         }
@@ -226,7 +231,7 @@ where
     let detail = authz::trace_detail(&attrs, &decision);
     if !decision.allowed {
         trace.stage("authorization", StageStatus::Failed, detail);
-        drop(body);
+        discard(body, incoming).await;
         let text = authz::forbidden_text(&user.username, &attrs);
         let e = if info.is_resource_request {
             ApiError::forbidden(
@@ -263,7 +268,7 @@ where
                     StageStatus::Failed,
                     json!({"maxWatches": api.limiter.max_watches, "watches": api.limiter.watches()}),
                 );
-                drop(body);
+                discard(body, incoming).await;
                 let e = too_many_watches(api.limiter.max_watches);
                 let mut r = finish(
                     api,
@@ -286,8 +291,7 @@ where
     };
 
     // Body, bounded like MaxRequestBodyBytes; an announced length over it is refused unread.
-    let announced = announced_len(&parts.headers);
-    let read = read_body(body, announced, api.max_request_body_bytes)
+    let read = read_body(body, incoming)
         .await
         .and_then(|b| refuse_deep_yaml(&parts.headers, b));
     let bytes = match read {

@@ -1,16 +1,24 @@
 //! Reading request bodies within the body limit (kube-apiserver's `MaxRequestBodyBytes`).
 //!
-//! A body we will not use is never read to its end: a body announced larger than the limit is
+//! A body we will not use is not read to its end: one announced larger than the limit is
 //! refused from its `Content-Length` alone, one that grows past the limit is refused the moment
-//! it does, and one that arrives with a request refused earlier (401, 403, 429) is dropped.
+//! it does, and one that comes with a request refused earlier (401, 403, 429) is left unread.
 //! hyper then closes an HTTP/1.1 connection after the answer (the unread rest cannot be
-//! skipped) and resets just the stream on HTTP/2; `linger::Linger` keeps that close from
-//! turning into a reset that could lose the answer.
+//! skipped; `linger::Linger` keeps the close from turning into a reset that loses the answer)
+//! and resets just the stream on HTTP/2. One courtesy on HTTP/2: curl (7.88 here) drops the
+//! answer of a stream reset while it uploads ("Stream error in the HTTP/2 framing layer"), so
+//! a body announced no larger than twice the limit is read and thrown away first, within
+//! `COURTESY_TIME`.
+
+use std::time::Duration;
 
 use http_body_util::BodyExt;
 use hyper::body::{Buf, Bytes};
 
 use super::status::ApiError;
+
+/// How long an HTTP/2 client gets to finish sending a body we will not use.
+const COURTESY_TIME: Duration = Duration::from_secs(10);
 
 /// The body's announced length, when the client sent a valid `Content-Length`.
 pub fn announced_len(headers: &hyper::HeaderMap) -> Option<u64> {
@@ -23,13 +31,48 @@ pub fn announced_len(headers: &hyper::HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// Read the body, up to `limit` bytes; beyond it, 413 without reading the rest.
-pub async fn read_body<B>(body: B, announced: Option<u64>, limit: usize) -> Result<Bytes, ApiError>
+/// How a request's body arrives: what it announced and over which protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct Incoming {
+    pub announced: Option<u64>,
+    pub http2: bool,
+    pub limit: usize,
+}
+
+impl Incoming {
+    /// Whether a refused body is read and thrown away before the answer (see the module).
+    fn courtesy(&self) -> bool {
+        self.http2
+            && self
+                .announced
+                .is_some_and(|n| n <= (self.limit as u64).saturating_mul(2))
+    }
+}
+
+/// Get rid of a body we will not use: left unread, or on HTTP/2 drained as a courtesy.
+pub async fn discard<B>(body: B, how: Incoming)
+where
+    B: hyper::body::Body,
+{
+    if !how.courtesy() {
+        return;
+    }
+    let drain = async {
+        let mut body = std::pin::pin!(body);
+        while let Some(Ok(_)) = body.frame().await {}
+    };
+    let _ = tokio::time::timeout(COURTESY_TIME, drain).await;
+}
+
+/// Read the body, up to the limit; beyond it, 413 without reading the rest.
+pub async fn read_body<B>(body: B, how: Incoming) -> Result<Bytes, ApiError>
 where
     B: hyper::body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    if announced.is_some_and(|n| n > limit as u64) {
+    let limit = how.limit;
+    if how.announced.is_some_and(|n| n > limit as u64) {
+        discard(body, how).await;
         return Err(ApiError::too_large(limit));
     }
     let mut body = std::pin::pin!(body);
@@ -80,8 +123,17 @@ mod tests {
         }
     }
 
+    fn h1(announced: Option<u64>, limit: usize) -> Incoming {
+        Incoming {
+            announced,
+            http2: false,
+            limit,
+        }
+    }
+
     fn run<T>(f: impl std::future::Future<Output = T>) -> T {
         tokio::runtime::Builder::new_current_thread()
+            .enable_time()
             .build()
             .expect("runtime")
             .block_on(f)
@@ -89,13 +141,13 @@ mod tests {
 
     #[test]
     fn within_the_limit_is_read_whole() {
-        let b = run(read_body(Chunks(Some(2)), Some(4), 4));
+        let b = run(read_body(Chunks(Some(2)), h1(Some(4), 4)));
         assert_eq!(b.ok().as_deref(), Some(&b"xxxx"[..]));
     }
 
     #[test]
     fn announced_over_the_limit_is_413_without_reading() {
-        let e = run(read_body(Chunks(None), Some(5), 4))
+        let e = run(read_body(Chunks(None), h1(Some(5), 4)))
             .err()
             .map(|e| e.code);
         assert_eq!(e, Some(413));
@@ -103,7 +155,7 @@ mod tests {
 
     #[test]
     fn growing_past_the_limit_is_413() {
-        let e = run(read_body(Chunks(Some(10)), None, 5))
+        let e = run(read_body(Chunks(Some(10)), h1(None, 5)))
             .err()
             .map(|e| e.message);
         assert_eq!(e.as_deref(), Some("Request entity too large: limit is 5"));

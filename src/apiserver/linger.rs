@@ -13,8 +13,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
-/// How long a closed connection keeps reading (and discarding) before it is dropped.
+/// How long a closed connection waits for the client to close before it is dropped.
 const LINGER: Duration = Duration::from_millis(500);
+/// How much of what the client still sends is read and thrown away meanwhile; past it the
+/// client's writes just block until the socket is dropped.
+const DISCARD: usize = 1024 * 1024;
 
 pub struct Linger {
     tcp: TcpStream,
@@ -23,8 +26,8 @@ pub struct Linger {
 
 enum State {
     Open,
-    /// FIN sent; discarding input until EOF or the deadline.
-    Draining(Pin<Box<Sleep>>),
+    /// FIN sent; discarding input until EOF, the deadline, or `DISCARD` bytes.
+    Draining(Pin<Box<Sleep>>, usize),
     Closed,
 }
 
@@ -66,19 +69,24 @@ impl AsyncWrite for Linger {
             match &mut me.state {
                 State::Open => {
                     ready!(Pin::new(&mut me.tcp).poll_shutdown(cx))?;
-                    me.state = State::Draining(Box::pin(tokio::time::sleep(LINGER)));
+                    me.state = State::Draining(Box::pin(tokio::time::sleep(LINGER)), 0);
                 }
-                State::Draining(deadline) => {
+                State::Draining(deadline, discarded) => {
                     if deadline.as_mut().poll(cx).is_ready() {
                         me.state = State::Closed;
                         continue;
+                    }
+                    if *discarded >= DISCARD {
+                        return Poll::Pending;
                     }
                     let mut scratch = [0u8; 16 * 1024];
                     // A bounded amount per poll: a fast sender must not hold the worker.
                     for _ in 0..16 {
                         let mut buf = ReadBuf::new(&mut scratch);
                         match Pin::new(&mut me.tcp).poll_read(cx, &mut buf) {
-                            Poll::Ready(Ok(())) if !buf.filled().is_empty() => {}
+                            Poll::Ready(Ok(())) if !buf.filled().is_empty() => {
+                                *discarded += buf.filled().len();
+                            }
                             Poll::Ready(_) => {
                                 me.state = State::Closed;
                                 return Poll::Ready(Ok(()));
