@@ -154,6 +154,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "30s",
           value_parser = parse_duration)]
     pub read_header_timeout: Duration,
+    /// Time a request's body has to arrive once its head has; a client still sending then
+    /// gets 504 Timeout (kube-apiserver's --request-timeout; 0 disables).
+    #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "60s",
+          value_parser = parse_duration)]
+    pub request_timeout: Duration,
     /// Close a connection with no request in flight for this long; HTTP/2 gets a GOAWAY
     /// (Go's IdleTimeout; 0 disables).
     #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "90s",

@@ -1634,3 +1634,25 @@ fn shutdown_finishes_the_request_in_flight() {
     );
     assert!(exit.is_some_and(|s| s.success()), "exit status {exit:?}");
 }
+
+/// Headers, then a body that stops coming: 504 once the request timeout passes, and the
+/// connection (and its in-flight slot) is freed.
+#[test]
+fn body_that_stops_coming_is_504_after_the_request_timeout() {
+    let c = Case::start_with(&["--request-timeout", "2s"]);
+    let port = c.server.port;
+    let cfg = c.admin.clone();
+    let (a, t) = timed(&c.rt, async move {
+        let head = "POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"apiVersion\":";
+        match send_head(port, &cfg, head).await {
+            Some(mut s) => read_answer(&mut s, BOUND).await,
+            None => Answer::Closed("handshake".into()),
+        }
+    });
+    assert_eq!(status_of(&a), Some(504), "{a}");
+    c.finish(
+        "--request-timeout 2s: 14 of 100 body bytes, then nothing",
+        &a,
+        t,
+    );
+}

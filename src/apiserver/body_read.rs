@@ -10,10 +10,13 @@
 //! a body announced no larger than twice the limit is read and thrown away first, within
 //! `COURTESY_TIME`.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
-use hyper::body::{Buf, Bytes};
+use hyper::body::{Buf, Bytes, Frame};
+use tokio::time::Sleep;
 
 use super::status::ApiError;
 
@@ -29,6 +32,78 @@ pub fn announced_len(headers: &hyper::HeaderMap) -> Option<u64> {
         .trim()
         .parse()
         .ok()
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The request's body did not arrive within `--request-timeout`.
+#[derive(Debug)]
+pub struct BodyTimeout;
+
+impl std::fmt::Display for BodyTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("request body not received within the request timeout")
+    }
+}
+
+impl std::error::Error for BodyTimeout {}
+
+/// A request body that fails with `BodyTimeout` once its deadline passes: a client that sends
+/// its headers and then trickles (or withholds) the body cannot hold a request open forever.
+pub struct TimedBody<B> {
+    inner: B,
+    deadline: Option<Pin<Box<Sleep>>>,
+}
+
+impl<B> TimedBody<B> {
+    /// `timeout` zero: no deadline.
+    pub fn new(inner: B, timeout: Duration) -> Self {
+        let deadline = (!timeout.is_zero()).then(|| Box::pin(tokio::time::sleep(timeout)));
+        TimedBody { inner, deadline }
+    }
+}
+
+impl<B> hyper::body::Body for TimedBody<B>
+where
+    B: hyper::body::Body + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = B::Data;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<B::Data>, BoxError>>> {
+        let me = self.get_mut();
+        if let Poll::Ready(frame) = Pin::new(&mut me.inner).poll_frame(cx) {
+            return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
+        }
+        match me.deadline.as_mut().map(|d| d.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Some(Err(Box::new(BodyTimeout)))),
+            _ => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// kube-apiserver's answer when a request outlives `--request-timeout`.
+fn timed_out() -> ApiError {
+    ApiError {
+        code: 504,
+        reason: "Timeout",
+        message:
+            "Timeout: request did not complete within requested timeout - context deadline exceeded"
+                .into(),
+        details: None,
+    }
 }
 
 /// How a request's body arrives: what it announced and over which protocol.
@@ -79,7 +154,12 @@ where
     let mut buf = Vec::new();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
-            ApiError::bad_request(format!("error reading request body: {}", e.into()))
+            let e: BoxError = e.into();
+            if e.is::<BodyTimeout>() {
+                timed_out()
+            } else {
+                ApiError::bad_request(format!("error reading request body: {e}"))
+            }
         })?;
         if let Ok(mut data) = frame.into_data() {
             if buf.len() + data.remaining() > limit {

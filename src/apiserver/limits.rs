@@ -15,6 +15,9 @@ pub struct Limits {
     pub max_header_bytes: usize,
     /// Time a client has to send a complete request head (Go's `ReadHeaderTimeout`).
     pub read_header_timeout: Duration,
+    /// Time a request's body has to arrive once its head has (kube-apiserver's
+    /// `--request-timeout`, 60 s → 504; here it bounds the body, not the handler). 0: none.
+    pub request_timeout: Duration,
     /// A connection with no request in flight for this long is closed (HTTP/2: GOAWAY).
     /// Go's `IdleTimeout`, 90 s in kube-apiserver. 0: never.
     pub idle_timeout: Duration,
@@ -46,6 +49,7 @@ impl Default for Limits {
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             read_header_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(90),
             http2_keepalive_interval: Duration::from_secs(30),
             // Above the 10,000 raw connections of the hostile-input table, below the 20,000

@@ -21,6 +21,7 @@ use super::activity::Activity;
 use super::api::{self, Api};
 use super::audit::AuditLog;
 use super::authn::TokenFile;
+use super::body_read::TimedBody;
 use super::limits::Limits;
 use super::linger::Linger;
 use super::pki::ClusterPki;
@@ -218,8 +219,10 @@ async fn serve_conn(
     let activity = Activity::new();
     let svc = {
         let (api, activity, stop) = (shared.api.clone(), activity.clone(), stop.clone());
-        service_fn(move |req| {
+        let request_timeout = shared.limits.request_timeout;
+        service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
             let busy = activity.begin();
+            let req = req.map(|b| TimedBody::new(b, request_timeout));
             let (api, conn, mut stop) = (api.clone(), conn.clone(), stop.clone());
             async move {
                 let resp = api::handle(&api, &conn, req).await;
