@@ -15,7 +15,7 @@ pub struct Activity {
     in_flight: AtomicUsize,
     /// Milliseconds after `born` at which the connection last became idle.
     idle_since_ms: AtomicU64,
-    changed: Notify,
+    request_ended: Notify,
 }
 
 /// A request in flight; dropping it marks the request finished.
@@ -26,7 +26,7 @@ impl Drop for Busy {
         let a = &self.0;
         a.idle_since_ms.store(a.now_ms(), Ordering::SeqCst);
         a.in_flight.fetch_sub(1, Ordering::SeqCst);
-        a.changed.notify_waiters();
+        a.request_ended.notify_waiters();
     }
 }
 
@@ -36,7 +36,7 @@ impl Activity {
             born: Instant::now(),
             in_flight: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(0),
-            changed: Notify::new(),
+            request_ended: Notify::new(),
         })
     }
 
@@ -47,7 +47,6 @@ impl Activity {
     /// Mark a request in flight until the returned value is dropped.
     pub fn begin(self: &Arc<Self>) -> Busy {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
-        self.changed.notify_waiters();
         Busy(self.clone())
     }
 
@@ -55,25 +54,24 @@ impl Activity {
         self.in_flight.load(Ordering::SeqCst)
     }
 
-    /// Resolves once no request has been in flight for `timeout`.
+    /// Resolves once no request has been in flight for `timeout`. Requests that come and go
+    /// meanwhile only move the deadline, checked when the timer fires: one wake-up per
+    /// timeout, not one per request.
     pub async fn idle_for(&self, timeout: Duration) {
         loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
+            let ended = self.request_ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
             if self.in_flight() > 0 {
-                changed.await;
+                ended.await;
                 continue;
             }
             let since = Duration::from_millis(self.idle_since_ms.load(Ordering::SeqCst));
             let deadline = self.born + since + timeout;
-            if Instant::now() >= deadline {
+            if Instant::now() >= deadline && self.in_flight() == 0 {
                 return;
             }
-            tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => {}
-                _ = changed => {}
-            }
+            tokio::time::sleep_until(deadline).await;
         }
     }
 }

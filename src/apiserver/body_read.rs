@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 use hyper::body::{Buf, Bytes, Frame};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use super::status::ApiError;
 
@@ -52,14 +52,21 @@ impl std::error::Error for BodyTimeout {}
 /// its headers and then trickles (or withholds) the body cannot hold a request open forever.
 pub struct TimedBody<B> {
     inner: B,
-    deadline: Option<Pin<Box<Sleep>>>,
+    /// When the body must be complete; None: no deadline.
+    until: Option<Instant>,
+    /// Armed the first time the body is not ready, so a body that arrives with its head (and
+    /// the empty body of a GET) never touches the timer.
+    timer: Option<Pin<Box<Sleep>>>,
 }
 
 impl<B> TimedBody<B> {
     /// `timeout` zero: no deadline.
     pub fn new(inner: B, timeout: Duration) -> Self {
-        let deadline = (!timeout.is_zero()).then(|| Box::pin(tokio::time::sleep(timeout)));
-        TimedBody { inner, deadline }
+        TimedBody {
+            inner,
+            until: (!timeout.is_zero()).then(|| Instant::now() + timeout),
+            timer: None,
+        }
     }
 }
 
@@ -79,9 +86,15 @@ where
         if let Poll::Ready(frame) = Pin::new(&mut me.inner).poll_frame(cx) {
             return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
         }
-        match me.deadline.as_mut().map(|d| d.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Some(Err(Box::new(BodyTimeout)))),
-            _ => Poll::Pending,
+        let Some(until) = me.until else {
+            return Poll::Pending;
+        };
+        let timer = me
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(until)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimeout)))),
+            Poll::Pending => Poll::Pending,
         }
     }
 

@@ -226,11 +226,16 @@ async fn serve_conn(
             let (api, conn, mut stop) = (api.clone(), conn.clone(), stop.clone());
             async move {
                 let resp = api::handle(&api, &conn, req).await;
-                // The request stays in flight until its body is sent; a watch ends cleanly
-                // when the server stops.
+                // A streamed answer (a watch) keeps the request in flight until it ends, and
+                // ends cleanly when the server stops; a whole one is done once handed over.
                 let resp = resp.map(|b| {
-                    b.hold(busy)
-                        .end_when(async move { stopping(&mut stop).await })
+                    if b.is_stream() {
+                        b.hold(busy)
+                            .end_when(async move { stopping(&mut stop).await })
+                    } else {
+                        drop(busy);
+                        b
+                    }
                 });
                 Ok::<_, std::convert::Infallible>(resp)
             }
