@@ -1656,3 +1656,130 @@ fn body_that_stops_coming_is_504_after_the_request_timeout() {
         t,
     );
 }
+
+/// A stream that can be frozen: from then on it neither reads nor writes, like a peer whose
+/// machine vanished without closing its connections.
+struct Freezable<T> {
+    inner: T,
+    frozen: Arc<AtomicBool>,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Freezable<T> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let me = self.get_mut();
+        if me.frozen.load(Ordering::Relaxed) {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut me.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Freezable<T> {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let me = self.get_mut();
+        if me.frozen.load(Ordering::Relaxed) {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut me.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let me = self.get_mut();
+        if me.frozen.load(Ordering::Relaxed) {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut me.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// An HTTP/2 client holding a watch goes silent (no PING answered, nothing read, socket left
+/// open): the keep-alive PING closes its connection, and the watch slot is given back.
+#[test]
+fn silent_http2_peer_is_closed_by_keepalive_and_frees_its_watch() {
+    let c = Case::start_with(&["--http2-keepalive-interval", "1s", "--max-watches", "1"]);
+    let port = c.server.port;
+    let h2cfg = tls(
+        &c.ca,
+        Some(identity(
+            &c.server.read("admin.crt"),
+            &c.server.read("admin.key"),
+        )),
+        &[b"h2"],
+    );
+    let cfg = c.admin.clone();
+    let ((first, while_held, freed), t) = timed(&c.rt, async move {
+        let frozen = Arc::new(AtomicBool::new(false));
+        let s = match connect(port, &h2cfg).await {
+            Ok(s) => s,
+            Err(e) => return (e.to_string(), None, None),
+        };
+        let io = Freezable {
+            inner: s,
+            frozen: frozen.clone(),
+        };
+        let Ok((send, conn)) = h2::client::handshake(io).await else {
+            return ("h2 handshake failed".into(), None, None);
+        };
+        let driver = tokio::spawn(conn);
+        let watch = |send: h2::client::SendRequest<hyper::body::Bytes>| async move {
+            let mut send = send.ready().await.map_err(|e| e.to_string())?;
+            let rq = hyper::Request::get(format!(
+                "https://127.0.0.1:{port}/api/v1/namespaces/default/pods?watch=true"
+            ))
+            .body(())
+            .map_err(|e| e.to_string())?;
+            let (resp, _) = send.send_request(rq, true).map_err(|e| e.to_string())?;
+            let resp = resp.await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((resp.status().as_u16(), resp.into_body(), send))
+        };
+        let (code, body, send) = match watch(send).await {
+            Ok(x) => x,
+            Err(e) => return (e, None, None),
+        };
+        frozen.store(true, Ordering::Relaxed);
+        let http1_watch =
+            "GET /api/v1/namespaces/default/pods?watch=true HTTP/1.1\r\nHost: x\r\n\r\n";
+        let while_held = match send_head(port, &cfg, http1_watch).await {
+            Some(mut s) => code_of(&read_head(&mut s, BOUND).await),
+            None => None,
+        };
+        // The server pings every second and gives up a second later.
+        let mut freed = None;
+        for _ in 0..100 {
+            if let Some(mut s) = send_head(port, &cfg, http1_watch).await {
+                freed = code_of(&read_head(&mut s, BOUND).await);
+            }
+            if freed == Some(200) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        driver.abort();
+        drop((body, send));
+        (format!("h2 watch {code}"), while_held, freed)
+    });
+    assert_eq!(first, "h2 watch 200");
+    assert_eq!(while_held, Some(429), "the watch cap did not hold");
+    assert_eq!(freed, Some(200), "the silent peer's watch was never freed");
+    c.finish(
+        "silent HTTP/2 peer with a watch (--http2-keepalive-interval 1s --max-watches 1)",
+        &Answer::Closed("closed by keep-alive; watch slot freed".into()),
+        t,
+    );
+}
