@@ -1,33 +1,11 @@
 //! Request bodies → objects: media types, the 400 texts of upstream's decoder, and strict field
 //! validation (an unknown field is any key the k8s-openapi type drops on a round trip).
 
-use std::sync::Mutex;
-
 use serde_json::Value;
 
 use super::resources::ResourceDef;
 use super::status::ApiError;
-use super::yaml_depth;
-
-/// One YAML body parsed at a time: a costly body keeps one core busy, not all of them.
-static YAML_PARSES: Mutex<()> = Mutex::new(());
-
-/// Parse a YAML body into a Value off the async workers, after the cheap depth scan. On a
-/// multi-threaded runtime the parse runs in `block_in_place`, so the worker's other tasks (TLS
-/// handshakes, other clients' requests) move to another thread while libyaml works.
-pub fn parse_yaml(body: &[u8]) -> Result<Value, String> {
-    yaml_depth::check(body)?;
-    let parse = || {
-        let _one = YAML_PARSES.lock().unwrap_or_else(|p| p.into_inner());
-        serde_yaml::from_slice(body).map_err(|e| e.to_string())
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(parse)
-        }
-        _ => parse(),
-    }
-}
+use super::yaml_parse;
 
 /// upstream `summarizeData`: how a body that failed to decode is quoted in the error.
 fn summarize(data: &[u8]) -> String {
@@ -68,7 +46,7 @@ pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<
         "" | "application/json" | "*/*" => {
             serde_json::from_slice(body).map_err(|e| format!("json parse error: {e}"))
         }
-        "application/yaml" => parse_yaml(body).map_err(|e| format!("yaml parse error: {e}")),
+        "application/yaml" => yaml_parse::parse(body).map_err(|e| format!("yaml parse error: {e}")),
         other => return Err(ApiError::unsupported_media_type(other)),
     };
     match parsed {

@@ -51,3 +51,4 @@ pub mod util;
 pub mod validation;
 pub mod watch;
 pub mod yaml_depth;
+pub mod yaml_parse;

@@ -6,7 +6,7 @@
 //! It follows YAML's lexical rules closely enough for manifests — quoted scalars, comments,
 //! block scalars (`|`, `>`), and that a `[` inside a plain scalar outside flow context does
 //! not nest — and leans towards counting a bracket when unsure. It is a guard, not a parser:
-//! the parser still runs off the async workers (`decode::parse_yaml`) in case it is fooled.
+//! the parser still runs off the async workers (`yaml_parse`) in case it is fooled.
 
 /// serde_yaml's recursion limit: nothing deeper could be accepted anyway.
 pub const MAX_DEPTH: usize = 128;
