@@ -1,8 +1,11 @@
 //! The command line, as clap types. Parsing only: dispatch lives in main.rs, work in commands/.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::apiserver::limits::{Limits, MIN_MAX_HEADER_BYTES, parse_duration};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -138,6 +141,62 @@ pub struct ServeArgs {
     /// Write an audit.k8s.io/v1 Event per request here (JSON lines).
     #[arg(long, value_name = "PATH")]
     pub audit_log_path: Option<PathBuf>,
+    /// Largest request body accepted; a larger one gets 413, refused from its Content-Length
+    /// alone when announced (kube-apiserver's MaxRequestBodyBytes, 3 MiB).
+    #[arg(long, value_name = "BYTES", help_heading = "Limits",
+          default_value_t = Limits::default().max_request_body_bytes as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_resource_write_bytes: u64,
+    /// Largest request head (request line and headers; the header list on HTTP/2); a larger
+    /// one gets 431.
+    #[arg(long, value_name = "BYTES", help_heading = "Limits",
+          default_value_t = Limits::default().max_header_bytes as u64,
+          value_parser = clap::value_parser!(u64).range(MIN_MAX_HEADER_BYTES as u64..=u32::MAX as u64))]
+    pub max_header_bytes: u64,
+    /// Time a client has to send a whole request head, then its connection is closed
+    /// (Go's ReadHeaderTimeout; 0 disables).
+    #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "30s",
+          value_parser = parse_duration)]
+    pub read_header_timeout: Duration,
+    /// Time a request's body has to arrive once its head has; a client still sending then
+    /// gets 504 Timeout (kube-apiserver's --request-timeout; 0 disables).
+    #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "60s",
+          value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// Close a connection with no request in flight for this long; HTTP/2 gets a GOAWAY
+    /// (Go's IdleTimeout; 0 disables).
+    #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "90s",
+          value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+    /// HTTP/2 PING interval while streams (watches) are open; a PING unanswered as long closes
+    /// the connection, so a vanished client frees its watches (0 disables).
+    #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "30s",
+          value_parser = parse_duration)]
+    pub http2_keepalive_interval: Duration,
+    /// Connections served at once; beyond it new connections wait in the listen backlog until
+    /// one closes (0: no cap).
+    #[arg(long, value_name = "N", help_heading = "Limits",
+          default_value_t = Limits::default().max_connections)]
+    pub max_connections: usize,
+    /// Watches served at once; beyond it a watch gets 429 TooManyRequests with Retry-After
+    /// (0: no cap).
+    #[arg(long, value_name = "N", help_heading = "Limits",
+          default_value_t = Limits::default().max_watches)]
+    pub max_watches: usize,
+    /// Non-mutating requests in flight at once (watches and system:masters exempt); beyond it
+    /// 429 with Retry-After: 1, as kube-apiserver (0: no limit).
+    #[arg(long, value_name = "N", help_heading = "Limits",
+          default_value_t = Limits::default().max_requests_inflight)]
+    pub max_requests_inflight: usize,
+    /// Mutating requests in flight at once, as kube-apiserver (0: no limit).
+    #[arg(long, value_name = "N", help_heading = "Limits",
+          default_value_t = Limits::default().max_mutating_requests_inflight)]
+    pub max_mutating_requests_inflight: usize,
+    /// On SIGTERM/SIGINT: stop accepting, end watches, give requests in flight this long to
+    /// finish, then exit.
+    #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "10s",
+          value_parser = parse_duration)]
+    pub shutdown_grace_period: Duration,
 }
 
 #[derive(Debug, Args)]

@@ -14,15 +14,16 @@ use super::audit::AuditLog;
 use super::authn::{self, TokenFile, UserInfo};
 use super::authz::{self, Attributes, Authorizer};
 use super::body::{ApiBody, Format, negotiate};
-use super::body_read::{drain, read_body};
+use super::body_read::{Incoming, announced_len, discard, read_body};
 use super::inflight::{Limiter, TOO_MANY};
+use super::limits::Limits;
 use super::list::ListCache;
 use super::request::{self, RequestInfo};
 use super::status::ApiError;
 use super::store::Store;
 use super::tls::ConnInfo;
 use super::trace::{RequestTrace, StageStatus, TraceLog};
-use super::{router, util};
+use super::{router, util, yaml_depth};
 
 /// The server's state, shared by every connection and by the control loops.
 pub struct Api {
@@ -34,12 +35,25 @@ pub struct Api {
     /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
     pub server_address: Mutex<String>,
     pub limiter: Limiter,
+    /// Largest request body accepted (`--max-resource-write-bytes`).
+    pub max_request_body_bytes: usize,
     /// Encoded JSON lists by request, valid while the store revision is unchanged.
     pub list_cache: ListCache,
 }
 
 impl Api {
     pub fn new(tokens: TokenFile, audit: Option<AuditLog>) -> Self {
+        Api::with_limits(tokens, audit, &Limits::default())
+    }
+
+    /// The state with the request-level limits of `limits` (the connection-level ones are the
+    /// server's).
+    pub fn with_limits(tokens: TokenFile, audit: Option<AuditLog>, limits: &Limits) -> Self {
+        let mut limiter = Limiter::new(
+            limits.max_requests_inflight,
+            limits.max_mutating_requests_inflight,
+        );
+        limiter.max_watches = limits.max_watches;
         Api {
             store: Store::new(10_000),
             traces: TraceLog::default(),
@@ -47,7 +61,8 @@ impl Api {
             tokens,
             audit,
             server_address: Mutex::new(String::new()),
-            limiter: Limiter::default(),
+            limiter,
+            max_request_body_bytes: limits.max_request_body_bytes,
             list_cache: ListCache::default(),
         }
     }
@@ -174,13 +189,18 @@ where
                "tls": {"version": conn.tls_version, "cipher": conn.cipher_suite, "alpn": conn.alpn}}),
     );
     let user_agent = header(&parts.headers, hyper::header::USER_AGENT).unwrap_or_default();
+    let incoming = Incoming {
+        announced: announced_len(&parts.headers),
+        http2: parts.version == hyper::Version::HTTP_2,
+        limit: api.max_request_body_bytes,
+    };
 
     // Authentication.
     let authz_header = header(&parts.headers, hyper::header::AUTHORIZATION);
     let outcome = authn::authenticate(conn, authz_header.as_deref(), &api.tokens);
     let Some(user) = outcome.user else {
         trace.stage("authentication", StageStatus::Failed, outcome.detail);
-        drain(body).await;
+        discard(body, incoming).await;
         let e = ApiError::unauthorized();
         return finish(api, trace, &info, None, &user_agent, conn, Err(e), received).await;
     };
@@ -199,7 +219,7 @@ where
                     StageStatus::Failed,
                     json!({"limiter": "max-in-flight", "inFlight": api.limiter.in_flight()}),
                 );
-                drain(body).await;
+                discard(body, incoming).await;
                 return too_many(api, trace, &info, &user, &user_agent, conn, received);
             }
         }
@@ -211,7 +231,7 @@ where
     let detail = authz::trace_detail(&attrs, &decision);
     if !decision.allowed {
         trace.stage("authorization", StageStatus::Failed, detail);
-        drain(body).await;
+        discard(body, incoming).await;
         let text = authz::forbidden_text(&user.username, &attrs);
         let e = if info.is_resource_request {
             ApiError::forbidden(
@@ -238,8 +258,43 @@ where
     }
     trace.stage("authorization", StageStatus::Ok, detail);
 
-    // Body, bounded like MaxRequestBodyBytes.
-    let bytes = match read_body(body).await {
+    // Watches are capped by count: each holds a stream and its queue for as long as it lasts.
+    let watch_slot = if info.verb == "watch" {
+        match api.limiter.acquire_watch() {
+            Some(slot) => Some(slot),
+            None => {
+                trace.stage(
+                    "watch-limit",
+                    StageStatus::Failed,
+                    json!({"maxWatches": api.limiter.max_watches, "watches": api.limiter.watches()}),
+                );
+                discard(body, incoming).await;
+                let e = too_many_watches(api.limiter.max_watches);
+                let mut r = finish(
+                    api,
+                    trace,
+                    &info,
+                    Some(&user),
+                    &user_agent,
+                    conn,
+                    Err(e),
+                    received,
+                )
+                .await;
+                r.headers_mut()
+                    .insert("retry-after", HeaderValue::from_static("1"));
+                return r;
+            }
+        }
+    } else {
+        None
+    };
+
+    // Body, bounded like MaxRequestBodyBytes; an announced length over it is refused unread.
+    let read = read_body(body, incoming)
+        .await
+        .and_then(|b| refuse_deep_yaml(&parts.headers, b));
+    let bytes = match read {
         Ok(b) => b,
         Err(err) => {
             return finish(
@@ -309,7 +364,40 @@ where
             resp.headers_mut().append("warning", v);
         }
     }
-    resp
+    match watch_slot {
+        // The slot is held until the stream is sent to its end or dropped.
+        Some(slot) => resp.map(|b| b.hold(slot)),
+        None => resp,
+    }
+}
+
+/// kube-apiserver's `NewTooManyRequests`: a Status with reason TooManyRequests and
+/// `retryAfterSeconds` (the limiter's own 429 is plain text; this one is kexplore's cap).
+fn too_many_watches(max: usize) -> ApiError {
+    ApiError {
+        code: 429,
+        reason: "TooManyRequests",
+        message: format!("too many watches: the server serves at most {max} at once"),
+        details: Some(json!({"retryAfterSeconds": 1})),
+    }
+}
+
+/// A YAML body nested deeper than any YAML parser here would accept is refused before one
+/// runs (the parsers' cost grows with the square of the depth).
+fn refuse_deep_yaml(headers: &hyper::HeaderMap, body: Bytes) -> Result<Bytes, ApiError> {
+    let yaml = header(headers, CONTENT_TYPE).is_some_and(|ct| {
+        let mt = ct
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        mt.ends_with("yaml")
+    });
+    if yaml && let Err(e) = yaml_depth::check(&body) {
+        return Err(ApiError::bad_request(format!("error decoding YAML: {e}")));
+    }
+    Ok(body)
 }
 
 /// The limiter's 429: plain text, not a Status, with `Retry-After: 1`.

@@ -1,6 +1,7 @@
 //! Response bodies (whole or streamed for watch) and content negotiation: JSON, YAML, Table.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -11,6 +12,16 @@ use tokio::sync::mpsc;
 pub enum ApiBody {
     Full(Option<Bytes>),
     Stream(mpsc::Receiver<Bytes>),
+    /// A body that holds something until it is sent or dropped (a watch slot, the connection's
+    /// in-flight mark) and may be ended early (a watch at server shutdown).
+    Held(Box<Held>),
+}
+
+pub struct Held {
+    inner: ApiBody,
+    _guards: Vec<Box<dyn Send + Sync>>,
+    /// When this resolves the body ends cleanly, as a watch ends at its timeout.
+    end: Option<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>,
 }
 
 impl ApiBody {
@@ -19,6 +30,42 @@ impl ApiBody {
     }
     pub fn empty() -> Self {
         ApiBody::Full(None)
+    }
+
+    fn into_held(self) -> Box<Held> {
+        match self {
+            ApiBody::Held(h) => h,
+            inner => Box::new(Held {
+                inner,
+                _guards: Vec::new(),
+                end: None,
+            }),
+        }
+    }
+
+    /// Keep `guard` alive for as long as this body is.
+    pub fn hold(self, guard: impl Send + Sync + 'static) -> Self {
+        let mut h = self.into_held();
+        h._guards.push(Box::new(guard));
+        ApiBody::Held(h)
+    }
+
+    /// End a streamed body cleanly once `end` resolves; a whole body is unaffected.
+    pub fn end_when(self, end: impl Future<Output = ()> + Send + Sync + 'static) -> Self {
+        if !self.is_stream() {
+            return self;
+        }
+        let mut h = self.into_held();
+        h.end = Some(Box::pin(end));
+        ApiBody::Held(h)
+    }
+
+    pub fn is_stream(&self) -> bool {
+        match self {
+            ApiBody::Full(_) => false,
+            ApiBody::Stream(_) => true,
+            ApiBody::Held(h) => h.inner.is_stream(),
+        }
     }
 }
 
@@ -33,11 +80,23 @@ impl hyper::body::Body for ApiBody {
         match self.get_mut() {
             ApiBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             ApiBody::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            ApiBody::Held(h) => {
+                if let Some(end) = h.end.as_mut()
+                    && end.as_mut().poll(cx).is_ready()
+                {
+                    h.inner = ApiBody::empty();
+                    h.end = None;
+                }
+                Pin::new(&mut h.inner).poll_frame(cx)
+            }
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self, ApiBody::Full(None))
+        match self {
+            ApiBody::Held(h) => h.inner.is_end_stream(),
+            other => matches!(other, ApiBody::Full(None)),
+        }
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
@@ -45,6 +104,7 @@ impl hyper::body::Body for ApiBody {
             ApiBody::Full(Some(b)) => hyper::body::SizeHint::with_exact(b.len() as u64),
             ApiBody::Full(None) => hyper::body::SizeHint::with_exact(0),
             ApiBody::Stream(_) => hyper::body::SizeHint::default(),
+            ApiBody::Held(h) => h.inner.size_hint(),
         }
     }
 }

@@ -5,8 +5,7 @@ use serde_json::Value;
 
 use super::resources::ResourceDef;
 use super::status::ApiError;
-
-pub const MAX_BODY: usize = 3 * 1024 * 1024;
+use super::yaml_parse;
 
 /// upstream `summarizeData`: how a body that failed to decode is quoted in the error.
 fn summarize(data: &[u8]) -> String {
@@ -47,9 +46,7 @@ pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<
         "" | "application/json" | "*/*" => {
             serde_json::from_slice(body).map_err(|e| format!("json parse error: {e}"))
         }
-        "application/yaml" => {
-            serde_yaml::from_slice(body).map_err(|e| format!("yaml parse error: {e}"))
-        }
+        "application/yaml" => yaml_parse::parse(body).map_err(|e| format!("yaml parse error: {e}")),
         other => return Err(ApiError::unsupported_media_type(other)),
     };
     match parsed {

@@ -5,6 +5,7 @@
 //! Entry points: [`server::start`] (used by `kexplore serve`, `journey` and tests) and
 //! [`api::handle`] (one request, no socket — used by router tests).
 
+pub mod activity;
 pub mod admission;
 pub mod api;
 pub mod audit;
@@ -22,6 +23,8 @@ pub mod events;
 pub mod inflight;
 pub mod kinds;
 pub mod kubelet;
+pub mod limits;
+pub mod linger;
 pub mod list;
 pub mod openapi;
 pub mod openapi_v2;
@@ -47,3 +50,5 @@ pub mod trace;
 pub mod util;
 pub mod validation;
 pub mod watch;
+pub mod yaml_depth;
+pub mod yaml_parse;

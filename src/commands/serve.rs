@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use super::{CommandError, CommandResult};
 use crate::apiserver::authn::TokenFile;
+use crate::apiserver::limits::Limits;
 use crate::apiserver::pki::{self, ClusterPki};
 use crate::apiserver::server::{self, ServeOptions};
 use crate::cli::{GlobalArgs, ServeArgs};
@@ -23,6 +24,24 @@ pub fn load_pki(dir: Option<&std::path::Path>) -> Result<ClusterPki, CommandErro
     match dir {
         Some(d) => pki::load_or_create(d).map_err(CommandError::Input),
         None => pki::mint().map_err(CommandError::Failed),
+    }
+}
+
+/// The server's limits as the flags set them.
+pub fn limits(args: &ServeArgs) -> Limits {
+    Limits {
+        max_request_body_bytes: usize::try_from(args.max_resource_write_bytes)
+            .unwrap_or(usize::MAX),
+        max_header_bytes: usize::try_from(args.max_header_bytes).unwrap_or(usize::MAX),
+        read_header_timeout: args.read_header_timeout,
+        request_timeout: args.request_timeout,
+        idle_timeout: args.idle_timeout,
+        http2_keepalive_interval: args.http2_keepalive_interval,
+        max_connections: args.max_connections,
+        max_watches: args.max_watches,
+        max_requests_inflight: args.max_requests_inflight,
+        max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+        shutdown_grace_period: args.shutdown_grace_period,
     }
 }
 
@@ -58,13 +77,15 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             scenarios: args.scenario.clone(),
             control_loops: true,
         };
-        let running = server::start(opts).await.map_err(|e| {
-            if e.contains("cannot listen") {
-                CommandError::Failed(e)
-            } else {
-                CommandError::Input(e)
-            }
-        })?;
+        let running = server::start_with_limits(opts, limits(args))
+            .await
+            .map_err(|e| {
+                if e.contains("cannot listen") {
+                    CommandError::Failed(e)
+                } else {
+                    CommandError::Input(e)
+                }
+            })?;
         let url = server_url(running.addr);
         if let Some(path) = &args.kubeconfig_out {
             pki::write_atomic_private(path, &pki::kubeconfig_yaml(&pki, &url))
@@ -116,6 +137,71 @@ impl Signals {
         tokio::select! {
             _ = term => {}
             _ = int => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn serve_args(argv: &[&str]) -> ServeArgs {
+        let cli = crate::cli::Cli::try_parse_from(argv).expect("parses");
+        match cli.command {
+            Some(crate::cli::Command::Serve(a)) => a,
+            _ => panic!("not serve"),
+        }
+    }
+
+    #[test]
+    fn flag_defaults_are_the_servers_defaults() {
+        assert_eq!(
+            limits(&serve_args(&["kexplore", "serve"])),
+            Limits::default()
+        );
+    }
+
+    #[test]
+    fn flags_set_every_limit() {
+        let l = limits(&serve_args(&[
+            "kexplore",
+            "serve",
+            "--max-resource-write-bytes=1024",
+            "--max-header-bytes=16384",
+            "--read-header-timeout=5s",
+            "--request-timeout=2s",
+            "--idle-timeout=1m30s",
+            "--http2-keepalive-interval=0",
+            "--max-connections=10",
+            "--max-watches=2",
+            "--max-requests-inflight=3",
+            "--max-mutating-requests-inflight=4",
+            "--shutdown-grace-period=500ms",
+        ]));
+        let want = Limits {
+            max_request_body_bytes: 1024,
+            max_header_bytes: 16384,
+            read_header_timeout: std::time::Duration::from_secs(5),
+            request_timeout: std::time::Duration::from_secs(2),
+            idle_timeout: std::time::Duration::from_secs(90),
+            http2_keepalive_interval: std::time::Duration::ZERO,
+            max_connections: 10,
+            max_watches: 2,
+            max_requests_inflight: 3,
+            max_mutating_requests_inflight: 4,
+            shutdown_grace_period: std::time::Duration::from_millis(500),
+        };
+        assert_eq!(l, want);
+        for bad in [
+            "--idle-timeout=90",
+            "--max-header-bytes=100",
+            "--max-resource-write-bytes=0",
+        ] {
+            assert!(
+                crate::cli::Cli::try_parse_from(["kexplore", "serve", bad]).is_err(),
+                "{bad} accepted"
+            );
         }
     }
 }
