@@ -98,24 +98,31 @@ fn install_panic_hook() {
 /// give the terminal back first, then exit with 128 + the signal's number as the default action
 /// would. Only for the TUI: `serve` and `journey` shut down gracefully on their own signals.
 pub fn exit_on_signals_restoring_terminal() {
+    // The handlers are registered here, before the caller enters raw mode: registered on the
+    // thread instead, a signal arriving on a loaded machine before that thread ran would still
+    // take the default action and leave the terminal raw.
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+    else {
+        return;
+    };
+    let signals = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _entered = rt.enter();
+        (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
+        )
+    };
+    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = signals else {
+        return;
+    };
     let spawned = std::thread::Builder::new()
         .name("signals".into())
-        .spawn(|| {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .build()
-            else {
-                return;
-            };
+        .spawn(move || {
             rt.block_on(async {
-                use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
-                    signal(SignalKind::terminate()),
-                    signal(SignalKind::hangup()),
-                    signal(SignalKind::interrupt()),
-                ) else {
-                    return;
-                };
                 let code = tokio::select! {
                     _ = term.recv() => 128 + 15,
                     _ = hup.recv() => 128 + 1,
