@@ -30,6 +30,9 @@ pub struct Collected {
     pub simulation: Option<Value>,
     /// JSON pointers the server added or changed relative to the manifest (defaults, admission).
     pub admission_changes: Vec<String>,
+    /// The same fields with their values, `{path, old, new}` (old from the manifest, new from
+    /// the returned object), for a server that does not report its admission plugins.
+    pub admission_diff: Vec<Value>,
     /// `--cleanup`: how the DELETE at the end went.
     pub cleanup: Option<Value>,
 }
@@ -183,6 +186,7 @@ pub fn build(c: &Collected) -> Journey {
             None if created && name == "admission" => {
                 let mut st = inferred(name, Status::Ok);
                 st.detail["changed_fields"] = json!(c.admission_changes);
+                st.detail["changes"] = json!(c.admission_diff);
                 st
             }
             None if created => inferred(name, Status::Ok),

@@ -11,6 +11,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::build::Collected;
+use crate::apiserver::admission::field_changes;
 use crate::client::HandshakeReport;
 use crate::client::http::ApiClient;
 use crate::client::snapshot::fetch_live;
@@ -169,6 +170,10 @@ async fn steps(
     report(c, false);
     let Some(created) = created else { return };
     c.admission_changes = changed_fields(pod, &created);
+    c.admission_diff = field_changes(pod, &created, &c.admission_changes)
+        .into_iter()
+        .map(|f| json!({"path": f.path, "old": f.old, "new": f.new}))
+        .collect();
     if c.dry_run {
         c.simulation = Some(simulate(&client, &ns, &created).await);
         return;
