@@ -244,6 +244,9 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 out.push(format!("{:<14} {}", s(&f, "/node"), s(&f, "/total")));
             }
             out.push(format!("selected {}", s(d, "/selected")));
+            if let Some(cmp) = d.get("comparison").filter(|c| c.is_object()) {
+                out.extend(comparison(cmp));
+            }
         }
         "binding" if d.get("simulated_node").is_some() => out.push(format!(
             "the simulation would bind it to {}",
@@ -268,6 +271,36 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     }
     if let Some(e) = d.get("error").and_then(Value::as_str) {
         out.push(format!("error: {e}"));
+    }
+    if let Some(e) = d.get("simulation_error").and_then(Value::as_str) {
+        out.push(format!("the simulation could not run: {e}"));
+    }
+    out
+}
+
+/// The real scheduler's node next to the simulation's, and why they may differ.
+fn comparison(cmp: &Value) -> Vec<String> {
+    let actual = s(cmp, "/actual");
+    if cmp["agrees"] == Value::Bool(true) {
+        return vec![format!(
+            "the real scheduler bound it to {actual}: the simulation agrees"
+        )];
+    }
+    let mut out = vec![
+        format!(
+            "the real scheduler bound it to {actual}, the simulation chose {}",
+            match s(cmp, "/simulated") {
+                n if n.is_empty() => "no node".to_string(),
+                n => n,
+            }
+        ),
+        format!(
+            "{actual} in the simulation: {}",
+            s(cmp, "/actual_in_simulation")
+        ),
+    ];
+    for r in cmp["reasons"].as_array().into_iter().flatten() {
+        out.push(format!("  may differ: {}", r.as_str().unwrap_or_default()));
     }
     out
 }
