@@ -189,4 +189,13 @@ fn a_missing_plugin_shows_its_install_hint_and_exits_1() {
         error.contains("cred-plugin") && error.contains("apt-get install cred-plugin"),
         "{j}"
     );
+    // The journey stops at the request it could not send, and says why.
+    let out = kexplore(&["journey", "--kubeconfig", &kc, "-f", &pod(dir.path())]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("no HTTP response: user 'u': exec plugin")
+            && text.contains("install it with: apt-get install cred-plugin"),
+        "{text}"
+    );
 }

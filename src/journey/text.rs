@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Journey, Source, Status};
 
@@ -191,6 +191,10 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
             s(d, "/key"),
             s(d, "/resourceVersion")
         )),
+        // Code 0: the request never got an answer (no credential, connection refused).
+        "response" if d["code"] == json!(0) => {
+            out.push(format!("no HTTP response: {}", s(d, "/status/message")))
+        }
         "response" if d["dryRun"] == Value::Bool(true) => out.push(format!(
             "HTTP {} (dryRun=All) {}",
             s(d, "/code"),
@@ -346,8 +350,6 @@ pub fn render(j: &Journey) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::journey::build::{Collected, build};
 
