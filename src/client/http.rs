@@ -71,7 +71,7 @@ impl ApiClient {
             },
             (None, None) => HeaderAuth::None,
         };
-        let (ctx, cred) = with_exec_credential(&ctx)
+        let (ctx, cred) = with_exec_credential(ctx)
             .await
             .map_err(|e| ClientError::Exec {
                 user: ctx.user.name.clone(),
