@@ -199,3 +199,29 @@ fn a_missing_plugin_shows_its_install_hint_and_exits_1() {
         "{text}"
     );
 }
+
+#[test]
+fn a_failing_plugin_shows_its_stderr_in_certs_connect() {
+    let srv = ServeProcess::start(&["--no-demo"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = kubeconfig_with_plugin(dir.path(), &srv, None);
+    let plugin = dir.path().join("cred-plugin");
+    std::fs::write(
+        &plugin,
+        "#!/bin/sh\necho 'refresh token expired: run cred-plugin login' >&2\nexit 4\n",
+    )
+    .expect("w");
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = kexplore(&["certs", "--connect", "--kubeconfig", &kc]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("refresh token expired: run cred-plugin login")
+            && text.contains("exit status: 4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Fix              run the plugin by hand"),
+        "{text}"
+    );
+}
