@@ -208,7 +208,7 @@ fn a_failing_plugin_shows_its_stderr_in_certs_connect() {
     let plugin = dir.path().join("cred-plugin");
     std::fs::write(
         &plugin,
-        "#!/bin/sh\necho 'refresh token expired: run cred-plugin login' >&2\nexit 4\n",
+        "#!/bin/sh\necho run >> \"$(dirname \"$0\")/runs\"\necho 'refresh token expired: run cred-plugin login' >&2\nexit 4\n",
     )
     .expect("w");
     std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("chmod");

@@ -20,6 +20,11 @@ pub async fn check(
     hs: &HandshakeReport,
     exec: &ExecOutcome,
 ) -> Option<Explanation> {
+    // The plugin already failed for the handshake: running it again (a second login prompt)
+    // would only fail the same way.
+    if let Some(e) = &exec.error {
+        return Some(exec_failed(&ctx.user.name, e));
+    }
     let api = match ApiClient::connect(ctx).await {
         Ok(a) => a,
         Err(ClientError::Exec { user, error }) => return Some(exec_failed(&user, &error)),

@@ -73,6 +73,6 @@ pub struct ExecOutcome {
     /// The client certificate (DER, leaf) it returned, which the handshake offered.
     pub certificate: Option<Vec<u8>>,
     /// Why it gave nothing to offer (missing, failed, a bad answer); the requests after the
-    /// handshake fail for the same reason.
-    pub error: Option<String>,
+    /// handshake would fail for the same reason.
+    pub error: Option<ExecError>,
 }

@@ -10,6 +10,7 @@ use tokio::net::TcpStream;
 
 use super::config::{TlsTarget, build_client_config, server_name};
 use super::error::ClientError;
+use super::exec::ExecError;
 use super::exec_context::{ExecOutcome, with_exec_credential};
 use super::explain::{Explanation, HandshakeStep, explain_tls_error};
 use super::recorder::HandshakeRecord;
@@ -83,14 +84,22 @@ pub async fn handshake_with_exec(
                     Some(built)
                 }
                 Err(e) => {
-                    exec.error = Some(format!("the exec plugin's answer: {e}"));
+                    exec.error = Some(ExecError::BadAnswer {
+                        command: exec_ctx
+                            .user
+                            .exec
+                            .as_ref()
+                            .map(|x| x.command.clone())
+                            .unwrap_or_default(),
+                        problem: e.to_string(),
+                    });
                     None
                 }
             }
         }
         Ok(_) => None,
         Err(e) => {
-            exec.error = Some(e.to_string());
+            exec.error = Some(e);
             None
         }
     };

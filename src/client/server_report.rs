@@ -166,7 +166,7 @@ pub fn render_text(
         .failure
         .as_ref()
         .is_some_and(|f| f.cause.starts_with("exec-plugin"));
-    if let Some(e) = exec.error.as_deref().filter(|_| !exec_explained) {
+    if let Some(e) = exec.error.as_ref().filter(|_| !exec_explained) {
         out.push_str(&format!(
             "  ! Exec plugin      gave no credential, so none was offered: {e}\n"
         ));
