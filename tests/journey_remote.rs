@@ -207,3 +207,121 @@ fn the_server_honours_dry_run_on_create() {
     );
     assert_eq!(code, 409, "{body}");
 }
+
+/// A real create on a server that keeps its internals to itself: `kexplore serve` with its
+/// trace endpoints closed to the user (the ClusterRoleBinding that opens them deleted), so the
+/// journey learns only what any API server tells a client. Filter and score then come from the
+/// simulation on the cluster listed before the create, compared with the node really bound.
+#[test]
+fn for_real_on_a_server_that_does_not_report_compares_the_simulation_with_the_binding() {
+    let srv = ServeProcess::start(&[]);
+    let kc = srv.kubeconfig();
+    let kc_s = kc.to_str().unwrap_or_default();
+    let (code, body) = request(
+        &kc,
+        "DELETE",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kexplore:trace-reader",
+        None,
+    );
+    assert_eq!(code, 200, "{body}");
+    // jane may create pods in default and, with this, list what the simulation needs.
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        Some(
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"cluster-reader"},
+                "rules":[{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["nodes","pods","namespaces"]}]}"#,
+        ),
+    );
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        Some(
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"developers-cluster-reader"},
+                "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-reader"},
+                "subjects":[{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"developers"}]}"#,
+        ),
+    );
+    assert_eq!(code, 201, "{body}");
+    let pod = srv.dir.path().join("app.json");
+    std::fs::write(&pod, SEED_POD).expect("write");
+    let out = kexplore(&[
+        "journey",
+        "--kubeconfig",
+        kc_s,
+        "--context",
+        "jane",
+        "-f",
+        pod.to_str().unwrap_or_default(),
+        "--for-real",
+        "--cleanup",
+        "-o",
+        "json",
+    ]);
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{j}");
+    // Nothing reported: the server's internals are inferred.
+    for s in [
+        "authentication",
+        "authorization",
+        "admission",
+        "validation",
+        "storage",
+    ] {
+        assert_eq!(stage(&j, s)["source"], "inferred", "{s}: {j}");
+    }
+    let node = stage(&j, "binding")["detail"]["node"].clone();
+    assert_eq!(stage(&j, "binding")["source"], "observed", "{j}");
+    assert!(node.is_string(), "{j}");
+    // Per-node detail from the simulation on the live cluster.
+    let filter = stage(&j, "filter");
+    assert_eq!(filter["source"], "inferred");
+    assert_eq!(filter["status"], "ok");
+    assert_eq!(filter["detail"]["nodes_total"], 4, "{filter}");
+    assert_eq!(filter["detail"]["filter"].as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        filter["detail"]["not_visible"],
+        serde_json::json!([]),
+        "{filter}"
+    );
+    let score = stage(&j, "score");
+    assert_eq!(score["source"], "inferred");
+    assert!(
+        score["detail"]["explanation"]
+            .as_str()
+            .is_some_and(|e| e.contains("listed just before the create")),
+        "{score}"
+    );
+    let cmp = &score["detail"]["comparison"];
+    assert_eq!(cmp["actual"], node, "{cmp}");
+    assert_eq!(cmp["simulated"], score["detail"]["selected"], "{cmp}");
+    // The embedded scheduler runs the engine the simulation runs, on the same cluster.
+    assert_eq!(cmp["agrees"], true, "{cmp}");
+    assert_eq!(cmp["simulated"], "node-3", "{cmp}");
+
+    // The same run as text says it in words, once the first pod is gone.
+    wait_for(Duration::from_secs(20), || {
+        (!pod_names(&kc).contains(&"default/app".to_string())).then_some(())
+    })
+    .expect("--cleanup left the pod behind");
+    let out = kexplore(&[
+        "journey",
+        "--kubeconfig",
+        kc_s,
+        "--context",
+        "jane",
+        "-f",
+        pod.to_str().unwrap_or_default(),
+        "--for-real",
+        "--cleanup",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("the real scheduler bound it to node-3: the simulation agrees"),
+        "{text}"
+    );
+}

@@ -6,15 +6,28 @@ use x509_parser::prelude::{FromDer, X509Certificate};
 use x509_parser::x509::X509Name;
 
 use super::cluster::status_message;
+use super::error::ClientError;
+use super::exec::ExecError;
+use super::exec_context::ExecOutcome;
 use super::explain::{Explanation, HandshakeStep};
 use super::handshake::HandshakeReport;
 use super::http::ApiClient;
 use crate::kubeconfig::ResolvedContext;
 
 /// None when the server lets this client in and lets it list pods; else what stops it.
-pub async fn check(ctx: &ResolvedContext, hs: &HandshakeReport) -> Option<Explanation> {
+pub async fn check(
+    ctx: &ResolvedContext,
+    hs: &HandshakeReport,
+    exec: &ExecOutcome,
+) -> Option<Explanation> {
+    // The plugin already failed for the handshake: running it again (a second login prompt)
+    // would only fail the same way.
+    if let Some(e) = &exec.error {
+        return Some(exec_failed(&ctx.user.name, e));
+    }
     let api = match ApiClient::connect(ctx).await {
         Ok(a) => a,
+        Err(ClientError::Exec { user, error }) => return Some(exec_failed(&user, &error)),
         Err(e) => return Some(request_failed(e.to_string())),
     };
     let r = match api.get("/api").await {
@@ -27,14 +40,14 @@ pub async fn check(ctx: &ResolvedContext, hs: &HandshakeReport) -> Option<Explan
                 e.0
             );
             return Some(
-                rejected_certificate(ctx, hs, &how).unwrap_or_else(|| request_failed(e.0)),
+                rejected_certificate(ctx, hs, exec, &how).unwrap_or_else(|| request_failed(e.0)),
             );
         }
     };
     if r.status == 401 {
         let how = format!("401 Unauthorized ({})", status_message(&r.body));
         return Some(
-            rejected_certificate(ctx, hs, &how).unwrap_or_else(|| unauthorized(ctx, &how)),
+            rejected_certificate(ctx, hs, exec, &how).unwrap_or_else(|| unauthorized(ctx, &how)),
         );
     }
     if !(200..300).contains(&r.status) {
@@ -94,6 +107,40 @@ fn page_title(body: &[u8]) -> Option<String> {
     Some(text[start..end].trim().to_string())
 }
 
+/// The exec plugin gave no credential, so no request could be sent: say which and how to fix it
+/// (a missing command's installHint is the fix its authors wrote).
+fn exec_failed(user: &str, error: &ExecError) -> Explanation {
+    let (cause, fix) = match error {
+        ExecError::NotFound { command, hint } => (
+            "exec-plugin-not-found",
+            match hint {
+                Some(h) => h.trim().to_string(),
+                None => format!(
+                    "install {command:?} or correct the exec command of user '{user}' (a bare name is looked up in PATH, a path is relative to the kubeconfig)"
+                ),
+            },
+        ),
+        ExecError::NeedsTerminal { .. } => (
+            "exec-plugin-needs-terminal",
+            "run kexplore from a terminal, or set interactiveMode: IfAvailable".to_string(),
+        ),
+        ExecError::TimedOut { .. } => (
+            "exec-plugin-timed-out",
+            "run the plugin by hand to see where it waits (a login prompt?)".to_string(),
+        ),
+        _ => (
+            "exec-plugin-failed",
+            "run the plugin by hand with the same args and env to see why it fails".to_string(),
+        ),
+    };
+    Explanation {
+        step: HandshakeStep::Request,
+        cause,
+        message: format!("user '{user}' gets its credentials from an exec plugin: {error}"),
+        fix,
+    }
+}
+
 fn request_failed(why: String) -> Explanation {
     Explanation {
         step: HandshakeStep::Request,
@@ -128,18 +175,25 @@ fn unauthorized(ctx: &ResolvedContext, how: &str) -> Explanation {
 fn rejected_certificate(
     ctx: &ResolvedContext,
     hs: &HandshakeReport,
+    exec: &ExecOutcome,
     how: &str,
 ) -> Option<Explanation> {
     if !hs.record.client_certificate_sent {
         return None;
     }
     let step = HandshakeStep::Request;
-    let der = ctx.user.client_certificate.as_ref().and_then(|m| {
-        rustls::pki_types::pem::PemObject::pem_slice_iter(&m.bytes)
-            .filter_map(|c: Result<rustls::pki_types::CertificateDer<'static>, _>| c.ok())
-            .next()
-    })?;
-    let (_, c) = X509Certificate::from_der(der.as_ref()).ok()?;
+    let der = ctx
+        .user
+        .client_certificate
+        .as_ref()
+        .and_then(|m| {
+            rustls::pki_types::pem::PemObject::pem_slice_iter(&m.bytes)
+                .filter_map(|c: Result<rustls::pki_types::CertificateDer<'static>, _>| c.ok())
+                .next()
+                .map(|c| c.to_vec())
+        })
+        .or_else(|| exec.certificate.clone())?;
+    let (_, c) = X509Certificate::from_der(&der).ok()?;
     let (subject, issuer) = (name(c.subject()), name(c.issuer()));
     if c.version().0 == 0 {
         return Some(Explanation {

@@ -7,6 +7,12 @@ pub enum ClientError {
     BadServerUrl { url: String, reason: String },
     #[error("{origin}: {problem}")]
     BadMaterial { origin: String, problem: String },
+    /// The user's exec plugin could not give a credential (missing, failed, bad answer).
+    #[error("user '{user}': {error}")]
+    Exec {
+        user: String,
+        error: super::exec::ExecError,
+    },
     #[error("TLS configuration: {0}")]
     Tls(String),
 }

@@ -23,7 +23,7 @@ pub struct ExecCredential {
     pub expiration_timestamp: Option<String>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ExecError {
     #[error("exec plugin {command:?} not found{}", hint.as_ref().map(|h| format!(": {h}")).unwrap_or_default())]
     NotFound {

@@ -4,10 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use tokio::net::TcpStream;
 
 use super::config::{TlsTarget, build_client_config, server_name};
 use super::error::ClientError;
+use super::exec::ExecError;
+use super::exec_context::{ExecOutcome, with_exec_credential};
 use super::explain::{Explanation, HandshakeStep, explain_tls_error};
 use super::recorder::HandshakeRecord;
 use super::server_clock;
@@ -54,8 +58,55 @@ fn version_name(v: rustls::ProtocolVersion) -> String {
 /// waiting longer than `CONNECT_TIMEOUT` per phase. Configuration problems (unusable URL or key)
 /// are errors; everything the network does is a report.
 pub async fn handshake(ctx: &ResolvedContext) -> Result<HandshakeReport, ClientError> {
+    handshake_with_exec(ctx).await.map(|(report, _)| report)
+}
+
+/// `handshake`, and what the user's exec plugin contributed to it.
+pub async fn handshake_with_exec(
+    ctx: &ResolvedContext,
+) -> Result<(HandshakeReport, ExecOutcome), ClientError> {
     let target = TlsTarget::from_context(ctx)?;
-    let (config, recorder) = build_client_config(ctx)?;
+    // An exec plugin's client certificate is presented here as a kubeconfig one would be. A
+    // plugin that gives none still lets the handshake show the server's side; the requests
+    // that follow report the plugin's failure.
+    let mut exec = ExecOutcome::default();
+    let built = match with_exec_credential(ctx).await {
+        Ok((exec_ctx, Some(cred))) if cred.client_certificate_pem.is_some() => {
+            match build_client_config(&exec_ctx) {
+                Ok(built) => {
+                    exec.certificate = exec_ctx
+                        .user
+                        .client_certificate
+                        .as_ref()
+                        .and_then(|m| CertificateDer::pem_slice_iter(&m.bytes).next())
+                        .and_then(Result::ok)
+                        .map(|c| c.to_vec());
+                    Some(built)
+                }
+                Err(e) => {
+                    exec.error = Some(ExecError::BadAnswer {
+                        command: exec_ctx
+                            .user
+                            .exec
+                            .as_ref()
+                            .map(|x| x.command.clone())
+                            .unwrap_or_default(),
+                        problem: e.to_string(),
+                    });
+                    None
+                }
+            }
+        }
+        Ok(_) => None,
+        Err(e) => {
+            exec.error = Some(e);
+            None
+        }
+    };
+    let (config, recorder) = match built {
+        Some(b) => b,
+        None => build_client_config(ctx)?,
+    };
     let name = server_name(&target)?;
     let mut report = HandshakeReport {
         target: target.clone(),
@@ -90,7 +141,7 @@ pub async fn handshake(ctx: &ResolvedContext) -> Result<HandshakeReport, ClientE
                 message: format!("cannot connect to {}:{}: {e}", target.host, target.port),
                 fix: "check that the API server is running and the server URL (host and port) is right".into(),
             });
-            return Ok(report);
+            return Ok((report, exec));
         }
         Err(_) => {
             report.failure = Some(Explanation {
@@ -104,7 +155,7 @@ pub async fn handshake(ctx: &ResolvedContext) -> Result<HandshakeReport, ClientE
                 ),
                 fix: "check the network path (firewall, VPN, proxy-url) to the API server".into(),
             });
-            return Ok(report);
+            return Ok((report, exec));
         }
     };
     report.tcp_connect_time = Some(started.elapsed());
@@ -168,5 +219,5 @@ pub async fn handshake(ctx: &ResolvedContext) -> Result<HandshakeReport, ClientE
             });
         }
     }
-    Ok(report)
+    Ok((report, exec))
 }

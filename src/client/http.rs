@@ -9,12 +9,12 @@ use reqwest::Method;
 use super::config::build_client_config;
 use super::error::ClientError;
 use super::exec_cache;
+use super::exec_context::{EXEC_TIMEOUT, with_exec_credential};
 use super::recorder::Recorder;
 use crate::kubeconfig::model::ExecConfig;
-use crate::kubeconfig::{Material, Origin, ResolvedCluster, ResolvedContext, Secret, Token};
+use crate::kubeconfig::{ResolvedCluster, ResolvedContext, Secret, Token};
 
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-pub const EXEC_TIMEOUT: Duration = Duration::from_secs(60);
 /// A watch ends after this long at the latest; callers re-establish it from the last resourceVersion.
 pub const WATCH_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -62,7 +62,6 @@ pub struct ApiClient {
 impl ApiClient {
     /// Builds a client for the context; runs its exec plugin first when it has one.
     pub async fn connect(ctx: &ResolvedContext) -> Result<ApiClient, ClientError> {
-        let mut ctx = ctx.clone();
         let mut auth = match (&ctx.user.token, &ctx.user.username) {
             (Some(Token::Inline(t)), _) => HeaderAuth::Bearer(t.clone()),
             (Some(Token::File { path, .. }), _) => HeaderAuth::BearerFile(path.clone()),
@@ -72,42 +71,17 @@ impl ApiClient {
             },
             (None, None) => HeaderAuth::None,
         };
-        let mut used_exec_plugin = false;
-        if let (Some(exec_config), HeaderAuth::None, None) =
-            (ctx.user.exec.clone(), &auth, &ctx.user.client_certificate)
-        {
-            let cluster = ctx.cluster.clone();
-            let plugin = (exec_config.clone(), cluster.clone());
-            let cred = tokio::task::spawn_blocking(move || {
-                exec_cache::credential(&exec_config, &cluster, EXEC_TIMEOUT)
-            })
+        let (ctx, cred) = with_exec_credential(ctx)
             .await
-            .map_err(|e| ClientError::Tls(format!("exec plugin task: {e}")))?
-            .map_err(|e| ClientError::BadMaterial {
-                origin: format!("user '{}'", ctx.user.name),
-                problem: e.to_string(),
+            .map_err(|e| ClientError::Exec {
+                user: ctx.user.name.clone(),
+                error: e,
             })?;
-            used_exec_plugin = true;
-            if cred.token.is_some() {
-                auth = HeaderAuth::Exec(Box::new(plugin));
-            }
-            if let (Some(c), Some(k)) = (cred.client_certificate_pem, cred.client_key_pem) {
-                let origin = |field| Origin {
-                    kubeconfig: ctx.user.source.clone(),
-                    entry_kind: "user",
-                    entry_name: ctx.user.name.clone(),
-                    field,
-                    file: None,
-                };
-                ctx.user.client_certificate = Some(Material {
-                    origin: origin("exec clientCertificateData"),
-                    bytes: c.into_bytes(),
-                });
-                ctx.user.client_key = Some(Secret::new(Material {
-                    origin: origin("exec clientKeyData"),
-                    bytes: k.expose().clone().into_bytes(),
-                }));
-            }
+        let used_exec_plugin = cred.is_some();
+        if let (Some(cred), Some(exec_config)) = (&cred, &ctx.user.exec)
+            && cred.token.is_some()
+        {
+            auth = HeaderAuth::Exec(Box::new((exec_config.clone(), ctx.cluster.clone())));
         }
         let (config, recorder) = build_client_config(&ctx)?;
         let mut builder = reqwest::Client::builder()

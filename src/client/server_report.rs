@@ -3,6 +3,7 @@
 
 use x509_parser::prelude::FromDer;
 
+use super::exec_context::ExecOutcome;
 use super::explain::HandshakeStep;
 use super::handshake::HandshakeReport;
 use crate::pki::{self, CertSummary, CredentialReport, ServerReport};
@@ -58,6 +59,7 @@ fn find_ca<'a>(
 pub fn render_text(
     report: &CredentialReport,
     hs: &HandshakeReport,
+    exec: &ExecOutcome,
     server: &ServerReport,
 ) -> String {
     let mut out = String::new();
@@ -125,17 +127,32 @@ pub fn render_text(
         out.push_str(&format!(
             "  CertificateRequest the server asked for a client certificate from: {wanted}\n"
         ));
-        let sent = report.user.client_certificate.first();
+        let from_exec = exec
+            .certificate
+            .as_deref()
+            .and_then(|der| pki::cert::summarize(der, "returned by the exec plugin", 0).ok());
+        let sent = report
+            .user
+            .client_certificate
+            .first()
+            .or(from_exec.as_ref());
         match (hs.record.client_certificate_sent, sent) {
             (true, Some(c)) => {
                 let accepted = names.is_empty() || names.iter().any(|n| n == &c.issuer);
                 let mark = if accepted { "✓" } else { "!" };
+                let whence = if report.user.client_certificate.is_empty() {
+                    ", returned by the exec plugin"
+                } else {
+                    ""
+                };
                 out.push_str(&format!(
-                    "  {mark} Client cert      sent {} (issuer {})\n",
+                    "  {mark} Client cert      sent {} (issuer {}{whence})\n",
                     c.subject, c.issuer
                 ));
                 if !accepted {
                     out.push_str("                     its issuer is not among the CAs the server named: expect 401 Unauthorized\n");
+                } else if hs.failure.is_none() {
+                    out.push_str("                     verified by the server: it answered the requests after the handshake without 401\n");
                 }
             }
             _ => out.push_str(
@@ -144,6 +161,15 @@ pub fn render_text(
         }
     } else if hs.succeeded() {
         out.push_str("  CertificateRequest the server did not ask for a client certificate\n");
+    }
+    let exec_explained = hs
+        .failure
+        .as_ref()
+        .is_some_and(|f| f.cause.starts_with("exec-plugin"));
+    if let Some(e) = exec.error.as_ref().filter(|_| !exec_explained) {
+        out.push_str(&format!(
+            "  ! Exec plugin      gave no credential, so none was offered: {e}\n"
+        ));
     }
     match &hs.failure {
         None => out.push_str("  ✓ Handshake        complete\n"),

@@ -4,6 +4,7 @@ use std::io::Write as _;
 
 use super::{CommandError, CommandResult};
 use crate::cli::{CertsArgs, GlobalArgs, OutputFormat};
+use crate::client::exec_context::ExecOutcome;
 use crate::client::{self, HandshakeReport};
 use crate::kubeconfig::{Kubeconfig, KubeconfigError, Selection};
 use crate::pki::{self, CheckStatus, CredentialReport};
@@ -12,22 +13,22 @@ use crate::pki::{self, CheckStatus, CredentialReport};
 fn connect(
     ctx: &crate::kubeconfig::ResolvedContext,
     report: &mut CredentialReport,
-) -> Result<HandshakeReport, CommandError> {
+) -> Result<(HandshakeReport, ExecOutcome), CommandError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CommandError::Failed(format!("cannot start the async runtime: {e}")))?;
     let hs = runtime.block_on(async {
-        let mut hs = client::handshake(ctx).await?;
+        let (mut hs, exec) = client::handshake_with_exec(ctx).await?;
         // A completed handshake can still end in 401 or 403: the same report says so.
         if hs.succeeded() {
-            hs.failure = client::access::check(ctx, &hs).await;
+            hs.failure = client::access::check(ctx, &hs, &exec).await;
         }
-        Ok::<_, client::ClientError>(hs)
+        Ok::<_, client::ClientError>((hs, exec))
     });
-    let hs = hs.map_err(|e| CommandError::Input(e.to_string()))?;
+    let (hs, exec) = hs.map_err(|e| CommandError::Input(e.to_string()))?;
     report.server = Some(client::server_report::server_report(report, &hs));
-    Ok(hs)
+    Ok((hs, exec))
 }
 
 pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
@@ -66,15 +67,17 @@ pub fn run(global: &GlobalArgs, args: &CertsArgs) -> CommandResult {
         }
         OutputFormat::Text => {
             let mut t = pki::render::text(&report, now);
-            if let (Some(hs), Some(server)) = (&handshake, &report.server) {
-                t.push_str(&client::server_report::render_text(&report, hs, server));
+            if let (Some((hs, exec)), Some(server)) = (&handshake, &report.server) {
+                t.push_str(&client::server_report::render_text(
+                    &report, hs, exec, server,
+                ));
             }
             t
         }
     };
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    if handshake.as_ref().is_some_and(|hs| !hs.succeeded()) {
+    if handshake.as_ref().is_some_and(|(hs, _)| !hs.succeeded()) {
         return Ok(1);
     }
     if args.check && report.worst() == CheckStatus::Error {

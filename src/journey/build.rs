@@ -28,8 +28,14 @@ pub struct Collected {
     /// A dry run's stand-in for the scheduler: the default profile simulated on the live
     /// cluster (`{server_version, kube_version, not_visible, trace}` or `{error}`).
     pub simulation: Option<Value>,
+    /// A real create on a server that does not report its scheduler: the simulation's node
+    /// next to the one the real scheduler bound (`scheduler::why::Comparison`).
+    pub comparison: Option<Value>,
     /// JSON pointers the server added or changed relative to the manifest (defaults, admission).
     pub admission_changes: Vec<String>,
+    /// The same fields with their values, `{path, old, new}` (old from the manifest, new from
+    /// the returned object), for a server that does not report its admission plugins.
+    pub admission_diff: Vec<Value>,
     /// `--cleanup`: how the DELETE at the end went.
     pub cleanup: Option<Value>,
 }
@@ -183,6 +189,7 @@ pub fn build(c: &Collected) -> Journey {
             None if created && name == "admission" => {
                 let mut st = inferred(name, Status::Ok);
                 st.detail["changed_fields"] = json!(c.admission_changes);
+                st.detail["changes"] = json!(c.admission_diff);
                 st
             }
             None if created => inferred(name, Status::Ok),
@@ -297,6 +304,23 @@ pub fn build(c: &Collected) -> Journey {
                 json!({"score": s["score"], "selected": s["selected"]}),
             ));
         }
+        None if c.simulation.is_some() => {
+            match simulated(c, SIMULATED_FOR_REAL, Some(!node.is_empty())) {
+                Ok([filter, score]) => stages.extend([filter, score]),
+                Err(why) => {
+                    let status = if node.is_empty() {
+                        Status::Skipped
+                    } else {
+                        Status::Ok
+                    };
+                    for name in ["filter", "score"] {
+                        let mut st = inferred(name, status);
+                        st.detail["simulation_error"] = json!(why);
+                        stages.push(st);
+                    }
+                }
+            }
+        }
         None if !node.is_empty() => {
             stages.push(inferred("filter", Status::Ok));
             stages.push(inferred("score", Status::Ok));
@@ -391,6 +415,49 @@ fn finish(c: &Collected, stages: Vec<Stage>) -> Journey {
     }
 }
 
+const SIMULATED_DRY_RUN: &str = "simulated here on the listed nodes and pods with the default profile: a dry run never reaches kube-scheduler";
+const SIMULATED_FOR_REAL: &str = "simulated by kexplore on the nodes and pods listed just before the create, with the default profile: this server does not report kube-scheduler's per-node results";
+
+/// Filter and score from the simulation kexplore ran (inferred: the server did not say), or
+/// why there is none. `bound` is None for a dry run, where the simulation's verdict is the
+/// stage's status; after a real create it is whether the real scheduler bound the pod, which
+/// decides the status whatever the simulation thought.
+fn simulated(c: &Collected, how: &str, bound: Option<bool>) -> Result<[Stage; 2], String> {
+    let sim = c.simulation.as_ref();
+    let Some(t) = sim.map(|s| &s["trace"]).filter(|t| t.is_object()) else {
+        return Err(sim
+            .and_then(|s| s["error"].as_str())
+            .unwrap_or("no simulation ran")
+            .to_string());
+    };
+    let feasible = t["nodes_feasible"].as_u64().unwrap_or(0);
+    let mut filter = json!({
+        "explanation": how,
+        "nodes_total": t["nodes_total"], "nodes_feasible": feasible,
+        "filter": t["filter"], "message": t["message"],
+    });
+    for k in ["server_version", "kube_version", "not_visible"] {
+        filter[k] = sim.map(|s| s[k].clone()).unwrap_or(Value::Null);
+    }
+    let mut score = json!({"explanation": how, "score": t["score"], "selected": t["selected"],
+                           "tie_break": t["tie_break"]});
+    if let Some(cmp) = &c.comparison {
+        score["comparison"] = cmp.clone();
+    }
+    let (fstatus, sstatus) = match bound {
+        Some(true) => (Status::Ok, Status::Ok),
+        // Not bound in time: an unschedulable verdict is the likely reason, said as a failure.
+        Some(false) if feasible == 0 => (Status::Failed, Status::Skipped),
+        Some(false) => (Status::Skipped, Status::Skipped),
+        None if feasible > 0 => (Status::Ok, Status::Ok),
+        None => (Status::Failed, Status::Skipped),
+    };
+    Ok([
+        stage("filter", fstatus, Source::Inferred, filter),
+        stage("score", sstatus, Source::Inferred, score),
+    ])
+}
+
 /// watch … kubelet after a dry run: nothing was stored, so nothing happened to watch; filter
 /// and score come from the simulation on the live cluster.
 fn dry_run_tail(c: &Collected, stages: &mut Vec<Stage>) {
@@ -400,46 +467,15 @@ fn dry_run_tail(c: &Collected, stages: &mut Vec<Stage>) {
         Source::Inferred,
         json!({"explanation": format!("{DRY_RUN}, so no watch event is sent")}),
     ));
-    let sim = c.simulation.as_ref();
-    let trace = sim.map(|s| &s["trace"]).filter(|t| t.is_object());
-    let selected = trace.map(|t| t["selected"].clone()).unwrap_or(Value::Null);
-    match trace {
-        Some(t) => {
-            let feasible = t["nodes_feasible"].as_u64().unwrap_or(0);
-            let how = "simulated here on the listed nodes and pods with the default profile: a dry run never reaches kube-scheduler";
-            let mut d = json!({
-                "explanation": how,
-                "nodes_total": t["nodes_total"], "nodes_feasible": feasible,
-                "filter": t["filter"], "message": t["message"],
-            });
-            for k in ["server_version", "kube_version", "not_visible"] {
-                d[k] = sim.map(|s| s[k].clone()).unwrap_or(Value::Null);
-            }
-            stages.push(stage(
-                "filter",
-                if feasible > 0 {
-                    Status::Ok
-                } else {
-                    Status::Failed
-                },
-                Source::Inferred,
-                d,
-            ));
-            stages.push(stage(
-                "score",
-                if feasible > 0 {
-                    Status::Ok
-                } else {
-                    Status::Skipped
-                },
-                Source::Inferred,
-                json!({"explanation": how, "score": t["score"], "selected": selected, "tie_break": t["tie_break"]}),
-            ));
-        }
-        None => {
-            let why = sim
-                .and_then(|s| s["error"].as_str())
-                .unwrap_or("no simulation ran");
+    let selected = c
+        .simulation
+        .as_ref()
+        .and_then(|s| s.pointer("/trace/selected"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    match simulated(c, SIMULATED_DRY_RUN, None) {
+        Ok([filter, score]) => stages.extend([filter, score]),
+        Err(why) => {
             for name in ["filter", "score"] {
                 stages.push(stage(
                     name,
@@ -529,6 +565,45 @@ mod tests {
             Status::Failed,
             "an unschedulable pod fails the run"
         );
+    }
+
+    #[test]
+    fn a_real_create_without_a_server_trace_takes_filter_and_score_from_the_simulation() {
+        let run = |node: Option<&str>, feasible: u64| {
+            build(&Collected {
+                pod: "default/app".into(),
+                server: "https://x".into(),
+                handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+                create: Some((
+                    201,
+                    json!({"metadata": {"uid": "u", "resourceVersion": "9"}}),
+                )),
+                final_pod: Some(json!({"spec": {"nodeName": node}})),
+                simulation: Some(json!({"kube_version": "v1.33", "not_visible": [],
+                    "trace": {"nodes_total": 2, "nodes_feasible": feasible, "filter": [],
+                              "score": [], "selected": "node-2", "message": null}})),
+                comparison: node
+                    .map(|n| json!({"actual": n, "simulated": "node-2", "agrees": n == "node-2"})),
+                ..Default::default()
+            })
+        };
+        let j = run(Some("node-1"), 2);
+        let by = |j: &Journey, n: &str| j.stages.iter().find(|s| s.stage == n).cloned().unwrap();
+        for n in ["filter", "score"] {
+            assert_eq!(
+                (by(&j, n).status, by(&j, n).source),
+                (Status::Ok, Source::Inferred),
+                "{n}"
+            );
+        }
+        assert_eq!(by(&j, "score").detail["comparison"]["actual"], "node-1");
+        assert_eq!(by(&j, "binding").source, Source::Observed);
+        // The real scheduler bound it although the simulation found no node: reality decides.
+        assert!(run(Some("node-1"), 0).succeeded());
+        // Never bound, and the simulation says why: unschedulable.
+        let j = run(None, 0);
+        assert_eq!(by(&j, "filter").status, Status::Failed);
+        assert!(by(&j, "score").detail.get("comparison").is_none());
     }
 
     #[test]

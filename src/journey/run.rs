@@ -11,11 +11,13 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::build::Collected;
+use crate::apiserver::admission::field_changes;
 use crate::client::HandshakeReport;
 use crate::client::http::ApiClient;
-use crate::client::snapshot::fetch_live;
+use crate::client::snapshot::{LiveCluster, fetch_live};
 use crate::kubeconfig::ResolvedContext;
-use crate::scheduler::{Scheduler, world};
+use crate::scheduler::trace::PodTrace;
+use crate::scheduler::{Scheduler, why, world};
 
 /// Whether the create is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +137,18 @@ async fn steps(
             )
             .await;
     }
+    // A server that does not report its scheduler leaves only the simulation to show filter
+    // and score; it must see the cluster as the real scheduler did, so list it before the pod
+    // exists (and before the scheduler places it).
+    let before = if opts.write == WriteMode::ForReal {
+        Some(
+            fetch_live(&client, &ns)
+                .await
+                .map_err(|e| format!("cannot list the cluster: {e}")),
+        )
+    } else {
+        None
+    };
     let body = serde_json::to_vec(pod).unwrap_or_default();
     let dry = if c.dry_run { "&dryRun=All" } else { "" };
     // Our own Audit-ID lets an embedded server hand back that request's trace, failed or not.
@@ -169,8 +183,15 @@ async fn steps(
     report(c, false);
     let Some(created) = created else { return };
     c.admission_changes = changed_fields(pod, &created);
+    c.admission_diff = field_changes(pod, &created, &c.admission_changes)
+        .into_iter()
+        .map(|f| json!({"path": f.path, "old": f.old, "new": f.new}))
+        .collect();
     if c.dry_run {
-        c.simulation = Some(simulate(&client, &ns, &created).await);
+        let live = fetch_live(&client, &ns)
+            .await
+            .map_err(|e| format!("cannot list the cluster: {e}"));
+        c.simulation = Some(simulate(&live, &created).0);
         return;
     }
     follow(
@@ -184,6 +205,14 @@ async fn steps(
         report,
     )
     .await;
+    if let Some(live) = before.filter(|_| !scheduling_reported(c)) {
+        let (sim, trace) = simulate(&live, &created);
+        c.simulation = Some(sim);
+        c.comparison = trace
+            .zip(bound_pod(c.final_pod.as_ref()))
+            .map(|(t, b)| json!(why::compare(&t, &b, SEED)));
+        report(c, false);
+    }
     if opts.cleanup {
         let r = client
             .send(Method::DELETE, &format!("{path}/{name}"), None)
@@ -274,20 +303,50 @@ async fn follow(
     }
 }
 
-/// The default profile's cycle for the pod the server would have stored, on the live nodes and
-/// pods: what kube-scheduler would most likely do, since a dry run never reaches it.
-async fn simulate(client: &ApiClient, ns: &str, created: &Value) -> Value {
-    let live = match fetch_live(client, ns).await {
+/// The seed of the simulation's tie-break (kube-scheduler draws at random among tied nodes).
+const SEED: u64 = 0;
+
+/// Whether the server's own trace told where and why the scheduler placed the pod.
+fn scheduling_reported(c: &Collected) -> bool {
+    c.server_trace
+        .as_ref()
+        .is_some_and(|t| t["controlLoops"]["scheduling"].is_object())
+}
+
+/// The pod as bound, for comparing with the simulation; None while it has no node.
+fn bound_pod(pod: Option<&Value>) -> Option<why::BoundPod> {
+    let pod: Pod = serde_json::from_value(pod?.clone()).ok()?;
+    let spec = pod.spec.as_ref()?;
+    Some(why::BoundPod {
+        node: spec.node_name.clone().filter(|n| !n.is_empty())?,
+        scheduler_name: spec.scheduler_name.clone().unwrap_or_default(),
+        owner_kinds: pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|o| o.kind.clone())
+            .collect(),
+        mirror: false,
+    })
+}
+
+/// The default profile's cycle for the pod as the server returned it, on a listed cluster: what
+/// kube-scheduler most likely does, for servers that do not say (and dry runs, which never
+/// reach it). The JSON for the journey, and the trace itself when the cycle ran.
+fn simulate(live: &Result<LiveCluster, String>, created: &Value) -> (Value, Option<PodTrace>) {
+    let fail = |e: String| (json!({"error": e}), None);
+    let live = match live {
         Ok(l) => l,
-        Err(e) => return json!({"error": format!("cannot list the cluster: {e}")}),
+        Err(e) => return fail(e.clone()),
     };
     let w = match world::build(&live.manifests, live.version) {
         Ok(w) => w,
-        Err(e) => return json!({"error": format!("the listed cluster: {e}")}),
+        Err(e) => return fail(format!("the listed cluster: {e}")),
     };
     let mut pod: Pod = match serde_json::from_value(created.clone()) {
         Ok(p) => p,
-        Err(e) => return json!({"error": format!("the returned pod: {e}")}),
+        Err(e) => return fail(format!("the returned pod: {e}")),
     };
     if let Some(s) = pod.spec.as_mut() {
         s.node_name = None;
@@ -295,16 +354,17 @@ async fn simulate(client: &ApiClient, ns: &str, created: &Value) -> Value {
     let mut snap = w.snapshot;
     let info = match snap.pod_info(&pod) {
         Ok(i) => i,
-        Err(e) => return json!({"error": format!("the returned pod: {e}")}),
+        Err(e) => return fail(format!("the returned pod: {e}")),
     };
-    let mut scheduler = Scheduler::new(live.version, None, 0);
+    let mut scheduler = Scheduler::new(live.version, None, SEED);
     let trace = scheduler.schedule_one(&snap, &info);
-    json!({
+    let sim = json!({
         "server_version": live.git_version,
         "kube_version": live.version.to_string(),
         "not_visible": live.not_visible,
         "trace": trace,
-    })
+    });
+    (sim, Some(trace))
 }
 
 /// The JSON pointers where the server's object differs from what was sent (added or changed

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Journey, Source, Status};
 
@@ -31,6 +31,56 @@ fn s(v: &Value, p: &str) -> String {
     }
 }
 
+/// The widest line `render` writes, in characters; diff values are cut to fit.
+pub const LINE_WIDTH: usize = 100;
+/// Detail lines sit under their stage, indented this far.
+const INDENT: usize = 4;
+/// A diff longer than this is cut, with a count of the rest.
+const MAX_DIFF_LINES: usize = 24;
+
+/// `text` cut to at most `max` characters, an ellipsis marking the cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// One admission change as a diff line no wider than `width`: `+ path: value` for a field or
+/// list element added, `~ path: old → new` for one changed, `- path: old` for one removed.
+/// The path stays whole (it says where); the values share what room is left.
+fn diff_line(c: &Value, width: usize) -> String {
+    let path = c["path"].as_str().unwrap_or_default();
+    let (sign, values) = match (c["old"].as_str(), c["new"].as_str()) {
+        (None, Some(new)) => ('+', vec![new]),
+        (Some(old), Some(new)) => ('~', vec![old, new]),
+        (Some(old), None) => ('-', vec![old]),
+        (None, None) => ('~', vec![]),
+    };
+    let head = format!("  {sign} {path}: ");
+    let arrow = " → ";
+    let fixed = head.chars().count()
+        + if values.len() == 2 {
+            arrow.chars().count()
+        } else {
+            0
+        };
+    let room = width.saturating_sub(fixed).max(2);
+    let line = match values.as_slice() {
+        [one] => format!("{head}{}", cut(one, room)),
+        [old, new] => {
+            // Each value gets half the room, and whatever the other leaves unused.
+            let old_cut = cut(old, room - new.chars().count().min(room / 2));
+            let new_room = room.saturating_sub(old_cut.chars().count()).max(1);
+            format!("{head}{old_cut}{arrow}{}", cut(new, new_room))
+        }
+        _ => head.trim_end().trim_end_matches(':').to_string(),
+    };
+    cut(&line, width)
+}
+
 /// One-line summary of a stage's detail.
 fn summary(stage: &str, d: &Value) -> Vec<String> {
     let mut out = Vec::new();
@@ -48,7 +98,11 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     if words_only {
         return out;
     }
-    if let Some(changed) = d["changed_fields"].as_array().filter(|c| !c.is_empty()) {
+    let diffed = d["changes"].as_array().is_some_and(|c| !c.is_empty());
+    if let Some(changed) = d["changed_fields"]
+        .as_array()
+        .filter(|c| !c.is_empty() && !diffed)
+    {
         // The full list is in the JSON; a line of text names the first few.
         let fields: Vec<&str> = changed.iter().filter_map(Value::as_str).take(6).collect();
         let more = changed.len().saturating_sub(fields.len());
@@ -85,22 +139,40 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
         )),
         "admission" => {
             for p in d["plugins"].as_array().cloned().unwrap_or_default() {
-                let changed = p["changed"]
-                    .as_array()
-                    .map(|c| {
-                        c.iter()
-                            .filter_map(Value::as_str)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_default();
-                let msg = s(&p, "/message");
-                out.push(format!(
-                    "{:<24} {:<9} {}{}",
+                let changes = p["changes"].as_array().filter(|c| !c.is_empty());
+                // Without recorded values (an older server), the changed paths stand alone.
+                let paths = match changes {
+                    Some(_) => String::new(),
+                    None => p["changed"]
+                        .as_array()
+                        .map(|c| {
+                            c.iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .unwrap_or_default(),
+                };
+                let line = format!(
+                    "{:<24} {:<9} {paths}{}",
                     s(&p, "/plugin"),
                     s(&p, "/result"),
-                    changed,
-                    msg
+                    s(&p, "/message")
+                );
+                out.push(line.trim_end().to_string());
+                for c in changes.into_iter().flatten() {
+                    out.push(diff_line(c, LINE_WIDTH - INDENT));
+                }
+            }
+            // A server without a trace: the returned object against the manifest, as one diff.
+            let changes = d["changes"].as_array().cloned().unwrap_or_default();
+            for c in changes.iter().take(MAX_DIFF_LINES) {
+                out.push(diff_line(c, LINE_WIDTH - INDENT));
+            }
+            if changes.len() > MAX_DIFF_LINES {
+                out.push(format!(
+                    "  … and {} more (-o json lists them all)",
+                    changes.len() - MAX_DIFF_LINES
                 ));
             }
         }
@@ -119,6 +191,10 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
             s(d, "/key"),
             s(d, "/resourceVersion")
         )),
+        // Code 0: the request never got an answer (no credential, connection refused).
+        "response" if d["code"] == json!(0) => {
+            out.push(format!("no HTTP response: {}", s(d, "/status/message")))
+        }
         "response" if d["dryRun"] == Value::Bool(true) => out.push(format!(
             "HTTP {} (dryRun=All) {}",
             s(d, "/code"),
@@ -172,6 +248,9 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 out.push(format!("{:<14} {}", s(&f, "/node"), s(&f, "/total")));
             }
             out.push(format!("selected {}", s(d, "/selected")));
+            if let Some(cmp) = d.get("comparison").filter(|c| c.is_object()) {
+                out.extend(comparison(cmp));
+            }
         }
         "binding" if d.get("simulated_node").is_some() => out.push(format!(
             "the simulation would bind it to {}",
@@ -196,6 +275,36 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     }
     if let Some(e) = d.get("error").and_then(Value::as_str) {
         out.push(format!("error: {e}"));
+    }
+    if let Some(e) = d.get("simulation_error").and_then(Value::as_str) {
+        out.push(format!("the simulation could not run: {e}"));
+    }
+    out
+}
+
+/// The real scheduler's node next to the simulation's, and why they may differ.
+fn comparison(cmp: &Value) -> Vec<String> {
+    let actual = s(cmp, "/actual");
+    if cmp["agrees"] == Value::Bool(true) {
+        return vec![format!(
+            "the real scheduler bound it to {actual}: the simulation agrees"
+        )];
+    }
+    let mut out = vec![
+        format!(
+            "the real scheduler bound it to {actual}, the simulation chose {}",
+            match s(cmp, "/simulated") {
+                n if n.is_empty() => "no node".to_string(),
+                n => n,
+            }
+        ),
+        format!(
+            "{actual} in the simulation: {}",
+            s(cmp, "/actual_in_simulation")
+        ),
+    ];
+    for r in cmp["reasons"].as_array().into_iter().flatten() {
+        out.push(format!("  may differ: {}", r.as_str().unwrap_or_default()));
     }
     out
 }
@@ -237,4 +346,111 @@ pub fn render(j: &Journey) -> String {
         };
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journey::build::{Collected, build};
+
+    fn journey(admission: Value) -> Journey {
+        let mut j = build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((403, json!({"kind": "Status"}))),
+            ..Default::default()
+        });
+        let st = j.stages.iter_mut().find(|s| s.stage == "admission");
+        if let Some(st) = st {
+            st.status = Status::Ok;
+            st.detail = admission;
+        }
+        j
+    }
+
+    #[test]
+    fn admission_changes_print_as_a_diff_with_values_within_100_columns() {
+        let long = format!("{{key: {}, operator: Exists}}", "k".repeat(300));
+        let text = render(&journey(json!({"plugins": [
+            {"plugin": "ServiceAccount", "phase": "mutating", "result": "changed",
+             "changed": ["/spec/serviceAccountName", "/spec/dnsPolicy", "/spec/tolerations"],
+             "changes": [
+                {"path": "/spec/serviceAccountName", "old": null, "new": "default"},
+                {"path": "/spec/dnsPolicy", "old": "Default", "new": "ClusterFirst"},
+                {"path": "/spec/tolerations/0", "old": null, "new": long},
+                {"path": "/spec/nodeName", "old": "node-1", "new": null},
+                {"path": "/metadata/annotations/a", "old": "x".repeat(200), "new": "y".repeat(200)}
+             ]},
+            {"plugin": "Priority", "phase": "mutating", "result": "unchanged"}
+        ]})));
+        assert!(
+            text.contains("      + /spec/serviceAccountName: default\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("      ~ /spec/dnsPolicy: Default → ClusterFirst\n"),
+            "{text}"
+        );
+        assert!(text.contains("      - /spec/nodeName: node-1\n"), "{text}");
+        let tol = text
+            .lines()
+            .find(|l| l.contains("/spec/tolerations/0"))
+            .unwrap_or_default();
+        assert!(
+            tol.starts_with("      + /spec/tolerations/0: {key: kkk"),
+            "{tol}"
+        );
+        assert!(tol.ends_with('…'), "{tol}");
+        let both = text
+            .lines()
+            .find(|l| l.contains("/metadata/annotations/a"))
+            .unwrap_or_default();
+        assert!(
+            both.contains("x… → yyy"),
+            "both values keep a share: {both}"
+        );
+        for line in text.lines() {
+            assert!(line.chars().count() <= LINE_WIDTH, "too wide: {line}");
+        }
+        // Values, not bare paths, once the server recorded them.
+        assert!(!text.contains("/spec/serviceAccountName, "), "{text}");
+        assert!(
+            text.contains("    Priority                 unchanged\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_server_without_a_trace_gets_the_manifest_diffed_against_its_answer() {
+        let changes: Vec<Value> = (0..30)
+            .map(|i| json!({"path": format!("/metadata/labels/l{i}"), "old": null, "new": "v"}))
+            .collect();
+        let text = render(&journey(json!({
+            "explanation": "mutating admission ran",
+            "changed_fields": ["/metadata/labels"],
+            "changes": changes,
+        })));
+        assert!(text.contains("      + /metadata/labels/l0: v\n"), "{text}");
+        assert!(
+            text.contains("… and 6 more (-o json lists them all)"),
+            "{text}"
+        );
+        assert!(!text.contains("the server set or changed"), "{text}");
+    }
+
+    #[test]
+    fn a_diff_line_never_exceeds_its_width() {
+        for width in [10, 40, 96] {
+            for (old, new) in [
+                (Some("a".repeat(500)), Some("b".repeat(3))),
+                (None, Some("é".repeat(500))),
+                (Some("c".repeat(500)), None),
+            ] {
+                let c =
+                    json!({"path": format!("/spec/{}", "p".repeat(60)), "old": old, "new": new});
+                assert!(diff_line(&c, width).chars().count() <= width);
+            }
+        }
+    }
 }

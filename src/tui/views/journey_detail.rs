@@ -87,14 +87,8 @@ pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'stati
 pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let d = &s.detail;
     let mut out = Vec::new();
-    if s.source == Source::Inferred {
-        out.push(note(
-            format!(
-                "{}: the server does not report this stage; this is what must have happened",
-                source_word(s.source)
-            ),
-            theme,
-        ));
+    if let Some(label) = inferred_label(s) {
+        out.push(note(label, theme));
     }
     match s.stage {
         "tls-handshake" => {
@@ -421,6 +415,28 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
     out
 }
 
+/// What an inferred stage is, said first: a scheduler stage kexplore simulated (its per-node
+/// results are the simulation's, not the server's), or one the server does not report, whose
+/// text is what must have happened. None for what was observed or reported.
+fn inferred_label(s: &Stage) -> Option<String> {
+    if s.source != Source::Inferred {
+        return None;
+    }
+    let simulated = matches!(s.stage, "filter" | "score")
+        && (s.detail["filter"].is_array() || s.detail["score"].is_array());
+    Some(if simulated {
+        format!(
+            "{}: simulated by kexplore on the live nodes and pods (default profile); the server does not say how its scheduler decided",
+            source_word(s.source)
+        )
+    } else {
+        format!(
+            "{}: the server does not report this stage; this is what must have happened",
+            source_word(s.source)
+        )
+    })
+}
+
 fn admission(
     state: &AppState,
     d: &Value,
@@ -522,4 +538,51 @@ fn admission_change(c: &Value, width: usize, theme: &Theme, out: &mut Vec<Line<'
         (None, None) => ("  ~ ", path, theme.warn),
     };
     out.extend(field::lines(sym, 4, &line, width, style, style));
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::journey::Status;
+
+    fn stage(name: &'static str, source: Source, detail: Value) -> Stage {
+        Stage {
+            stage: name,
+            status: Status::Ok,
+            source,
+            detail,
+        }
+    }
+
+    #[test]
+    fn a_simulated_stage_is_labelled_as_a_simulation() {
+        let sim = stage(
+            "filter",
+            Source::Inferred,
+            json!({"filter": [], "nodes_total": 3}),
+        );
+        let label = inferred_label(&sim).unwrap_or_default();
+        assert!(
+            label.starts_with("inferred: simulated by kexplore on the live nodes and pods"),
+            "{label}"
+        );
+        assert!(!label.contains("must have happened"), "{label}");
+        let sim = stage(
+            "score",
+            Source::Inferred,
+            json!({"score": [], "selected": "n"}),
+        );
+        assert!(inferred_label(&sim).is_some_and(|l| l.contains("simulated by kexplore")));
+        // Explained only: the server's silence, in words.
+        let words = stage(
+            "filter",
+            Source::Inferred,
+            json!({"explanation": "filtered"}),
+        );
+        assert!(inferred_label(&words).is_some_and(|l| l.contains("does not report this stage")));
+        let reported = stage("filter", Source::Reported, json!({"filter": []}));
+        assert_eq!(inferred_label(&reported), None);
+    }
 }
