@@ -208,6 +208,92 @@ fn journey_for(label: &str, bin: &Path) {
         "{label}: {}",
         gone.stderr
     );
+
+    typed_creates(label, &k);
+}
+
+/// kubectl's `create <kind>` generators use typed clients, which 1.32+ send as protobuf: each
+/// object must be stored with the fields the command line gave.
+fn typed_creates(label: &str, k: &Kubectl) {
+    let json = |args: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&k.ok(args)).unwrap_or_else(|e| panic!("{label}: {args:?}: {e}"))
+    };
+    k.ok(&["create", "namespace", "team-a"]);
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "pod-reader",
+        "--verb=get,list",
+        "--resource=pods",
+        "--resource-name=app",
+    ]);
+    k.ok(&[
+        "create",
+        "clusterrolebinding",
+        "jane-reads",
+        "--clusterrole=pod-reader",
+        "--user=jane",
+        "--group=devs",
+    ]);
+    k.ok(&[
+        "create",
+        "role",
+        "editor",
+        "-n",
+        "team-a",
+        "--verb=create",
+        "--resource=pods",
+    ]);
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "sa-edits",
+        "-n",
+        "team-a",
+        "--role=editor",
+        "--serviceaccount=team-a:default",
+    ]);
+    k.ok(&[
+        "create",
+        "priorityclass",
+        "low",
+        "--value=-5",
+        "--description=batch",
+        "--preemption-policy=Never",
+    ]);
+    let ns = json(&["get", "namespace", "team-a", "-o", "json"]);
+    assert_eq!(
+        ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-a",
+        "{label}"
+    );
+    let cr = json(&["get", "clusterrole", "pod-reader", "-o", "json"]);
+    assert_eq!(
+        cr["rules"],
+        serde_json::json!([{"apiGroups": [""], "resources": ["pods"], "resourceNames": ["app"], "verbs": ["get", "list"]}]),
+        "{label}"
+    );
+    let crb = json(&["get", "clusterrolebinding", "jane-reads", "-o", "json"]);
+    assert_eq!(crb["roleRef"]["name"], "pod-reader", "{label}");
+    let subjects: Vec<&str> = crb["subjects"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(subjects, ["jane", "devs"], "{label}");
+    let rb = json(&[
+        "get",
+        "rolebinding",
+        "sa-edits",
+        "-n",
+        "team-a",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(rb["subjects"][0]["kind"], "ServiceAccount", "{label}");
+    assert_eq!(rb["subjects"][0]["namespace"], "team-a", "{label}");
+    let pc = json(&["get", "priorityclass", "low", "-o", "json"]);
+    assert_eq!(pc["value"], -5, "{label}");
+    assert_eq!(pc["preemptionPolicy"], "Never", "{label}");
+    assert_eq!(pc["description"], "batch", "{label}");
 }
 
 fn run_version(label: &str) {

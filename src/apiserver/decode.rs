@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::resources::ResourceDef;
 use super::status::ApiError;
-use super::yaml_parse;
+use super::{proto_objects, yaml_parse};
 
 /// upstream `summarizeData`: how a body that failed to decode is quoted in the error.
 fn summarize(data: &[u8]) -> String {
@@ -47,6 +47,9 @@ pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<
             serde_json::from_slice(body).map_err(|e| format!("json parse error: {e}"))
         }
         "application/yaml" => yaml_parse::parse(body).map_err(|e| format!("yaml parse error: {e}")),
+        "application/vnd.kubernetes.protobuf" if proto_objects::supported(def.kind) => {
+            return proto_objects::decode(def.kind, body).map_err(|e| cannot_handle(def, e));
+        }
         other => return Err(ApiError::unsupported_media_type(other)),
     };
     match parsed {

@@ -33,6 +33,7 @@ pub mod pki;
 pub mod placement;
 pub mod pods;
 pub mod proto;
+pub mod proto_objects;
 pub mod request;
 pub mod resources;
 pub mod rest;

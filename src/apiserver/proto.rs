@@ -61,6 +61,14 @@ impl<'a> Message<'a> {
         Some(Message { fields })
     }
 
+    /// Every occurrence of a field, in wire order (repeated fields, map entries).
+    pub fn all(&self, num: u64) -> impl Iterator<Item = Field<'a>> + '_ {
+        self.fields
+            .iter()
+            .filter(move |(n, _)| *n == num)
+            .map(|(_, f)| *f)
+    }
+
     pub fn bytes(&self, num: u64) -> Option<&'a [u8]> {
         self.fields.iter().rev().find_map(|(n, f)| match f {
             Field::Bytes(b) if *n == num => Some(*b),
