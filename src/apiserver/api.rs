@@ -41,7 +41,7 @@ pub struct Api {
 impl Api {
     pub fn new(tokens: TokenFile, audit: Option<AuditLog>) -> Self {
         Api {
-            store: Store::new(10_000),
+            store: Store::default(),
             traces: TraceLog::default(),
             authorizer: Authorizer::default(),
             tokens,

@@ -39,9 +39,7 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
 }
 
 pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::Receiver<bool>) {
-    let Ok(mut feed) = api.store.watch("/registry/", Some(api.store.current_rv())) else {
-        return;
-    };
+    let mut changes = api.store.changes();
     let mut failed: HashMap<String, (Instant, String)> = HashMap::new();
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
@@ -49,11 +47,8 @@ pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {}
-            r = feed.rx.recv() => {
-                if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }
-                // Coalesce a burst of changes into one pass.
-                while feed.rx.try_recv().is_ok() {}
-            }
+            // A burst of changes is one wake-up: the signal holds only the latest revision.
+            r = changes.changed() => if r.is_err() { return },
         }
     }
 }
