@@ -63,7 +63,10 @@ impl StoreEvent {
 }
 
 fn encode(v: &Value) -> Bytes {
-    Bytes::from(serde_json::to_vec(v).unwrap_or_default())
+    let mut json = serde_json::to_vec(v).unwrap_or_default();
+    // The encoder grows its buffer by doubling; the history keeps it for a long time.
+    json.shrink_to_fit();
+    Bytes::from(json)
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
