@@ -55,7 +55,7 @@ impl Api {
         );
         limiter.max_watches = limits.max_watches;
         Api {
-            store: Store::new(10_000),
+            store: Store::default(),
             traces: TraceLog::default(),
             authorizer: Authorizer::default(),
             tokens,

@@ -22,9 +22,7 @@ fn s<'a>(v: &'a Value, p: &str) -> &'a str {
 }
 
 pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
-    let Ok(mut feed) = api.store.watch("/registry/", Some(api.store.current_rv())) else {
-        return;
-    };
+    let mut changes = api.store.changes();
     let mut busy: HashSet<String> = HashSet::new();
     let mut next_ip: HashMap<String, u32> = HashMap::new();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -71,10 +69,7 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
                 // as nodeStatusReportFrequency does when nothing changed.
                 heartbeats(&api, beats.is_multiple_of(30));
             }
-            r = feed.rx.recv() => {
-                if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }
-                while feed.rx.try_recv().is_ok() {}
-            }
+            r = changes.changed() => if r.is_err() { return },
         }
     }
 }

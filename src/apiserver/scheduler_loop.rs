@@ -3,7 +3,7 @@
 //! same code the `binding` subresource uses, and record `Scheduled` / `FailedScheduling`
 //! events with upstream's messages. The full engine trace is kept for the journey and TUI.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,20 +39,64 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
 }
 
 pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::Receiver<bool>) {
-    let Ok(mut feed) = api.store.watch("/registry/", Some(api.store.current_rv())) else {
-        return;
-    };
+    let mut changes = api.store.changes();
+    let mut queue = PendingPods::default();
     let mut failed: HashMap<String, (Instant, String)> = HashMap::new();
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
-        cycle(&api, engine.as_ref(), &mut failed);
+        changes.borrow_and_update();
+        queue.catch_up(&api);
+        cycle(&api, engine.as_ref(), &mut failed, &mut queue);
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {}
-            r = feed.rx.recv() => {
-                if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }
-                // Coalesce a burst of changes into one pass.
-                while feed.rx.try_recv().is_ok() {}
+            // A burst of changes is one wake-up: the signal holds only the latest revision.
+            r = changes.changed() => if r.is_err() { return },
+        }
+    }
+}
+
+/// The store keys of the pods waiting for this scheduler, kept current from the store's
+/// history so that a change costs a lookup per changed object, not a scan of every pod (which
+/// made each write O(pods) on a busy server).
+#[derive(Default)]
+struct PendingPods {
+    keys: BTreeSet<String>,
+    /// Every revision up to this one has been looked at; None until the first full scan.
+    pos: Option<u64>,
+}
+
+impl PendingPods {
+    fn catch_up(&mut self, api: &Api) {
+        loop {
+            let Some(pos) = self.pos else {
+                let (pods, _, rv) = api.store.list_keys_from("/registry/pods/", "", usize::MAX);
+                self.keys = pods
+                    .into_iter()
+                    .filter(|(_, v)| pending(v))
+                    .map(|(k, _)| k)
+                    .collect();
+                self.pos = Some(rv);
+                return;
+            };
+            let Ok(page) = api
+                .store
+                .history_after("/registry/pods/", pos, 4096, usize::MAX)
+            else {
+                // Fell out of the history (a very long pause): start over from a full scan.
+                self.pos = None;
+                continue;
+            };
+            for ev in &page.events {
+                // The object's state now, not at the event: only the current one matters here.
+                match api.store.get(&ev.key) {
+                    Some(v) if pending(&v) => self.keys.insert(ev.key.clone()),
+                    _ => self.keys.remove(&ev.key),
+                };
+            }
+            self.pos = Some(page.through);
+            if !page.more {
+                return;
             }
         }
     }
@@ -65,7 +109,15 @@ fn decode<T: serde::de::DeserializeOwned>(items: &[Arc<Value>]) -> Vec<T> {
         .collect()
 }
 
-fn cycle(api: &Api, engine: &dyn Engine, failed: &mut HashMap<String, (Instant, String)>) {
+fn cycle(
+    api: &Api,
+    engine: &dyn Engine,
+    failed: &mut HashMap<String, (Instant, String)>,
+    pending_pods: &mut PendingPods,
+) {
+    if pending_pods.keys.is_empty() {
+        return;
+    }
     let (pod_values, _) = api.store.list("/registry/pods/");
     let mut queue: Vec<&Arc<Value>> = pod_values.iter().filter(|v| pending(v)).collect();
     if queue.is_empty() {
@@ -128,10 +180,13 @@ fn cycle(api: &Api, engine: &dyn Engine, failed: &mut HashMap<String, (Instant, 
             "trace": placement.trace,
             "at": started,
         });
-        api.traces.with_pod(&key, |t| t.scheduling = Some(detail));
+        let uid = pv.pointer("/metadata/uid").and_then(Value::as_str);
+        // By uid: this can run before the create handler has finished with the pod's trace.
+        api.traces.with_pod_of(&key, uid.unwrap_or_default(), |t| {
+            t.scheduling = Some(detail)
+        });
         match placement.selected {
             Some(node) => {
-                let uid = pv.pointer("/metadata/uid").and_then(Value::as_str);
                 match pods::bind(api, &ns, &name, &node, uid, None) {
                     Ok(bound) => {
                         failed.remove(&key);
@@ -147,7 +202,7 @@ fn cycle(api: &Api, engine: &dyn Engine, failed: &mut HashMap<String, (Instant, 
                             "",
                         );
                         let rv = bound.pointer("/metadata/resourceVersion").cloned();
-                        api.traces.with_pod(&key, |t| {
+                        api.traces.with_pod_of(&key, uid.unwrap_or_default(), |t| {
                             t.binding = Some(json!({"node": node, "resourceVersion": rv, "at": util::now_micro(), "event": msg}))
                         });
                         // The next pod sees this one on its node.
@@ -157,8 +212,9 @@ fn cycle(api: &Api, engine: &dyn Engine, failed: &mut HashMap<String, (Instant, 
                         }
                     }
                     Err(e) => {
-                        api.traces
-                            .with_pod(&key, |t| t.binding = Some(json!({"error": e.message})));
+                        api.traces.with_pod_of(&key, uid.unwrap_or_default(), |t| {
+                            t.binding = Some(json!({"error": e.message}))
+                        });
                     }
                 }
             }

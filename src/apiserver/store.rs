@@ -1,12 +1,15 @@
 //! An etcd-like store: keys such as `/registry/pods/default/app`, one global monotonically
 //! increasing revision (the resourceVersion of every write), optimistic concurrency, and a
-//! bounded history that watchers resume from (older than the history → 410 Expired).
+//! history of changes bounded by count and by bytes, like etcd's compaction window. Watchers
+//! read that history at their own pace (a slow watcher costs nothing until it falls out of the
+//! window; then it gets 410 Expired and relists), woken by a revision signal.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
+use hyper::body::Bytes;
 use serde_json::Value;
-use tokio::sync::broadcast;
+use tokio::sync::watch as signal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum EventType {
@@ -28,43 +31,43 @@ impl EventType {
     }
 }
 
-/// One change, as a watcher sees it. `object` carries the revision of the change.
+/// One change, as a watcher sees it: the object at the change's revision as JSON (what the
+/// history keeps: about a tenth of the parsed `Value`'s memory), decoded only by watchers that
+/// need to look inside (selectors, Table rows, other API versions).
 #[derive(Debug, Clone)]
 pub struct StoreEvent {
     pub rv: u64,
     pub kind: EventType,
     pub key: String,
-    pub object: Arc<Value>,
+    pub object: Bytes,
     /// The state before a MODIFIED, so selector watchers can see objects leave their view.
-    pub prev: Option<Arc<Value>>,
-    /// The object as JSON, encoded once for all watchers that want plain JSON.
-    pub encoded: std::sync::OnceLock<hyper::body::Bytes>,
+    pub prev: Option<Bytes>,
 }
 
 impl StoreEvent {
-    pub fn new(
-        rv: u64,
-        kind: EventType,
-        key: &str,
-        object: Arc<Value>,
-        prev: Option<Arc<Value>>,
-    ) -> Self {
-        StoreEvent {
-            rv,
-            kind,
-            key: key.to_string(),
-            object,
-            prev,
-            encoded: std::sync::OnceLock::new(),
-        }
+    /// What keeping this event in the history costs. `prev` is the same buffer as the event
+    /// before it (or the live object's), so it is not counted again.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of::<StoreEvent>() + self.key.len() + self.object.len()
     }
 
-    /// The object's JSON bytes (shared by every watcher of this event).
-    pub fn object_json(&self) -> &hyper::body::Bytes {
-        self.encoded.get_or_init(|| {
-            hyper::body::Bytes::from(serde_json::to_vec(&*self.object).unwrap_or_default())
-        })
+    pub fn value(&self) -> Value {
+        serde_json::from_slice(&self.object).unwrap_or(Value::Null)
     }
+
+    pub fn prev_value(&self) -> Option<Value> {
+        self.prev
+            .as_ref()
+            .map(|p| serde_json::from_slice(p).unwrap_or(Value::Null))
+    }
+}
+
+fn encode(v: &Value) -> Bytes {
+    // Not shrunk to size: trimming each long-lived buffer in place leaves a small free
+    // fragment beside it, and under the soak glibc's arenas then grew (+18–31 % RSS after
+    // warm-up in release runs, heap in use flat) where whole power-of-two buffers stay
+    // reusable (+3 %).
+    Bytes::from(serde_json::to_vec(v).unwrap_or_default())
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -83,16 +86,53 @@ pub enum StoreError {
     Rejected(String),
 }
 
+/// How much change history the store keeps. Upstream, etcd keeps every revision until the
+/// apiserver compacts (every 5 minutes) and the watch cache keeps up to 102,400 events; here
+/// memory is the bound that matters, so both a count and the events' encoded bytes cap it.
+/// 32 MiB is ~17,000 changes of a small pod: tens of seconds of 200 clients writing flat out
+/// on two cores, far more than a workshop writes in an hour.
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryLimits {
+    pub max_events: usize,
+    pub max_bytes: usize,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits {
+            max_events: 100_000,
+            max_bytes: 32 << 20,
+        }
+    }
+}
+
+/// What the history holds now: events, their bytes as `HistoryLimits` counts them, and the
+/// oldest revision in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryStats {
+    pub events: usize,
+    pub bytes: usize,
+    pub oldest: Option<u64>,
+}
+
+/// A live object, parsed (for handlers) and encoded (for watchers and the history).
+struct Stored {
+    value: Arc<Value>,
+    json: Bytes,
+}
+
 struct Inner {
     rv: u64,
-    objects: BTreeMap<String, Arc<Value>>,
+    objects: BTreeMap<String, Stored>,
     history: VecDeque<Arc<StoreEvent>>,
+    history_bytes: usize,
 }
 
 pub struct Store {
     inner: RwLock<Inner>,
-    tx: broadcast::Sender<Arc<StoreEvent>>,
-    history_cap: usize,
+    /// The latest revision, for whoever waits for changes (watchers, control loops).
+    revision: signal::Sender<u64>,
+    limits: HistoryLimits,
 }
 
 impl std::fmt::Debug for Store {
@@ -113,25 +153,41 @@ fn set_rv(v: &mut Value, rv: u64) {
     }
 }
 
-/// A watcher's start: what it missed (from history) and the live feed after it.
+/// A watcher's start: the current objects as ADDED events (a watch without a revision), the
+/// revision after which it reads the history, and the signal that wakes it on changes.
 pub struct WatchStart {
-    pub backlog: Vec<Arc<StoreEvent>>,
-    pub rx: broadcast::Receiver<Arc<StoreEvent>>,
+    pub snapshot: Vec<Arc<StoreEvent>>,
     pub rv: u64,
+    pub changes: signal::Receiver<u64>,
+}
+
+/// One read of the history: the matching events, and the revision the read got through (every
+/// revision up to it was looked at, matching or not).
+pub struct HistoryPage {
+    pub events: Vec<Arc<StoreEvent>>,
+    pub through: u64,
+    /// More history after `through` was already there but beyond the page's limits.
+    pub more: bool,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new(HistoryLimits::default())
+    }
 }
 
 impl Store {
-    pub fn new(history_cap: usize) -> Self {
-        // A lagging watcher loses events and must be told so (410), as a slow etcd watcher is.
-        let (tx, _) = broadcast::channel(16384);
+    pub fn new(limits: HistoryLimits) -> Self {
+        let (revision, _) = signal::channel(1);
         Store {
             inner: RwLock::new(Inner {
                 rv: 1,
                 objects: BTreeMap::new(),
                 history: VecDeque::new(),
+                history_bytes: 0,
             }),
-            tx,
-            history_cap,
+            revision,
+            limits,
         }
     }
 
@@ -148,7 +204,7 @@ impl Store {
     }
 
     pub fn get(&self, key: &str) -> Option<Arc<Value>> {
-        self.read().objects.get(key).cloned()
+        self.read().objects.get(key).map(|o| o.value.clone())
     }
 
     /// All objects under `prefix` (key order) and the revision the list is consistent at.
@@ -158,7 +214,7 @@ impl Store {
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, v)| v.clone())
+            .map(|(_, o)| o.value.clone())
             .collect();
         (items, g.rv)
     }
@@ -185,26 +241,117 @@ impl Store {
             if out.len() == limit {
                 return (out, true, g.rv);
             }
-            out.push((k.clone(), v.clone()));
+            out.push((k.clone(), v.value.clone()));
         }
         (out, false, g.rv)
     }
 
+    /// Make `object` the state of `key` at the current revision (None: deleted) and record
+    /// the change in the history.
     fn commit(
         &self,
         g: &mut Inner,
         kind: EventType,
         key: &str,
-        object: Arc<Value>,
-        prev: Option<Arc<Value>>,
+        object: Option<Arc<Value>>,
+        last: &Value,
     ) {
-        let ev = Arc::new(StoreEvent::new(g.rv, kind, key, object, prev));
-        g.history.push_back(ev.clone());
-        while g.history.len() > self.history_cap {
-            g.history.pop_front();
+        let json = encode(last);
+        let prev = match kind {
+            EventType::Modified => g.objects.get(key).map(|o| o.json.clone()),
+            _ => None,
+        };
+        match object {
+            Some(value) => {
+                g.objects.insert(
+                    key.to_string(),
+                    Stored {
+                        value,
+                        json: json.clone(),
+                    },
+                );
+            }
+            None => {
+                g.objects.remove(key);
+            }
         }
-        // Sent under the write lock so watchers see events in revision order.
-        let _ = self.tx.send(ev);
+        let ev = Arc::new(StoreEvent {
+            rv: g.rv,
+            kind,
+            key: key.to_string(),
+            object: json,
+            prev,
+        });
+        g.history_bytes += ev.bytes();
+        g.history.push_back(ev);
+        // Compaction: the oldest revisions go first; the newest always stays.
+        while g.history.len() > 1
+            && (g.history.len() > self.limits.max_events || g.history_bytes > self.limits.max_bytes)
+        {
+            if let Some(old) = g.history.pop_front() {
+                g.history_bytes -= old.bytes();
+            }
+        }
+        // Under the write lock, so a woken reader finds the event in the history.
+        self.revision.send_replace(g.rv);
+    }
+
+    pub fn history_stats(&self) -> HistoryStats {
+        let g = self.read();
+        HistoryStats {
+            events: g.history.len(),
+            bytes: g.history_bytes,
+            oldest: g.history.front().map(|e| e.rv),
+        }
+    }
+
+    /// Wakes on every revision (`changed().await`), for loops that re-read the store.
+    pub fn changes(&self) -> signal::Receiver<u64> {
+        self.revision.subscribe()
+    }
+
+    /// TooOld when revisions after `after` are no longer all in the history.
+    fn check_not_compacted(g: &Inner, after: u64) -> Result<(), StoreError> {
+        let oldest = g.history.front().map(|e| e.rv).unwrap_or(g.rv + 1);
+        if after + 1 < oldest && after < g.rv {
+            return Err(StoreError::TooOld(after, oldest.saturating_sub(1)));
+        }
+        Ok(())
+    }
+
+    /// The changes under `prefix` after revision `after`, in revision order, at most
+    /// `max_events` looked at and about `max_bytes` of matching events (at least one).
+    pub fn history_after(
+        &self,
+        prefix: &str,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> Result<HistoryPage, StoreError> {
+        let g = self.read();
+        Self::check_not_compacted(&g, after)?;
+        let start = g.history.partition_point(|e| e.rv <= after);
+        let mut page = HistoryPage {
+            events: Vec::new(),
+            through: after,
+            more: false,
+        };
+        let mut bytes = 0;
+        for (n, ev) in g.history.range(start..).enumerate() {
+            if n == max_events || (bytes >= max_bytes && !page.events.is_empty()) {
+                page.more = true;
+                return Ok(page);
+            }
+            page.through = ev.rv;
+            if ev.key.starts_with(prefix) {
+                bytes += ev.bytes();
+                page.events.push(ev.clone());
+            }
+        }
+        // Everything written so far was looked at (the history holds every revision since its
+        // oldest, and `check_not_compacted` said that reaches back to `after`).
+        page.through = after.max(g.rv);
+        Ok(page)
     }
 
     /// Create; the object gets the new revision as its resourceVersion.
@@ -216,8 +363,7 @@ impl Store {
         g.rv += 1;
         set_rv(&mut value, g.rv);
         let obj = Arc::new(value);
-        g.objects.insert(key.to_string(), obj.clone());
-        self.commit(&mut g, EventType::Added, key, obj.clone(), None);
+        self.commit(&mut g, EventType::Added, key, Some(obj.clone()), &obj);
         Ok(obj)
     }
 
@@ -233,7 +379,11 @@ impl Store {
         F: FnOnce(&Value) -> Result<Value, StoreError>,
     {
         let mut g = self.write();
-        let cur = g.objects.get(key).cloned().ok_or(StoreError::NotFound)?;
+        let cur = g
+            .objects
+            .get(key)
+            .map(|o| o.value.clone())
+            .ok_or(StoreError::NotFound)?;
         if let Some(exp) = expected_rv
             && object_rv(&cur) != Some(exp)
         {
@@ -246,8 +396,7 @@ impl Store {
         g.rv += 1;
         set_rv(&mut next, g.rv);
         let obj = Arc::new(next);
-        g.objects.insert(key.to_string(), obj.clone());
-        self.commit(&mut g, EventType::Modified, key, obj.clone(), Some(cur));
+        self.commit(&mut g, EventType::Modified, key, Some(obj.clone()), &obj);
         Ok(obj)
     }
 
@@ -257,53 +406,50 @@ impl Store {
         F: FnOnce(&Value) -> Result<(), StoreError>,
     {
         let mut g = self.write();
-        let cur = g.objects.get(key).cloned().ok_or(StoreError::NotFound)?;
+        let cur = g
+            .objects
+            .get(key)
+            .map(|o| o.value.clone())
+            .ok_or(StoreError::NotFound)?;
         check(&cur)?;
-        g.objects.remove(key);
         g.rv += 1;
         let mut last = (*cur).clone();
         set_rv(&mut last, g.rv);
-        let obj = Arc::new(last);
-        self.commit(&mut g, EventType::Deleted, key, obj.clone(), None);
-        Ok(obj)
+        self.commit(&mut g, EventType::Deleted, key, None, &last);
+        Ok(Arc::new(last))
     }
 
     /// Start a watch on `prefix`. `from`: None = current objects as ADDED then changes;
     /// Some(n) = changes after revision n, or TooOld when the history no longer reaches back.
     pub fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError> {
         let g = self.read();
-        let rx = self.tx.subscribe();
-        let backlog = match from {
-            None | Some(0) => g
-                .objects
-                .range(prefix.to_string()..)
-                .take_while(|(k, _)| k.starts_with(prefix))
-                .map(|(k, v)| {
-                    Arc::new(StoreEvent::new(
-                        object_rv(v).unwrap_or(g.rv),
-                        EventType::Added,
-                        k,
-                        v.clone(),
-                        None,
-                    ))
-                })
-                .collect(),
+        let changes = self.revision.subscribe();
+        let (snapshot, rv) = match from {
+            None | Some(0) => (
+                g.objects
+                    .range(prefix.to_string()..)
+                    .take_while(|(k, _)| k.starts_with(prefix))
+                    .map(|(k, o)| {
+                        Arc::new(StoreEvent {
+                            rv: object_rv(&o.value).unwrap_or(g.rv),
+                            kind: EventType::Added,
+                            key: k.clone(),
+                            object: o.json.clone(),
+                            prev: None,
+                        })
+                    })
+                    .collect(),
+                g.rv,
+            ),
             Some(n) => {
-                let oldest = g.history.front().map(|e| e.rv).unwrap_or(g.rv + 1);
-                if n + 1 < oldest && n < g.rv {
-                    return Err(StoreError::TooOld(n, oldest.saturating_sub(1)));
-                }
-                g.history
-                    .iter()
-                    .filter(|e| e.rv > n && e.key.starts_with(prefix))
-                    .cloned()
-                    .collect()
+                Self::check_not_compacted(&g, n)?;
+                (Vec::new(), n)
             }
         };
         Ok(WatchStart {
-            backlog,
-            rx,
-            rv: g.rv,
+            snapshot,
+            rv,
+            changes,
         })
     }
 }
@@ -319,7 +465,7 @@ mod tests {
 
     #[test]
     fn revisions_and_conflicts() {
-        let s = Store::new(100);
+        let s = Store::default();
         let a = s
             .create("/registry/pods/default/a", obj("a"))
             .ok()
@@ -339,17 +485,108 @@ mod tests {
         assert_eq!(items.len(), 2);
     }
 
+    fn limits(max_events: usize, max_bytes: usize) -> HistoryLimits {
+        HistoryLimits {
+            max_events,
+            max_bytes,
+        }
+    }
+
     #[test]
     fn watch_from_history_and_too_old() {
-        let s = Store::new(2);
+        let s = Store::new(limits(2, usize::MAX));
         for n in ["a", "b", "c", "d"] {
             let _ = s.create(&format!("/registry/pods/default/{n}"), obj(n));
         }
+        // Revisions 2..=5; the history keeps 4 and 5.
         let w = s.watch("/registry/pods/", Some(4));
-        assert_eq!(w.map(|w| w.backlog.len()).ok(), Some(1));
+        assert_eq!(w.as_ref().map(|w| w.rv).ok(), Some(4));
+        let page = s.history_after("/registry/pods/", 4, 100, usize::MAX);
+        assert_eq!(page.as_ref().map(|p| p.events.len()).ok(), Some(1));
+        assert_eq!(page.as_ref().map(|p| p.through).ok(), Some(5));
         assert!(matches!(
             s.watch("/registry/pods/", Some(1)),
-            Err(StoreError::TooOld(1, _))
+            Err(StoreError::TooOld(1, 3))
         ));
+        assert!(matches!(
+            s.history_after("/registry/pods/", 2, 100, usize::MAX),
+            Err(StoreError::TooOld(2, 3))
+        ));
+    }
+
+    #[test]
+    fn history_is_bounded_by_bytes_and_pages_are_in_order() {
+        let big =
+            |n: usize| json!({"metadata": {"name": format!("p{n}")}, "data": "x".repeat(10_000)});
+        let s = Store::new(limits(1_000, 100_000));
+        for n in 0..50 {
+            let _ = s.create(&format!("/registry/pods/default/p{n}"), big(n));
+        }
+        let st = s.history_stats();
+        assert!(st.bytes <= 100_000, "{st:?}");
+        assert!((8..=10).contains(&st.events), "{st:?}");
+        // Paging from the oldest kept revision walks every later one, in order, once.
+        let mut after = st.oldest.unwrap_or(0) - 1;
+        let mut seen = Vec::new();
+        loop {
+            let p = s
+                .history_after("/registry/pods/", after, 2, usize::MAX)
+                .unwrap_or_else(|e| panic!("{e}"));
+            seen.extend(p.events.iter().map(|e| e.rv));
+            after = p.through;
+            if !p.more {
+                break;
+            }
+        }
+        assert_eq!(after, s.current_rv());
+        let want: Vec<u64> = (st.oldest.unwrap_or(0)..=s.current_rv()).collect();
+        assert_eq!(seen, want);
+        // Another prefix: nothing matches, but the read still gets through to the end.
+        let p = s.history_after("/registry/events/", after - 3, 100, usize::MAX);
+        assert_eq!(
+            p.as_ref().map(|p| (p.events.len(), p.through)).ok(),
+            Some((0, after))
+        );
+    }
+
+    #[test]
+    fn a_commit_wakes_the_change_signal() {
+        let s = Store::default();
+        let mut c = s.changes();
+        c.borrow_and_update();
+        let _ = s.create("/registry/pods/default/a", obj("a"));
+        assert_eq!(c.has_changed().ok(), Some(true));
+        assert_eq!(*c.borrow_and_update(), s.current_rv());
+    }
+
+    #[test]
+    fn events_carry_the_object_and_its_previous_state() {
+        let s = Store::default();
+        let key = "/registry/pods/default/a";
+        let _ = s.create(key, obj("a"));
+        let _ = s.update(key, None, |v| {
+            let mut v = v.clone();
+            v["metadata"]["labels"] = json!({"x": "1"});
+            Ok(v)
+        });
+        let _ = s.delete(key, |_| Ok(()));
+        let page = s
+            .history_after("/registry/pods/", 1, 100, usize::MAX)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let seen: Vec<(EventType, u64, Option<u64>)> = page
+            .events
+            .iter()
+            .map(|e| (e.kind, e.rv, e.prev_value().as_ref().and_then(object_rv)))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (EventType::Added, 2, None),
+                (EventType::Modified, 3, Some(2)),
+                (EventType::Deleted, 4, None)
+            ]
+        );
+        assert_eq!(object_rv(&page.events[2].value()), Some(4));
+        assert_eq!(page.events[1].value()["metadata"]["labels"]["x"], "1");
     }
 }

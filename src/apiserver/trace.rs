@@ -147,10 +147,26 @@ impl TraceLog {
         f(Self::pod_entry(&mut g, key));
     }
 
-    /// Forget a pod's control-loop trace (a new pod with the same name starts afresh).
+    /// Change the control-loop trace of pod `ns/name` whose uid is `uid`: a trace left by an
+    /// earlier pod of the same name is dropped first. The uid itself is left for the create
+    /// handler to set, so that `reset_pod` can tell this pod's early records from old ones.
+    pub fn with_pod_of(&self, key: &str, uid: &str, f: impl FnOnce(&mut PodTrace)) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let t = Self::pod_entry(&mut g, key);
+        if t.uid.as_deref().is_some_and(|u| u != uid) {
+            *t = PodTrace::default();
+        }
+        f(t);
+    }
+
+    /// Forget the trace of an earlier pod of the same name (one whose create handler set its
+    /// uid), as a new pod starts afresh. A trace without a uid is this new pod's own: the
+    /// scheduler can record its decision between the store's commit and this call.
     pub fn reset_pod(&self, key: &str) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.pods.remove(key);
+        if g.pods.get(key).is_some_and(|t| t.uid.is_some()) {
+            g.pods.remove(key);
+        }
     }
 
     pub fn pod(&self, key: &str) -> Option<PodTrace> {
@@ -170,5 +186,33 @@ impl TraceLog {
     pub fn recent(&self, n: usize) -> Vec<Arc<RequestTrace>> {
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         g.requests.iter().rev().take(n).cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_scheduling_record_made_before_the_create_finishes_survives_its_reset() {
+        let log = TraceLog::default();
+        // An earlier pod of the same name, fully recorded.
+        log.with_pod("default/app", |t| {
+            t.uid = Some("old".into());
+            t.binding = Some(json!({"node": "node-1"}));
+        });
+        // The new pod is scheduled before its create handler resets the trace.
+        log.with_pod_of("default/app", "new", |t| {
+            t.scheduling = Some(json!({"selected": "node-3"}))
+        });
+        log.reset_pod("default/app");
+        log.with_pod("default/app", |t| t.uid = Some("new".into()));
+        let t = log.pod("default/app").unwrap_or_default();
+        assert_eq!(t.scheduling, Some(json!({"selected": "node-3"})));
+        assert_eq!(t.binding, None);
+        // A later pod of that name starts afresh.
+        log.reset_pod("default/app");
+        assert!(log.pod("default/app").is_none());
     }
 }
