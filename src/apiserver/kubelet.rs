@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::api::Api;
 use super::events::{self, Reporter};
+use super::tracked_keys::TrackedKeys;
 use super::util;
 
 /// How long each simulated step takes: long enough for `kubectl get -w` to show the phases.
@@ -21,6 +22,17 @@ fn s<'a>(v: &'a Value, p: &str) -> &'a str {
     v.pointer(p).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// A bound pod the kubelet has to act on: one being deleted, or one not started yet.
+fn needs_kubelet(p: &Value) -> bool {
+    if s(p, "/spec/nodeName").is_empty() {
+        return false;
+    }
+    let terminating = p.pointer("/metadata/deletionTimestamp").is_some();
+    let fresh =
+        p.pointer("/status/containerStatuses").is_none() && s(p, "/status/phase") == "Pending";
+    terminating || fresh
+}
+
 pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
     let mut changes = api.store.changes();
     let mut busy: HashSet<String> = HashSet::new();
@@ -28,21 +40,25 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut heartbeat = tokio::time::interval(Duration::from_secs(10));
     let mut beats: u64 = 0;
+    let mut todo = TrackedKeys::new("/registry/pods/", needs_kubelet);
     loop {
-        let (pods, _) = api.store.list("/registry/pods/");
-        for p in pods.iter() {
-            let node = s(p, "/spec/nodeName").to_string();
-            if node.is_empty() {
+        changes.borrow_and_update();
+        todo.catch_up(&api.store);
+        for key in &todo.keys {
+            let Some(p) = api.store.get(key) else {
                 continue;
-            }
-            let key = format!("{}/{}", s(p, "/metadata/namespace"), s(p, "/metadata/name"));
+            };
+            let node = s(&p, "/spec/nodeName").to_string();
+            let key = format!(
+                "{}/{}",
+                s(&p, "/metadata/namespace"),
+                s(&p, "/metadata/name")
+            );
             let terminating = p.pointer("/metadata/deletionTimestamp").is_some();
-            let fresh = p.pointer("/status/containerStatuses").is_none()
-                && s(p, "/status/phase") == "Pending";
-            if (terminating || fresh) && busy.insert(key.clone()) {
+            if busy.insert(key.clone()) {
                 let api = api.clone();
                 let done = done_tx.clone();
-                let pod = (**p).clone();
+                let pod = (*p).clone();
                 let ip = if terminating {
                     String::new()
                 } else {

@@ -48,6 +48,7 @@ pub mod table;
 pub mod table_columns;
 pub mod tls;
 pub mod trace;
+pub mod tracked_keys;
 pub mod util;
 pub mod validation;
 pub mod watch;

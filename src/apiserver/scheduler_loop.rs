@@ -3,7 +3,7 @@
 //! same code the `binding` subresource uses, and record `Scheduled` / `FailedScheduling`
 //! events with upstream's messages. The full engine trace is kept for the journey and TUI.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use super::api::Api;
 use super::events::{self, Reporter};
 use super::placement::{Engine, KubeScheduler};
 use super::pods;
+use super::tracked_keys::TrackedKeys;
 use super::util;
 
 fn pending(v: &Value) -> bool {
@@ -40,64 +41,18 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
 
 pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::Receiver<bool>) {
     let mut changes = api.store.changes();
-    let mut queue = PendingPods::default();
+    let mut queue = TrackedKeys::new("/registry/pods/", pending);
     let mut failed: HashMap<String, (Instant, String)> = HashMap::new();
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
         changes.borrow_and_update();
-        queue.catch_up(&api);
+        queue.catch_up(&api.store);
         cycle(&api, engine.as_ref(), &mut failed, &mut queue);
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {}
             // A burst of changes is one wake-up: the signal holds only the latest revision.
             r = changes.changed() => if r.is_err() { return },
-        }
-    }
-}
-
-/// The store keys of the pods waiting for this scheduler, kept current from the store's
-/// history so that a change costs a lookup per changed object, not a scan of every pod (which
-/// made each write O(pods) on a busy server).
-#[derive(Default)]
-struct PendingPods {
-    keys: BTreeSet<String>,
-    /// Every revision up to this one has been looked at; None until the first full scan.
-    pos: Option<u64>,
-}
-
-impl PendingPods {
-    fn catch_up(&mut self, api: &Api) {
-        loop {
-            let Some(pos) = self.pos else {
-                let (pods, _, rv) = api.store.list_keys_from("/registry/pods/", "", usize::MAX);
-                self.keys = pods
-                    .into_iter()
-                    .filter(|(_, v)| pending(v))
-                    .map(|(k, _)| k)
-                    .collect();
-                self.pos = Some(rv);
-                return;
-            };
-            let Ok(page) = api
-                .store
-                .history_after("/registry/pods/", pos, 4096, usize::MAX)
-            else {
-                // Fell out of the history (a very long pause): start over from a full scan.
-                self.pos = None;
-                continue;
-            };
-            for ev in &page.events {
-                // The object's state now, not at the event: only the current one matters here.
-                match api.store.get(&ev.key) {
-                    Some(v) if pending(&v) => self.keys.insert(ev.key.clone()),
-                    _ => self.keys.remove(&ev.key),
-                };
-            }
-            self.pos = Some(page.through);
-            if !page.more {
-                return;
-            }
         }
     }
 }
@@ -113,7 +68,7 @@ fn cycle(
     api: &Api,
     engine: &dyn Engine,
     failed: &mut HashMap<String, (Instant, String)>,
-    pending_pods: &mut PendingPods,
+    pending_pods: &mut TrackedKeys,
 ) {
     if pending_pods.keys.is_empty() {
         return;
