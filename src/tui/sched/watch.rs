@@ -1,0 +1,360 @@
+//! View 5 kept current, as client-go's reflector keeps an informer's cache: after the paged
+//! list, one watch per collection from the list's resourceVersion (bookmarks on); a 410 Gone or
+//! a broken stream means list again and watch from there. Events change a cache here, never
+//! the screen: every `COALESCE` a publisher rebuilds the view's data and re-runs the simulation
+//! off the UI thread, and sends it only when the UI has taken the previous one. So at most one
+//! update is ever queued, and a UI that falls behind skips intermediate states (latest wins).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use serde::de::DeserializeOwned;
+
+use super::fetch::Seed;
+use super::live::{Listing, key_of};
+use super::model::Model;
+use crate::client::cluster::{ListError, PAGE_SIZE, WatchEvent, list_all, watch};
+use crate::client::http::ApiClient;
+
+/// How often the view may change while events arrive: a few times a second reads as live,
+/// and bounds the re-simulations whatever the event rate.
+pub const COALESCE: Duration = Duration::from_millis(300);
+/// The first wait before watching again after an error; doubles up to `RETRY_MAX`.
+const RETRY: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+static NEXT_FEED: AtomicU64 = AtomicU64::new(1);
+
+/// The UI's hold on one watch: the watch runs while a clone of this exists.
+#[derive(Debug, Clone)]
+pub struct Feed {
+    pub id: u64,
+    _alive: Arc<()>,
+}
+
+impl Feed {
+    pub fn new() -> (Feed, Weak<()>) {
+        let alive = Arc::new(());
+        let weak = Arc::downgrade(&alive);
+        let id = NEXT_FEED.fetch_add(1, Ordering::Relaxed);
+        (Feed { id, _alive: alive }, weak)
+    }
+}
+
+/// Where one collection's watch stands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Phase {
+    #[default]
+    Watching,
+    Relisting,
+    /// The stream failed; the reflector retries after a pause.
+    Ended(String),
+    /// RBAC allows the list but not the watch: the listed data stays, not kept current.
+    Forbidden(String),
+}
+
+/// What the status line says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LiveStatus {
+    /// The worse of the nodes' and the pods' phases.
+    pub phase: Phase,
+    pub nodes: usize,
+    pub pods: usize,
+    /// Watch events applied to the cache (bookmarks not counted).
+    pub events: u64,
+    /// When the last one arrived (seconds since the Unix epoch).
+    pub last_event_unix: Option<i64>,
+    /// Times the publisher re-ran the simulation on changed data.
+    pub resimulations: u64,
+}
+
+/// One coalesced change for the UI. The model travels in a slot the UI empties, since actions
+/// are shared, not moved; taking it tells the publisher the UI is ready for the next one.
+#[derive(Debug, Clone)]
+pub struct LiveUpdate {
+    pub feed: u64,
+    pub status: LiveStatus,
+    cluster: Arc<Mutex<Option<(Result<Model, String>, Listing)>>>,
+    in_flight: Arc<AtomicBool>,
+}
+
+impl LiveUpdate {
+    /// The new model and pods list, if the data changed; the publisher may send again.
+    pub fn take(&self) -> Option<(Result<Model, String>, Listing)> {
+        let c = lock(&self.cluster).take();
+        self.in_flight.store(false, Ordering::Release);
+        c
+    }
+}
+
+/// The reflectors' cache: the objects as last seen, and whether the view has seen them.
+#[derive(Default)]
+struct Cache {
+    nodes: BTreeMap<String, Node>,
+    pods: BTreeMap<String, Pod>,
+    node_phase: Phase,
+    pod_phase: Phase,
+    dirty: bool,
+    events: u64,
+    last_event_unix: Option<i64>,
+    /// Notes of watches RBAC refused, added to what the listing says it hid.
+    notes: Vec<String>,
+}
+
+impl Cache {
+    fn status(&self) -> LiveStatus {
+        let rank = |p: &Phase| match p {
+            Phase::Watching => 0,
+            Phase::Forbidden(_) => 1,
+            Phase::Relisting => 2,
+            Phase::Ended(_) => 3,
+        };
+        let phase = if rank(&self.node_phase) >= rank(&self.pod_phase) {
+            &self.node_phase
+        } else {
+            &self.pod_phase
+        };
+        LiveStatus {
+            phase: phase.clone(),
+            nodes: self.nodes.len(),
+            pods: self.pods.len(),
+            events: self.events,
+            last_event_unix: self.last_event_unix,
+            resimulations: 0,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not stop the view from updating: the data is still whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A collection the reflector keeps: how its objects are keyed and where they live.
+trait Cached: DeserializeOwned + Send + 'static {
+    const WHAT: &'static str;
+    fn key(&self) -> String;
+    fn map(c: &mut Cache) -> &mut BTreeMap<String, Self>;
+    fn phase(c: &mut Cache) -> &mut Phase;
+}
+
+impl Cached for Node {
+    const WHAT: &'static str = "nodes";
+    fn key(&self) -> String {
+        self.metadata.name.clone().unwrap_or_default()
+    }
+    fn map(c: &mut Cache) -> &mut BTreeMap<String, Node> {
+        &mut c.nodes
+    }
+    fn phase(c: &mut Cache) -> &mut Phase {
+        &mut c.node_phase
+    }
+}
+
+impl Cached for Pod {
+    const WHAT: &'static str = "pods";
+    fn key(&self) -> String {
+        key_of(self)
+    }
+    fn map(c: &mut Cache) -> &mut BTreeMap<String, Pod> {
+        &mut c.pods
+    }
+    fn phase(c: &mut Cache) -> &mut Phase {
+        &mut c.pod_phase
+    }
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Applies one event; false when it asks for a new list (an `ERROR` event, usually 410 Gone).
+fn apply<T: Cached>(cache: &Mutex<Cache>, event: WatchEvent<T>) -> bool {
+    let mut c = lock(cache);
+    match event {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+            T::map(&mut c).insert(o.key(), o);
+        }
+        WatchEvent::Deleted(o) => {
+            T::map(&mut c).remove(&o.key());
+        }
+        WatchEvent::Bookmark(_) => return true,
+        WatchEvent::Error { code, message } => {
+            *T::phase(&mut c) = Phase::Ended(format!("{code} {message}"));
+            return false;
+        }
+    }
+    c.events += 1;
+    c.dirty = true;
+    c.last_event_unix = Some(now_unix());
+    true
+}
+
+/// One collection's list-then-watch loop, until the feed is dropped or RBAC forbids the watch.
+async fn reflect<T: Cached>(
+    api: ApiClient,
+    path: String,
+    mut rv: String,
+    cache: Arc<Mutex<Cache>>,
+    alive: Weak<()>,
+) {
+    let mut retry = RETRY;
+    while alive.strong_count() > 0 {
+        *T::phase(&mut lock(&cache)) = Phase::Watching;
+        let started = Instant::now();
+        let mut relist = false;
+        let watched = watch::<T>(&api, &path, &rv, |e| {
+            if alive.strong_count() == 0 {
+                return false;
+            }
+            relist |= !apply(&cache, e);
+            true
+        })
+        .await;
+        match watched {
+            // The server closed the stream (its timeout): watch again from where it got.
+            Ok(last) if !relist => {
+                rv = last;
+                retry = RETRY;
+                if started.elapsed() < RETRY {
+                    tokio::time::sleep(RETRY).await;
+                }
+                continue;
+            }
+            Ok(_) => {}
+            Err(ListError::Forbidden(m)) => {
+                let mut c = lock(&cache);
+                c.notes.push(format!(
+                    "watch {}: forbidden ({m}) — shown as listed, not kept current",
+                    T::WHAT
+                ));
+                *T::phase(&mut c) = Phase::Forbidden(m);
+                c.dirty = true;
+                return;
+            }
+            Err(e) => {
+                *T::phase(&mut lock(&cache)) = Phase::Ended(e.to_string());
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(RETRY_MAX);
+            }
+        }
+        if alive.strong_count() == 0 {
+            return;
+        }
+        *T::phase(&mut lock(&cache)) = Phase::Relisting;
+        match list_all::<T>(&api, &path, PAGE_SIZE).await {
+            Ok(l) => {
+                let mut c = lock(&cache);
+                *T::map(&mut c) = l.items.into_iter().map(|o| (o.key(), o)).collect();
+                c.dirty = true;
+                rv = l.resource_version;
+            }
+            Err(ListError::Forbidden(m)) => {
+                *T::phase(&mut lock(&cache)) = Phase::Forbidden(m);
+                return;
+            }
+            Err(e) => {
+                *T::phase(&mut lock(&cache)) = Phase::Ended(e.to_string());
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(RETRY_MAX);
+            }
+        }
+    }
+}
+
+/// Watches what `seed` listed and sends feed `feed`'s `LiveUpdate`s through `send` until the
+/// UI drops its `Feed`.
+pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUpdate)) {
+    let cache = Arc::new(Mutex::new(Cache {
+        nodes: seed.nodes.drain(..).map(|n| (n.key(), n)).collect(),
+        pods: seed.pods.drain(..).map(|p| (p.key(), p)).collect(),
+        ..Default::default()
+    }));
+    let mut tasks = Vec::new();
+    if let Some((path, rv)) = seed.watch_from.nodes.clone() {
+        tasks.push(tokio::spawn(reflect::<Node>(
+            seed.api.clone(),
+            path,
+            rv,
+            cache.clone(),
+            alive.clone(),
+        )));
+    }
+    if let Some((path, rv)) = seed.watch_from.pods.clone() {
+        tasks.push(tokio::spawn(reflect::<Pod>(
+            seed.api.clone(),
+            path,
+            rv,
+            cache.clone(),
+            alive.clone(),
+        )));
+    }
+    let in_flight = Arc::new(AtomicBool::new(false));
+    let mut tick = tokio::time::interval(COALESCE);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_sent: Option<LiveStatus> = None;
+    let mut resimulations = 0;
+    loop {
+        tick.tick().await;
+        if alive.strong_count() == 0 {
+            break;
+        }
+        if in_flight.load(Ordering::Acquire) {
+            continue;
+        }
+        let (changed, mut status) = {
+            let mut c = lock(&cache);
+            let status = c.status();
+            let changed = c.dirty.then(|| {
+                c.dirty = false;
+                (
+                    c.nodes.values().cloned().collect::<Vec<_>>(),
+                    c.pods.values().cloned().collect::<Vec<_>>(),
+                    c.notes.clone(),
+                )
+            });
+            (changed, status)
+        };
+        let cluster = match changed {
+            Some((nodes, pods, notes)) => {
+                let mut s = seed.clone();
+                s.nodes = nodes;
+                s.pods = pods;
+                s.hidden.extend(notes);
+                resimulations += 1;
+                // Rebuilding the snapshot and the cycle is the costly part: not on a worker
+                // the watches need.
+                match tokio::task::spawn_blocking(move || {
+                    let live = s.cluster();
+                    (Model::new(live.data), live.listing)
+                })
+                .await
+                {
+                    Ok(built) => Some(built),
+                    Err(_) => break,
+                }
+            }
+            None => None,
+        };
+        status.resimulations = resimulations;
+        if cluster.is_none() && last_sent.as_ref() == Some(&status) {
+            continue;
+        }
+        in_flight.store(true, Ordering::Release);
+        last_sent = Some(status.clone());
+        send(LiveUpdate {
+            feed,
+            status,
+            cluster: Arc::new(Mutex::new(cluster)),
+            in_flight: in_flight.clone(),
+        });
+    }
+    for t in tasks {
+        t.abort();
+    }
+}
