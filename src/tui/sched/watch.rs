@@ -22,6 +22,10 @@ use crate::client::http::ApiClient;
 /// How often the view may change while events arrive: a few times a second reads as live,
 /// and bounds the re-simulations whatever the event rate.
 pub const COALESCE: Duration = Duration::from_millis(300);
+/// A watch is renewed (from the last resourceVersion seen) after this long, as client-go's
+/// reflector renews its own after 5-10 minutes: much sooner here, because a stream that
+/// silently stops delivering (seen under heavy load) must not freeze the view for long.
+const RENEW: Duration = Duration::from_secs(10);
 /// The first wait before watching again after an error; doubles up to `RETRY_MAX`.
 const RETRY: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(30);
@@ -69,6 +73,8 @@ pub struct LiveStatus {
     pub last_event_unix: Option<i64>,
     /// Times the publisher re-ran the simulation on changed data.
     pub resimulations: u64,
+    /// How long the last rebuild (view data, snapshot, cycle) took, in milliseconds.
+    pub build_ms: u64,
 }
 
 /// One coalesced change for the UI. The model travels in a slot the UI empties, since actions
@@ -124,6 +130,7 @@ impl Cache {
             events: self.events,
             last_event_unix: self.last_event_unix,
             resimulations: 0,
+            build_ms: 0,
         }
     }
 }
@@ -137,6 +144,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 trait Cached: DeserializeOwned + Send + 'static {
     const WHAT: &'static str;
     fn key(&self) -> String;
+    fn resource_version(&self) -> Option<&str>;
     fn map(c: &mut Cache) -> &mut BTreeMap<String, Self>;
     fn phase(c: &mut Cache) -> &mut Phase;
 }
@@ -145,6 +153,9 @@ impl Cached for Node {
     const WHAT: &'static str = "nodes";
     fn key(&self) -> String {
         self.metadata.name.clone().unwrap_or_default()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
     }
     fn map(c: &mut Cache) -> &mut BTreeMap<String, Node> {
         &mut c.nodes
@@ -158,6 +169,9 @@ impl Cached for Pod {
     const WHAT: &'static str = "pods";
     fn key(&self) -> String {
         key_of(self)
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
     }
     fn map(c: &mut Cache) -> &mut BTreeMap<String, Pod> {
         &mut c.pods
@@ -208,16 +222,32 @@ async fn reflect<T: Cached>(
         *T::phase(&mut lock(&cache)) = Phase::Watching;
         let started = Instant::now();
         let mut relist = false;
-        let watched = watch::<T>(&api, &path, &rv, |e| {
-            if alive.strong_count() == 0 {
-                return false;
-            }
-            relist |= !apply(&cache, e);
-            true
-        })
-        .await;
+        let mut seen = rv.clone();
+        let watched = tokio::time::timeout(
+            RENEW,
+            watch::<T>(&api, &path, &rv, |e| {
+                if alive.strong_count() == 0 {
+                    return false;
+                }
+                match &e {
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+                        if let Some(v) = o.resource_version() {
+                            seen = v.to_string();
+                        }
+                    }
+                    WatchEvent::Bookmark(v) if !v.is_empty() => seen = v.clone(),
+                    _ => {}
+                }
+                relist |= !apply(&cache, e);
+                true
+            }),
+        )
+        .await
+        // Renewal time: the events so far were applied; continue from the last one.
+        .unwrap_or_else(|_| Ok(seen.clone()));
         match watched {
-            // The server closed the stream (its timeout): watch again from where it got.
+            // The server closed the stream (its timeout), or it was renewed: watch again from
+            // where it got.
             Ok(last) if !relist => {
                 rv = last;
                 retry = RETRY;
@@ -276,7 +306,12 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
         ..Default::default()
     }));
     let mut tasks = Vec::new();
-    if let Some((path, rv)) = seed.watch_from.nodes.clone() {
+    if let Some((path, rv)) = seed
+        .watch_from
+        .nodes
+        .clone()
+        .filter(|_| std::env::var_os("EXP_NO_NODES").is_none())
+    {
         tasks.push(tokio::spawn(reflect::<Node>(
             seed.api.clone(),
             path,
@@ -299,6 +334,7 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_sent: Option<LiveStatus> = None;
     let mut resimulations = 0;
+    let mut build_ms = 0;
     loop {
         tick.tick().await;
         if alive.strong_count() == 0 {
@@ -329,19 +365,37 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
                 resimulations += 1;
                 // Rebuilding the snapshot and the cycle is the costly part: not on a worker
                 // the watches need.
-                match tokio::task::spawn_blocking(move || {
+                let t = Instant::now();
+                let built = tokio::task::spawn_blocking(move || {
                     let live = s.cluster();
                     (Model::new(live.data), live.listing)
                 })
-                .await
-                {
+                .await;
+                build_ms = t.elapsed().as_millis() as u64;
+                match built {
                     Ok(built) => Some(built),
-                    Err(_) => break,
+                    // A bug in building the view must show, not freeze it on "watching".
+                    Err(e) => {
+                        let why = e
+                            .try_into_panic()
+                            .ok()
+                            .and_then(|p| {
+                                p.downcast_ref::<String>()
+                                    .cloned()
+                                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            })
+                            .unwrap_or_else(|| "cancelled".into());
+                        Some((
+                            Err(format!("rebuilding the view failed: {why}")),
+                            Listing::default(),
+                        ))
+                    }
                 }
             }
             None => None,
         };
         status.resimulations = resimulations;
+        status.build_ms = build_ms;
         if cluster.is_none() && last_sent.as_ref() == Some(&status) {
             continue;
         }

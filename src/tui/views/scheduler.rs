@@ -288,8 +288,8 @@ fn watch_line(state: &AppState, live: &LiveState, theme: &Theme) -> Line<'static
         Span::styled(phase, style),
         Span::styled(
             format!(
-                " · {} nodes · {} pods · {} events · {} updates · {last}",
-                st.nodes, st.pods, st.events, live.applied
+                " · {} nodes · {} pods · {} events · {} updates ({} ms) · {last}",
+                st.nodes, st.pods, st.events, live.applied, st.build_ms
             ),
             theme.muted,
         ),
