@@ -88,6 +88,24 @@ pub struct LiveUpdate {
 }
 
 impl LiveUpdate {
+    pub fn new(
+        feed: u64,
+        status: LiveStatus,
+        cluster: Option<(Result<Model, String>, Listing)>,
+    ) -> LiveUpdate {
+        LiveUpdate {
+            feed,
+            status,
+            cluster: Arc::new(Mutex::new(cluster)),
+            in_flight: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    /// Whether the UI has taken it (the publisher's cue to send the next one).
+    pub fn taken(&self) -> bool {
+        !self.in_flight.load(Ordering::Acquire)
+    }
+
     /// The new model and pods list, if the data changed; the publisher may send again.
     pub fn take(&self) -> Option<(Result<Model, String>, Listing)> {
         let c = lock(&self.cluster).take();
@@ -329,7 +347,8 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
             alive.clone(),
         )));
     }
-    let in_flight = Arc::new(AtomicBool::new(false));
+    // The last update's flag: set until the UI takes it.
+    let mut in_flight = Arc::new(AtomicBool::new(false));
     let mut tick = tokio::time::interval(COALESCE);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_sent: Option<LiveStatus> = None;
@@ -399,14 +418,10 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
         if cluster.is_none() && last_sent.as_ref() == Some(&status) {
             continue;
         }
-        in_flight.store(true, Ordering::Release);
         last_sent = Some(status.clone());
-        send(LiveUpdate {
-            feed,
-            status,
-            cluster: Arc::new(Mutex::new(cluster)),
-            in_flight: in_flight.clone(),
-        });
+        let update = LiveUpdate::new(feed, status, cluster);
+        in_flight = update.in_flight.clone();
+        send(update);
     }
     for t in tasks {
         t.abort();
