@@ -1,9 +1,10 @@
 //! Soak with the TUI attached (issue 7, item 5): `kexplore serve --no-demo --scenario` (six
 //! nodes) as a process, the kexplore TUI in a private tmux server on serve's kubeconfig, on
 //! view 5 with the pods list open (its watch keeps it current), while KEXPLORE_TUI_SOAK_CLIENTS
-//! (default 100) mTLS clients, each on its own connection, create, update and delete pods for
+//! (default 200) mTLS clients, each on its own connection, create, update and delete pods for
 //! KEXPLORE_TUI_SOAK_SECS (default 60). Checked:
-//! - the TUI stays alive and its RSS after warm-up stays under twice its warm-up value;
+//! - the TUI stays alive and its RSS stays under twice its value after warm-up (once the view
+//!   holds the load's steady number of pods);
 //! - the screen keeps changing (its event count grows during the load);
 //! - `1` then `5` are answered within `KEY_BOUND` during the load;
 //! - after the load its pod count equals the server's within `CONVERGE`;
@@ -223,7 +224,7 @@ fn tui_keeps_up_with_mtls_clients_writing_pods() {
         return;
     }
     let secs = env_or("KEXPLORE_TUI_SOAK_SECS", 60);
-    let clients = env_or("KEXPLORE_TUI_SOAK_CLIENTS", 100) as usize;
+    let clients = env_or("KEXPLORE_TUI_SOAK_CLIENTS", 200) as usize;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().expect("tempdir");
     let serve = Serve::start(dir.path());
@@ -261,10 +262,22 @@ fn tui_keeps_up_with_mtls_clients_writing_pods() {
         })
         .collect();
 
-    // Warm-up: the first sixth of the run (at least 5 s); then RSS is sampled every second.
-    let warm = Duration::from_secs((secs / 6).max(5));
+    // Warm-up: until the view holds the load's steady number of pods (every client at its
+    // `LIVE_PER_CLIENT`; memory follows the objects held) and at least a sixth of the run, at
+    // most half of it; then RSS is sampled every second.
     let end = started + Duration::from_secs(secs);
-    std::thread::sleep(warm);
+    let steady = clients * LIVE_PER_CLIENT;
+    loop {
+        let elapsed = started.elapsed();
+        let held = status_numbers(&tmux.screen()).map_or(0, |(p, _)| p);
+        if elapsed >= Duration::from_secs(secs / 2)
+            || (held >= steady && elapsed >= Duration::from_secs((secs / 6).max(5)))
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let warm = started.elapsed();
     let rss_warm = rss_kib(pid).expect("the TUI is alive after warm-up");
     let (_, events_warm) = status_numbers(&tmux.screen()).unwrap_or((0, 0));
     let mut rss_max = rss_warm;
@@ -303,8 +316,14 @@ fn tui_keeps_up_with_mtls_clients_writing_pods() {
     // The pod count follows the server's (deletions may still be finishing: poll both).
     let t = Instant::now();
     let (mut want, mut shown) = (None, None);
+    // When the server's own count last moved (pods deleted under load finish terminating).
+    let mut settled = Duration::ZERO;
     while t.elapsed() < CONVERGE {
-        want = server_pods(&serve, &rt);
+        let now = server_pods(&serve, &rt);
+        if now != want {
+            settled = t.elapsed();
+        }
+        want = now;
         shown = status_numbers(&tmux.screen()).map(|(p, _)| p);
         if want.is_some() && want == shown {
             break;
@@ -330,7 +349,8 @@ fn tui_keeps_up_with_mtls_clients_writing_pods() {
         ops as f64 / load_secs
     );
     println!(
-        "TUI-SOAK | RSS warm-up {rss_warm} KiB | max {rss_max} KiB ({:.2}×) | end {rss_end} KiB",
+        "TUI-SOAK | RSS after warm-up ({:.0} s) {rss_warm} KiB | max {rss_max} KiB ({:.2}×) | end {rss_end} KiB",
+        warm.as_secs_f64(),
         rss_max as f64 / rss_warm as f64
     );
     println!(
@@ -343,7 +363,7 @@ fn tui_keeps_up_with_mtls_clients_writing_pods() {
         n("largest_batch")
     );
     println!(
-        "TUI-SOAK | key latency: 1 → view 1 {:?}, 5 → view 5 {:?} | pod count converged {converge:?} after the load ({} pods)",
+        "TUI-SOAK | key latency: 1 → view 1 {:?}, 5 → view 5 {:?} | pod count equal {converge:?} after the load, the server's settled after {settled:?} ({} pods)",
         latencies.first(),
         latencies.get(1),
         want.unwrap_or(0)

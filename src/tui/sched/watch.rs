@@ -315,6 +315,54 @@ async fn reflect<T: Cached>(
     }
 }
 
+type Built = (Result<Model, String>, Listing);
+
+/// One thread that rebuilds the view's data for each coalesced update. The snapshot and the
+/// cycle are the costly part: never on a runtime worker the watches need, and always on the
+/// same thread, so the allocator keeps one arena warm instead of one per pooled thread.
+struct Rebuilder {
+    jobs: std::sync::mpsc::Sender<(Seed, tokio::sync::oneshot::Sender<Built>)>,
+}
+
+impl Rebuilder {
+    fn start() -> Option<Rebuilder> {
+        let (jobs, rx) = std::sync::mpsc::channel::<(Seed, tokio::sync::oneshot::Sender<Built>)>();
+        std::thread::Builder::new()
+            .name("view5-rebuild".into())
+            .spawn(move || {
+                // Ends when the publisher drops `jobs`.
+                for (seed, reply) in rx {
+                    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let live = seed.cluster();
+                        (Model::new(live.data), live.listing)
+                    }))
+                    // A bug in building the view must show, not freeze it on "watching".
+                    .unwrap_or_else(|p| {
+                        let why = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        (
+                            Err(format!("rebuilding the view failed: {why}")),
+                            Listing::default(),
+                        )
+                    });
+                    let _ = reply.send(built);
+                }
+            })
+            .ok()?;
+        Some(Rebuilder { jobs })
+    }
+
+    /// The view's data for `seed`; `None` if the thread is gone.
+    async fn build(&self, seed: Seed) -> Option<Built> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.jobs.send((seed, tx)).ok()?;
+        rx.await.ok()
+    }
+}
+
 /// Watches what `seed` listed and sends feed `feed`'s `LiveUpdate`s through `send` until the
 /// UI drops its `Feed`.
 pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUpdate)) {
@@ -354,6 +402,9 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
     let mut last_sent: Option<LiveStatus> = None;
     let mut resimulations = 0;
     let mut build_ms = 0;
+    let Some(rebuilder) = Rebuilder::start() else {
+        return;
+    };
     loop {
         tick.tick().await;
         if alive.strong_count() == 0 {
@@ -382,33 +433,12 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
                 s.pods = pods;
                 s.hidden.extend(notes);
                 resimulations += 1;
-                // Rebuilding the snapshot and the cycle is the costly part: not on a worker
-                // the watches need.
                 let t = Instant::now();
-                let built = tokio::task::spawn_blocking(move || {
-                    let live = s.cluster();
-                    (Model::new(live.data), live.listing)
-                })
-                .await;
+                let built = rebuilder.build(s).await;
                 build_ms = t.elapsed().as_millis() as u64;
                 match built {
-                    Ok(built) => Some(built),
-                    // A bug in building the view must show, not freeze it on "watching".
-                    Err(e) => {
-                        let why = e
-                            .try_into_panic()
-                            .ok()
-                            .and_then(|p| {
-                                p.downcast_ref::<String>()
-                                    .cloned()
-                                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                            })
-                            .unwrap_or_else(|| "cancelled".into());
-                        Some((
-                            Err(format!("rebuilding the view failed: {why}")),
-                            Listing::default(),
-                        ))
-                    }
+                    Some(built) => Some(built),
+                    None => break,
                 }
             }
             None => None,
