@@ -32,6 +32,9 @@ const RETRY_MAX: Duration = Duration::from_secs(30);
 
 static NEXT_FEED: AtomicU64 = AtomicU64::new(1);
 
+/// A rebuilt view: the model (or why it could not be built) and the pods list.
+pub type Built = (Result<Model, String>, Listing);
+
 /// The UI's hold on one watch: the watch runs while a clone of this exists.
 #[derive(Debug, Clone)]
 pub struct Feed {
@@ -83,16 +86,12 @@ pub struct LiveStatus {
 pub struct LiveUpdate {
     pub feed: u64,
     pub status: LiveStatus,
-    cluster: Arc<Mutex<Option<(Result<Model, String>, Listing)>>>,
+    cluster: Arc<Mutex<Option<Built>>>,
     in_flight: Arc<AtomicBool>,
 }
 
 impl LiveUpdate {
-    pub fn new(
-        feed: u64,
-        status: LiveStatus,
-        cluster: Option<(Result<Model, String>, Listing)>,
-    ) -> LiveUpdate {
+    pub fn new(feed: u64, status: LiveStatus, cluster: Option<Built>) -> LiveUpdate {
         LiveUpdate {
             feed,
             status,
@@ -107,7 +106,7 @@ impl LiveUpdate {
     }
 
     /// The new model and pods list, if the data changed; the publisher may send again.
-    pub fn take(&self) -> Option<(Result<Model, String>, Listing)> {
+    pub fn take(&self) -> Option<Built> {
         let c = lock(&self.cluster).take();
         self.in_flight.store(false, Ordering::Release);
         c
@@ -314,8 +313,6 @@ async fn reflect<T: Cached>(
         }
     }
 }
-
-type Built = (Result<Model, String>, Listing);
 
 /// One thread that rebuilds the view's data for each coalesced update. The snapshot and the
 /// cycle are the costly part: never on a runtime worker the watches need, and always on the
