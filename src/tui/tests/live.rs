@@ -413,3 +413,90 @@ fn view5_follows_the_cluster_by_watch() {
         .expect("the watch stops once the feed is dropped")
         .expect("task");
 }
+
+/// A user who may list nodes but not watch them keeps the listed nodes, with a note saying
+/// they are not kept current, while her pods are still watched.
+#[test]
+fn view5_names_a_watch_rbac_forbids_and_keeps_the_list() {
+    use crate::client::http::ApiClient;
+    use crate::tui::sched::{fetch, watch};
+    use std::time::{Duration, Instant};
+    let live = Live::start();
+    let own = live.own_kubeconfig();
+    let admin = live.context("own", &own);
+    let jane = live.context(
+        "jane",
+        &own.replace("current-context: kexplore-admin", "current-context: jane"),
+    );
+    live.rt.block_on(async {
+        let client = ApiClient::connect(&admin).await.expect("admin connects");
+        for (path, body) in [
+            (
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": "node-lister"},
+                    "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["nodes"]}]}),
+            ),
+            (
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": "developers-node-lister"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "node-lister"},
+                    "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "developers"}]}),
+            ),
+        ] {
+            let r = client
+                .send(
+                    reqwest::Method::POST,
+                    path,
+                    Some((serde_json::to_vec(&body).expect("json"), "application/json")),
+                )
+                .await
+                .expect("POST");
+            assert_eq!(r.status, 201, "{path}");
+        }
+    });
+    let (_, seed) = live
+        .rt
+        .block_on(fetch::fetch(
+            &jane,
+            None,
+            super::stepped_fixtures::app_pod(),
+        ))
+        .expect("she may list nodes");
+    let (feed, alive) = watch::Feed::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    live.rt.spawn(watch::follow(seed, feed.id, alive, move |u| {
+        let _ = tx.send(u);
+    }));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut noted = None;
+    while Instant::now() < deadline && noted.is_none() {
+        let Ok(u) = rx.recv_timeout(Duration::from_millis(500)) else {
+            continue;
+        };
+        if let Some((model, listing)) = u.take()
+            && let Some(n) = listing
+                .hidden
+                .iter()
+                .find(|h| h.starts_with("watch nodes:"))
+        {
+            assert_eq!(
+                model.expect("a model").snapshot.nodes.len(),
+                4,
+                "the list stays"
+            );
+            noted = Some((n.clone(), u.status.clone()));
+        }
+    }
+    let (note, status) = noted.expect("a note of the forbidden watch");
+    assert!(
+        note.contains("forbidden") && note.contains("not kept current"),
+        "{note}"
+    );
+    assert!(
+        matches!(&status.phase, watch::Phase::Forbidden(m) if m.contains("cannot watch resource \"nodes\"")),
+        "{status:?}"
+    );
+    drop(feed);
+}

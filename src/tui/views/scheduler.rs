@@ -277,7 +277,7 @@ fn watch_line(state: &AppState, live: &LiveState, theme: &Theme) -> Line<'static
         Phase::Watching => ("watching".to_string(), theme.ok),
         Phase::Relisting => ("re-listing…".to_string(), theme.warn),
         Phase::Ended(e) => (format!("watch ended: {e}; retrying"), theme.warn),
-        Phase::Forbidden(_) => ("not watched (RBAC forbids watch)".to_string(), theme.warn),
+        Phase::Forbidden(m) => (format!("not kept current: {m}"), theme.warn),
     };
     let last = match st.last_event_unix {
         Some(t) => format!("last event {}s ago", (state.now_unix - t).max(0)),
