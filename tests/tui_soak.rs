@@ -333,7 +333,8 @@ fn tui_keeps_up_with_mtls_clients_writing_pods() {
     let converge = t.elapsed();
     assert!(
         want.is_some() && want == shown,
-        "after the load the TUI shows {shown:?} pods, the server holds {want:?}"
+        "after the load the TUI shows {shown:?} pods, the server holds {want:?}:\n{}",
+        tmux.screen()
     );
     let rss_end = rss_kib(pid).expect("alive after the load");
     quit_and_check_restored(&tmux);

@@ -73,6 +73,7 @@ pub async fn fetch(
         ));
     }
     let seed = Seed {
+        ctx: ctx.clone(),
         api,
         watch_from: listed.watch_from,
         nodes: listed
@@ -99,6 +100,8 @@ pub async fn fetch(
 /// The listed cluster and what it takes to list it again, watch it and rebuild the view's data.
 #[derive(Debug, Clone)]
 pub struct Seed {
+    /// To connect again: the watches each get a connection of their own.
+    pub ctx: ResolvedContext,
     pub api: ApiClient,
     pub watch_from: WatchFrom,
     pub nodes: Vec<Node>,

@@ -18,6 +18,7 @@ use super::live::{Listing, key_of};
 use super::model::Model;
 use crate::client::cluster::{ListError, PAGE_SIZE, WatchEvent, list_all, watch};
 use crate::client::http::ApiClient;
+use crate::kubeconfig::ResolvedContext;
 
 /// How often the view may change while events arrive: a few times a second reads as live,
 /// and bounds the re-simulations whatever the event rate.
@@ -26,6 +27,8 @@ pub const COALESCE: Duration = Duration::from_millis(300);
 /// reflector renews its own after 5-10 minutes: much sooner here, because a stream that
 /// silently stops delivering (seen under heavy load) must not freeze the view for long.
 const RENEW: Duration = Duration::from_secs(10);
+/// How long a re-list may take before the connection is given up.
+const RELIST: Duration = Duration::from_secs(20);
 /// The first wait before watching again after an error; doubles up to `RETRY_MAX`.
 const RETRY: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(30);
@@ -227,25 +230,43 @@ fn apply<T: Cached>(cache: &Mutex<Cache>, event: WatchEvent<T>) -> bool {
 }
 
 /// One collection's list-then-watch loop, until the feed is dropped or RBAC forbids the watch.
+/// Each reflector has a client (and so a connection) of its own, replaced when a stream stayed
+/// silent for a whole `RENEW` or a list did not answer: a stuck connection is left behind.
 async fn reflect<T: Cached>(
-    api: ApiClient,
+    ctx: ResolvedContext,
+    mut api: ApiClient,
     path: String,
     mut rv: String,
     cache: Arc<Mutex<Cache>>,
     alive: Weak<()>,
 ) {
     let mut retry = RETRY;
+    let mut reconnect = true;
     while alive.strong_count() > 0 {
+        if std::mem::take(&mut reconnect) {
+            match ApiClient::connect(&ctx).await {
+                Ok(fresh) => api = fresh,
+                Err(e) => {
+                    *T::phase(&mut lock(&cache)) = Phase::Ended(e.to_string());
+                    reconnect = true;
+                    tokio::time::sleep(retry).await;
+                    retry = (retry * 2).min(RETRY_MAX);
+                    continue;
+                }
+            }
+        }
         *T::phase(&mut lock(&cache)) = Phase::Watching;
         let started = Instant::now();
         let mut relist = false;
         let mut seen = rv.clone();
+        let mut lines = 0u64;
         let watched = tokio::time::timeout(
             RENEW,
             watch::<T>(&api, &path, &rv, |e| {
                 if alive.strong_count() == 0 {
                     return false;
                 }
+                lines += 1;
                 match &e {
                     WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
                         if let Some(v) = o.resource_version() {
@@ -260,8 +281,12 @@ async fn reflect<T: Cached>(
             }),
         )
         .await
-        // Renewal time: the events so far were applied; continue from the last one.
-        .unwrap_or_else(|_| Ok(seen.clone()));
+        // Renewal time: the events so far were applied; continue from the last one, on a new
+        // connection if this one said nothing at all.
+        .unwrap_or_else(|_| {
+            reconnect = lines == 0;
+            Ok(seen.clone())
+        });
         match watched {
             // The server closed the stream (its timeout), or it was renewed: watch again from
             // where it got.
@@ -294,7 +319,16 @@ async fn reflect<T: Cached>(
             return;
         }
         *T::phase(&mut lock(&cache)) = Phase::Relisting;
-        match list_all::<T>(&api, &path, PAGE_SIZE).await {
+        let listed = tokio::time::timeout(RELIST, list_all::<T>(&api, &path, PAGE_SIZE))
+            .await
+            .unwrap_or_else(|_| {
+                reconnect = true;
+                Err(ListError::Request(format!(
+                    "no answer to the list within {}s",
+                    RELIST.as_secs()
+                )))
+            });
+        match listed {
             Ok(l) => {
                 let mut c = lock(&cache);
                 *T::map(&mut c) = l.items.into_iter().map(|o| (o.key(), o)).collect();
@@ -376,6 +410,7 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
         .filter(|_| std::env::var_os("EXP_NO_NODES").is_none())
     {
         tasks.push(tokio::spawn(reflect::<Node>(
+            seed.ctx.clone(),
             seed.api.clone(),
             path,
             rv,
@@ -385,6 +420,7 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
     }
     if let Some((path, rv)) = seed.watch_from.pods.clone() {
         tasks.push(tokio::spawn(reflect::<Pod>(
+            seed.ctx.clone(),
             seed.api.clone(),
             path,
             rv,
