@@ -1,7 +1,9 @@
 //! Rendering one frame of view 5 (the scheduler) with 5,000 nodes into ratatui's TestBackend at
 //! 120×40, at the nodes step (capacity bars), a filter step (per-plugin summary over all nodes)
 //! and a score step (stacked bars); and the cost of one what-if re-run. The target is one frame under 16 ms (60 frames a second);
-//! the result is recorded in docs/BENCHMARKS.md ("TUI").
+//! the result is recorded in docs/BENCHMARKS.md ("TUI"). On a watched cluster: a frame with the
+//! watch's status line, and the rebuild each coalesced update costs the publisher (off the UI
+//! thread; at most one per `watch::COALESCE`), recorded in docs/RELIABILITY.md (5b).
 //!
 //! Run: cargo bench --bench tui_scheduler
 
@@ -12,8 +14,10 @@ use kexplore::scheduler::KubeVersion;
 use kexplore::scheduler::generate::{PendingKind, cluster, pending_pod};
 use kexplore::tui::action::View;
 use kexplore::tui::keymap::KeyMap;
+use kexplore::tui::sched::LiveState;
 use kexplore::tui::sched::model::{ClusterData, Model};
 use kexplore::tui::sched::steps::Step;
+use kexplore::tui::sched::watch::{Feed, LiveStatus};
 use kexplore::tui::session::Source;
 use kexplore::tui::state::AppState;
 use kexplore::tui::theme::Theme;
@@ -69,6 +73,32 @@ fn benches(c: &mut Criterion) {
             })
         });
     }
+    // A watched cluster: the same frame with the watch's status line, and the publisher's
+    // rebuild (snapshot and cycle from the changed objects) for one coalesced update.
+    let (feed, _alive) = Feed::new();
+    s.sched.step = 0;
+    s.sched.live = Some(LiveState {
+        feed,
+        status: LiveStatus {
+            nodes: NODES,
+            pods: NODES * 8,
+            events: 123_456,
+            last_event_unix: Some(0),
+            ..Default::default()
+        },
+        applied: 42,
+    });
+    g.bench_function("frame_nodes_watched", |b| {
+        b.iter(|| {
+            term.draw(|f| views::draw(f, &s, &theme, &keymap))
+                .expect("draw");
+        })
+    });
+    s.sched.live = None;
+    let data = s.sched.model().map(|m| m.data.clone()).expect("model");
+    g.bench_function("live_update_rebuild", |b| {
+        b.iter(|| Model::new(data.clone()).expect("model"))
+    });
     // What a what-if key costs: the whole cycle again on the kept snapshot, in `update`.
     g.bench_function("whatif_rerun", |b| {
         b.iter(|| {

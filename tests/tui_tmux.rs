@@ -5,109 +5,13 @@
 //! off, cursor shown, cooked mode). Every wait is a bounded poll. Skipped, with a note, where
 //! tmux is not installed.
 
+mod tmux_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
-const WAIT: Duration = Duration::from_secs(15);
+use tmux_support::{Tmux, quit_and_check_restored, start_with, tmux_available};
 
-/// A private tmux server (its own socket), killed when the test ends however it ends.
-struct Tmux {
-    socket: String,
-    config: PathBuf,
-}
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("-f")
-            .arg(&self.config)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn text(&self, args: &[&str]) -> String {
-        String::from_utf8_lossy(&self.cmd(args).stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.text(&["capture-pane", "-p", "-t", "kx"])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "kx"];
-        args.extend_from_slice(keys);
-        let out = self.cmd(&args);
-        assert!(out.status.success(), "send-keys {keys:?} failed");
-    }
-
-    /// Polls until `pred` holds for the pane's text (or a format), or fails with the last text.
-    fn wait_for(
-        &self,
-        what: &str,
-        read: impl Fn(&Tmux) -> String,
-        pred: impl Fn(&str) -> bool,
-    ) -> String {
-        let start = Instant::now();
-        loop {
-            let text = read(self);
-            if pred(&text) {
-                return text;
-            }
-            if start.elapsed() > WAIT {
-                panic!("timed out waiting for {what}; last seen:\n{text}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn wait_screen(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        self.wait_for(what, Tmux::screen, pred)
-    }
-
-    /// Waits until every needle is on screen; on timeout names the ones still missing.
-    fn wait_all(&self, what: &str, needles: &[&str]) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            let missing: Vec<&&str> = needles.iter().filter(|n| !screen.contains(**n)).collect();
-            if missing.is_empty() {
-                return screen;
-            }
-            if start.elapsed() > WAIT {
-                panic!("timed out waiting for {what}: missing {missing:?} in\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
-
-fn tmux_available() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("sample-kubeconfigs")
-        .join(name)
-}
-
-/// Starts kexplore under a shell in a private tmux server of `cols`×`rows`. The shell prints
-/// kexplore's exit status on the normal screen, then waits for a line: that leaves time to
-/// read the terminal's modes after kexplore is gone, and the `read` only completes if the
-/// tty is back in cooked mode.
+/// kexplore on `kubeconfig` (see `tmux_support::start_with`).
 fn start(tag: &str, dir: &Path, kubeconfig: &Path, size: (u16, u16), env: &str) -> Tmux {
     start_with(
         tag,
@@ -118,81 +22,10 @@ fn start(tag: &str, dir: &Path, kubeconfig: &Path, size: (u16, u16), env: &str) 
     )
 }
 
-/// As `start`, with any kexplore arguments (already quoted for sh).
-fn start_with(tag: &str, dir: &Path, args: &str, size: (u16, u16), env: &str) -> Tmux {
-    // Keep the pane after the shell exits so its exit status can be read.
-    let config = dir.join("tmux.conf");
-    std::fs::write(&config, "set -g remain-on-exit on\nset -g status off\n").expect("tmux.conf");
-    let tmux = Tmux {
-        socket: format!("kexplore-test-{tag}-{}", std::process::id()),
-        config,
-    };
-    let bin = env!("CARGO_BIN_EXE_kexplore");
-    let command = format!(
-        "{env} sh -c '\"$0\" \"$@\"; s=$?; echo \"kexplore exited with status $s\"; read _; exit $s' '{bin}' {args}"
-    );
-    let (cols, rows) = (size.0.to_string(), size.1.to_string());
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "kx",
-        "-x",
-        &cols,
-        "-y",
-        &rows,
-        &command,
-    ]);
-    assert!(
-        out.status.success(),
-        "tmux new-session: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    tmux
-}
-
-/// Presses q and checks that everything the UI changed in the terminal is undone.
-fn quit_and_check_restored(tmux: &Tmux) {
-    tmux.keys(&["q"]);
-    let screen = tmux.wait_screen("kexplore to exit", |s| s.contains("kexplore exited"));
-    assert!(screen.contains("kexplore exited with status 0"), "{screen}");
-    assert!(
-        !screen.contains("Chain of trust")
-            && !screen.contains("Contexts (")
-            && !screen.contains("Nodes ("),
-        "the alternate screen is gone:\n{screen}"
-    );
-    let modes = tmux.text(&[
-        "display-message",
-        "-p",
-        "-t",
-        "kx",
-        "#{alternate_on} #{mouse_any_flag} #{mouse_button_flag} #{mouse_sgr_flag} #{cursor_flag}",
-    ]);
-    // While the UI runs these read "1 1 0 1 0": alternate screen, mouse capture (SGR), no cursor.
-    assert_eq!(
-        modes.trim(),
-        "0 0 0 0 1",
-        "alternate screen, mouse modes and cursor after exit"
-    );
-    // In raw mode Enter sends a bare CR and `read` would wait forever: the pane ending shows
-    // the tty is cooked again.
-    tmux.keys(&["Enter"]);
-    let dead = tmux.wait_for(
-        "the pane to end",
-        |t| {
-            t.text(&[
-                "display-message",
-                "-p",
-                "-t",
-                "kx",
-                "#{pane_dead} #{pane_dead_status}",
-            ])
-        },
-        |s| s.trim().starts_with('1'),
-    );
-    // tmux can mark a pane dead before it has reaped the process; the status, when known, is 0.
-    assert!(matches!(dead.trim(), "1" | "1 0"), "pane: {dead}");
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-kubeconfigs")
+        .join(name)
 }
 
 #[test]

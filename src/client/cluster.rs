@@ -73,6 +73,7 @@ pub async fn list_all<T: DeserializeOwned>(
         let mut items = Vec::new();
         let mut token: Option<String> = None;
         let mut pages = 0;
+        let mut rv = String::new();
         loop {
             let mut query = format!("limit={page_size}");
             if let Some(t) = &token {
@@ -97,10 +98,14 @@ pub async fn list_all<T: DeserializeOwned>(
             pages += 1;
             let mut v: serde_json::Value =
                 serde_json::from_slice(&resp.body).map_err(|e| ListError::Decode(e.to_string()))?;
-            let rv = v["metadata"]["resourceVersion"]
-                .as_str()
-                .unwrap_or("")
-                .to_string();
+            // Every page of a kube-apiserver list is served at the first page's version; a
+            // server whose later pages are newer would make a watch from the last one miss
+            // what changed in between (a pod deleted after page 1 stays forever). From the
+            // first, such changes come again, which a cache keyed by name absorbs.
+            let page_rv = v["metadata"]["resourceVersion"].as_str().unwrap_or("");
+            if rv.is_empty() {
+                rv = page_rv.to_string();
+            }
             let next = v["metadata"]["continue"]
                 .as_str()
                 .filter(|c| !c.is_empty())

@@ -22,6 +22,16 @@ pub struct LiveCluster {
     pub not_visible: Vec<String>,
     /// Pages fetched in all (`limit`/`continue`).
     pub pages: usize,
+    /// Where a watch of each listed collection continues from; `None` where RBAC hid it.
+    pub watch_from: WatchFrom,
+}
+
+/// A collection path and the resourceVersion its list was read at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WatchFrom {
+    pub nodes: Option<(String, String)>,
+    /// Cluster-wide pods, or only the namespace's when that is all RBAC allows.
+    pub pods: Option<(String, String)>,
 }
 
 /// The release to model for a server's gitVersion: its own when modelled, else the newest.
@@ -63,6 +73,7 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
         .unwrap_or_default();
     let mut not_visible = Vec::new();
     let mut pages = 0;
+    let mut watch_from = WatchFrom::default();
     let mut m = Manifests::default();
     let src = |file: &str| Source {
         file: file.to_string(),
@@ -78,6 +89,7 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
     .await?
     {
         pages += l.pages;
+        watch_from.nodes = Some(("/api/v1/nodes".to_string(), l.resource_version.clone()));
         m.nodes = l
             .items
             .into_iter()
@@ -109,6 +121,8 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
     };
     if let Some((l, file)) = pods {
         pages += l.pages;
+        let path = file.trim_start_matches("GET ").to_string();
+        watch_from.pods = Some((path, l.resource_version.clone()));
         m.pods = l.items.into_iter().map(|p| (p, src(&file))).collect();
     }
     if let Some(l) = list_or_note::<Namespace>(
@@ -129,6 +143,7 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
         version,
         not_visible,
         pages,
+        watch_from,
     })
 }
 

@@ -4,6 +4,7 @@
 use super::connection::probe::ConnectionReport;
 use super::sched::live::LiveCluster;
 use super::sched::model::ClusterData;
+use super::sched::watch::LiveUpdate;
 use super::state::LoadedContext;
 use crate::journey::build::Collected;
 
@@ -105,6 +106,8 @@ pub enum Action {
     ClusterLoaded(Payload<Result<ClusterData, String>>),
     /// View 5's live cluster arrived, with its pods to choose from (or could not be listed).
     LiveClusterLoaded(Payload<Result<LiveCluster, String>>),
+    /// View 5's watch: the live cluster changed (coalesced), or its watch's status did.
+    LiveChanged(Payload<LiveUpdate>),
     /// $EDITOR returned: the manifest's new text, or why it could not be read.
     ManifestEdited(Result<String, String>),
     /// `r`: run the current view's probe, journey or listing again.

@@ -32,6 +32,20 @@ pub enum AppEvent {
 /// How often the clock ticks (expiry countdowns) and the input thread checks for shutdown.
 const TICK: Duration = Duration::from_secs(1);
 const POLL: Duration = Duration::from_millis(100);
+/// At most one frame per this: whatever arrives meanwhile joins the next batch, so a flood of
+/// results (or a held key) costs one draw per frame, not one per message.
+pub const FRAME: Duration = Duration::from_millis(33);
+
+/// What the loop did, written as JSON to `$KEXPLORE_TUI_STATS` on exit (the soak test reads it).
+#[derive(Debug, Default, serde::Serialize)]
+struct LoopStats {
+    redraws: u64,
+    messages: u64,
+    largest_batch: usize,
+    live_updates_applied: u64,
+    watch_events: u64,
+    resimulations: u64,
+}
 
 pub fn now_unix() -> i64 {
     std::time::SystemTime::now()
@@ -47,6 +61,7 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
     let runner = EffectRunner::new(tx.clone(), state.kubeconfig_arc(), rt);
     let mut guard = TerminalGuard::enter()?;
     let mut input = Input::start(tx.clone());
+    let mut stats = LoopStats::default();
     let result = (|| -> io::Result<()> {
         let size = guard.terminal.size()?;
         state.size = (size.width, size.height);
@@ -56,8 +71,11 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
         guard
             .terminal
             .draw(|f| views::draw(f, &state, theme, &keymap))?;
+        let mut drawn_at = Instant::now();
         while !state.quit {
-            let batch = next_batch(&rx)?;
+            let batch = next_batch(&rx, drawn_at + FRAME)?;
+            stats.messages += batch.len() as u64;
+            stats.largest_batch = stats.largest_batch.max(batch.len());
             for ev in batch {
                 let Some(action) = to_action(ev, &state, &keymap) else {
                     continue;
@@ -85,13 +103,30 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
                 guard
                     .terminal
                     .draw(|f| views::draw(f, &state, theme, &keymap))?;
+                drawn_at = Instant::now();
+                stats.redraws += 1;
             }
         }
         Ok(())
     })();
     input.stop();
     drop(guard);
+    if let Some(live) = &state.sched.live {
+        stats.live_updates_applied = live.applied;
+        stats.watch_events = live.status.events;
+        stats.resimulations = live.status.resimulations;
+    }
+    write_stats(&stats);
     result
+}
+
+/// Best effort: the stats are a diagnostic, never a reason to fail the exit.
+fn write_stats(stats: &LoopStats) {
+    if let Some(path) = std::env::var_os("KEXPLORE_TUI_STATS")
+        && let Ok(text) = serde_json::to_string(stats)
+    {
+        let _ = std::fs::write(path, text + "\n");
+    }
 }
 
 /// The input thread and the flag that stops it.
@@ -115,12 +150,23 @@ impl Input {
     }
 }
 
-/// Blocks for the first event, then takes whatever else is already waiting.
-fn next_batch(rx: &Receiver<AppEvent>) -> io::Result<Vec<AppEvent>> {
-    let first = rx
-        .recv()
-        .map_err(|_| io::Error::other("the input thread stopped"))?;
+/// Blocks for the first event, then takes whatever else arrives before `not_before` (the
+/// next frame may not be drawn earlier) and whatever is already waiting.
+fn next_batch(rx: &Receiver<AppEvent>, not_before: Instant) -> io::Result<Vec<AppEvent>> {
+    let stopped = || io::Error::other("the input thread stopped");
+    let first = rx.recv().map_err(|_| stopped())?;
     let mut batch = vec![first];
+    loop {
+        let now = Instant::now();
+        if now >= not_before {
+            break;
+        }
+        match rx.recv_timeout(not_before - now) {
+            Ok(ev) => batch.push(ev),
+            Err(mpsc::RecvTimeoutError::Timeout) => break,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(stopped()),
+        }
+    }
     batch.extend(rx.try_iter());
     Ok(batch)
 }

@@ -114,7 +114,21 @@ impl EffectRunner {
                         Ok(ctx) => sched::fetch::fetch(&ctx, focus, *fallback).await,
                         Err(e) => Err(e),
                     };
-                    send(Action::LiveClusterLoaded(Payload::new(r)));
+                    match r {
+                        Ok((mut live, seed)) => {
+                            // The list is shown at once; the watch then keeps it current for
+                            // as long as the view holds the feed.
+                            let (feed, alive) = sched::watch::Feed::new();
+                            let id = feed.id;
+                            live.feed = Some(feed);
+                            send(Action::LiveClusterLoaded(Payload::new(Ok(live))));
+                            sched::watch::follow(seed, id, alive, |u| {
+                                send(Action::LiveChanged(Payload::new(u)))
+                            })
+                            .await;
+                        }
+                        Err(e) => send(Action::LiveClusterLoaded(Payload::new(Err(e)))),
+                    }
                 });
             }
             // The loop runs the editor itself (it owns the terminal).

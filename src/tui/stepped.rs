@@ -6,7 +6,9 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::action::{Action, View};
 use super::journey::STEP_COUNT;
+use super::sched::LiveState;
 use super::sched::model::{ClusterData, Model, Resource};
+use super::sched::watch::{LiveStatus, LiveUpdate};
 use super::state::AppState;
 use super::update::Effect;
 
@@ -61,6 +63,8 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
     };
     state.sched.loading = true;
     state.sched.focus_pod = focus.clone();
+    // The old watch stops: its updates would show the cluster around the previous pod.
+    state.sched.live = None;
     vec![Effect::LoadCluster {
         context: ctx,
         focus,
@@ -174,6 +178,15 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
                 Ok(live) => {
                     state.sched.listing = Some(live.listing.clone());
                     cluster_loaded(state, Ok(&live.data));
+                    state.sched.live = live.feed.clone().map(|feed| LiveState {
+                        feed,
+                        status: LiveStatus {
+                            nodes: live.data.nodes.len(),
+                            pods: live.listing.pods.len(),
+                            ..Default::default()
+                        },
+                        applied: 0,
+                    });
                 }
                 Err(e) => {
                     state.sched.listing = None;
@@ -187,6 +200,10 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
                 (Some(l), Some(f)) => l.pods.iter().position(|p| p.key == f).unwrap_or(0),
                 _ => 0,
             };
+            Vec::new()
+        }
+        Action::LiveChanged(u) => {
+            live_changed(state, &u.0);
             Vec::new()
         }
         Action::ManifestEdited(r) => {
@@ -341,6 +358,62 @@ fn cluster_loaded(state: &mut AppState, data: Result<&ClusterData, String>) {
     state.sched.step = 0;
     state.sched.cursor = 0;
     state.sched.reorder(predict(state));
+}
+
+/// The watch's coalesced update: the new cluster replaces the old one, keeping what the user
+/// set (what-if, step, sort, filter, the node and pod under the cursors).
+fn live_changed(state: &mut AppState, u: &LiveUpdate) {
+    let predict = predict(state);
+    let changed = u.take();
+    let s = &mut state.sched;
+    let Some(live) = s.live.as_mut().filter(|l| l.feed.id == u.feed) else {
+        return;
+    };
+    live.status = u.status.clone();
+    let Some((model, listing)) = changed else {
+        return;
+    };
+    live.applied += 1;
+    let node = s
+        .model()
+        .zip(s.selected_node())
+        .map(|(m, k)| m.snapshot.nodes[k].name.clone());
+    let pod = s
+        .listing
+        .as_ref()
+        .and_then(|l| l.pods.get(s.pod_cursor))
+        .map(|p| p.key.clone());
+    let model = model.map(|mut new| {
+        if let Some(old) = s.model() {
+            let mut w = old.whatif.clone();
+            w.selector = w
+                .selector
+                .and_then(|i| old.labels.get(i))
+                .and_then(|l| new.labels.iter().position(|x| x == l));
+            let rerun = !w.is_empty();
+            new.whatif = w;
+            if rerun {
+                new.rerun();
+            }
+        }
+        new
+    });
+    s.pod_cursor = pod
+        .and_then(|k| listing.pods.iter().position(|p| p.key == k))
+        .unwrap_or(s.pod_cursor)
+        .min(listing.pods.len().saturating_sub(1));
+    s.listing = Some(listing);
+    s.model = Some(model);
+    s.reorder(predict);
+    if let Some(name) = node
+        && let Some(m) = s.model()
+        && let Some(i) = s
+            .order
+            .iter()
+            .position(|&k| m.snapshot.nodes[k].name == name)
+    {
+        s.cursor = i;
+    }
 }
 
 /// Keys while view 5 shows the live cluster's pods (`w`): move, Enter simulates the pod.

@@ -47,6 +47,14 @@ pub enum Effect {
 const PAGE: usize = 10;
 
 pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
+    // View 5's data arrives whatever is open on screen: a help overlay or a question must not
+    // swallow it (an update not taken would stop the watch's feed).
+    if matches!(
+        action,
+        Action::LiveClusterLoaded(_) | Action::LiveChanged(_)
+    ) {
+        return stepped::handle(state, &action).unwrap_or_default();
+    }
     if let Some(effects) = write_question(state, &action) {
         return effects;
     }

@@ -1,24 +1,18 @@
-//! Where view 5's cluster comes from: the live server (`GET /api/v1/nodes`, `GET /api/v1/pods`,
-//! `GET /version` for the release to model) or manifest files (tests, benches). Either way the
+//! Where view 5's cluster comes from: the live server (nodes, pods and namespaces listed in
+//! pages by `client::snapshot`, `/version` for the release to model; `watch.rs` then keeps them
+//! current) or manifest files (tests, benches). Either way the
 //! objects go through the same manifest reader `kexplore schedule` uses, so a `kubectl get
 //! nodes,pods -o yaml` of the same state gives the same numbers there.
 
-use k8s_openapi::api::core::v1::Pod;
-use serde_json::Value;
+use k8s_openapi::api::core::v1::{Node, Pod};
 
 use super::live::{self, Listing, LiveCluster};
 use super::model::ClusterData;
 use crate::client::http::ApiClient;
+use crate::client::snapshot::{WatchFrom, fetch_live};
 use crate::kubeconfig::ResolvedContext;
 use crate::scheduler::KubeVersion;
-use crate::scheduler::manifests::Manifests;
-
-/// The release to model for a server's `/version`: its own when modelled, else the newest.
-pub fn version_for(git_version: &str) -> KubeVersion {
-    let t = git_version.trim_start_matches('v');
-    let mm: Vec<&str> = t.split(['.', '-', '+']).take(2).collect();
-    KubeVersion::parse(&mm.join(".")).unwrap_or_default()
-}
+use crate::scheduler::manifests::{Manifests, Source};
 
 /// Splits manifests into the cluster and the pod to place. `focus` (`ns/name`) picks a pod from
 /// the input, taken off its node; without one (or when absent) `fallback` is placed.
@@ -54,92 +48,103 @@ pub fn cluster_from(
     }
 }
 
-/// GET `path` as JSON; on a non-200 answer the status code and a plain message.
-async fn get_json(client: &ApiClient, path: &str) -> Result<Value, (u16, String)> {
-    let r = client.get(path).await.map_err(|e| (0, e.to_string()))?;
-    if r.status != 200 {
-        let msg = r
-            .json()
-            .and_then(|v| v["message"].as_str().map(str::to_string))
-            .unwrap_or_default();
-        return Err((r.status, format!("GET {path}: {} {msg}", r.status)));
-    }
-    r.json()
-        .ok_or_else(|| (r.status, format!("GET {path}: not JSON")))
-}
-
-/// The pods the user may list: every namespace's, else (403) the context namespace's, else
-/// none; each refusal becomes a note of what the simulation then does not see.
-async fn list_pods(
-    client: &ApiClient,
-    namespace: &str,
-    hidden: &mut Vec<String>,
-) -> Result<(String, Value), String> {
-    let all = "/api/v1/pods".to_string();
-    match get_json(client, &all).await {
-        Ok(v) => return Ok((all, v)),
-        Err((403, _)) => {}
-        Err((_, e)) => return Err(e),
-    }
-    let ns = format!("/api/v1/namespaces/{namespace}/pods");
-    match get_json(client, &ns).await {
-        Ok(v) => {
-            hidden.push(format!(
-                "RBAC: pods outside namespace {namespace} are hidden (list pods at cluster scope: forbidden); the simulation does not count their requests"
-            ));
-            Ok((ns, v))
-        }
-        Err((403, _)) => {
-            hidden.push(format!(
-                "RBAC: no pods could be listed (cluster scope and namespace {namespace}: forbidden); the nodes look empty to the simulation"
-            ));
-            Ok((
-                ns,
-                serde_json::json!({"kind": "PodList", "apiVersion": "v1", "items": []}),
-            ))
-        }
-        Err((_, e)) => Err(e),
-    }
-}
-
-/// Lists the live cluster's nodes and pods: the simulation's input and the pods to choose from.
+/// Lists the live cluster's nodes and pods in pages (`client::snapshot`): the simulation's
+/// input and the pods to choose from, and what a watch needs to keep them current.
 pub async fn fetch(
     ctx: &ResolvedContext,
     focus: Option<String>,
     fallback: Pod,
-) -> Result<LiveCluster, String> {
-    let client = ApiClient::connect(ctx).await.map_err(|e| e.to_string())?;
-    let version = get_json(&client, "/version")
+) -> Result<(LiveCluster, Seed), String> {
+    let api = ApiClient::connect(ctx).await.map_err(|e| e.to_string())?;
+    let listed = fetch_live(&api, &ctx.namespace)
         .await
-        .ok()
-        .and_then(|v| v["gitVersion"].as_str().map(version_for))
-        .unwrap_or_default();
-    let nodes = get_json(&client, "/api/v1/nodes")
-        .await
-        .map_err(|(code, e)| match code {
-            403 => format!(
-                "{e} — RBAC: this user may not list nodes, and the simulation needs them (ask for list on nodes, e.g. a ClusterRole with nodes: [get, list])"
-            ),
-            _ => e,
-        })?;
-    let mut hidden = Vec::new();
-    let (pods_path, pods) = list_pods(&client, &ctx.namespace, &mut hidden).await?;
-    let mut m = Manifests::default();
-    for (name, v) in [("/api/v1/nodes".to_string(), nodes), (pods_path, pods)] {
-        let text = serde_json::to_string(&v).map_err(|e| e.to_string())?;
-        m.add_text(&format!("GET {name}"), &text)
-            .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("listing the cluster: {e}"))?;
+    if listed.watch_from.nodes.is_none() {
+        let why = listed
+            .not_visible
+            .iter()
+            .find_map(|n| n.strip_prefix("nodes: "))
+            // The note's consequence is said better below.
+            .and_then(|n| n.split(" — ").next())
+            .unwrap_or("nodes: forbidden")
+            .to_string();
+        return Err(format!(
+            "{why} — RBAC: this user may not list nodes, and the simulation needs them (ask for list on nodes, e.g. a ClusterRole with nodes: [get, list, watch])"
+        ));
     }
-    let pods: Vec<Pod> = m.pods.iter().map(|(p, _)| p.clone()).collect();
-    let listing = Listing::new(&pods, hidden);
-    let data = cluster_from(
-        format!("{} ({})", ctx.cluster.server, ctx.context_name),
-        m,
-        focus.as_deref(),
+    let seed = Seed {
+        ctx: ctx.clone(),
+        api,
+        watch_from: listed.watch_from,
+        nodes: listed
+            .manifests
+            .nodes
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect(),
+        pods: listed
+            .manifests
+            .pods
+            .iter()
+            .map(|(p, _)| p.clone())
+            .collect(),
+        hidden: listed.not_visible,
+        source: format!("{} ({})", ctx.cluster.server, ctx.context_name),
+        focus,
         fallback,
-        version,
-    );
-    Ok(LiveCluster { data, listing })
+        version: listed.version,
+    };
+    Ok((seed.cluster(), seed))
+}
+
+/// The listed cluster and what it takes to list it again, watch it and rebuild the view's data.
+#[derive(Debug, Clone)]
+pub struct Seed {
+    /// To connect again: the watches each get a connection of their own.
+    pub ctx: ResolvedContext,
+    pub api: ApiClient,
+    pub watch_from: WatchFrom,
+    pub nodes: Vec<Node>,
+    /// Every pod listed, Pending and finished ones too.
+    pub pods: Vec<Pod>,
+    /// What RBAC hid, in plain words.
+    pub hidden: Vec<String>,
+    pub source: String,
+    pub focus: Option<String>,
+    pub fallback: Pod,
+    pub version: KubeVersion,
+}
+
+impl Seed {
+    /// The view's data for the current `nodes` and `pods`.
+    pub fn cluster(&self) -> LiveCluster {
+        let listing = Listing::new(&self.pods, self.hidden.clone());
+        let src = |file: &str| Source {
+            file: file.to_string(),
+            document: 1,
+        };
+        let m = Manifests {
+            nodes: self
+                .nodes
+                .iter()
+                .map(|n| (n.clone(), src("nodes")))
+                .collect(),
+            pods: self.pods.iter().map(|p| (p.clone(), src("pods"))).collect(),
+            ..Default::default()
+        };
+        let data = cluster_from(
+            self.source.clone(),
+            m,
+            self.focus.as_deref(),
+            self.fallback.clone(),
+            self.version,
+        );
+        LiveCluster {
+            data,
+            listing,
+            feed: None,
+        }
+    }
 }
 
 /// Reads manifest files (YAML or JSON) the way `kexplore schedule -f` does.
@@ -159,16 +164,4 @@ pub fn from_files(
         .collect::<Vec<_>>()
         .join(", ");
     Ok(cluster_from(source, m, focus, fallback, version))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn server_versions_map_to_modelled_releases() {
-        assert_eq!(version_for("v1.33.1-kexplore").to_string(), "v1.33");
-        assert_eq!(version_for("v1.30.2+k3s1").to_string(), "v1.30");
-        assert_eq!(version_for("garbage"), KubeVersion::default());
-    }
 }

@@ -1,11 +1,13 @@
 //! View 5 on a live cluster: the cluster's pods as a list to choose from — Pending pods (no
 //! `spec.nodeName`) first, then bound ones — and what the user's RBAC hid from the listing.
 //! Choosing a pod re-lists the cluster with that pod in focus; for a bound pod the view then
-//! sets the node the cluster chose beside the node the simulation picks.
+//! sets the node the cluster chose beside the node the simulation picks (`scheduler::why`).
 
 use k8s_openapi::api::core::v1::Pod;
 
 use super::model::ClusterData;
+use super::watch::Feed;
+use crate::scheduler::why::BoundPod;
 
 /// One pod of the live cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +18,10 @@ pub struct PodRow {
     pub node: Option<String>,
     /// `status.phase` as the server reported it, if it did.
     pub phase: Option<String>,
+    /// What `why::compare` needs beyond the node: `spec.schedulerName`, owner kinds, mirror.
+    pub scheduler_name: String,
+    pub owner_kinds: Vec<String>,
+    pub mirror: bool,
 }
 
 /// The pods to choose from, and notes of what could not be listed.
@@ -32,6 +38,8 @@ pub struct Listing {
 pub struct LiveCluster {
     pub data: ClusterData,
     pub listing: Listing,
+    /// The watch keeping it current; dropping the last clone stops it.
+    pub feed: Option<Feed>,
 }
 
 pub fn key_of(p: &Pod) -> String {
@@ -61,6 +69,23 @@ impl Listing {
                     .and_then(|s| s.node_name.clone())
                     .filter(|n| !n.is_empty()),
                 phase: p.status.as_ref().and_then(|s| s.phase.clone()),
+                scheduler_name: p
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.scheduler_name.clone())
+                    .unwrap_or_default(),
+                owner_kinds: p
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .map(|o| o.kind.clone())
+                    .collect(),
+                mirror: p
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
             })
             .collect();
         rows.sort_by(|a, b| (a.node.is_some(), &a.key).cmp(&(b.node.is_some(), &b.key)));
@@ -71,27 +96,15 @@ impl Listing {
         self.pods.iter().filter(|p| p.node.is_none()).count()
     }
 
-    /// Where the cluster bound pod `key`, if it did.
-    pub fn bound_to(&self, key: &str) -> Option<&str> {
-        self.pods
-            .iter()
-            .find(|p| p.key == key)
-            .and_then(|p| p.node.as_deref())
-    }
-}
-
-/// The one-line comparison for a bound pod: the cluster's choice beside the simulation's.
-pub fn comparison(cluster: &str, simulated: Option<&str>) -> String {
-    match simulated {
-        Some(s) if s == cluster => {
-            format!("✓ scheduled by the cluster to {cluster}; the simulation picks {s} too")
-        }
-        Some(s) => format!(
-            "! scheduled by the cluster to {cluster}; the simulation picks {s} (the state, profile or plugins may differ)"
-        ),
-        None => {
-            format!("! scheduled by the cluster to {cluster}; in the simulation no node fits now")
-        }
+    /// Pod `key` as `why::compare` needs it, when the cluster bound it.
+    pub fn bound(&self, key: &str) -> Option<BoundPod> {
+        let p = self.pods.iter().find(|p| p.key == key)?;
+        Some(BoundPod {
+            node: p.node.clone()?,
+            scheduler_name: p.scheduler_name.clone(),
+            owner_kinds: p.owner_kinds.clone(),
+            mirror: p.mirror,
+        })
     }
 }
 
@@ -124,14 +137,7 @@ mod tests {
         let keys: Vec<&str> = l.pods.iter().map(|p| p.key.as_str()).collect();
         assert_eq!(keys, ["default/c", "default/z", "default/a", "default/b"]);
         assert_eq!(l.pending(), 2);
-        assert_eq!(l.bound_to("default/b"), Some("node-1"));
-        assert_eq!(l.bound_to("default/c"), None);
-    }
-
-    #[test]
-    fn comparison_says_same_or_different() {
-        assert!(comparison("node-3", Some("node-3")).starts_with("✓"));
-        assert!(comparison("node-3", Some("node-1")).contains("the simulation picks node-1"));
-        assert!(comparison("node-3", None).contains("no node fits"));
+        assert_eq!(l.bound("default/b").map(|b| b.node), Some("node-1".into()));
+        assert!(l.bound("default/c").is_none());
     }
 }

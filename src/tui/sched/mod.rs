@@ -9,6 +9,7 @@ pub mod formula_pods;
 pub mod live;
 pub mod model;
 pub mod steps;
+pub mod watch;
 
 use model::Model;
 use steps::Step;
@@ -64,6 +65,18 @@ pub struct SchedState {
     pub pods_open: bool,
     /// Index into `listing.pods`.
     pub pod_cursor: usize,
+    /// The watch keeping a live cluster current, and what it last said.
+    pub live: Option<LiveState>,
+}
+
+/// A live cluster's watch as the view knows it.
+#[derive(Debug)]
+pub struct LiveState {
+    /// Dropping it stops the watch.
+    pub feed: watch::Feed,
+    pub status: watch::LiveStatus,
+    /// Updates applied to the view (each a new model and pods list).
+    pub applied: u64,
 }
 
 impl SchedState {

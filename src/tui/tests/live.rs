@@ -266,6 +266,11 @@ fn view5_lists_what_rbac_allows_and_names_what_it_hid() {
         denied.contains("RBAC: this user may not list nodes"),
         "{denied}"
     );
+    // The server's own words first, then what it means here.
+    assert!(
+        denied.starts_with("nodes is forbidden: User \"jane\" cannot list resource \"nodes\""),
+        "{denied}"
+    );
     live.rt.block_on(async {
         let client = ApiClient::connect(&admin).await.expect("admin connects");
         for (path, body) in [
@@ -294,15 +299,22 @@ fn view5_lists_what_rbac_allows_and_names_what_it_hid() {
             assert_eq!(r.status, 201, "{path}");
         }
     });
-    let live_cluster = live
+    let (live_cluster, seed) = live
         .rt
         .block_on(fetch::fetch(&jane, None, pod))
         .expect("nodes may be listed now");
     assert_eq!(live_cluster.data.nodes.len(), 4);
+    // The watch continues her namespace's pods, the only pods she could list.
+    assert_eq!(
+        seed.watch_from.pods.as_ref().map(|(p, _)| p.as_str()),
+        Some("/api/v1/namespaces/default/pods")
+    );
     let l = &live_cluster.listing;
-    assert_eq!(l.hidden.len(), 1, "{:?}", l.hidden);
     assert!(
-        l.hidden[0].contains("pods outside namespace default are hidden"),
+        l.hidden.iter().any(
+            |h| h.starts_with("pods in all namespaces: pods is forbidden")
+                && h.contains("only namespace \"default\" is listed")
+        ),
         "{:?}",
         l.hidden
     );
@@ -311,4 +323,180 @@ fn view5_lists_what_rbac_allows_and_names_what_it_hid() {
         "only her namespace's pods: {:?}",
         l.pods
     );
+}
+
+/// View 5 kept current: after the list, pods created and deleted through the API reach the
+/// view as coalesced updates (a new model and pods list), and dropping the feed stops the watch.
+#[test]
+fn view5_follows_the_cluster_by_watch() {
+    use crate::client::http::ApiClient;
+    use crate::tui::sched::{fetch, watch};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    let live = Live::start();
+    let admin = live.context("own", &live.own_kubeconfig());
+    let pod = super::stepped_fixtures::app_pod();
+    let (listed, seed) = live
+        .rt
+        .block_on(fetch::fetch(&admin, None, pod))
+        .expect("the admin lists the cluster");
+    let before = listed.listing.pods.len();
+    let (feed, alive) = watch::Feed::new();
+    let (tx, rx) = mpsc::channel();
+    let id = feed.id;
+    let task = live.rt.spawn(watch::follow(seed, id, alive, move |u| {
+        let _ = tx.send(u);
+    }));
+    let client = live
+        .rt
+        .block_on(ApiClient::connect(&admin))
+        .expect("client");
+    let send = |method: reqwest::Method, path: &str, body: Option<serde_json::Value>| {
+        live.rt
+            .block_on(client.send(
+                method,
+                path,
+                body.map(|b| (serde_json::to_vec(&b).expect("json"), "application/json")),
+            ))
+            .expect("request")
+            .status
+    };
+    for i in 0..5 {
+        let p = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("w{i}"), "namespace": "default"},
+            "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "i"}]}});
+        assert_eq!(
+            send(
+                reqwest::Method::POST,
+                "/api/v1/namespaces/default/pods",
+                Some(p)
+            ),
+            201
+        );
+    }
+    assert_eq!(
+        send(
+            reqwest::Method::DELETE,
+            "/api/v1/namespaces/default/pods/w0",
+            None
+        ),
+        200
+    );
+    // Updates come until the view holds the four pods still there; each is taken, as the UI
+    // does, or the publisher would send nothing more.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = None;
+    while Instant::now() < deadline {
+        let Ok(u) = rx.recv_timeout(Duration::from_millis(500)) else {
+            continue;
+        };
+        assert_eq!(u.feed, id);
+        if let Some((model, listing)) = u.take() {
+            assert!(model.is_ok());
+            let keys: Vec<&str> = listing.pods.iter().map(|p| p.key.as_str()).collect();
+            if keys.iter().filter(|k| k.starts_with("default/w")).count() == 4
+                && !keys.contains(&"default/w0")
+            {
+                seen = Some((listing.pods.len(), u.status.clone()));
+                break;
+            }
+        }
+    }
+    let (now, status) = seen.expect("the watch delivered the new pods");
+    assert_eq!(now, before + 4);
+    assert_eq!(status.phase, watch::Phase::Watching);
+    assert!(status.events >= 6, "{status:?}");
+    assert!(status.resimulations >= 1);
+    drop(feed);
+    live.rt
+        .block_on(async { tokio::time::timeout(Duration::from_secs(5), task).await })
+        .expect("the watch stops once the feed is dropped")
+        .expect("task");
+}
+
+/// A user who may list nodes but not watch them keeps the listed nodes, with a note saying
+/// they are not kept current, while her pods are still watched.
+#[test]
+fn view5_names_a_watch_rbac_forbids_and_keeps_the_list() {
+    use crate::client::http::ApiClient;
+    use crate::tui::sched::{fetch, watch};
+    use std::time::{Duration, Instant};
+    let live = Live::start();
+    let own = live.own_kubeconfig();
+    let admin = live.context("own", &own);
+    let jane = live.context(
+        "jane",
+        &own.replace("current-context: kexplore-admin", "current-context: jane"),
+    );
+    live.rt.block_on(async {
+        let client = ApiClient::connect(&admin).await.expect("admin connects");
+        for (path, body) in [
+            (
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": "node-lister"},
+                    "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["nodes"]}]}),
+            ),
+            (
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": "developers-node-lister"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "node-lister"},
+                    "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "developers"}]}),
+            ),
+        ] {
+            let r = client
+                .send(
+                    reqwest::Method::POST,
+                    path,
+                    Some((serde_json::to_vec(&body).expect("json"), "application/json")),
+                )
+                .await
+                .expect("POST");
+            assert_eq!(r.status, 201, "{path}");
+        }
+    });
+    let (_, seed) = live
+        .rt
+        .block_on(fetch::fetch(
+            &jane,
+            None,
+            super::stepped_fixtures::app_pod(),
+        ))
+        .expect("she may list nodes");
+    let (feed, alive) = watch::Feed::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    live.rt.spawn(watch::follow(seed, feed.id, alive, move |u| {
+        let _ = tx.send(u);
+    }));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut noted = None;
+    while Instant::now() < deadline && noted.is_none() {
+        let Ok(u) = rx.recv_timeout(Duration::from_millis(500)) else {
+            continue;
+        };
+        if let Some((model, listing)) = u.take()
+            && let Some(n) = listing
+                .hidden
+                .iter()
+                .find(|h| h.starts_with("watch nodes:"))
+        {
+            assert_eq!(
+                model.expect("a model").snapshot.nodes.len(),
+                4,
+                "the list stays"
+            );
+            noted = Some((n.clone(), u.status.clone()));
+        }
+    }
+    let (note, status) = noted.expect("a note of the forbidden watch");
+    assert!(
+        note.contains("forbidden") && note.contains("not kept current"),
+        "{note}"
+    );
+    assert!(
+        matches!(&status.phase, watch::Phase::Forbidden(m) if m.contains("cannot watch resource \"nodes\"")),
+        "{status:?}"
+    );
+    drop(feed);
 }

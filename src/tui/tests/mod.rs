@@ -6,6 +6,7 @@ mod formulas;
 mod journey_data;
 mod journey_write;
 mod live;
+mod live_updates;
 mod render;
 mod render_finish;
 mod render_stepped;

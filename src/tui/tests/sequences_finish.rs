@@ -91,8 +91,9 @@ fn w_lists_pending_then_bound_pods_and_enter_simulates_the_chosen_one() {
         s.sched
             .listing
             .as_ref()
-            .and_then(|l| l.bound_to("demo/workload-node-2")),
-        Some("node-2")
+            .and_then(|l| l.bound("demo/workload-node-2"))
+            .map(|b| b.node),
+        Some("node-2".to_string())
     );
     press(&mut s, &[Char('w'), Char('w')]);
     assert!(!s.sched.pods_open, "w toggles");

@@ -213,5 +213,6 @@ pub fn demo_live(focus: Option<&str>) -> crate::tui::sched::live::LiveCluster {
     LiveCluster {
         data,
         listing: Listing::new(&pods, vec![]),
+        feed: None,
     }
 }

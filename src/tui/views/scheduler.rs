@@ -11,9 +11,12 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::connection::SPINNER;
 use super::{ellipsize, inner_width, pane};
 use super::{scheduler_pods, scheduler_rows};
+use crate::scheduler::why::{self, BoundPod};
+use crate::tui::sched::LiveState;
+use crate::tui::sched::formula;
 use crate::tui::sched::model::{Model, Resource, cpu_text, memory_text};
 use crate::tui::sched::steps::{self, Step};
-use crate::tui::sched::{formula, live};
+use crate::tui::sched::watch::Phase;
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
@@ -39,8 +42,9 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
         _ if state.sched.formula => PANEL.min(body.height / 3),
         _ => 0,
     };
+    let head = 3 + u16::from(state.sched.live.is_some());
     Layout::vertical([
-        Constraint::Length(3),
+        Constraint::Length(head),
         Constraint::Length(3),
         Constraint::Min(3),
         Constraint::Length(panel),
@@ -195,24 +199,32 @@ fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: 
     } else if let Some(l) = &state.sched.listing {
         lines.push(live_line(state, l, m, theme));
     }
+    if let Some(live) = &state.sched.live {
+        lines.push(watch_line(state, live, theme));
+    }
     frame.render_widget(Paragraph::new(lines), area);
 }
 
+/// The bound pod in focus, as the cluster placed it.
+fn bound_pod(state: &AppState, m: &Model) -> Option<BoundPod> {
+    let focus = state.sched.focus_pod.as_deref()?;
+    if focus != m.trace.pod.as_str() {
+        return None;
+    }
+    state.sched.listing.as_ref()?.bound(focus)
+}
+
 /// The head's third line on a live cluster: for a bound pod the cluster's choice beside the
-/// simulation's, else what `w` offers, else what RBAC hid.
+/// simulation's (`why::compare`, its first reason; the result panel has the rest), else what
+/// `w` offers, else what RBAC hid.
 fn live_line(
     state: &AppState,
     l: &crate::tui::sched::live::Listing,
     m: &Model,
     theme: &Theme,
 ) -> Line<'static> {
-    let bound = state
-        .sched
-        .focus_pod
-        .as_deref()
-        .filter(|f| *f == m.trace.pod.as_str())
-        .and_then(|f| l.bound_to(f));
-    if let Some(node) = bound {
+    if let Some(bound) = bound_pod(state, m) {
+        let node = &bound.node;
         // Before the result the pick stays hidden: a room may still be guessing.
         if !matches!(state.sched.current(predict(state)), Some(Step::Result)) {
             return Line::styled(
@@ -222,11 +234,26 @@ fn live_line(
                 theme.muted,
             );
         }
-        let text = live::comparison(node, m.trace.selected.as_deref());
-        let style = if text.starts_with('✓') {
-            theme.ok
-        } else {
-            theme.warn
+        let c = why::compare(&m.trace, &bound, 0);
+        let (text, style) = match (&c.simulated, c.agrees) {
+            (Some(s), true) => (
+                format!("✓ scheduled by the cluster to {node}; the simulation picks {s} too"),
+                theme.ok,
+            ),
+            (Some(s), false) => (
+                format!(
+                    "! scheduled by the cluster to {node}; the simulation picks {s} — {}",
+                    c.reasons.first().map_or("", String::as_str)
+                ),
+                theme.warn,
+            ),
+            (None, _) => (
+                format!(
+                    "! scheduled by the cluster to {node}; in the simulation no node fits now — {}",
+                    c.reasons.first().map_or("", String::as_str)
+                ),
+                theme.warn,
+            ),
         };
         return Line::styled(format!(" {text}"), style);
     }
@@ -241,6 +268,32 @@ fn live_line(
         ),
         theme.muted,
     )
+}
+
+/// The head's last line while a watch keeps the cluster current.
+fn watch_line(state: &AppState, live: &LiveState, theme: &Theme) -> Line<'static> {
+    let st = &live.status;
+    let (phase, style) = match &st.phase {
+        Phase::Watching => ("watching".to_string(), theme.ok),
+        Phase::Relisting => ("re-listing…".to_string(), theme.warn),
+        Phase::Ended(e) => (format!("watch ended: {e}; retrying"), theme.warn),
+        Phase::Forbidden(m) => (format!("not kept current: {m}"), theme.warn),
+    };
+    let last = match st.last_event_unix {
+        Some(t) => format!("last event {}s ago", (state.now_unix - t).max(0)),
+        None => "no event yet".to_string(),
+    };
+    Line::from(vec![
+        Span::styled(" live · ", theme.muted),
+        Span::styled(phase, style),
+        Span::styled(
+            format!(
+                " · {} nodes · {} pods · {} events · {} updates ({} ms) · {last}",
+                st.nodes, st.pods, st.events, live.applied, st.build_ms
+            ),
+            theme.muted,
+        ),
+    ])
 }
 
 fn draw_summary(
@@ -445,6 +498,7 @@ fn draw_panel(
                         theme.muted,
                     ));
                 }
+                why_lines(&mut lines, state, m, width, theme);
             }
             None => {
                 if let Some(msg) = &t.message {
@@ -468,6 +522,40 @@ fn draw_panel(
         }
     }
     frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+}
+
+/// For a bound pod the simulation disagrees with: how the cluster's node fared here and why
+/// the two may differ, a line each, most specific first.
+fn why_lines(
+    lines: &mut Vec<Line<'static>>,
+    state: &AppState,
+    m: &Model,
+    width: usize,
+    theme: &Theme,
+) {
+    let Some(bound) = bound_pod(state, m) else {
+        return;
+    };
+    let c = why::compare(&m.trace, &bound, 0);
+    if c.agrees {
+        return;
+    }
+    lines.push(Line::styled(
+        ellipsize(
+            &format!(
+                "! the cluster chose {}: here it is {}",
+                c.actual, c.actual_in_simulation
+            ),
+            width,
+        ),
+        theme.warn,
+    ));
+    for r in c.reasons.iter().take(2) {
+        lines.push(Line::styled(
+            ellipsize(&format!("  · {r}"), width),
+            theme.text,
+        ));
+    }
 }
 
 /// The formula `f` shows for the node under the cursor: the current score step's plugin, or

@@ -1,0 +1,492 @@
+//! View 5 kept current, as client-go's reflector keeps an informer's cache: after the paged
+//! list, one watch per collection from the list's resourceVersion (bookmarks on); a 410 Gone or
+//! a broken stream means list again and watch from there. Events change a cache here, never
+//! the screen: every `COALESCE` a publisher rebuilds the view's data and re-runs the simulation
+//! off the UI thread, and sends it only when the UI has taken the previous one. So at most one
+//! update is ever queued, and a UI that falls behind skips intermediate states (latest wins).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use serde::de::DeserializeOwned;
+
+use super::fetch::Seed;
+use super::live::{Listing, key_of};
+use super::model::Model;
+use crate::client::cluster::{ListError, PAGE_SIZE, WatchEvent, list_all, watch};
+use crate::client::http::ApiClient;
+use crate::kubeconfig::ResolvedContext;
+
+/// How often the view may change while events arrive: a few times a second reads as live,
+/// and bounds the re-simulations whatever the event rate.
+pub const COALESCE: Duration = Duration::from_millis(300);
+/// A watch is renewed (from the last resourceVersion seen) after this long, as client-go's
+/// reflector renews its own after 5-10 minutes: much sooner here, because a stream that
+/// silently stops delivering (seen under heavy load) must not freeze the view for long.
+const RENEW: Duration = Duration::from_secs(10);
+/// How long a re-list may take before the connection is given up.
+const RELIST: Duration = Duration::from_secs(20);
+/// The first wait before watching again after an error; doubles up to `RETRY_MAX`.
+const RETRY: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+static NEXT_FEED: AtomicU64 = AtomicU64::new(1);
+
+/// A rebuilt view: the model (or why it could not be built) and the pods list.
+pub type Built = (Result<Model, String>, Listing);
+
+/// The UI's hold on one watch: the watch runs while a clone of this exists.
+#[derive(Debug, Clone)]
+pub struct Feed {
+    pub id: u64,
+    _alive: Arc<()>,
+}
+
+impl Feed {
+    pub fn new() -> (Feed, Weak<()>) {
+        let alive = Arc::new(());
+        let weak = Arc::downgrade(&alive);
+        let id = NEXT_FEED.fetch_add(1, Ordering::Relaxed);
+        (Feed { id, _alive: alive }, weak)
+    }
+}
+
+/// Where one collection's watch stands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Phase {
+    #[default]
+    Watching,
+    Relisting,
+    /// The stream failed; the reflector retries after a pause.
+    Ended(String),
+    /// RBAC allows the list but not the watch: the listed data stays, not kept current.
+    Forbidden(String),
+}
+
+/// What the status line says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LiveStatus {
+    /// The worse of the nodes' and the pods' phases.
+    pub phase: Phase,
+    pub nodes: usize,
+    pub pods: usize,
+    /// Watch events applied to the cache (bookmarks not counted).
+    pub events: u64,
+    /// When the last one arrived (seconds since the Unix epoch).
+    pub last_event_unix: Option<i64>,
+    /// Times the publisher re-ran the simulation on changed data.
+    pub resimulations: u64,
+    /// How long the last rebuild (view data, snapshot, cycle) took, in milliseconds.
+    pub build_ms: u64,
+}
+
+/// One coalesced change for the UI. The model travels in a slot the UI empties, since actions
+/// are shared, not moved; taking it tells the publisher the UI is ready for the next one.
+#[derive(Debug, Clone)]
+pub struct LiveUpdate {
+    pub feed: u64,
+    pub status: LiveStatus,
+    cluster: Arc<Mutex<Option<Built>>>,
+    in_flight: Arc<AtomicBool>,
+}
+
+impl LiveUpdate {
+    pub fn new(feed: u64, status: LiveStatus, cluster: Option<Built>) -> LiveUpdate {
+        LiveUpdate {
+            feed,
+            status,
+            cluster: Arc::new(Mutex::new(cluster)),
+            in_flight: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    /// Whether the UI has taken it (the publisher's cue to send the next one).
+    pub fn taken(&self) -> bool {
+        !self.in_flight.load(Ordering::Acquire)
+    }
+
+    /// The new model and pods list, if the data changed; the publisher may send again.
+    pub fn take(&self) -> Option<Built> {
+        let c = lock(&self.cluster).take();
+        self.in_flight.store(false, Ordering::Release);
+        c
+    }
+}
+
+/// The reflectors' cache: the objects as last seen, and whether the view has seen them.
+#[derive(Default)]
+struct Cache {
+    nodes: BTreeMap<String, Node>,
+    pods: BTreeMap<String, Pod>,
+    node_phase: Phase,
+    pod_phase: Phase,
+    dirty: bool,
+    events: u64,
+    last_event_unix: Option<i64>,
+    /// Notes of watches RBAC refused, added to what the listing says it hid.
+    notes: Vec<String>,
+}
+
+impl Cache {
+    fn status(&self) -> LiveStatus {
+        let rank = |p: &Phase| match p {
+            Phase::Watching => 0,
+            Phase::Forbidden(_) => 1,
+            Phase::Relisting => 2,
+            Phase::Ended(_) => 3,
+        };
+        let phase = if rank(&self.node_phase) >= rank(&self.pod_phase) {
+            &self.node_phase
+        } else {
+            &self.pod_phase
+        };
+        LiveStatus {
+            phase: phase.clone(),
+            nodes: self.nodes.len(),
+            pods: self.pods.len(),
+            events: self.events,
+            last_event_unix: self.last_event_unix,
+            resimulations: 0,
+            build_ms: 0,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not stop the view from updating: the data is still whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A collection the reflector keeps: how its objects are keyed and where they live.
+trait Cached: DeserializeOwned + Send + 'static {
+    const WHAT: &'static str;
+    fn key(&self) -> String;
+    fn resource_version(&self) -> Option<&str>;
+    fn map(c: &mut Cache) -> &mut BTreeMap<String, Self>;
+    fn phase(c: &mut Cache) -> &mut Phase;
+}
+
+impl Cached for Node {
+    const WHAT: &'static str = "nodes";
+    fn key(&self) -> String {
+        self.metadata.name.clone().unwrap_or_default()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
+    }
+    fn map(c: &mut Cache) -> &mut BTreeMap<String, Node> {
+        &mut c.nodes
+    }
+    fn phase(c: &mut Cache) -> &mut Phase {
+        &mut c.node_phase
+    }
+}
+
+impl Cached for Pod {
+    const WHAT: &'static str = "pods";
+    fn key(&self) -> String {
+        key_of(self)
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
+    }
+    fn map(c: &mut Cache) -> &mut BTreeMap<String, Pod> {
+        &mut c.pods
+    }
+    fn phase(c: &mut Cache) -> &mut Phase {
+        &mut c.pod_phase
+    }
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Applies one event; false when it asks for a new list (an `ERROR` event, usually 410 Gone).
+fn apply<T: Cached>(cache: &Mutex<Cache>, event: WatchEvent<T>) -> bool {
+    let mut c = lock(cache);
+    match event {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+            T::map(&mut c).insert(o.key(), o);
+        }
+        WatchEvent::Deleted(o) => {
+            T::map(&mut c).remove(&o.key());
+        }
+        WatchEvent::Bookmark(_) => return true,
+        WatchEvent::Error { code, message } => {
+            *T::phase(&mut c) = Phase::Ended(format!("{code} {message}"));
+            return false;
+        }
+    }
+    c.events += 1;
+    c.dirty = true;
+    c.last_event_unix = Some(now_unix());
+    true
+}
+
+/// One collection's list-then-watch loop, until the feed is dropped or RBAC forbids the watch.
+/// Each reflector has a client (and so a connection) of its own, replaced when a stream stayed
+/// silent for a whole `RENEW` or a list did not answer: a stuck connection is left behind.
+async fn reflect<T: Cached>(
+    ctx: ResolvedContext,
+    mut api: ApiClient,
+    path: String,
+    mut rv: String,
+    cache: Arc<Mutex<Cache>>,
+    alive: Weak<()>,
+) {
+    let mut retry = RETRY;
+    let mut reconnect = true;
+    while alive.strong_count() > 0 {
+        if std::mem::take(&mut reconnect) {
+            match ApiClient::connect(&ctx).await {
+                Ok(fresh) => api = fresh,
+                Err(e) => {
+                    *T::phase(&mut lock(&cache)) = Phase::Ended(e.to_string());
+                    reconnect = true;
+                    tokio::time::sleep(retry).await;
+                    retry = (retry * 2).min(RETRY_MAX);
+                    continue;
+                }
+            }
+        }
+        *T::phase(&mut lock(&cache)) = Phase::Watching;
+        let started = Instant::now();
+        let mut relist = false;
+        let mut seen = rv.clone();
+        let mut lines = 0u64;
+        let watched = tokio::time::timeout(
+            RENEW,
+            watch::<T>(&api, &path, &rv, |e| {
+                if alive.strong_count() == 0 {
+                    return false;
+                }
+                lines += 1;
+                match &e {
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+                        if let Some(v) = o.resource_version() {
+                            seen = v.to_string();
+                        }
+                    }
+                    WatchEvent::Bookmark(v) if !v.is_empty() => seen = v.clone(),
+                    _ => {}
+                }
+                relist |= !apply(&cache, e);
+                true
+            }),
+        )
+        .await
+        // Renewal time: the events so far were applied; continue from the last one, on a new
+        // connection if this one said nothing at all.
+        .unwrap_or_else(|_| {
+            reconnect = lines == 0;
+            Ok(seen.clone())
+        });
+        match watched {
+            // The server closed the stream (its timeout), or it was renewed: watch again from
+            // where it got.
+            Ok(last) if !relist => {
+                rv = last;
+                retry = RETRY;
+                if started.elapsed() < RETRY {
+                    tokio::time::sleep(RETRY).await;
+                }
+                continue;
+            }
+            Ok(_) => {}
+            Err(ListError::Forbidden(m)) => {
+                let mut c = lock(&cache);
+                c.notes.push(format!(
+                    "watch {}: forbidden ({m}) — shown as listed, not kept current",
+                    T::WHAT
+                ));
+                *T::phase(&mut c) = Phase::Forbidden(m);
+                c.dirty = true;
+                return;
+            }
+            Err(e) => {
+                *T::phase(&mut lock(&cache)) = Phase::Ended(e.to_string());
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(RETRY_MAX);
+            }
+        }
+        if alive.strong_count() == 0 {
+            return;
+        }
+        *T::phase(&mut lock(&cache)) = Phase::Relisting;
+        let listed = tokio::time::timeout(RELIST, list_all::<T>(&api, &path, PAGE_SIZE))
+            .await
+            .unwrap_or_else(|_| {
+                reconnect = true;
+                Err(ListError::Request(format!(
+                    "no answer to the list within {}s",
+                    RELIST.as_secs()
+                )))
+            });
+        match listed {
+            Ok(l) => {
+                let mut c = lock(&cache);
+                *T::map(&mut c) = l.items.into_iter().map(|o| (o.key(), o)).collect();
+                c.dirty = true;
+                rv = l.resource_version;
+            }
+            Err(ListError::Forbidden(m)) => {
+                *T::phase(&mut lock(&cache)) = Phase::Forbidden(m);
+                return;
+            }
+            Err(e) => {
+                *T::phase(&mut lock(&cache)) = Phase::Ended(e.to_string());
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(RETRY_MAX);
+            }
+        }
+    }
+}
+
+/// One thread that rebuilds the view's data for each coalesced update. The snapshot and the
+/// cycle are the costly part: never on a runtime worker the watches need, and always on the
+/// same thread, so the allocator keeps one arena warm instead of one per pooled thread.
+struct Rebuilder {
+    jobs: std::sync::mpsc::Sender<(Seed, tokio::sync::oneshot::Sender<Built>)>,
+}
+
+impl Rebuilder {
+    fn start() -> Option<Rebuilder> {
+        let (jobs, rx) = std::sync::mpsc::channel::<(Seed, tokio::sync::oneshot::Sender<Built>)>();
+        std::thread::Builder::new()
+            .name("view5-rebuild".into())
+            .spawn(move || {
+                // Ends when the publisher drops `jobs`.
+                for (seed, reply) in rx {
+                    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let live = seed.cluster();
+                        (Model::new(live.data), live.listing)
+                    }))
+                    // A bug in building the view must show, not freeze it on "watching".
+                    .unwrap_or_else(|p| {
+                        let why = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        (
+                            Err(format!("rebuilding the view failed: {why}")),
+                            Listing::default(),
+                        )
+                    });
+                    let _ = reply.send(built);
+                }
+            })
+            .ok()?;
+        Some(Rebuilder { jobs })
+    }
+
+    /// The view's data for `seed`; `None` if the thread is gone.
+    async fn build(&self, seed: Seed) -> Option<Built> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.jobs.send((seed, tx)).ok()?;
+        rx.await.ok()
+    }
+}
+
+/// Watches what `seed` listed and sends feed `feed`'s `LiveUpdate`s through `send` until the
+/// UI drops its `Feed`.
+pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUpdate)) {
+    let cache = Arc::new(Mutex::new(Cache {
+        nodes: seed.nodes.drain(..).map(|n| (n.key(), n)).collect(),
+        pods: seed.pods.drain(..).map(|p| (p.key(), p)).collect(),
+        ..Default::default()
+    }));
+    let mut tasks = Vec::new();
+    if let Some((path, rv)) = seed
+        .watch_from
+        .nodes
+        .clone()
+        .filter(|_| std::env::var_os("EXP_NO_NODES").is_none())
+    {
+        tasks.push(tokio::spawn(reflect::<Node>(
+            seed.ctx.clone(),
+            seed.api.clone(),
+            path,
+            rv,
+            cache.clone(),
+            alive.clone(),
+        )));
+    }
+    if let Some((path, rv)) = seed.watch_from.pods.clone() {
+        tasks.push(tokio::spawn(reflect::<Pod>(
+            seed.ctx.clone(),
+            seed.api.clone(),
+            path,
+            rv,
+            cache.clone(),
+            alive.clone(),
+        )));
+    }
+    // The last update's flag: set until the UI takes it.
+    let mut in_flight = Arc::new(AtomicBool::new(false));
+    let mut tick = tokio::time::interval(COALESCE);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_sent: Option<LiveStatus> = None;
+    let mut resimulations = 0;
+    let mut build_ms = 0;
+    let Some(rebuilder) = Rebuilder::start() else {
+        return;
+    };
+    loop {
+        tick.tick().await;
+        if alive.strong_count() == 0 {
+            break;
+        }
+        if in_flight.load(Ordering::Acquire) {
+            continue;
+        }
+        let (changed, mut status) = {
+            let mut c = lock(&cache);
+            let status = c.status();
+            let changed = c.dirty.then(|| {
+                c.dirty = false;
+                (
+                    c.nodes.values().cloned().collect::<Vec<_>>(),
+                    c.pods.values().cloned().collect::<Vec<_>>(),
+                    c.notes.clone(),
+                )
+            });
+            (changed, status)
+        };
+        let cluster = match changed {
+            Some((nodes, pods, notes)) => {
+                let mut s = seed.clone();
+                s.nodes = nodes;
+                s.pods = pods;
+                s.hidden.extend(notes);
+                resimulations += 1;
+                let t = Instant::now();
+                let built = rebuilder.build(s).await;
+                build_ms = t.elapsed().as_millis() as u64;
+                match built {
+                    Some(built) => Some(built),
+                    None => break,
+                }
+            }
+            None => None,
+        };
+        status.resimulations = resimulations;
+        status.build_ms = build_ms;
+        if cluster.is_none() && last_sent.as_ref() == Some(&status) {
+            continue;
+        }
+        last_sent = Some(status.clone());
+        let update = LiveUpdate::new(feed, status, cluster);
+        in_flight = update.in_flight.clone();
+        send(update);
+    }
+    for t in tasks {
+        t.abort();
+    }
+}
