@@ -101,9 +101,9 @@ async fn server(server_pem: &str, key_pem: &str, client_ca: &Ca) -> u16 {
     port
 }
 
+/// A kubeconfig for `https://127.0.0.1:PORT`, every credential inline.
 fn kubeconfig(
-    dir: &std::path::Path,
-    server: &str,
+    port: u16,
     ca_pem: &str,
     client: Option<&(String, String)>,
     extra_cluster: &str,
@@ -118,11 +118,12 @@ fn kubeconfig(
         None => "{}".into(),
     };
     let text = format!(
-        "current-context: t\nclusters:\n- name: c\n  cluster: {{server: '{server}', certificate-authority-data: {}{extra_cluster}}}\n\
+        "current-context: t\nclusters:\n- name: c\n  cluster: {{server: 'https://127.0.0.1:{port}', certificate-authority-data: {}{extra_cluster}}}\n\
          users:\n- name: u\n  user: {user}\ncontexts:\n- name: t\n  context: {{cluster: c, user: u}}\n",
         b64(ca_pem)
     );
-    let path = dir.join("config");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config");
     std::fs::write(&path, text).unwrap();
     Kubeconfig::load_file(&path).unwrap().resolve(None).unwrap()
 }
@@ -152,14 +153,7 @@ async fn a_good_handshake_records_every_fact() {
         false,
     );
     let port = server(&srv, &srv_key, &cluster_ca).await;
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &cluster_ca.pem,
-        Some(&client),
-        "",
-    );
+    let ctx = kubeconfig(port, &cluster_ca.pem, Some(&client), "");
     let r = handshake(&ctx).await.unwrap();
     assert!(r.succeeded(), "{:?}", r.failure);
     assert_eq!(r.tls_version.as_deref(), Some("TLSv1.3"));
@@ -191,14 +185,7 @@ async fn an_unknown_authority_names_both_cas() {
         false,
     );
     let port = server(&srv, &srv_key, &cluster_ca).await;
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &other_ca.pem,
-        None,
-        "",
-    );
+    let ctx = kubeconfig(port, &other_ca.pem, None, "");
     let r = handshake(&ctx).await.unwrap();
     let f = r.failure.expect("the handshake must fail");
     assert_eq!(f.cause, "unknown-authority");
@@ -227,14 +214,7 @@ async fn a_name_mismatch_lists_the_sans_and_tls_server_name_fixes_it() {
         false,
     );
     let port = server(&srv, &srv_key, &cluster_ca).await;
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &cluster_ca.pem,
-        None,
-        "",
-    );
+    let ctx = kubeconfig(port, &cluster_ca.pem, None, "");
     let f = handshake(&ctx).await.unwrap().failure.expect("mismatch");
     assert_eq!(f.cause, "name-mismatch");
     assert!(f.message.contains("kubernetes.default"), "{}", f.message);
@@ -244,8 +224,7 @@ async fn a_name_mismatch_lists_the_sans_and_tls_server_name_fixes_it() {
         f.fix
     );
     let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
+        port,
         &cluster_ca.pem,
         None,
         ", tls-server-name: kubernetes.default",
@@ -268,14 +247,7 @@ async fn an_expired_server_certificate_says_when() {
         true,
     );
     let port = server(&srv, &srv_key, &cluster_ca).await;
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &cluster_ca.pem,
-        None,
-        "",
-    );
+    let ctx = kubeconfig(port, &cluster_ca.pem, None, "");
     let f = handshake(&ctx).await.unwrap().failure.expect("expired");
     assert_eq!(f.cause, "server-cert-expired");
     assert!(f.message.contains("2021-01-01T00:00:00Z"), "{}", f.message);
@@ -302,14 +274,7 @@ async fn a_not_yet_valid_server_certificate_shows_both_clocks() {
     p.not_after = time::macros::datetime!(2201-01-01 0:00 UTC);
     let srv = p.signed_by(&key, &cluster_ca.issuer).unwrap();
     let port = server(&srv.pem(), &key.serialize_pem(), &cluster_ca).await;
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &cluster_ca.pem,
-        None,
-        "",
-    );
+    let ctx = kubeconfig(port, &cluster_ca.pem, None, "");
     let f = handshake(&ctx)
         .await
         .unwrap()
@@ -362,14 +327,7 @@ async fn a_server_whose_clock_cannot_be_read_is_said_so() {
             });
         }
     });
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &cluster_ca.pem,
-        None,
-        "",
-    );
+    let ctx = kubeconfig(port, &cluster_ca.pem, None, "");
     let f = handshake(&ctx).await.unwrap().failure.expect("expired");
     assert_eq!(f.cause, "server-cert-expired");
     assert!(
@@ -432,14 +390,7 @@ async fn a_client_certificate_the_server_refuses_in_the_handshake_is_explained()
         ExtendedKeyUsagePurpose::ClientAuth,
         false,
     );
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &cluster_ca.pem,
-        Some(&client),
-        "",
-    );
+    let ctx = kubeconfig(port, &cluster_ca.pem, Some(&client), "");
     let r = handshake(&ctx).await.unwrap();
     assert!(r.record.client_certificate_sent);
     let f = r.failure.expect("the server refuses the certificate");
@@ -465,10 +416,8 @@ async fn insecure_skip_tls_verify_records_but_does_not_enforce() {
         false,
     );
     let port = server(&srv, &srv_key, &cluster_ca).await;
-    let dir = tempfile::tempdir().unwrap();
     let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
+        port,
         &other_ca.pem,
         None,
         ", insecure-skip-tls-verify: true",
@@ -488,14 +437,7 @@ async fn nothing_listening_is_a_tcp_failure() {
         .local_addr()
         .unwrap()
         .port();
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = kubeconfig(
-        dir.path(),
-        &format!("https://127.0.0.1:{port}"),
-        &cluster_ca.pem,
-        None,
-        "",
-    );
+    let ctx = kubeconfig(port, &cluster_ca.pem, None, "");
     let f = handshake(&ctx).await.unwrap().failure.expect("refused");
     assert_eq!(f.cause, "tcp-connect-failed");
 }

@@ -5,7 +5,8 @@
 //! server is killed on drop. Each case prints one line `HOSTILE | case | answer | time` that
 //! docs/RELIABILITY.md's table is made from (`cargo test --test hostile_server -- --nocapture`).
 
-use std::io::{BufRead, BufReader};
+mod apiserver_support;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,34 +48,16 @@ impl Serve {
     fn spawn(mut command: Command, extra: &[&str]) -> Serve {
         let dir = tempfile::tempdir().expect("tempdir");
         let pki = dir.path().join("pki");
-        let mut child = command
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--kubeconfig-out"])
             .arg(dir.path().join("kubeconfig"))
             .arg("--pki-dir")
             .arg(&pki)
             .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn kexplore serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) else {
-            let _ = child.kill();
-            panic!("kexplore serve did not print its listening line in time");
-        };
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        assert!(port > 0, "unexpected first line {line:?}");
+            .stderr(Stdio::null());
+        let (child, _, port) =
+            apiserver_support::spawn_listening(&mut command, Duration::from_secs(20))
+                .unwrap_or_else(|e| panic!("{e}"));
         Serve {
             child,
             _dir: dir,

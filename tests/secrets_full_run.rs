@@ -6,7 +6,8 @@
 //! kubeconfig's client-key-data) and the tokens of every kubeconfig and token file used. None
 //! may appear. Files kexplore writes are 0600; `--pki-dir` with a world-readable key is refused.
 
-use std::io::{BufRead, BufReader};
+mod apiserver_support;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -134,35 +135,10 @@ struct Serve {
 impl Serve {
     fn start(args: &[&std::ffi::OsStr], log: &Path) -> Result<Serve, String> {
         let stderr = std::fs::File::create(log).expect("log");
-        let mut child = Command::new(BIN)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("spawn serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = r.read_line(&mut line);
-            let _ = tx.send(line.clone());
-            // Keep draining (and keep what follows for the search).
-            let mut rest = String::new();
-            while r.read_line(&mut rest).map(|n| n > 0).unwrap_or(false) {}
-        });
-        let line = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_default();
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        if port == 0 {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("no listening line: {line:?}"));
-        }
+        let mut command = Command::new(BIN);
+        command.args(args).stderr(stderr);
+        let (child, _, port) =
+            apiserver_support::spawn_listening(&mut command, Duration::from_secs(20))?;
         Ok(Serve { child, port })
     }
 

@@ -16,8 +16,9 @@
 //!
 //! Prints `SOAK | ...` lines that docs/RELIABILITY.md quotes.
 
+mod apiserver_support;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -53,31 +54,14 @@ impl Serve {
             Some(f) => Stdio::from(std::fs::File::create(f).expect("server log")),
             None => Stdio::null(),
         };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kexplore"));
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--no-demo", "--pki-dir"])
             .arg(&pki)
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("spawn serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) else {
-            let _ = child.kill();
-            panic!("serve did not start");
-        };
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        assert!(port > 0, "{line:?}");
+            .stderr(stderr);
+        let (child, _, port) =
+            apiserver_support::spawn_listening(&mut command, Duration::from_secs(20))
+                .unwrap_or_else(|e| panic!("{e}"));
         let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect("pki");
         let (ca, identity) = (
             read("ca.crt"),

@@ -16,7 +16,8 @@
 
 mod tmux_support;
 
-use std::io::{BufRead, BufReader};
+mod apiserver_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -65,7 +66,8 @@ impl Serve {
         std::fs::write(&scenario, nodes_yaml()).expect("scenario");
         let pki = dir.join("pki");
         let kubeconfig = dir.join("kubeconfig");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kexplore"));
+        command
             .args([
                 "serve",
                 "--listen",
@@ -78,28 +80,10 @@ impl Serve {
             .arg(&pki)
             .arg("--kubeconfig-out")
             .arg(&kubeconfig)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let Ok(line) = rx.recv_timeout(Duration::from_secs(30)) else {
-            let _ = child.kill();
-            panic!("serve did not start");
-        };
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        assert!(port > 0, "{line:?}");
+            .stderr(Stdio::null());
+        let (child, _, port) =
+            apiserver_support::spawn_listening(&mut command, Duration::from_secs(30))
+                .unwrap_or_else(|e| panic!("{e}"));
         Serve {
             child,
             port,

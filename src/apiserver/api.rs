@@ -189,6 +189,13 @@ where
                "tls": {"version": conn.tls_version, "cipher": conn.cipher_suite, "alpn": conn.alpn}}),
     );
     let user_agent = header(&parts.headers, hyper::header::USER_AGENT).unwrap_or_default();
+    let end = Ending {
+        api,
+        info: &info,
+        user_agent: &user_agent,
+        conn,
+        received: &received,
+    };
     let incoming = Incoming {
         announced: announced_len(&parts.headers),
         http2: parts.version == hyper::Version::HTTP_2,
@@ -202,7 +209,7 @@ where
         trace.stage("authentication", StageStatus::Failed, outcome.detail);
         discard(body, incoming).await;
         let e = ApiError::unauthorized();
-        return finish(api, trace, &info, None, &user_agent, conn, Err(e), received).await;
+        return finish(&end, trace, None, Err(e)).await;
     };
     trace.user = Some(user.username.clone());
     trace.stage("authentication", StageStatus::Ok, outcome.detail);
@@ -220,7 +227,7 @@ where
                     json!({"limiter": "max-in-flight", "inFlight": api.limiter.in_flight()}),
                 );
                 discard(body, incoming).await;
-                return too_many(api, trace, &info, &user, &user_agent, conn, received);
+                return too_many(&end, trace, &user);
             }
         }
     };
@@ -244,17 +251,7 @@ where
         } else {
             ApiError::forbidden("", "", "", &text, &decision.reason)
         };
-        return finish(
-            api,
-            trace,
-            &info,
-            Some(&user),
-            &user_agent,
-            conn,
-            Err(e),
-            received,
-        )
-        .await;
+        return finish(&end, trace, Some(&user), Err(e)).await;
     }
     trace.stage("authorization", StageStatus::Ok, detail);
 
@@ -270,17 +267,7 @@ where
                 );
                 discard(body, incoming).await;
                 let e = too_many_watches(api.limiter.max_watches);
-                let mut r = finish(
-                    api,
-                    trace,
-                    &info,
-                    Some(&user),
-                    &user_agent,
-                    conn,
-                    Err(e),
-                    received,
-                )
-                .await;
+                let mut r = finish(&end, trace, Some(&user), Err(e)).await;
                 r.headers_mut()
                     .insert("retry-after", HeaderValue::from_static("1"));
                 return r;
@@ -297,17 +284,7 @@ where
     let bytes = match read {
         Ok(b) => b,
         Err(err) => {
-            return finish(
-                api,
-                trace,
-                &info,
-                Some(&user),
-                &user_agent,
-                conn,
-                Err(err),
-                received,
-            )
-            .await;
+            return finish(&end, trace, Some(&user), Err(err)).await;
         }
     };
     let accept = header(&parts.headers, hyper::header::ACCEPT);
@@ -322,17 +299,7 @@ where
             "application/yaml",
             "application/vnd.kubernetes.protobuf",
         ]);
-        return finish(
-            api,
-            trace,
-            &info,
-            Some(&user),
-            &user_agent,
-            conn,
-            Err(e),
-            received,
-        )
-        .await;
+        return finish(&end, trace, Some(&user), Err(e)).await;
     };
     let mut ctx = Ctx {
         api,
@@ -348,17 +315,7 @@ where
     };
     let result = router::route(&mut ctx, &parts.method).await;
     let warnings = std::mem::take(&mut ctx.warnings);
-    let mut resp = finish(
-        api,
-        trace,
-        &info,
-        Some(&user),
-        &user_agent,
-        conn,
-        result.map(|r| (r, format)),
-        received,
-    )
-    .await;
+    let mut resp = finish(&end, trace, Some(&user), result.map(|r| (r, format))).await;
     for w in warnings {
         if let Ok(v) = HeaderValue::from_str(&format!("299 - {w:?}")) {
             resp.headers_mut().append("warning", v);
@@ -401,15 +358,14 @@ fn refuse_deep_yaml(headers: &hyper::HeaderMap, body: Bytes) -> Result<Bytes, Ap
 }
 
 /// The limiter's 429: plain text, not a Status, with `Retry-After: 1`.
-fn too_many(
-    api: &Arc<Api>,
-    mut trace: RequestTrace,
-    info: &RequestInfo,
-    user: &UserInfo,
-    user_agent: &str,
-    conn: &ConnInfo,
-    received: String,
-) -> Response<ApiBody> {
+fn too_many(end: &Ending<'_>, mut trace: RequestTrace, user: &UserInfo) -> Response<ApiBody> {
+    let Ending {
+        api,
+        info,
+        user_agent,
+        conn,
+        received,
+    } = *end;
     let mut r = Response::new(ApiBody::full(Bytes::from_static(TOO_MANY.as_bytes())));
     *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
     r.headers_mut().insert(
@@ -430,7 +386,7 @@ fn too_many(
             user_agent,
             conn,
             Some(&st),
-            &received,
+            received,
         );
     }
     api.traces.push(trace);
@@ -439,16 +395,29 @@ fn too_many(
 
 /// Encode the reply (or error), record the response stage, audit, and keep the trace.
 #[allow(clippy::too_many_arguments)]
+/// What every ending of a request needs to answer, audit and trace it.
+#[derive(Clone, Copy)]
+struct Ending<'a> {
+    api: &'a Arc<Api>,
+    info: &'a RequestInfo,
+    user_agent: &'a str,
+    conn: &'a ConnInfo,
+    received: &'a str,
+}
+
 async fn finish(
-    api: &Arc<Api>,
+    end: &Ending<'_>,
     mut trace: RequestTrace,
-    info: &RequestInfo,
     user: Option<&UserInfo>,
-    user_agent: &str,
-    conn: &ConnInfo,
     result: Result<(Reply, Format), ApiError>,
-    received: String,
 ) -> Response<ApiBody> {
+    let Ending {
+        api,
+        info,
+        user_agent,
+        conn,
+        received,
+    } = *end;
     let audit_id = trace.audit_id.clone();
     let (resp, code, status_obj) = match result {
         Err(e) => (error_response(&e, &audit_id), e.code, Some(e.to_status())),
@@ -517,7 +486,7 @@ async fn finish(
             user_agent,
             conn,
             status_obj.as_ref(),
-            &received,
+            received,
         );
     }
     api.traces.push(trace);

@@ -28,41 +28,16 @@ impl ServeProcess {
         let pki = pki
             .map(Path::to_path_buf)
             .unwrap_or_else(|| dir.path().join("pki"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kexplore"));
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--kubeconfig-out"])
             .arg(&kc)
             .arg("--pki-dir")
             .arg(&pki)
             .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn kexplore serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(20)) {
-            Ok(l) => l,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("kexplore serve did not print its listening line in time");
-            }
-        };
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_default()
-            .to_string();
-        let port = url
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        assert!(port > 0, "unexpected first line: {line:?}");
+            .stderr(Stdio::null());
+        let (child, url, port) = spawn_listening(&mut command, Duration::from_secs(20))
+            .unwrap_or_else(|e| panic!("{e}"));
         ServeProcess {
             child,
             dir,
@@ -94,6 +69,48 @@ impl ServeProcess {
         }
         None
     }
+}
+
+/// Spawns a prepared `kexplore serve` command (its stderr already chosen), waits up to `within`
+/// for its `listening on https://HOST:PORT` line and keeps draining stdout afterwards. Returns
+/// the child, the URL and the port; on failure the child is killed and the line named.
+pub fn spawn_listening(
+    command: &mut Command,
+    within: Duration,
+) -> Result<(Child, String, u16), String> {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("spawn kexplore serve: {e}"))?;
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = r.read_line(&mut line);
+        let _ = tx.send(line);
+        let mut rest = String::new();
+        while r.read_line(&mut rest).map(|n| n > 0).unwrap_or(false) {}
+    });
+    let line = rx.recv_timeout(within).unwrap_or_default();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_default()
+        .to_string();
+    let port = url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    if port == 0 {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!(
+            "kexplore serve did not print its listening line within {within:?} (first line: {line:?})"
+        ));
+    }
+    Ok((child, url, port))
 }
 
 impl Drop for ServeProcess {
