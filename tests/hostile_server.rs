@@ -378,6 +378,35 @@ fn timed<T>(
     (v, t.elapsed())
 }
 
+/// `n` admin clients each POST `body` as a YAML pod at once, each on its own connection.
+fn post_yaml_concurrently(
+    c: &Case,
+    body: &str,
+    n: usize,
+    bound: Duration,
+) -> (Vec<Answer>, Duration) {
+    let (port, cfg) = (c.server.port, c.admin.clone());
+    let r = req(
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        &[("Content-Type", "application/yaml")],
+        body.as_bytes(),
+    );
+    timed(&c.rt, async move {
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let (cfg, r) = (cfg.clone(), r.clone());
+                tokio::spawn(async move { exchange(port, &cfg, &r, bound).await })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap_or(Answer::Timeout));
+        }
+        out
+    })
+}
+
 fn status_of(a: &Answer) -> Option<u16> {
     match a {
         Answer::Http(c, _) => Some(*c),
@@ -1110,30 +1139,9 @@ fn http2_rapid_reset() {
 #[test]
 fn concurrent_nested_yaml_bodies_do_not_starve_others() {
     let c = Case::start();
-    let port = c.server.port;
-    let cfg = c.admin.clone();
     let depth = 1_000_000;
     let body = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    let (answers, t) = timed(&c.rt, async move {
-        let mut tasks = Vec::new();
-        for _ in 0..4 {
-            let cfg = cfg.clone();
-            let r = req(
-                "POST",
-                "/api/v1/namespaces/default/pods",
-                &[("Content-Type", "application/yaml")],
-                body.as_bytes(),
-            );
-            tasks.push(tokio::spawn(async move {
-                exchange(port, &cfg, &r, Duration::from_secs(60)).await
-            }));
-        }
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await.unwrap_or(Answer::Timeout));
-        }
-        out
-    });
+    let (answers, t) = post_yaml_concurrently(&c, &body, 4, Duration::from_secs(60));
     for a in &answers {
         assert_eq!(status_of(a), Some(400), "{a}");
     }
@@ -1783,29 +1791,8 @@ fn silent_http2_peer_is_closed_by_keepalive_and_frees_its_watch() {
 #[test]
 fn concurrent_large_flat_yaml_bodies_do_not_starve_others() {
     let c = Case::start_with(&[]);
-    let port = c.server.port;
-    let cfg = c.admin.clone();
     let body = format!("items: [{}1]\n", "1,".repeat(1_000_000));
-    let (answers, t) = timed(&c.rt, async move {
-        let mut tasks = Vec::new();
-        for _ in 0..12 {
-            let cfg = cfg.clone();
-            let r = req(
-                "POST",
-                "/api/v1/namespaces/default/pods",
-                &[("Content-Type", "application/yaml")],
-                body.as_bytes(),
-            );
-            tasks.push(tokio::spawn(async move {
-                exchange(port, &cfg, &r, Duration::from_secs(120)).await
-            }));
-        }
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await.unwrap_or(Answer::Timeout));
-        }
-        out
-    });
+    let (answers, t) = post_yaml_concurrently(&c, &body, 12, Duration::from_secs(120));
     for a in &answers {
         // Parsed, then refused as a Pod: not an object of kind Pod.
         assert!(matches!(status_of(a), Some(400 | 422)), "{a}");
