@@ -9,4 +9,5 @@ pub mod journey;
 pub mod kubeconfig;
 pub mod pki;
 pub mod scheduler;
+pub mod scratch;
 pub mod tui;

@@ -99,7 +99,7 @@ pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
         };
         let running = server::start(serve).await.map_err(CommandError::Input)?;
         let url = super::serve::server_url(running.addr);
-        let dir = tempfile_dir()?;
+        let dir = crate::scratch::private_dir("journey").map_err(CommandError::Failed)?;
         let kc = dir.join("kubeconfig");
         pki::write_atomic_private(&kc, &pki::kubeconfig_yaml(&pki, &url))
             .map_err(CommandError::Failed)?;
@@ -136,19 +136,4 @@ fn found(s: &Selection) -> bool {
         Selection::EnvList(l) => l.iter().any(|p| p.is_file()),
         Selection::Home(p) => p.is_file(),
     }
-}
-
-/// A private scratch directory for the in-process server's kubeconfig.
-fn tempfile_dir() -> Result<std::path::PathBuf, CommandError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = std::env::temp_dir().join(format!(
-        "kexplore-journey-{}-{}",
-        std::process::id(),
-        crate::apiserver::util::uuid()
-    ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| CommandError::Failed(format!("{}: {e}", dir.display())))?;
-    Ok(dir)
 }

@@ -98,16 +98,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
 
 /// A directory only this user can enter, for the editable copy of the pod manifest.
 fn scratch_dir() -> Result<std::path::PathBuf, CommandError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = std::env::temp_dir().join(format!(
-        "kexplore-pod-{}-{}",
-        std::process::id(),
-        crate::apiserver::util::uuid()
-    ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| CommandError::Failed(format!("{}: {e}", dir.display())))?;
+    let dir = crate::scratch::private_dir("pod").map_err(CommandError::Failed)?;
     crate::tui::embedded::remember_private(&dir);
     Ok(dir)
 }

@@ -315,20 +315,7 @@ fn scheduling_reported(c: &Collected) -> bool {
 
 /// The pod as bound, for comparing with the simulation; None while it has no node.
 fn bound_pod(pod: Option<&Value>) -> Option<why::BoundPod> {
-    let pod: Pod = serde_json::from_value(pod?.clone()).ok()?;
-    let spec = pod.spec.as_ref()?;
-    Some(why::BoundPod {
-        node: spec.node_name.clone().filter(|n| !n.is_empty())?,
-        scheduler_name: spec.scheduler_name.clone().unwrap_or_default(),
-        owner_kinds: pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .map(|o| o.kind.clone())
-            .collect(),
-        mirror: false,
-    })
+    why::BoundPod::of(&serde_json::from_value(pod?.clone()).ok()?)
 }
 
 /// The default profile's cycle for the pod as the server returned it, on a listed cluster: what

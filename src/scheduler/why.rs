@@ -94,6 +94,29 @@ pub struct Focused {
 
 /// Removes `ns/name` from `m` (so a bound pod's own requests do not weigh on its node) and
 /// returns it as it was before scheduling; None when there is no such pod.
+impl BoundPod {
+    /// The pod's binding facts, or None while it has no node.
+    pub fn of(pod: &Pod) -> Option<BoundPod> {
+        let spec = pod.spec.as_ref()?;
+        Some(BoundPod {
+            node: spec.node_name.clone().filter(|n| !n.is_empty())?,
+            scheduler_name: spec.scheduler_name.clone().unwrap_or_default(),
+            owner_kinds: pod
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .map(|o| o.kind.clone())
+                .collect(),
+            mirror: pod
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+        })
+    }
+}
+
 pub fn split_out(m: &mut Manifests, key: &str) -> Option<Focused> {
     let key_of = |p: &Pod| {
         format!(
@@ -104,27 +127,7 @@ pub fn split_out(m: &mut Manifests, key: &str) -> Option<Focused> {
     };
     let i = m.pods.iter().position(|(p, _)| key_of(p) == key)?;
     let (mut pod, _) = m.pods.remove(i);
-    let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
-    let bound = node.map(|node| BoundPod {
-        node,
-        scheduler_name: pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.scheduler_name.clone())
-            .unwrap_or_default(),
-        owner_kinds: pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .map(|o| o.kind.clone())
-            .collect(),
-        mirror: pod
-            .metadata
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
-    });
+    let bound = BoundPod::of(&pod);
     if let Some(s) = pod.spec.as_mut() {
         s.node_name = None;
     }

@@ -85,18 +85,9 @@ pub fn remove_private_files() {
     }
 }
 
-/// A directory only this user can read: the kubeconfig in it holds a private key.
+/// A directory only this user can read (the kubeconfig in it holds a private key), removed at exit.
 fn private_dir() -> Result<PathBuf, String> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = std::env::temp_dir().join(format!(
-        "kexplore-tui-{}-{}",
-        std::process::id(),
-        crate::apiserver::util::uuid()
-    ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = crate::scratch::private_dir("tui")?;
     remember_private(&dir);
     Ok(dir)
 }
