@@ -212,3 +212,33 @@ pub fn state() -> AppState {
     s.size = (120, 40);
     s
 }
+
+/// `keys` pressed one after another through the keymap and `update`: the effects asked for.
+pub fn press(
+    state: &mut AppState,
+    keys: &[crossterm::event::KeyCode],
+) -> Vec<crate::tui::update::Effect> {
+    use crossterm::event::{Event, KeyEvent, KeyModifiers};
+    let km = crate::tui::keymap::KeyMap::default();
+    let mut effects = Vec::new();
+    for k in keys {
+        let ev =
+            crate::tui::app::AppEvent::Input(Event::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
+        if let Some(a) = crate::tui::app::to_action(ev, state, &km) {
+            effects.extend(crate::tui::update::update(state, a));
+        }
+    }
+    effects
+}
+
+/// The fixture's state with the seed's app.json as view 4's pod; `embedded` says whether the
+/// server is the embedded sandbox.
+pub fn with_app_json(embedded: bool) -> AppState {
+    let mut s = state();
+    s.journey = crate::tui::journey::JourneyState::new(
+        "app.json".into(),
+        Some(include_str!("../../../scenarios/app.json")),
+        embedded,
+    );
+    s
+}

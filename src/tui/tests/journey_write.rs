@@ -1,41 +1,20 @@
 //! View 4 against a remote server: runs are dry runs unless `--for-real`; `W` asks before a
 //! real create and only `y` goes ahead; the status bar says READ-ONLY meanwhile.
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 
-use super::fixtures;
+use super::fixtures::{self, press};
 use super::render::render;
 use crate::journey::run::WriteMode;
 use crate::tui::action::View;
-use crate::tui::app::{AppEvent, to_action};
-use crate::tui::journey::JourneyState;
-use crate::tui::keymap::KeyMap;
 use crate::tui::state::AppState;
-use crate::tui::update::{Effect, update};
+use crate::tui::update::Effect;
 
 use KeyCode::Char;
 
-fn press(state: &mut AppState, keys: &[KeyCode]) -> Vec<Effect> {
-    let km = KeyMap::default();
-    let mut effects = Vec::new();
-    for k in keys {
-        let ev = AppEvent::Input(Event::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
-        if let Some(a) = to_action(ev, state, &km) {
-            effects.extend(update(state, a));
-        }
-    }
-    effects
-}
-
 /// The fixture's `admin@prod` context: a remote server, not the embedded sandbox.
 fn remote() -> AppState {
-    let mut s = fixtures::state();
-    s.journey = JourneyState::new(
-        "app.json".into(),
-        Some(include_str!("../../../scenarios/app.json")),
-        false,
-    );
-    s
+    fixtures::with_app_json(false)
 }
 
 fn write_of(effects: &[Effect]) -> Option<WriteMode> {

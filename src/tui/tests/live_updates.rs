@@ -5,22 +5,16 @@
 use ratatui::crossterm::event::KeyCode::Char;
 
 use super::fixtures;
-use super::sequences_finish::press;
+use super::fixtures::press;
 use super::stepped_fixtures as fx;
 use crate::tui::action::{Action, Payload, View};
-use crate::tui::journey::JourneyState;
 use crate::tui::sched::model::{CPU_STEP, Model};
 use crate::tui::sched::watch::{Feed, LiveStatus, LiveUpdate};
 use crate::tui::state::{AppState, Overlay};
 use crate::tui::update::update;
 
 fn watched() -> (AppState, Feed) {
-    let mut s = fixtures::state();
-    s.journey = JourneyState::new(
-        "app.json".into(),
-        Some(include_str!("../../../scenarios/app.json")),
-        true,
-    );
+    let mut s = fixtures::with_app_json(true);
     s.view = View::Scheduler;
     let (feed, _alive) = Feed::new();
     let mut live = fx::demo_live(None);

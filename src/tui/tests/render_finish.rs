@@ -3,8 +3,9 @@
 //! plugin's formula.
 
 use super::fixtures;
+use super::fixtures::press;
 use super::render::render;
-use super::sequences_finish::{press, view5_live};
+use super::sequences_finish::view5_live;
 use crate::tui::action::{Action, View};
 use crate::tui::update::update;
 

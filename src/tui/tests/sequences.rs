@@ -2,25 +2,13 @@
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use super::fixtures::{self, NOW};
+use super::fixtures::{self, NOW, press};
 use crate::tui::action::{Action, View};
 use crate::tui::app::{AppEvent, to_action};
 use crate::tui::keymap::KeyMap;
 use crate::tui::session::{LoadedContext, Source};
 use crate::tui::state::{AppState, Overlay};
 use crate::tui::update::{Effect, update};
-
-fn press(state: &mut AppState, keys: &[KeyCode]) -> Vec<Effect> {
-    let km = KeyMap::default();
-    let mut effects = Vec::new();
-    for k in keys {
-        let ev = AppEvent::Input(Event::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
-        if let Some(a) = to_action(ev, state, &km) {
-            effects.extend(update(state, a));
-        }
-    }
-    effects
-}
 
 use KeyCode::{BackTab, Char, Down, Enter, Esc, Tab, Up};
 

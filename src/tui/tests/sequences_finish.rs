@@ -2,40 +2,20 @@
 //! cluster, what-if on every container, clicks on rungs and stages, and the `/` filter in the
 //! lists of views 1 and 2.
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 
-use super::fixtures;
+use super::fixtures::{self, press};
 use super::stepped_fixtures as fx;
 use crate::tui::action::{Action, Payload, View};
-use crate::tui::app::{AppEvent, to_action};
-use crate::tui::journey::JourneyState;
-use crate::tui::keymap::KeyMap;
 use crate::tui::sched::model::{CPU_STEP, ClusterData, Model};
 use crate::tui::state::AppState;
 use crate::tui::update::{Effect, update};
 
 use KeyCode::{Char, Down, Enter};
 
-pub fn press(state: &mut AppState, keys: &[KeyCode]) -> Vec<Effect> {
-    let km = KeyMap::default();
-    let mut effects = Vec::new();
-    for k in keys {
-        let ev = AppEvent::Input(Event::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
-        if let Some(a) = to_action(ev, state, &km) {
-            effects.extend(update(state, a));
-        }
-    }
-    effects
-}
-
 /// View 5 on the demo cluster as a live server lists it.
 pub fn view5_live(focus: Option<&str>) -> AppState {
-    let mut s = fixtures::state();
-    s.journey = JourneyState::new(
-        "app.json".into(),
-        Some(include_str!("../../../scenarios/app.json")),
-        true,
-    );
+    let mut s = fixtures::with_app_json(true);
     s.view = View::Scheduler;
     s.sched.focus_pod = focus.map(str::to_string);
     update(
@@ -201,12 +181,7 @@ fn a_click_on_a_rung_jumps_to_that_step() {
 
 #[test]
 fn a_click_on_a_stage_jumps_there_and_sends_the_pod_once() {
-    let mut s = fixtures::state();
-    s.journey = JourneyState::new(
-        "app.json".into(),
-        Some(include_str!("../../../scenarios/app.json")),
-        true,
-    );
+    let mut s = fixtures::with_app_json(true);
     s.view = View::PodJourney;
     update(&mut s, Action::Resize(120, 40));
     let screen = super::render::render(&s, 120, 40);

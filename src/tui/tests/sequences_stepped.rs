@@ -1,41 +1,20 @@
 //! Key presses in views 3-5 through the keymap and `update`: what they change and which
 //! effects they ask for. Also: view 5's numbers are `kexplore schedule`'s on the same state.
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 
-use super::fixtures::{self, NOW};
+use super::fixtures::{self, NOW, press};
 use super::journey_data;
 use super::stepped_fixtures as fx;
 use crate::tui::action::{Action, Payload, View};
-use crate::tui::app::{AppEvent, to_action};
-use crate::tui::journey::JourneyState;
-use crate::tui::keymap::KeyMap;
 use crate::tui::sched::model::Model;
 use crate::tui::state::AppState;
 use crate::tui::update::{Effect, update};
 
 use KeyCode::{Backspace, Char, Enter, Esc};
 
-fn press(state: &mut AppState, keys: &[KeyCode]) -> Vec<Effect> {
-    let km = KeyMap::default();
-    let mut effects = Vec::new();
-    for k in keys {
-        let ev = AppEvent::Input(Event::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
-        if let Some(a) = to_action(ev, state, &km) {
-            effects.extend(update(state, a));
-        }
-    }
-    effects
-}
-
 fn with_journey() -> AppState {
-    let mut s = fixtures::state();
-    s.journey = JourneyState::new(
-        "app.json".into(),
-        Some(include_str!("../../../scenarios/app.json")),
-        true,
-    );
-    s
+    fixtures::with_app_json(true)
 }
 
 #[test]
