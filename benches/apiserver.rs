@@ -102,6 +102,24 @@ async fn handshakes(port: u16, cfg: Arc<rustls::ClientConfig>, conc: usize) -> f
     count.load(Ordering::Relaxed) as f64 / SECS as f64
 }
 
+/// The TLS version and cipher suite the server at `port` chooses for this client.
+async fn negotiated(port: u16, cfg: Arc<rustls::ClientConfig>) -> String {
+    let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return "no connection".into();
+    };
+    let name = ServerName::try_from("localhost").expect("name");
+    match tokio_rustls::TlsConnector::from(cfg)
+        .connect(name, tcp)
+        .await
+    {
+        Ok(tls) => format!(
+            "{:?}",
+            tls.get_ref().1.negotiated_cipher_suite().map(|s| s.suite())
+        ),
+        Err(e) => format!("handshake failed: {e}"),
+    }
+}
+
 /// Requests per second of `make` over `clients` keep-alive clients × `per` tasks each.
 async fn rate<F, Fut>(clients: &[reqwest::Client], per: usize, make: F) -> f64
 where
@@ -187,6 +205,7 @@ fn start_nginx(dir: &std::path::Path, pki: &Pki, body: &[u8]) -> Option<(Proc, u
          http {{ access_log off; default_type application/json; client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
            server {{ listen 127.0.0.1:{port} ssl http2; ssl_certificate {p}/apiserver.crt; ssl_certificate_key {p}/apiserver.key;\n\
              ssl_client_certificate {p}/ca.crt; ssl_verify_client on; ssl_session_cache off; ssl_session_tickets off; keepalive_requests 1000000;\n\
+            ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers on; ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;\n\
              root {r}; location / {{ }} }} }}\n",
         d = dir.display(),
         p = pki.dir.display(),
@@ -351,6 +370,11 @@ async fn main() {
 
     // nginx, same JSON, same certificates, same loads.
     let ngx = start_nginx(dir.path(), &pki, &list_body);
+    let ours_suite = negotiated(port, cfg.clone()).await;
+    let ngx_suite = match &ngx {
+        Some((_, nport)) => negotiated(*nport, cfg.clone()).await,
+        None => "-".into(),
+    };
     let (ngx_hs, ngx_gets) = match &ngx {
         Some((_, nport)) => {
             let hs = handshakes(*nport, cfg.clone(), 16).await;
@@ -385,6 +409,7 @@ async fn main() {
         fmt(ngx_gets),
         ratio(gets, ngx_gets)
     );
+    println!("| cipher suite chosen by the server | {ours_suite} | {ngx_suite} | - |");
     println!("| pod creates/s (8 clients x 16) | {creates:.0} | - | - |");
     println!(
         "| {WATCHERS} watchers x {EVENTS} creates | {ordered}/{WATCHERS} watchers saw all {EVENTS} events in order; writes took {write_secs:.2}s, last delivery at {watch_secs:.2}s ({:.0} events/s delivered) | - | - |",

@@ -175,3 +175,31 @@ async fn scheduler_and_kubelets_take_the_pod_to_running() {
     assert!(trace.kubelet.iter().any(|k| k["step"] == json!("Running")));
     srv.shutdown().await;
 }
+
+/// The server chooses the suite as Go's TLS server does (AES-128-GCM first), even for a client
+/// that lists AES-256-GCM first, as rustls and OpenSSL clients do.
+#[tokio::test]
+async fn the_server_picks_aes_128_gcm_like_kube_apiserver() {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, ServerName};
+    let pki = pki::mint().expect("pki");
+    let srv = start(&pki).await;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(pki.ca.cert_pem.as_bytes()).expect("ca"))
+        .expect("root");
+    let cfg = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let first = cfg.crypto_provider().cipher_suites[0].suite();
+    assert_eq!(first, rustls::CipherSuite::TLS13_AES_256_GCM_SHA384);
+    let tcp = tokio::net::TcpStream::connect(srv.addr)
+        .await
+        .expect("connect");
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(cfg))
+        .connect(ServerName::try_from("localhost").expect("name"), tcp)
+        .await
+        .expect("handshake");
+    let suite = tls.get_ref().1.negotiated_cipher_suite().map(|s| s.suite());
+    assert_eq!(suite, Some(rustls::CipherSuite::TLS13_AES_128_GCM_SHA256));
+}

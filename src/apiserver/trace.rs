@@ -124,9 +124,13 @@ impl TraceLog {
             Self::pod_entry(&mut g, obj).create_audit_id = Some(audit);
         }
         g.requests.push_back(t);
-        while g.requests.len() > MAX_REQUESTS {
-            g.requests.pop_front();
-        }
+        let evicted = (g.requests.len() > MAX_REQUESTS)
+            .then(|| g.requests.pop_front())
+            .flatten();
+        drop(g);
+        // The oldest trace is freed after the lock is released: freeing its JSON tree is most
+        // of the cost of a push, and every request of every connection pushes.
+        drop(evicted);
     }
 
     fn pod_entry<'a>(g: &'a mut TraceInner, key: &str) -> &'a mut PodTrace {
