@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::journey::{source_word, text};
 use crate::journey::run::namespace_of;
-use crate::journey::{Source, Stage};
+use crate::journey::{Source, Stage, Status};
 use crate::tui::journey::request;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
@@ -396,7 +396,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
             theme.text,
         )),
     }
-    if s.status == crate::journey::Status::Failed && out.is_empty() {
+    if s.status == Status::Failed && out.is_empty() {
         out.push(Line::styled("✗ failed", theme.error));
     }
     if let Some(e) = d
@@ -424,6 +424,14 @@ fn inferred_label(s: &Stage) -> Option<String> {
     }
     let simulated = matches!(s.stage, "filter" | "score")
         && (s.detail["filter"].is_array() || s.detail["score"].is_array());
+    // A skipped stage did not happen (a dry run, a failed create): saying what "must have
+    // happened" above the reason it did not would contradict it.
+    if s.status == Status::Skipped {
+        return Some(format!(
+            "{}: this stage did not take place; why:",
+            source_word(s.source)
+        ));
+    }
     Some(if simulated {
         format!(
             "{}: simulated by kexplore on the live nodes and pods (default profile); the server does not say how its scheduler decided",
@@ -545,7 +553,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::journey::Status;
 
     fn stage(name: &'static str, source: Source, detail: Value) -> Stage {
         Stage {
@@ -584,5 +591,15 @@ mod tests {
         assert!(inferred_label(&words).is_some_and(|l| l.contains("does not report this stage")));
         let reported = stage("filter", Source::Reported, json!({"filter": []}));
         assert_eq!(inferred_label(&reported), None);
+        // A dry run's binding: skipped, and not described as something that happened.
+        let mut skipped = stage(
+            "binding",
+            Source::Inferred,
+            json!({"explanation": "dry run (dryRun=All): nothing was stored, so nothing was bound"}),
+        );
+        skipped.status = Status::Skipped;
+        let label = inferred_label(&skipped).unwrap_or_default();
+        assert!(label.contains("did not take place"), "{label}");
+        assert!(!label.contains("must have happened"), "{label}");
     }
 }
