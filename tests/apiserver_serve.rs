@@ -216,3 +216,140 @@ fn bearer_tokens_from_a_token_file() {
     let (code, _) = whoami("wrong");
     assert_eq!(code, 401);
 }
+
+/// ring cannot generate RSA keys, so kexplore mints ECDSA P-256; a kubeadm-style PKI made of
+/// RSA 2048 keys by openssl is served as it is: the RSA serving certificate in the handshake,
+/// the RSA CA checking the client, curl and kubectl through it.
+#[test]
+fn a_kubeadm_style_rsa_pki_dir_is_served_as_is() {
+    if which("openssl").is_none() || which("curl").is_none() {
+        eprintln!("note: openssl or curl is not installed; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .current_dir(d)
+            .args(args)
+            .output()
+            .expect("openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-subj",
+        "/CN=kubernetes",
+        "-days",
+        "30",
+    ]);
+    std::fs::write(
+        d.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:kubernetes\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("ext");
+    std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").expect("ext");
+    for (name, subject, ext) in [
+        ("apiserver", "/CN=kube-apiserver", "server.ext"),
+        (
+            "admin",
+            "/O=system:masters/CN=kubernetes-admin",
+            "client.ext",
+        ),
+        ("jane", "/O=developers/CN=jane", "client.ext"),
+    ] {
+        let (key, csr, crt) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+        );
+        openssl(&[
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj", subject,
+        ]);
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            &crt,
+            "-days",
+            "30",
+            "-extfile",
+            ext,
+        ]);
+    }
+    for key in ["ca.key", "apiserver.key", "admin.key", "jane.key"] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(d.join(key), std::fs::Permissions::from_mode(0o600))
+            .expect("chmod");
+    }
+    let served_before = std::fs::read(d.join("apiserver.crt")).expect("read");
+    let srv = ServeProcess::start_with_pki(&[], Some(d));
+    assert_eq!(
+        std::fs::read(d.join("apiserver.crt")).expect("read"),
+        served_before,
+        "the given serving certificate is kept, not re-minted"
+    );
+    let (code, api) = curl(&srv, &[], "/api");
+    assert_eq!(code, 200, "{api}");
+    assert_eq!(api["kind"], "APIVersions");
+    let (code, review) = curl(
+        &srv,
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#,
+        ],
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    );
+    assert_eq!(code, 201, "{review}");
+    assert_eq!(
+        review["status"]["userInfo"]["username"], "kubernetes-admin",
+        "{review}"
+    );
+    let s_client = Command::new("openssl")
+        .args(["s_client", "-connect", &format!("127.0.0.1:{}", srv.port)])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("s_client");
+    let text = String::from_utf8_lossy(&s_client.stdout);
+    assert!(
+        text.contains("Server public key is 2048 bit"),
+        "the RSA serving key is in the handshake:\n{text}"
+    );
+    if let Some(kubectl) = which("kubectl") {
+        let out = Command::new(kubectl)
+            .arg("--kubeconfig")
+            .arg(srv.kubeconfig())
+            .args([
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}",
+            ])
+            .output()
+            .expect("kubectl");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "kubernetes-admin");
+    }
+}
