@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod apiserver_support;
-use apiserver_support::{SEED_POD, ServeProcess, wait_for, which};
+use apiserver_support::{SEED_POD, ServeProcess, openssl_in, wait_for, which};
 
 fn curl(srv: &ServeProcess, args: &[&str], path: &str) -> (u16, Value) {
     let out = Command::new("curl")
@@ -32,6 +32,22 @@ fn curl(srv: &ServeProcess, args: &[&str], path: &str) -> (u16, Value) {
     (
         code.trim().parse().unwrap_or(0),
         serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+/// POST a JSON body as the admin.
+fn curl_post(srv: &ServeProcess, body: &str, path: &str) -> (u16, Value) {
+    curl(
+        srv,
+        &[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            body,
+        ],
+        path,
     )
 }
 
@@ -72,18 +88,7 @@ fn audit_log_scenario_and_pki_reuse() {
         (code, pod.pointer("/status/phase").and_then(Value::as_str)),
         (200, Some("Running"))
     );
-    let (code, _) = curl(
-        &srv,
-        &[
-            "-X",
-            "POST",
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            SEED_POD,
-        ],
-        "/api/v1/namespaces/default/pods",
-    );
+    let (code, _) = curl_post(&srv, SEED_POD, "/api/v1/namespaces/default/pods");
     assert_eq!(code, 201);
     // The scheduler puts it on the only node.
     let bound = wait_for(std::time::Duration::from_secs(10), || {
@@ -228,18 +233,7 @@ fn a_kubeadm_style_rsa_pki_dir_is_served_as_is() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .current_dir(d)
-            .args(args)
-            .output()
-            .expect("openssl");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let openssl = |args: &[&str]| openssl_in(d, args);
     openssl(&[
         "req",
         "-x509",
@@ -311,16 +305,9 @@ fn a_kubeadm_style_rsa_pki_dir_is_served_as_is() {
     let (code, api) = curl(&srv, &[], "/api");
     assert_eq!(code, 200, "{api}");
     assert_eq!(api["kind"], "APIVersions");
-    let (code, review) = curl(
+    let (code, review) = curl_post(
         &srv,
-        &[
-            "-X",
-            "POST",
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#,
-        ],
+        r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#,
         "/apis/authentication.k8s.io/v1/selfsubjectreviews",
     );
     assert_eq!(code, 201, "{review}");

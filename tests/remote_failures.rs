@@ -9,7 +9,7 @@ use serde_json::Value;
 
 mod apiserver_support;
 mod remote_support;
-use apiserver_support::{ServeProcess, which};
+use apiserver_support::{ServeProcess, openssl_in, which};
 use remote_support::{kexplore, stdout};
 
 const YEAR: i64 = 365 * 24 * 3600;
@@ -158,18 +158,7 @@ fn an_x509_v1_client_certificate_is_named_as_such() {
     }
     let srv = ServeProcess::start(&[]);
     let d = srv.dir.path();
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(d)
-            .output()
-            .expect("openssl");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&str]| openssl_in(d, args);
     // `openssl x509 -req` without extensions writes a version 1 certificate, as old tooling did.
     run(&[
         "genpkey",

@@ -160,3 +160,17 @@ pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Optio
 }
 
 pub const SEED_POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"app"},"spec":{"containers":[{"name":"app","image":"registry.cn-hangzhou.aliyuncs.com/kube-easy/app:latest","command":["app"],"ports":[{"containerPort":2580}]}]}}"#;
+
+/// Run `openssl ARGS` in `dir`; a failure stops the test with openssl's own message.
+pub fn openssl_in(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
