@@ -197,6 +197,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "10s",
           value_parser = parse_duration)]
     pub shutdown_grace_period: Duration,
+    /// Changes kept for watches and for reads at past revisions (continue tokens,
+    /// resourceVersionMatch=Exact); a watch or list from before them gets 410 Expired and the
+    /// client lists again (set it low to demonstrate that).
+    #[arg(long, value_name = "N", help_heading = "Limits",
+          default_value_t = Limits::default().history.max_events as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub watch_history_events: u64,
+    /// Bytes of encoded objects kept in that history (the newest change always stays).
+    #[arg(long, value_name = "BYTES", help_heading = "Limits",
+          default_value_t = Limits::default().history.max_bytes as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub watch_history_bytes: u64,
 }
 
 #[derive(Debug, Args)]

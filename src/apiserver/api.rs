@@ -55,7 +55,7 @@ impl Api {
         );
         limiter.max_watches = limits.max_watches;
         Api {
-            store: Store::default(),
+            store: Store::new(limits.history),
             traces: TraceLog::default(),
             authorizer: Authorizer::default(),
             tokens,
@@ -336,6 +336,7 @@ fn too_many_watches(max: usize) -> ApiError {
         reason: "TooManyRequests",
         message: format!("too many watches: the server serves at most {max} at once"),
         details: Some(json!({"retryAfterSeconds": 1})),
+        list_continue: None,
     }
 }
 

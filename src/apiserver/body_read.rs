@@ -116,6 +116,7 @@ fn timed_out() -> ApiError {
             "Timeout: request did not complete within requested timeout - context deadline exceeded"
                 .into(),
         details: None,
+        list_continue: None,
     }
 }
 

@@ -36,6 +36,9 @@ pub struct Limits {
     pub max_mutating_requests_inflight: usize,
     /// On shutdown, how long in-flight requests get to finish before connections are cut.
     pub shutdown_grace_period: Duration,
+    /// How much change history the store keeps for watches and for reads at past revisions
+    /// (continue tokens, `resourceVersionMatch=Exact`); older revisions answer 410.
+    pub history: super::store::HistoryLimits,
 }
 
 pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -60,6 +63,7 @@ impl Default for Limits {
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             shutdown_grace_period: Duration::from_secs(10),
+            history: super::store::HistoryLimits::default(),
         }
     }
 }

@@ -3,23 +3,17 @@
 
 use std::sync::Arc;
 
-use base64::Engine;
 use serde_json::{Value, json};
 
 use super::api::{Ctx, Reply};
 use super::body::Format;
+use super::list_options::{self, ContinueToken, ReadAt};
 use super::resources::ResourceDef;
 use super::rest::{output, selectors};
 use super::status::ApiError;
+use super::store::StoreError;
 use super::table;
 use super::trace::StageStatus;
-
-#[derive(serde::Serialize, serde::Deserialize)]
-struct ContinueToken {
-    v: String,
-    rv: u64,
-    start: String,
-}
 
 /// The list cache key: path plus the query in a stable order.
 fn list_cache_key(ctx: &Ctx<'_>) -> String {
@@ -48,40 +42,63 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         }
     }
     let prefix = def.prefix_for(&ctx.info.namespace);
-    let limit: usize = ctx
+    let limit_param: Option<usize> = ctx
         .info
         .query("limit")
         .and_then(|l| l.parse().ok())
-        .filter(|l| *l > 0)
-        .unwrap_or(usize::MAX);
-    let start = match ctx.info.query("continue").filter(|c| !c.is_empty()) {
-        Some(c) => {
-            let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(c.trim_end_matches('='))
-                .or_else(|_| base64::engine::general_purpose::STANDARD.decode(c))
-                .map_err(|_| {
-                    ApiError::bad_request("continue key is not valid: illegal base64 data")
-                })?;
-            let t: ContinueToken = serde_json::from_slice(&raw)
-                .map_err(|e| ApiError::bad_request(format!("continue key is not valid: {e}")))?;
-            if !t.start.starts_with(&prefix) {
-                return Err(ApiError::bad_request(
-                    "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
-                ));
-            }
-            t.start
+        .filter(|l| *l > 0);
+    let limit = limit_param.unwrap_or(usize::MAX);
+    let plan = list_options::plan(
+        &prefix,
+        ctx.info.query("resourceVersion"),
+        ctx.info.query("resourceVersionMatch"),
+        limit_param,
+        ctx.info.query("continue"),
+        ctx.info.query("sendInitialEvents"),
+    )?;
+    let current = ctx.api.store.current_rv();
+    let at = match plan.at {
+        ReadAt::Latest => current,
+        ReadAt::Exact(n) | ReadAt::NotOlderThan(n) if n > current => {
+            return Err(list_options::too_large(n, current));
         }
-        None => String::new(),
+        ReadAt::Exact(n) => n,
+        ReadAt::NotOlderThan(_) => current,
     };
-    // Scan in key order, filtering, until `limit` matches; the token names the next key.
+    // remainingItemCount is only known without selectors (upstream: etcd counts the keys).
+    let selective = [
+        ctx.info.query("labelSelector"),
+        ctx.info.query("fieldSelector"),
+    ]
+    .iter()
+    .any(|q| q.is_some_and(|q| !q.is_empty()));
+    let count = !selective && limit_param.is_some();
+    // Scan in key order at revision `at`, filtering, until `limit` matches; the token names
+    // the next key, and every page of one list reads the first page's revision.
     let mut items: Vec<Arc<Value>> = Vec::new();
     let mut next_key: Option<String> = None;
-    let mut cursor = start;
-    let mut rv;
+    let mut remaining: Option<usize> = None;
+    let mut cursor = plan.start.clone();
     'scan: loop {
-        let (batch, more, at) = ctx.api.store.list_keys_from(&prefix, &cursor, 512);
-        rv = at;
-        for (k, v) in &batch {
+        let page = match ctx.api.store.list_keys_at(
+            &prefix,
+            &cursor,
+            at,
+            512,
+            count && remaining.is_none(),
+        ) {
+            Ok(p) => p,
+            Err(StoreError::TooOld(..)) if plan.continuing => {
+                return Err(list_options::continue_expired(&plan.start));
+            }
+            Err(StoreError::TooOld(..)) => return Err(list_options::list_too_old()),
+            Err(e) => return Err(ApiError::internal(e)),
+        };
+        if remaining.is_none() {
+            // Keys from the page's start on; those returned are subtracted below.
+            remaining = page.remaining_from_start;
+        }
+        for (k, v) in &page.items {
             if items.len() == limit {
                 next_key = Some(k.clone());
                 break 'scan;
@@ -90,21 +107,19 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
                 items.push(v.clone());
             }
         }
-        match batch.last() {
-            Some((k, _)) if more => cursor = format!("{k}\u{0}"),
+        match page.items.last() {
+            Some((k, _)) if page.more => cursor = format!("{k}\u{0}"),
             _ => break,
         }
     }
+    let rv = at;
     ctx.trace.stage("storage", StageStatus::Ok, json!({"operation": "list", "prefix": prefix, "count": items.len(), "resourceVersion": rv.to_string()}));
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(k) = next_key {
-        let tok = ContinueToken {
-            v: "meta.k8s.io/v1".into(),
-            rv,
-            start: k,
-        };
-        let raw = serde_json::to_vec(&tok).unwrap_or_default();
-        meta["continue"] = json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw));
+        meta["continue"] = json!(ContinueToken::encode(rv as i64, k));
+        if let Some(n) = remaining.filter(|_| count) {
+            meta["remainingItemCount"] = json!(n.saturating_sub(items.len()));
+        }
     }
     if let Format::Table { v1beta1 } = ctx.format {
         let include = ctx.info.query("includeObject").unwrap_or("Metadata");

@@ -26,6 +26,7 @@ pub mod kubelet;
 pub mod limits;
 pub mod linger;
 pub mod list;
+pub mod list_options;
 pub mod openapi;
 pub mod openapi_v2;
 pub mod patch;

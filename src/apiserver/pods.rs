@@ -104,6 +104,7 @@ pub fn binding(ctx: &mut Ctx<'_>, url_name: Option<String>) -> Result<Reply, Api
             reason: "",
             message: "target.name: Required value".into(),
             details: None,
+            list_continue: None,
         });
     }
     if !tkind.is_empty() && tkind != "Node" {
@@ -114,6 +115,7 @@ pub fn binding(ctx: &mut Ctx<'_>, url_name: Option<String>) -> Result<Reply, Api
                 "target.kind: Unsupported value: {tkind:?}: supported values: \"Node\""
             ),
             details: None,
+            list_continue: None,
         });
     }
     let ns = ctx.info.namespace.clone();

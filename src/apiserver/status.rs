@@ -80,6 +80,9 @@ pub struct ApiError {
     pub reason: &'static str,
     pub message: String,
     pub details: Option<Value>,
+    /// The Status's ListMeta `continue`: set only on a 410 for a too-old list continue token,
+    /// where it lets the client finish the list inconsistently.
+    pub list_continue: Option<String>,
 }
 
 impl std::fmt::Display for ApiError {
@@ -125,6 +128,19 @@ impl ApiError {
             reason,
             message: message.into(),
             details,
+            list_continue: None,
+        }
+    }
+
+    pub fn with_list_continue(mut self, token: String) -> Self {
+        self.list_continue = Some(token);
+        self
+    }
+
+    fn metadata(&self) -> Value {
+        match &self.list_continue {
+            Some(c) => json!({"continue": c}),
+            None => json!({}),
         }
     }
 
@@ -291,6 +307,10 @@ impl ApiError {
         )
     }
 
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(504, "Timeout", message, None)
+    }
+
     pub fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message, None)
     }
@@ -324,7 +344,7 @@ impl ApiError {
         let body = StatusBody {
             kind: "Status",
             api_version: "v1",
-            metadata: json!({}),
+            metadata: self.metadata(),
             status: "Failure",
             message: &self.message,
             reason: self.reason,
@@ -341,7 +361,7 @@ impl ApiError {
         let mut m = serde_json::Map::new();
         m.insert("kind".into(), json!("Status"));
         m.insert("apiVersion".into(), json!("v1"));
-        m.insert("metadata".into(), json!({}));
+        m.insert("metadata".into(), self.metadata());
         m.insert("status".into(), json!("Failure"));
         m.insert("message".into(), json!(self.message));
         if !self.reason.is_empty() {

@@ -91,7 +91,7 @@ pub enum StoreError {
 /// memory is the bound that matters, so both a count and the events' encoded bytes cap it.
 /// 32 MiB is ~17,000 changes of a small pod: tens of seconds of 200 clients writing flat out
 /// on two cores, far more than a workshop writes in an hour.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HistoryLimits {
     pub max_events: usize,
     pub max_bytes: usize,
@@ -104,6 +104,23 @@ impl Default for HistoryLimits {
             max_bytes: 32 << 20,
         }
     }
+}
+
+/// One page of a read at a past revision (`Store::list_keys_at`).
+pub struct PastPage {
+    pub items: Vec<(String, Arc<Value>)>,
+    pub more: bool,
+    pub remaining_from_start: Option<usize>,
+}
+
+/// A key's state in a past read: from the history (encoded) or still the live object.
+enum Either<'a> {
+    Past(&'a Bytes),
+    Live(&'a Arc<Value>),
+}
+
+fn decode(b: &Bytes) -> Arc<Value> {
+    Arc::new(serde_json::from_slice(b).unwrap_or(Value::Null))
 }
 
 /// What the history holds now: events, their bytes as `HistoryLimits` counts them, and the
@@ -219,6 +236,91 @@ impl Store {
         (items, g.rv)
     }
 
+    /// The objects under `prefix` from key `start` on (at most `limit`), as they were at
+    /// revision `at`: the live objects with every later change undone from the history, which
+    /// is what etcd's read at a revision gives. Returns them, whether more follow, and how
+    /// many keys there are from `start` on at `at` when `count` is asked (remainingItemCount).
+    /// TooOld when the history no longer reaches back to `at`.
+    pub fn list_keys_at(
+        &self,
+        prefix: &str,
+        start: &str,
+        at: u64,
+        limit: usize,
+        count: bool,
+    ) -> Result<PastPage, StoreError> {
+        let g = self.read();
+        let at = at.min(g.rv);
+        Self::check_not_compacted(&g, at)?;
+        let from = if start.is_empty() { prefix } else { start };
+        // Each key changed after `at` has its state at `at` in its earliest later event: absent
+        // before an ADDED, the `prev` of a MODIFIED or DELETED.
+        let mut past: BTreeMap<&str, Option<&Bytes>> = BTreeMap::new();
+        let first = g.history.partition_point(|e| e.rv <= at);
+        for ev in g.history.range(first..) {
+            if ev.key.starts_with(prefix) && ev.key.as_str() >= from {
+                past.entry(ev.key.as_str()).or_insert(match ev.kind {
+                    EventType::Added => None,
+                    EventType::Modified | EventType::Deleted => {
+                        Some(ev.prev.as_ref().unwrap_or(&ev.object))
+                    }
+                });
+            }
+        }
+        let mut live = g
+            .objects
+            .range::<str, _>((std::ops::Bound::Included(from), std::ops::Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .peekable();
+        let mut old = past.into_iter().peekable();
+        let mut page = PastPage {
+            items: Vec::new(),
+            more: false,
+            remaining_from_start: count.then_some(0),
+        };
+        loop {
+            // The next key in order, from whichever side holds it; a key on both sides takes
+            // its state at `at` from the history.
+            let (key, state): (&str, Option<Either<'_>>) = match (live.peek(), old.peek()) {
+                (None, None) => break,
+                (Some((lk, _)), Some((ok, _))) if lk.as_str() == *ok => {
+                    let _ = live.next();
+                    let (k, b) = old.next().unwrap_or_default();
+                    (k, b.map(Either::Past))
+                }
+                (Some((lk, _)), Some((ok, _))) if *ok < lk.as_str() => {
+                    let (k, b) = old.next().unwrap_or_default();
+                    (k, b.map(Either::Past))
+                }
+                (Some(_), _) => match live.next() {
+                    Some((k, o)) => (k.as_str(), Some(Either::Live(&o.value))),
+                    None => break,
+                },
+                (None, Some(_)) => {
+                    let (k, b) = old.next().unwrap_or_default();
+                    (k, b.map(Either::Past))
+                }
+            };
+            let Some(state) = state else { continue };
+            if let Some(n) = page.remaining_from_start.as_mut() {
+                *n += 1;
+            }
+            if page.items.len() == limit {
+                page.more = true;
+                if !count {
+                    break;
+                }
+                continue;
+            }
+            let value = match state {
+                Either::Past(b) => decode(b),
+                Either::Live(v) => v.clone(),
+            };
+            page.items.push((key.to_string(), value));
+        }
+        Ok(page)
+    }
+
     /// Like `list` but with keys, for chunking (`continue` tokens carry the next key).
     pub fn list_keys_from(
         &self,
@@ -257,9 +359,11 @@ impl Store {
         last: &Value,
     ) {
         let json = encode(last);
+        // The state before the change: selector watchers see objects leave their view by it,
+        // and a list at an older revision undoes the change with it.
         let prev = match kind {
-            EventType::Modified => g.objects.get(key).map(|o| o.json.clone()),
-            _ => None,
+            EventType::Modified | EventType::Deleted => g.objects.get(key).map(|o| o.json.clone()),
+            EventType::Added => None,
         };
         match object {
             Some(value) => {
@@ -583,10 +687,77 @@ mod tests {
             [
                 (EventType::Added, 2, None),
                 (EventType::Modified, 3, Some(2)),
-                (EventType::Deleted, 4, None)
+                (EventType::Deleted, 4, Some(3))
             ]
         );
         assert_eq!(object_rv(&page.events[2].value()), Some(4));
         assert_eq!(page.events[1].value()["metadata"]["labels"]["x"], "1");
+    }
+
+    #[test]
+    fn a_read_at_a_past_revision_undoes_later_changes() {
+        let s = Store::default();
+        let p = "/registry/pods/default/";
+        for n in ["a", "b", "c"] {
+            let _ = s.create(&format!("{p}{n}"), obj(n));
+        }
+        let _ = s.create("/registry/pods/other/z", obj("z"));
+        let at = s.current_rv();
+        let _ = s.update(&format!("{p}b"), None, |v| {
+            let mut v = v.clone();
+            v["metadata"]["labels"] = json!({"changed": "yes"});
+            Ok(v)
+        });
+        let _ = s.delete(&format!("{p}c"), |_| Ok(()));
+        let _ = s.create(&format!("{p}aa"), obj("aa"));
+        let _ = s.create(&format!("{p}d"), obj("d"));
+        let names = |page: &PastPage| -> Vec<String> {
+            page.items
+                .iter()
+                .map(|(_, v)| v["metadata"]["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        };
+        let then = s
+            .list_keys_at(p, "", at, 10, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&then), ["a", "b", "c"]);
+        assert!(
+            then.items[1].1["metadata"].get("labels").is_none(),
+            "b as it was"
+        );
+        assert_eq!(then.remaining_from_start, Some(3));
+        // Paging at that revision: two, then the rest from the next key.
+        let first = s
+            .list_keys_at(p, "", at, 2, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (names(&first), first.more, first.remaining_from_start),
+            (vec!["a".to_string(), "b".into()], true, Some(3))
+        );
+        let rest = s
+            .list_keys_at(p, &format!("{p}b\u{0}"), at, 2, false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((names(&rest), rest.more), (vec!["c".to_string()], false));
+        // Now: the live state.
+        let now = s
+            .list_keys_at(p, "", s.current_rv(), 10, false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&now), ["a", "aa", "b", "d"]);
+        // Compacted past `at`: too old.
+        let small = Store::new(limits(2, usize::MAX));
+        for n in ["a", "b", "c", "d"] {
+            let _ = small.create(&format!("{p}{n}"), obj(n));
+        }
+        assert!(matches!(
+            small.list_keys_at(p, "", 1, 10, false),
+            Err(StoreError::TooOld(..))
+        ));
+        assert_eq!(
+            small
+                .list_keys_at(p, "", small.current_rv() - 1, 10, false)
+                .map(|pg| pg.items.len())
+                .ok(),
+            Some(3)
+        );
     }
 }

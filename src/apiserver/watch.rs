@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use super::api::{Ctx, Reply};
 use super::body::{ApiBody, Format};
+use super::list_options;
 use super::resources::ResourceDef;
 use super::rest;
 use super::status::ApiError;
@@ -102,6 +103,18 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
                 .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s}")))?,
         ),
         None => None,
+    };
+    let send_initial = list_options::watch_send_initial_events(
+        ctx.info.query("sendInitialEvents"),
+        ctx.info.query("resourceVersionMatch"),
+        ctx.info.query("continue"),
+    )?;
+    // Watch-list (client-go's WatchList): the state now as ADDED events, then a bookmark that
+    // marks their end, then changes; `false` starts from the given revision (or now) without them.
+    let from = match send_initial {
+        Some(true) => None,
+        Some(false) => Some(from.unwrap_or_else(|| ctx.api.store.current_rv())),
+        None => from,
     };
     let timeout = ctx
         .info
@@ -193,6 +206,12 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
                     return;
                 }
             }
+        }
+        if send_initial == Some(true) && bookmarks {
+            let mut end = bookmark(def, start.rv);
+            end["metadata"]["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+            let line = enc.line("BOOKMARK", &end);
+            out.buf().extend_from_slice(&line);
         }
         if !out.flush().await {
             return;

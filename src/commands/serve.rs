@@ -8,6 +8,7 @@ use crate::apiserver::authn::TokenFile;
 use crate::apiserver::limits::Limits;
 use crate::apiserver::pki::{self, ClusterPki};
 use crate::apiserver::server::{self, ServeOptions};
+use crate::apiserver::store::HistoryLimits;
 use crate::cli::{GlobalArgs, ServeArgs};
 
 /// The URL clients use: a wildcard listen address is reached on loopback.
@@ -42,6 +43,10 @@ pub fn limits(args: &ServeArgs) -> Limits {
         max_requests_inflight: args.max_requests_inflight,
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         shutdown_grace_period: args.shutdown_grace_period,
+        history: HistoryLimits {
+            max_events: usize::try_from(args.watch_history_events).unwrap_or(usize::MAX),
+            max_bytes: usize::try_from(args.watch_history_bytes).unwrap_or(usize::MAX),
+        },
     }
 }
 
@@ -178,6 +183,8 @@ mod tests {
             "--max-requests-inflight=3",
             "--max-mutating-requests-inflight=4",
             "--shutdown-grace-period=500ms",
+            "--watch-history-events=50",
+            "--watch-history-bytes=4096",
         ]));
         let want = Limits {
             max_request_body_bytes: 1024,
@@ -191,6 +198,10 @@ mod tests {
             max_requests_inflight: 3,
             max_mutating_requests_inflight: 4,
             shutdown_grace_period: std::time::Duration::from_millis(500),
+            history: HistoryLimits {
+                max_events: 50,
+                max_bytes: 4096,
+            },
         };
         assert_eq!(l, want);
         for bad in [
