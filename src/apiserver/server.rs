@@ -4,6 +4,7 @@
 //! The connection-level limits live here: the connection cap, header size and read timeout,
 //! the idle timeout, HTTP/2 keep-alive, accept() back-off and the graceful shutdown.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -110,8 +111,11 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
     let (stop, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     if opts.control_loops {
-        tasks.spawn(scheduler_loop::run(api.clone(), stop_rx.clone()));
-        tasks.spawn(kubelet::run(api.clone(), stop_rx.clone()));
+        tasks.spawn(on_own_thread(scheduler_loop::run(
+            api.clone(),
+            stop_rx.clone(),
+        )));
+        tasks.spawn(on_own_thread(kubelet::run(api.clone(), stop_rx.clone())));
     }
     let grace = limits.shutdown_grace_period;
     let shared = Arc::new(Shared {
@@ -283,6 +287,25 @@ async fn serve_conn(
     serving.as_mut().graceful_shutdown();
     let bound = limits.shutdown_grace_period.max(Duration::from_secs(1));
     let _ = tokio::time::timeout(bound, serving).await;
+}
+
+/// Runs a control loop on a thread of its own. A scheduling pass over hundreds of pending pods
+/// is seconds of CPU without an await; on one of the server's two workers it held every task
+/// queued there — a watch woken by a write waited behind it for tens of seconds while the
+/// other worker, never idle under load, did not steal it. kube-scheduler and the kubelets are
+/// other processes upstream; here they are other threads.
+async fn on_own_thread(control_loop: impl Future<Output = ()> + Send + 'static) {
+    let _ =
+        tokio::task::spawn_blocking(move || {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(control_loop),
+                Err(e) => eprintln!("kexplore serve: cannot start a control loop: {e}"),
+            }
+        })
+        .await;
 }
 
 fn non_zero(d: Duration) -> Option<Duration> {

@@ -23,10 +23,18 @@ use crate::kubeconfig::ResolvedContext;
 /// How often the view may change while events arrive: a few times a second reads as live,
 /// and bounds the re-simulations whatever the event rate.
 pub const COALESCE: Duration = Duration::from_millis(300);
-/// A watch is renewed (from the last resourceVersion seen) after this long, as client-go's
-/// reflector renews its own after 5-10 minutes: much sooner here, because a stream that
-/// silently stops delivering (seen under heavy load) must not freeze the view for long.
-const RENEW: Duration = Duration::from_secs(10);
+/// A watch is renewed (from the last resourceVersion seen) after a random 5–10 minutes, as
+/// client-go's reflector does, so many viewers do not renew at once. (It was 10 s while the
+/// embedded server's scheduler loop could stall a watch for tens of seconds; that loop now
+/// runs on a thread of its own.)
+fn renew_after() -> Duration {
+    // Spread, not secrecy: the clock's nanoseconds are random enough.
+    let jitter = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    Duration::from_secs(300 + u64::from(jitter % 300))
+}
 /// How long a re-list may take before the connection is given up.
 const RELIST: Duration = Duration::from_secs(20);
 /// The first wait before watching again after an error; doubles up to `RETRY_MAX`.
@@ -231,7 +239,7 @@ fn apply<T: Cached>(cache: &Mutex<Cache>, event: WatchEvent<T>) -> bool {
 
 /// One collection's list-then-watch loop, until the feed is dropped or RBAC forbids the watch.
 /// Each reflector has a client (and so a connection) of its own, replaced when a stream stayed
-/// silent for a whole `RENEW` or a list did not answer: a stuck connection is left behind.
+/// silent until its renewal or a list did not answer: a stuck connection is left behind.
 async fn reflect<T: Cached>(
     ctx: ResolvedContext,
     mut api: ApiClient,
@@ -261,7 +269,7 @@ async fn reflect<T: Cached>(
         let mut seen = rv.clone();
         let mut lines = 0u64;
         let watched = tokio::time::timeout(
-            RENEW,
+            renew_after(),
             watch::<T>(&api, &path, &rv, |e| {
                 if alive.strong_count() == 0 {
                     return false;
@@ -403,12 +411,7 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
         ..Default::default()
     }));
     let mut tasks = Vec::new();
-    if let Some((path, rv)) = seed
-        .watch_from
-        .nodes
-        .clone()
-        .filter(|_| std::env::var_os("EXP_NO_NODES").is_none())
-    {
+    if let Some((path, rv)) = seed.watch_from.nodes.clone() {
         tasks.push(tokio::spawn(reflect::<Node>(
             seed.ctx.clone(),
             seed.api.clone(),
