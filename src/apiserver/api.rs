@@ -15,6 +15,7 @@ use super::authn::{self, TokenFile, UserInfo};
 use super::authz::{self, Attributes, Authorizer};
 use super::body::{ApiBody, Format, negotiate};
 use super::body_read::{Incoming, announced_len, discard, read_body};
+use super::impersonation;
 use super::inflight::{Limiter, TOO_MANY};
 use super::limits::Limits;
 use super::list::ListCache;
@@ -213,6 +214,35 @@ where
     };
     trace.user = Some(user.username.clone());
     trace.stage("authentication", StageStatus::Ok, outcome.detail);
+
+    // Impersonation (`kubectl --as`): the identity asked for replaces the authenticated one
+    // once the actor may impersonate every part of it.
+    let user = match impersonation::requested(&parts.headers) {
+        Ok(None) => user,
+        Ok(Some(asked)) => {
+            match impersonation::impersonate(&api.authorizer, &api.store, &user, &asked) {
+                Ok((as_user, detail)) => {
+                    trace.stage("impersonation", StageStatus::Ok, detail);
+                    trace.user = Some(as_user.username.clone());
+                    trace.impersonated_by = Some(user);
+                    as_user
+                }
+                Err(e) => {
+                    trace.stage(
+                        "impersonation",
+                        StageStatus::Failed,
+                        json!({"actingAs": user.username, "error": e.message}),
+                    );
+                    discard(body, incoming).await;
+                    return finish(&end, trace, Some(&user), Err(e)).await;
+                }
+            }
+        }
+        Err(e) => {
+            discard(body, incoming).await;
+            return finish(&end, trace, Some(&user), Err(e)).await;
+        }
+    };
 
     // Max-in-flight limiter: watches and system:masters are exempt.
     let _slot = if info.verb == "watch" || user.in_group("system:masters") {

@@ -57,12 +57,15 @@ impl AuditLog {
             "stage": stage,
             "requestURI": trace.uri,
             "verb": info.verb,
-            "user": user.map(|u| json!(u)).unwrap_or(json!({})),
+            "user": trace.impersonated_by.as_ref().or(user).map(|u| json!(u)).unwrap_or(json!({})),
             "sourceIPs": conn.remote.map(|r| vec![r.ip().to_string()]).unwrap_or_default(),
             "userAgent": user_agent,
             "requestReceivedTimestamp": received,
             "stageTimestamp": util::now_micro(),
         });
+        if let (Some(_), Some(as_user)) = (&trace.impersonated_by, user) {
+            ev["impersonatedUser"] = json!(as_user);
+        }
         if info.is_resource_request {
             let mut o = json!({"resource": info.resource, "apiVersion": info.api_version});
             for (k, v) in [

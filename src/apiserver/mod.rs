@@ -20,6 +20,7 @@ pub mod defaults;
 pub mod delete;
 pub mod discovery;
 pub mod events;
+pub mod impersonation;
 pub mod inflight;
 pub mod kinds;
 pub mod kubelet;

@@ -41,6 +41,9 @@ pub struct RequestTrace {
     pub resource: String,
     pub code: u16,
     pub stages: Vec<TraceStage>,
+    /// Set when the request impersonated: who actually sent it (the audit log's `user`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impersonated_by: Option<super::authn::UserInfo>,
     #[serde(skip)]
     start: Option<Instant>,
 }
@@ -58,6 +61,7 @@ impl RequestTrace {
             resource: String::new(),
             code: 0,
             stages: Vec::new(),
+            impersonated_by: None,
             start: Some(Instant::now()),
         }
     }
