@@ -91,6 +91,24 @@ impl Serve {
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.pki.join(name)).expect("pki file")
     }
+
+    /// A client config trusting this server's CA, as the admin, offering `alpn`.
+    fn admin_tls(&self, alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
+        tls(
+            &self.read("ca.crt"),
+            Some(identity(&self.read("admin.crt"), &self.read("admin.key"))),
+            alpn,
+        )
+    }
+}
+
+/// The tests' client runtime: two workers, like the machine.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
 }
 
 impl Drop for Serve {
@@ -271,19 +289,8 @@ impl Case {
     fn start_with(extra: &[&str]) -> Case {
         let server = Serve::start_with(extra);
         let ca = server.read("ca.crt");
-        let admin = tls(
-            &ca,
-            Some(identity(
-                &server.read("admin.crt"),
-                &server.read("admin.key"),
-            )),
-            &[b"http/1.1"],
-        );
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let admin = server.admin_tls(&[b"http/1.1"]);
+        let rt = runtime();
         let mut c = Case {
             rt,
             server,
@@ -1061,14 +1068,7 @@ fn reqwest_client(ca: &str, cert: &str, key: &str) -> reqwest::Client {
 fn http2_rapid_reset() {
     let c = Case::start();
     let port = c.server.port;
-    let cfg = tls(
-        &c.ca,
-        Some(identity(
-            &c.server.read("admin.crt"),
-            &c.server.read("admin.key"),
-        )),
-        &[b"h2"],
-    );
+    let cfg = c.server.admin_tls(&[b"h2"]);
     let (outcome, t) = timed(&c.rt, async move {
         let s = match connect(port, &cfg).await {
             Ok(s) => s,
@@ -1419,14 +1419,7 @@ fn requests_beyond_the_inflight_limits_get_429_with_retry_after() {
 fn idle_http2_connection_is_closed_with_goaway() {
     let c = Case::start_with(&["--idle-timeout", "2s"]);
     let port = c.server.port;
-    let cfg = tls(
-        &c.ca,
-        Some(identity(
-            &c.server.read("admin.crt"),
-            &c.server.read("admin.key"),
-        )),
-        &[b"h2"],
-    );
+    let cfg = c.server.admin_tls(&[b"h2"]);
     let (outcome, t) = timed(&c.rt, async move {
         let s = connect(port, &cfg).await.map_err(|e| e.to_string())?;
         let (send, conn) = h2::client::handshake(s).await.map_err(|e| e.to_string())?;
@@ -1476,20 +1469,8 @@ fn accept_errors_back_off_when_out_of_file_descriptors() {
     let server = Serve::start_with_nofile(64, &[]);
     let port = server.port;
     let pid = server.pid();
-    let ca = server.read("ca.crt");
-    let admin = tls(
-        &ca,
-        Some(identity(
-            &server.read("admin.crt"),
-            &server.read("admin.key"),
-        )),
-        &[b"http/1.1"],
-    );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let admin = server.admin_tls(&[b"http/1.1"]);
+    let rt = runtime();
     let (spent, held, fds, recovered) = rt.block_on(async move {
         let mut conns = Vec::new();
         for _ in 0..200 {
@@ -1539,20 +1520,8 @@ fn shutdown_finishes_the_request_in_flight() {
     let mut server = Serve::start_with(&["--shutdown-grace-period", "10s"]);
     let port = server.port;
     let pid = server.pid();
-    let ca = server.read("ca.crt");
-    let admin = tls(
-        &ca,
-        Some(identity(
-            &server.read("admin.crt"),
-            &server.read("admin.key"),
-        )),
-        &[b"http/1.1"],
-    );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let admin = server.admin_tls(&[b"http/1.1"]);
+    let rt = runtime();
     let (watch_head, refused, answer, watch_tail) = rt.block_on(async move {
         let watch = "GET /api/v1/namespaces/default/pods?watch=true HTTP/1.1\r\nHost: x\r\n\r\n";
         let mut w = send_head(port, &admin, watch).await;
@@ -1713,14 +1682,7 @@ impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Freezable<T> {
 fn silent_http2_peer_is_closed_by_keepalive_and_frees_its_watch() {
     let c = Case::start_with(&["--http2-keepalive-interval", "1s", "--max-watches", "1"]);
     let port = c.server.port;
-    let h2cfg = tls(
-        &c.ca,
-        Some(identity(
-            &c.server.read("admin.crt"),
-            &c.server.read("admin.key"),
-        )),
-        &[b"h2"],
-    );
+    let h2cfg = c.server.admin_tls(&[b"h2"]);
     let cfg = c.admin.clone();
     let ((first, while_held, freed), t) = timed(&c.rt, async move {
         let frozen = Arc::new(AtomicBool::new(false));
