@@ -121,6 +121,20 @@ fn fds(pid: u32) -> usize {
         .unwrap_or(0)
 }
 
+/// What each open descriptor is (`socket:[…]`, `anon_inode:[eventpoll]`, a path), sorted, so a
+/// leak names its kind.
+fn fd_targets(pid: u32) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .map(|t| t.display().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
 fn rv(v: &Value) -> u64 {
     v["metadata"]["resourceVersion"]
         .as_str()
@@ -387,6 +401,7 @@ fn soak_200_clients_no_write_lost_watch_in_order_memory_and_fds_flat() {
         .build()
         .expect("runtime");
     let fds_idle = fds(pid);
+    let fd_targets_idle = fd_targets(pid);
     let stop = Arc::new(AtomicBool::new(false));
     let until = Arc::new(AtomicU64::new(0));
     let ops = Arc::new(AtomicU64::new(0));
@@ -520,6 +535,7 @@ fn soak_200_clients_no_write_lost_watch_in_order_memory_and_fds_flat() {
     let (acks, streams, final_list, rss_at_warm, rss_max_after, rss_samples, fds_max, ran) = report;
     std::thread::sleep(Duration::from_secs(2));
     let fds_after = fds(pid);
+    let fd_targets_after = fd_targets(pid);
 
     // Per-client and global resourceVersions.
     let mut all_rvs = HashSet::new();
@@ -674,6 +690,6 @@ fn soak_200_clients_no_write_lost_watch_in_order_memory_and_fds_flat() {
     assert!(growth <= 10.0, "RSS grew {growth:.1}% after warm-up");
     assert!(
         fds_after <= fds_idle + 2,
-        "fd leak: {fds_idle} before the clients, {fds_after} after"
+        "fd leak: {fds_idle} before the clients, {fds_after} after\nbefore: {fd_targets_idle:?}\nafter: {fd_targets_after:?}"
     );
 }

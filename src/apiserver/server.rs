@@ -295,17 +295,17 @@ async fn serve_conn(
 /// other worker, never idle under load, did not steal it. kube-scheduler and the kubelets are
 /// other processes upstream; here they are other threads.
 async fn on_own_thread(control_loop: impl Future<Output = ()> + Send + 'static) {
-    let _ =
-        tokio::task::spawn_blocking(move || {
-            match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt.block_on(control_loop),
-                Err(e) => eprintln!("kexplore serve: cannot start a control loop: {e}"),
-            }
-        })
-        .await;
+    let _ = tokio::task::spawn_blocking(move || {
+        // Timers only: the loops do no I/O, so their runtimes hold no epoll or eventfd.
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        {
+            Ok(rt) => rt.block_on(control_loop),
+            Err(e) => eprintln!("kexplore serve: cannot start a control loop: {e}"),
+        }
+    })
+    .await;
 }
 
 fn non_zero(d: Duration) -> Option<Duration> {
