@@ -11,6 +11,7 @@ use super::sched::model::{ClusterData, Model, Resource};
 use super::sched::watch::{LiveStatus, LiveUpdate};
 use super::state::AppState;
 use super::update::Effect;
+use crate::journey::run::WriteMode;
 
 /// Rows a page key moves in view 5's node list.
 const PAGE: usize = 10;
@@ -72,17 +73,19 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
     }]
 }
 
-fn start_journey(state: &mut AppState) -> Vec<Effect> {
+/// Sends view 4's pod, written as `write`.
+pub fn start_journey(state: &mut AppState, write: WriteMode) -> Vec<Effect> {
     let (Some(ctx), Some(pod)) = (state.context_name(), state.journey.pod().cloned()) else {
         return Vec::new();
     };
     state.journey.running = true;
     state.journey.collected = None;
+    state.journey.sent = Some(write);
     vec![Effect::RunJourney {
         context: ctx,
         pod,
         replace: state.journey.embedded,
-        write: state.journey.write_mode(),
+        write,
     }]
 }
 
@@ -108,9 +111,11 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
                 before.saturating_sub(1)
             };
             // Leaving the request step sends it (once per run).
-            if forward && before == 0 && state.journey.collected.is_none() && !state.journey.running
+            if forward
+                && before == 0
+                && let Some(write) = state.journey.space_sends()
             {
-                effects.extend(start_journey(state));
+                effects.extend(start_journey(state, write));
             }
         }
         View::Scheduler => {
@@ -144,8 +149,10 @@ pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
         }
         View::PodJourney => {
             state.journey.step = to.min(STEP_COUNT - 1);
-            if to > 0 && state.journey.collected.is_none() && !state.journey.running {
-                effects.extend(start_journey(state));
+            if to > 0
+                && let Some(write) = state.journey.space_sends()
+            {
+                effects.extend(start_journey(state, write));
             }
         }
         _ => return effects,
@@ -222,7 +229,8 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             }
             View::PodJourney if !state.journey.running => {
                 state.journey.step = 1;
-                start_journey(state)
+                let write = state.journey.write_mode();
+                start_journey(state, write)
             }
             View::Scheduler => {
                 let focus = state.sched.focus_pod.clone();

@@ -165,19 +165,11 @@ fn write_question(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
         | Action::ManifestEdited(_) => None,
         Action::ConfirmForReal => {
             state.journey.confirm = false;
-            let (Some(context), Some(pod)) = (state.context_name(), state.journey.pod().cloned())
-            else {
-                return Some(Vec::new());
-            };
-            state.journey.running = true;
-            state.journey.collected = None;
-            state.journey.step = 1;
-            Some(vec![Effect::RunJourney {
-                context,
-                pod,
-                replace: state.journey.embedded,
-                write: WriteMode::ForReal,
-            }])
+            let effects = stepped::start_journey(state, WriteMode::ForReal);
+            if !effects.is_empty() {
+                state.journey.step = 1;
+            }
+            Some(effects)
         }
         _ => {
             state.journey.confirm = false;

@@ -1,0 +1,218 @@
+//! Issue 12 §D: every sentence on screen is true. Each test draws the view at 120×40 and 80×24
+//! and looks for the whole sentence inside one pane (wrapped lines joined), so a sentence cut,
+//! split across panes or replaced by another fails.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
+
+use super::fixtures::{self, press};
+use crate::journey::run::WriteMode;
+use crate::tui::keymap::KeyMap;
+use crate::tui::state::AppState;
+use crate::tui::theme::Theme;
+use crate::tui::update::Effect;
+use crate::tui::views;
+
+use KeyCode::Char;
+
+pub(super) const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
+
+fn screen(state: &AppState, w: u16, h: u16) -> Vec<Vec<String>> {
+    let theme = Theme::default();
+    let km = KeyMap::default();
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    term.draw(|f| views::draw(f, state, &theme, &km))
+        .expect("draw");
+    let buf = term.backend().buffer();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect())
+        .collect()
+}
+
+/// The text inside the pane whose top border shows `title`, rows joined by spaces; `None`
+/// when no such pane is drawn.
+pub(super) fn pane_text(state: &AppState, w: u16, h: u16, title: &str) -> Option<String> {
+    let rows = screen(state, w, h);
+    for (y, row) in rows.iter().enumerate() {
+        let line: String = row.concat();
+        let Some(byte) = line.find(title) else {
+            continue;
+        };
+        let at = line[..byte].chars().count();
+        let left = (0..=at).rev().find(|&x| row[x] == "╭")?;
+        let right = (at..row.len()).find(|&x| row[x] == "╮")?;
+        let mut out = Vec::new();
+        for r in rows.iter().skip(y + 1) {
+            if r[left] == "╰" {
+                break;
+            }
+            out.push(r[left + 1..right].concat().trim().to_string());
+        }
+        return Some(out.join(" "));
+    }
+    None
+}
+
+/// The status bar and footer: the last two rows.
+pub(super) fn bottom_text(state: &AppState, w: u16, h: u16) -> String {
+    let rows = screen(state, w, h);
+    rows[rows.len() - 2..]
+        .iter()
+        .map(|r| r.concat())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whitespace removed: a sentence wrapped anywhere (even inside a URL) still matches.
+fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Asserts `sentence` appears whole in the pane titled `title` at both sizes.
+#[track_caller]
+pub(super) fn assert_in_pane(state: &AppState, title: &str, sentence: &str) {
+    for (w, h) in SIZES {
+        let text =
+            pane_text(state, w, h, title).unwrap_or_else(|| panic!("no pane {title:?} at {w}×{h}"));
+        assert!(
+            squash(&text).contains(&squash(sentence)),
+            "{w}×{h}: {sentence:?} not whole in pane {title:?}:\n{text}"
+        );
+    }
+}
+
+#[track_caller]
+pub(super) fn assert_not_in_pane(state: &AppState, title: &str, words: &str) {
+    for (w, h) in SIZES {
+        let text = pane_text(state, w, h, title).unwrap_or_default();
+        assert!(
+            !squash(&text).contains(&squash(words)),
+            "{w}×{h}: {words:?} must not be in pane {title:?}:\n{text}"
+        );
+    }
+}
+
+fn write_of(effects: &[Effect]) -> Option<WriteMode> {
+    match effects {
+        [Effect::RunJourney { write, .. }] => Some(*write),
+        _ => None,
+    }
+}
+
+/// D14: a remote server without --for-real: the words say dry run, and Space sends one.
+#[test]
+fn view4_on_a_remote_server_says_space_sends_a_dry_run_and_it_does() {
+    let mut s = fixtures::with_app_json(false);
+    press(&mut s, &[Char('4')]);
+    assert_in_pane(
+        &s,
+        "The request",
+        "Space sends this to https://10.0.0.1:6443 as a dry run (dryRun=All): every check runs, nothing is stored · W creates it for real (asks first) · e edits it",
+    );
+    assert_not_in_pane(&s, "The request", "for real: it creates the pod there");
+    for (w, h) in SIZES {
+        assert!(bottom_text(&s, w, h).contains("READ-ONLY"), "{w}×{h}");
+    }
+    assert_eq!(
+        write_of(&press(&mut s, &[Char(' ')])),
+        Some(WriteMode::DryRun)
+    );
+}
+
+/// D14: `--for-real` and the embedded sandbox create, and say so; after a run Space only
+/// steps, and the request step says that instead of promising another send.
+#[test]
+fn view4_says_what_space_does_in_every_write_mode() {
+    let mut s = fixtures::with_app_json(false);
+    s.journey.for_real = true;
+    press(&mut s, &[Char('4')]);
+    assert_in_pane(
+        &s,
+        "The request",
+        "! Space sends this to https://10.0.0.1:6443 for real (--for-real): it creates the pod there · e edits it",
+    );
+    assert_eq!(
+        write_of(&press(&mut s, &[Char(' ')])),
+        Some(WriteMode::ForReal)
+    );
+
+    let mut s = fixtures::with_app_json(true);
+    press(&mut s, &[Char('4')]);
+    assert_in_pane(
+        &s,
+        "The request",
+        "Space sends this to the embedded cluster kexplore started: it creates the pod there · e edits it",
+    );
+    assert_eq!(
+        write_of(&press(&mut s, &[Char(' ')])),
+        Some(WriteMode::ForReal)
+    );
+
+    // A dry run made: back on the request step, Space sends nothing more.
+    let mut s = fixtures::with_app_json(false);
+    press(&mut s, &[Char('4'), Char(' ')]);
+    let mut c = super::journey_data::collected();
+    c.dry_run = true;
+    s.journey.collected = Some(c);
+    s.journey.running = false;
+    press(&mut s, &[KeyCode::Backspace]);
+    assert_eq!(s.journey.step, 0);
+    assert_in_pane(
+        &s,
+        "The request",
+        "Sent as a dry run (dryRun=All): Space shows what happened · r sends it again as a dry run (dryRun=All) · e edits it",
+    );
+    assert!(press(&mut s, &[Char(' ')]).is_empty(), "Space only steps");
+}
+
+/// D14's sibling: `W`'s question says what Space and r do, in the mode they do it.
+#[test]
+fn w_question_says_what_space_and_r_do() {
+    let mut s = fixtures::with_app_json(false);
+    press(&mut s, &[Char('4'), Char('W')]);
+    assert_in_pane(
+        &s,
+        "Create for real?",
+        "Any other key: no. Space and r send dry runs (dryRun=All): nothing stored.",
+    );
+    let mut s = fixtures::with_app_json(true);
+    press(&mut s, &[Char('4'), Char('W')]);
+    assert_in_pane(
+        &s,
+        "Create for real?",
+        "Any other key: no. Space and r create it for real too.",
+    );
+}
+
+/// D14's sibling: presenter captions of a dry run do not say the pod was stored or runs.
+#[test]
+fn presenter_captions_of_a_dry_run_say_nothing_was_stored() {
+    let mut s = fixtures::with_app_json(false);
+    press(&mut s, &[Char('4'), Char(' ')]);
+    let mut c = super::journey_data::collected();
+    c.dry_run = true;
+    s.journey.collected = Some(c);
+    s.journey.running = false;
+    s.present = true;
+    s.journey.step = 6;
+    let caption = crate::tui::views::presenter::caption(&s);
+    assert_eq!(
+        caption,
+        "Storage: a dry run stops here. Every check ran, but nothing was written to etcd."
+    );
+    s.journey.step = 12;
+    let caption = crate::tui::views::presenter::caption(&s);
+    assert_eq!(
+        caption,
+        "No kubelet runs a dry-run pod: nothing was stored, nothing starts."
+    );
+    for (w, h) in SIZES {
+        let all: String = screen(&s, w, h)
+            .iter()
+            .map(|r| r.concat())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(squash(&all).contains(&squash(&caption)), "{w}×{h}:\n{all}");
+    }
+}
