@@ -327,13 +327,21 @@ fn simulate(live: &Result<LiveCluster, String>, created: &Value) -> (Value, Opti
         Ok(l) => l,
         Err(e) => return fail(e.clone()),
     };
-    let w = match world::build(&live.manifests, live.version) {
-        Ok(w) => w,
-        Err(e) => return fail(format!("the listed cluster: {e}")),
-    };
     let mut pod: Pod = match serde_json::from_value(created.clone()) {
         Ok(p) => p,
         Err(e) => return fail(format!("the returned pod: {e}")),
+    };
+    // A pod of the same name already listed is this pod: it must not weigh on its own node.
+    let mut manifests = live.manifests.clone();
+    let key = format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or("default"),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    );
+    let _ = why::split_out(&mut manifests, &key);
+    let w = match world::build(&manifests, live.version) {
+        Ok(w) => w,
+        Err(e) => return fail(format!("the listed cluster: {e}")),
     };
     if let Some(s) = pod.spec.as_mut() {
         s.node_name = None;

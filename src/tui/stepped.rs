@@ -42,12 +42,16 @@ fn connect(state: &mut AppState) -> Vec<Effect> {
     vec![Effect::Connect(ctx)]
 }
 
-/// The pod view 5 places when no journey pod is given: view 4's manifest.
+/// The pod view 5 places when no journey pod is given: view 4's manifest, in the namespace
+/// view 4 would create it in (the context's, when the manifest names none).
 fn fallback_pod(state: &AppState) -> Option<Pod> {
     let mut v = state.journey.pod()?.clone();
-    if v.pointer("/metadata/namespace").is_none() {
-        v["metadata"]["namespace"] = serde_json::json!("default");
-    }
+    let ctx_ns = state
+        .active
+        .as_ref()
+        .and_then(|a| a.resolved.as_ref().ok())
+        .map_or("", |f| f.namespace.as_str());
+    v["metadata"]["namespace"] = serde_json::json!(crate::journey::run::namespace_of(&v, ctx_ns));
     serde_json::from_value(v).ok()
 }
 

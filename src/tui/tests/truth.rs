@@ -216,3 +216,60 @@ fn presenter_captions_of_a_dry_run_say_nothing_was_stored() {
         assert!(squash(&all).contains(&squash(&caption)), "{w}×{h}:\n{all}");
     }
 }
+
+/// The demo cluster after view 4's journey: app bound to node-3, where the server's scheduler
+/// scored it 361 (the total `render_stepped::view5_every_step` shows for the pending pod).
+fn demo_after_journey() -> Vec<(String, String)> {
+    let mut app = serde_json::to_value(super::stepped_fixtures::app_pod()).expect("json");
+    app["spec"]["nodeName"] = serde_json::json!("node-3");
+    app["status"] = serde_json::json!({"phase": "Running"});
+    vec![
+        ("demo.yaml".into(), super::stepped_fixtures::DEMO.into()),
+        ("pods".into(), app.to_string()),
+    ]
+}
+
+/// Answers view 5's LoadCluster effect from `files`, as the runner does from the server.
+fn load(s: &mut AppState, effects: Vec<Effect>, files: &[(String, String)]) {
+    use crate::tui::action::{Action, Payload};
+    let [
+        Effect::LoadCluster {
+            focus, fallback, ..
+        },
+    ] = &effects[..]
+    else {
+        panic!("expected one LoadCluster: {effects:?}");
+    };
+    let version = crate::scheduler::KubeVersion::parse("1.33").expect("version");
+    let data = crate::tui::sched::fetch::from_files(
+        files,
+        focus.as_deref(),
+        (**fallback).clone(),
+        version,
+    );
+    crate::tui::update::update(s, Action::ClusterLoaded(Payload::new(data)));
+    let last = s.sched.steps(false).len() - 1;
+    s.sched.step = last;
+    s.sched.reorder(false);
+}
+
+/// D16: the bound pod is simulated without itself on its node, whether view 5 is opened with
+/// `5` (view 4's manifest) or with Enter from view 4 (the created pod): 361 both ways.
+#[test]
+fn the_bound_pod_scores_the_same_from_5_and_from_view_4() {
+    let files = demo_after_journey();
+    let want = "361 = Taint 300 + Fit 61 + Image 0";
+
+    let mut s = fixtures::with_app_json(true);
+    let effects = press(&mut s, &[Char('5')]);
+    load(&mut s, effects, &files);
+    assert_in_pane(&s, "Result", want);
+
+    let mut s = fixtures::with_app_json(true);
+    press(&mut s, &[Char('4'), Char(' ')]);
+    s.journey.collected = Some(super::journey_data::collected());
+    s.journey.running = false;
+    let effects = press(&mut s, &[KeyCode::Enter]);
+    load(&mut s, effects, &files);
+    assert_in_pane(&s, "Result", want);
+}
