@@ -273,3 +273,92 @@ fn the_bound_pod_scores_the_same_from_5_and_from_view_4() {
     load(&mut s, effects, &files);
     assert_in_pane(&s, "Result", want);
 }
+
+/// The whole screen, rows joined: for lines drawn across the full width (view 5's head).
+fn screen_text(state: &AppState, w: u16, h: u16) -> String {
+    screen(state, w, h)
+        .iter()
+        .map(|r| r.concat())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[track_caller]
+fn assert_on_screen(state: &AppState, sentence: &str) {
+    for (w, h) in SIZES {
+        let text = screen_text(state, w, h);
+        assert!(
+            squash(&text).contains(&squash(sentence)),
+            "{w}×{h}: {sentence:?} not whole on screen:\n{}",
+            screen(state, w, h)
+                .iter()
+                .map(|r| r.concat())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+/// View 5 on the live demo cluster after the journey, app (bound to node-3) in focus, at the
+/// result step.
+fn view5_bound_app() -> AppState {
+    let files = demo_after_journey();
+    let mut s = fixtures::with_app_json(true);
+    press(&mut s, &[Char('4'), Char(' ')]);
+    s.journey.collected = Some(super::journey_data::collected());
+    s.journey.running = false;
+    let effects = press(&mut s, &[KeyCode::Enter]);
+    load(&mut s, effects, &files);
+    let mut m = crate::scheduler::manifests::Manifests::default();
+    for (name, text) in &files {
+        m.add_text(name, text).expect("manifests");
+    }
+    let pods: Vec<_> = m.pods.into_iter().map(|(p, _)| p).collect();
+    s.sched.listing = Some(crate::tui::sched::live::Listing::new(&pods, vec![]));
+    s
+}
+
+fn to_result(s: &mut AppState) {
+    s.sched.step = s.sched.steps(false).len() - 1;
+    s.sched.reorder(false);
+}
+
+/// D15: with a what-if on, the cluster's choice is compared with the pod as it is, and the
+/// change of pick is put on the what-if, not on the cluster.
+#[test]
+fn view5_what_if_is_not_blamed_on_the_cluster() {
+    let mut s = view5_bound_app();
+    assert_on_screen(
+        &s,
+        "✓ scheduled by the cluster to node-3; the simulation picks node-3 too",
+    );
+    // Tolerate every taint and select the control-plane's hostname: only it fits now.
+    press(&mut s, &[Char('t'), Char('s')]);
+    to_result(&mut s);
+    assert_eq!(
+        s.sched.model().and_then(|m| m.trace.selected.as_deref()),
+        Some("control-plane")
+    );
+    assert_on_screen(
+        &s,
+        "✓ scheduled by the cluster to node-3; the simulation of the pod as it is picks node-3 too — the what-if changes the pick to control-plane",
+    );
+    for (w, h) in SIZES {
+        let text = screen_text(&s, w, h);
+        assert!(
+            !text.contains("the state changed since the pod was bound"),
+            "{w}×{h}: {text}"
+        );
+    }
+    // nodeSelector hostname=node-3 (the labels go control-plane, node-1, node-2, node-3): a
+    // what-if that keeps the pick says so.
+    press(&mut s, &[Char('s'), Char('s'), Char('s')]);
+    to_result(&mut s);
+    let m = s.sched.model().expect("model");
+    assert_eq!(m.trace.selected.as_deref(), Some("node-3"));
+    assert!(!m.whatif.is_empty());
+    assert_on_screen(
+        &s,
+        "✓ scheduled by the cluster to node-3; the simulation picks node-3 too, with or without the what-if",
+    );
+}
