@@ -126,8 +126,9 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
                 return Vec::new();
             }
             state.pending = None;
+            // View 2 opens on what needs attention: the certificate the worst check judged.
+            state.cert_cursor = loaded.report().map_or(0, trust_tree::worst_row);
             state.active = Some(*loaded);
-            state.cert_cursor = 0;
             state.fields_scroll = 0;
             // Another context is another server: what views 3-5 learned no longer applies.
             state.conn = Default::default();

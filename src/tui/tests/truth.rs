@@ -362,3 +362,61 @@ fn view5_what_if_is_not_blamed_on_the_cluster() {
         "✓ scheduled by the cluster to node-3; the simulation picks node-3 too, with or without the what-if",
     );
 }
+
+/// A TUI started on a sample kubeconfig, its current context resolved and inspected for real.
+fn on_sample(file: &str) -> AppState {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-kubeconfigs")
+        .join(file);
+    let source = crate::tui::session::open(Some(&path), None).expect("sample loads");
+    let kc = match &source {
+        crate::tui::session::Source::Loaded { kubeconfig, .. } => kubeconfig.clone(),
+        crate::tui::session::Source::NotFound { .. } => panic!("{file} not found"),
+    };
+    let active = crate::tui::session::load_context(&kc, None);
+    AppState::new(source, Some(active), crate::tui::app::now_unix())
+}
+
+/// D17: a context whose credentials the server refuses is not "✓ resolves": view 1 shows the
+/// worst check's mark and words, and view 2 opens on the certificate it is about.
+#[test]
+fn view1_shows_the_worst_check_and_view2_opens_on_its_certificate() {
+    for (file, id, subject) in [
+        ("expired-client.yaml", "client-cert-expired", "CN=old-admin"),
+        (
+            "wrong-ca.yaml",
+            "client-cert-signature-mismatch",
+            "CN=kubernetes-admin",
+        ),
+    ] {
+        let mut s = on_sample(file);
+        let report = s
+            .active
+            .as_ref()
+            .and_then(|a| a.report())
+            .expect("report")
+            .clone();
+        let worst = report.worst_check().expect("a failing check").clone();
+        assert_eq!(worst.id, id, "{file}");
+        assert_in_pane(&s, "Context ", &format!("✗ {}", worst.message));
+        assert_not_in_pane(&s, "Context ", "✓ resolves");
+        assert_in_pane(
+            &s,
+            "Context ",
+            "view 2 opens on the certificate this is about",
+        );
+        press(&mut s, &[Char('2')]);
+        let rows = crate::tui::trust_tree::build(&report);
+        let at = crate::tui::trust_tree::cert(&report, &rows[s.cert_cursor].fingerprint)
+            .expect("the cursor's certificate");
+        assert!(
+            at.subject.contains(subject) && !at.is_ca,
+            "{file}: view 2 opens on {}",
+            at.subject
+        );
+        for (w, h) in SIZES {
+            let text = screen_text(&s, w, h);
+            assert!(text.contains(subject), "{file} {w}×{h}: {text}");
+        }
+    }
+}

@@ -188,6 +188,63 @@ fn draw_not_found(frame: &mut Frame, area: Rect, looked: &str, theme: &Theme) {
     );
 }
 
+/// A resolved context's verdict: the worst check's mark and words (a context that resolves
+/// may still be refused by the server), then how it resolved and where view 2 opens.
+fn verdict(
+    facts: &crate::tui::state::ContextFacts,
+    report: Option<&Result<crate::pki::CredentialReport, String>>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let auth = &facts.auth;
+    let r = match report {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            return vec![Line::from(status::labelled(
+                theme,
+                CheckStatus::Error,
+                format!("resolves, but its credentials cannot be inspected: {e}"),
+            ))];
+        }
+        None => {
+            return vec![Line::from(status::labelled(
+                theme,
+                CheckStatus::Warn,
+                format!("resolves; auth {auth}; its credentials are not inspected yet"),
+            ))];
+        }
+    };
+    let Some(worst) = r.worst_check() else {
+        return vec![Line::from(status::labelled(
+            theme,
+            CheckStatus::Ok,
+            format!("resolves; auth {auth}; every check passes; view 2 shows its certificates"),
+        ))];
+    };
+    let count = |st| r.checks.iter().filter(|c| c.status == st).count();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let mut counts = vec![];
+    for (st, word) in [
+        (CheckStatus::Error, "error"),
+        (CheckStatus::Warn, "warning"),
+    ] {
+        if count(st) > 0 {
+            counts.push(plural(count(st), word));
+        }
+    }
+    let opens = if worst.certificate.is_some() {
+        "view 2 opens on the certificate this is about"
+    } else {
+        "view 2 lists every check"
+    };
+    vec![
+        Line::from(status::labelled(theme, worst.status, worst.message.clone())),
+        Line::styled(
+            format!("resolves; auth {auth}; {}; {opens}", counts.join(", ")),
+            theme.muted,
+        ),
+    ]
+}
+
 /// A labelled value; long values (paths) wrap under the value column.
 fn field(label: &str, value: impl AsRef<str>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     widgets::field::lines(label, 10, value.as_ref(), width, theme.label, theme.text)
@@ -217,14 +274,8 @@ fn draw_details(frame: &mut Frame, area: Rect, state: &AppState, kc: &Kubeconfig
     } else {
         match active.map(|a| &a.resolved) {
             Some(Ok(facts)) => {
-                lines.push(Line::from(status::labelled(
-                    theme,
-                    CheckStatus::Ok,
-                    format!(
-                        "resolves; auth {}; view 2 shows its certificates",
-                        facts.auth
-                    ),
-                )));
+                let report = active.and_then(|a| a.report.as_ref());
+                lines.extend(verdict(facts, report, theme));
                 resolved_facts = Some(facts);
             }
             Some(Err(e)) => lines.push(Line::from(status::labelled(
