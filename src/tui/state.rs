@@ -42,8 +42,8 @@ pub struct AppState {
     pub autoplay: Option<u64>,
     /// When the step last moved (autoplay counts from here).
     pub last_step_at: i64,
-    /// The embedded server's URL when kexplore started one.
-    pub embedded: Option<String>,
+    /// The embedded cluster, when kexplore started one.
+    pub embedded: Option<super::embedded::EmbeddedFacts>,
     /// View 3.
     pub conn: ConnState,
     /// View 4.

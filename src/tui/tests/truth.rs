@@ -420,3 +420,72 @@ fn view1_shows_the_worst_check_and_view2_opens_on_its_certificate() {
         }
     }
 }
+
+/// The TUI on the embedded cluster as `kexplore` starts it: its private kubeconfig loaded the
+/// way `--kubeconfig` would, `instead_of` saying why (None with `--embedded`).
+fn embedded_state(instead_of: Option<String>) -> AppState {
+    use crate::tui::session::Source;
+    let path = std::path::PathBuf::from("/tmp/kexplore-tui-Ab12/kubeconfig");
+    let text = r#"
+apiVersion: v1
+kind: Config
+current-context: kexplore-admin@kexplore
+clusters:
+- name: kexplore
+  cluster: {server: "https://127.0.0.1:41234", certificate-authority-data: "AAAA"}
+users:
+- name: kexplore-admin
+  user: {client-certificate-data: "AAAA", client-key-data: "AAAA"}
+contexts:
+- name: kexplore-admin@kexplore
+  context: {cluster: kexplore, user: kexplore-admin}
+"#;
+    let kc = crate::kubeconfig::Kubeconfig::merge(vec![(
+        path.clone(),
+        crate::kubeconfig::load::parse(&path, text.as_bytes()).ok(),
+    )]);
+    let source = Source::Loaded {
+        kubeconfig: std::sync::Arc::new(kc),
+        selection: format!("--kubeconfig {}", path.display()),
+    };
+    let mut s = AppState::new(source, None, fixtures::NOW);
+    s.embedded = Some(crate::tui::embedded::EmbeddedFacts {
+        url: "https://127.0.0.1:41234".into(),
+        kubeconfig: path,
+        instead_of,
+    });
+    s
+}
+
+/// D18: the embedded cluster's kubeconfig is not presented as a `--kubeconfig` the user gave:
+/// view 1 says what it is and how to use it with kubectl.
+#[test]
+fn view1_says_the_embedded_kubeconfig_is_kexplores_and_how_to_use_it() {
+    let s = embedded_state(None);
+    let title = "Files: the embedded cluster's kubeconfig";
+    assert_in_pane(
+        &s,
+        title,
+        "kexplore wrote it and removes it when it exits. While it runs: kubectl --kubeconfig /tmp/kexplore-tui-Ab12/kubeconfig get pods",
+    );
+    for (w, h) in SIZES {
+        let text = screen_text(&s, w, h);
+        assert!(
+            !text.contains("precedence order: --kubeconfig"),
+            "{w}×{h}: {text}"
+        );
+    }
+}
+
+/// D18: a KUBECONFIG naming a missing file is said, with what kubectl would do and that
+/// kexplore started its embedded cluster instead.
+#[test]
+fn view1_says_a_missing_kubeconfig_fell_back_to_the_embedded_cluster() {
+    let looked = "none of the files in KUBECONFIG=/home/ann/nope.yaml exists";
+    let s = embedded_state(Some(crate::tui::embedded::fallback_note(looked)));
+    assert_in_pane(
+        &s,
+        "Files: the embedded cluster's kubeconfig",
+        "! none of the files in KUBECONFIG=/home/ann/nope.yaml exists: kubectl would run with no contexts and try http://localhost:8080. kexplore started its embedded cluster instead.",
+    );
+}
