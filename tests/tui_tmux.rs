@@ -46,7 +46,8 @@ fn views_render_help_lists_keys_and_q_restores_the_terminal() {
             "✓ loaded",
             "kubeadm.yaml",
             "*● kubernetes-admin@kubernetes",
-            "✓ resolves",
+            // The worst check, with its mark: kubeadm's admin bypasses RBAC.
+            "! user 'kubernetes-admin' is in group system:masters",
             "client-certificate-data: DATA+OMITTED",
             "user kubernetes-admin  groups system:masters",
         ],
@@ -166,7 +167,10 @@ fn walk_embedded(tag: &str, size: (u16, u16), env: &str) {
     let tmux = start_with(tag, dir.path(), "--embedded", size, env);
     tmux.wait_all(
         "view 1 on the embedded cluster",
-        &["kexplore-admin", "✓ resolves"],
+        &[
+            "kexplore-admin",
+            "! user 'kexplore-admin' is in group system:masters",
+        ],
     );
     tmux.keys(&["2"]);
     tmux.wait_all("view 2", &["Chain of trust", "CN=kexplore-ca"]);
@@ -232,7 +236,13 @@ fn embedded_filter_and_live_pods_list() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let tmux = start_with("embedded-finish", dir.path(), "--embedded", (120, 40), "");
-    tmux.wait_all("view 1", &["kexplore-admin", "✓ resolves"]);
+    tmux.wait_all(
+        "view 1",
+        &[
+            "kexplore-admin",
+            "! user 'kexplore-admin' is in group system:masters",
+        ],
+    );
     tmux.keys(&["/"]);
     for c in ["j", "a", "n", "e"] {
         tmux.keys(&[c]);
@@ -266,5 +276,104 @@ fn embedded_filter_and_live_pods_list() {
         "the bound pod's comparison",
         &["scheduled by the cluster to node-3; the simulation picks node-3 too"],
     );
+    quit_and_check_restored(&tmux);
+}
+
+/// The screen without borders or whitespace: a sentence wrapped in a pane still reads whole.
+fn squashed(screen: &str) -> String {
+    screen
+        .chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '│' | '╭' | '╮' | '╰' | '╯' | '─'))
+        .collect()
+}
+
+fn wait_sentence(tmux: &Tmux, what: &str, sentence: &str) -> String {
+    let want = squashed(sentence);
+    tmux.wait_screen(what, |s| squashed(s).contains(&want))
+}
+
+/// Issue 12 D18: a KUBECONFIG naming a missing file is not a silent fallback. kexplore says on
+/// stderr (left on the terminal after the UI) and in view 1 what kubectl would do and that it
+/// started its embedded cluster instead; the embedded kubeconfig is shown as kexplore's, with
+/// the kubectl line to use it.
+#[test]
+fn a_missing_kubeconfig_says_the_embedded_cluster_runs_instead() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).expect("home");
+    let missing = dir.path().join("nope.yaml");
+    let tmux = start_with(
+        "missing-kubeconfig",
+        dir.path(),
+        "",
+        (80, 24),
+        &format!(
+            "HOME='{}' KUBECONFIG='{}'",
+            home.display(),
+            missing.display()
+        ),
+    );
+    let note = format!(
+        "none of the files in KUBECONFIG={} exists: kubectl would run with no contexts and try http://localhost:8080. kexplore started its embedded cluster instead.",
+        missing.display()
+    );
+    wait_sentence(&tmux, "view 1's note", &format!("! {note}"));
+    let screen = wait_sentence(
+        &tmux,
+        "the embedded kubeconfig's kubectl line",
+        "kexplore wrote it and removes it when it exits. While it runs: kubectl --kubeconfig",
+    );
+    assert!(
+        !screen.contains("precedence order: --kubeconfig"),
+        "{screen}"
+    );
+    quit_and_check_restored(&tmux);
+    // With the lines scrolled above the pane's top.
+    let after = tmux.text(&["capture-pane", "-p", "-S", "-100", "-t", "kx"]);
+    assert!(
+        squashed(&after).contains(&squashed(&format!("kexplore: {note}"))),
+        "the note stays on the terminal:\n{after}"
+    );
+}
+
+/// Issue 12 D14: on a kubeconfig's server (no --for-real) view 4 says Space sends a dry run,
+/// beside the READ-ONLY badge, and W's question says what Space and r do meanwhile.
+#[test]
+fn view4_on_a_remote_server_says_dry_run() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmux = start(
+        "remote-dry-run",
+        dir.path(),
+        &sample("kubeadm.yaml"),
+        (80, 24),
+        "",
+    );
+    tmux.wait_all("view 1", &["kubernetes-admin@kubernetes"]);
+    tmux.keys(&["4"]);
+    let screen = wait_sentence(
+        &tmux,
+        "view 4's request step",
+        "Space sends this to https://127.0.0.1:6443 as a dry run (dryRun=All): every check runs, nothing is stored · W creates it for real (asks first) · e edits it",
+    );
+    assert!(screen.contains("READ-ONLY"), "{screen}");
+    assert!(
+        !screen.contains("for real: it creates the pod there"),
+        "{screen}"
+    );
+    tmux.keys(&["W"]);
+    wait_sentence(
+        &tmux,
+        "W's question",
+        "Any other key: no. Space and r send dry runs (dryRun=All): nothing stored.",
+    );
+    tmux.keys(&["n"]);
     quit_and_check_restored(&tmux);
 }

@@ -53,7 +53,18 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
         .enable_all()
         .build()
         .map_err(|e| CommandError::Failed(format!("cannot start the runtime: {e}")))?;
-    let embedded = if args.embedded || matches!(source, Source::NotFound { .. }) {
+    // No kubeconfig found: kexplore explores its own cluster, and says so here (the line stays
+    // on the terminal after the UI) and in view 1.
+    let instead_of = match &source {
+        Source::NotFound { looked } if !args.embedded => {
+            Some(crate::tui::embedded::fallback_note(looked))
+        }
+        _ => None,
+    };
+    let embedded = if args.embedded || instead_of.is_some() {
+        if let Some(note) = &instead_of {
+            eprintln!("kexplore: {note}");
+        }
         let e = Embedded::start(&rt, &args.scenario).map_err(CommandError::Failed)?;
         source = session::open(Some(e.kubeconfig_path()), None)
             .map_err(|e| CommandError::Failed(e.to_string()))?;
@@ -71,7 +82,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
         Source::NotFound { .. } => None,
     };
     let mut state = AppState::new(source, active, now_unix());
-    state.embedded = embedded.as_ref().map(|e| e.url.clone());
+    state.embedded = embedded.as_ref().map(|e| e.facts(instead_of));
     state.present = args.present;
     state.autoplay = args.autoplay;
     state.journey = JourneyState::new(pod_path.clone(), Some(&pod_text), embedded.is_some());

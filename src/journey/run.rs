@@ -327,13 +327,21 @@ fn simulate(live: &Result<LiveCluster, String>, created: &Value) -> (Value, Opti
         Ok(l) => l,
         Err(e) => return fail(e.clone()),
     };
-    let w = match world::build(&live.manifests, live.version) {
-        Ok(w) => w,
-        Err(e) => return fail(format!("the listed cluster: {e}")),
-    };
     let mut pod: Pod = match serde_json::from_value(created.clone()) {
         Ok(p) => p,
         Err(e) => return fail(format!("the returned pod: {e}")),
+    };
+    // A pod of the same name already listed is this pod: it must not weigh on its own node.
+    let mut manifests = live.manifests.clone();
+    let key = format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or("default"),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    );
+    let _ = why::split_out(&mut manifests, &key);
+    let w = match world::build(&manifests, live.version) {
+        Ok(w) => w,
+        Err(e) => return fail(format!("the listed cluster: {e}")),
     };
     if let Some(s) = pod.spec.as_mut() {
         s.node_name = None;
@@ -396,6 +404,55 @@ fn diff(sent: &Value, got: &Value, at: String, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two nodes and, when `bound`, the pod itself already on node-a (the list came after the
+    /// create): the simulation must score it as the scheduler saw the cluster, without itself.
+    fn listed(bound: bool) -> Result<LiveCluster, String> {
+        let mut text = String::from(
+            r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: node-a}, status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: node-b}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+"#,
+        );
+        if bound {
+            text.push_str("- {apiVersion: v1, kind: Pod, metadata: {name: app, namespace: default}, spec: {nodeName: node-a, containers: [{name: c, image: i, resources: {requests: {cpu: \"2\", memory: 4Gi}}}]}}\n");
+        }
+        let mut manifests = crate::scheduler::manifests::Manifests::default();
+        manifests
+            .add_text("list", &text)
+            .map_err(|e| e.to_string())?;
+        Ok(LiveCluster {
+            manifests,
+            git_version: None,
+            version: crate::scheduler::KubeVersion::parse("1.33").map_err(|e| e.to_string())?,
+            not_visible: Vec::new(),
+            pages: 1,
+            watch_from: Default::default(),
+        })
+    }
+
+    #[test]
+    fn a_listed_pod_of_the_same_name_does_not_weigh_on_its_own_node() {
+        let created = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "app", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "i",
+                "resources": {"requests": {"cpu": "2", "memory": "4Gi"}}}]}});
+        let total = |bound| {
+            let (_, trace) = simulate(&listed(bound), &created);
+            trace
+                .and_then(|t| {
+                    t.score
+                        .iter()
+                        .find(|s| &*s.node == "node-a")
+                        .map(|s| s.total)
+                })
+                .expect("node-a scored")
+        };
+        assert_eq!(total(true), total(false));
+    }
 
     #[test]
     fn changed_fields_are_what_the_server_added_or_changed() {

@@ -107,6 +107,18 @@ pub struct Check {
     pub id: String,
     pub status: CheckStatus,
     pub message: String,
+    /// The SHA-256 fingerprint of the certificate the check judged, when it judged one (the
+    /// TUI opens view 2 on it). Not part of the JSON contract.
+    #[serde(skip)]
+    pub certificate: Option<String>,
+}
+
+impl Check {
+    /// The same check, about certificate `c`.
+    pub(crate) fn about(mut self, c: &CertSummary) -> Check {
+        self.certificate = Some(c.sha256_fingerprint.clone());
+        self
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -170,6 +182,15 @@ impl CredentialReport {
             .certificate_authority
             .iter()
             .chain(self.user.client_certificate.iter())
+    }
+
+    /// The first check of the most severe status, unless every check passed: what a one-line
+    /// summary of these credentials must say.
+    pub fn worst_check(&self) -> Option<&Check> {
+        let worst = self.worst();
+        (worst != CheckStatus::Ok)
+            .then(|| self.checks.iter().find(|c| c.status == worst))
+            .flatten()
     }
 
     /// The most severe status among the checks.

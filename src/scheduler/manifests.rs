@@ -17,7 +17,7 @@ pub struct Source {
     pub document: usize,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Manifests {
     pub nodes: Vec<(Node, Source)>,
     pub pods: Vec<(Pod, Source)>,

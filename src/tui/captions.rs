@@ -3,6 +3,7 @@
 
 use super::connection::ladder::Rung;
 use super::sched::steps::Step;
+use crate::journey::run::WriteMode;
 
 pub fn connection(rung: Option<&Rung>) -> String {
     let Some(r) = rung else {
@@ -26,7 +27,30 @@ pub fn connection(rung: Option<&Rung>) -> String {
     .into()
 }
 
-pub fn journey(step: usize) -> &'static str {
+/// `write` is how the run on screen writes: a dry run stores nothing, so from storage on the
+/// captions say what did not happen instead of what a real create does.
+pub fn journey(step: usize, write: WriteMode) -> &'static str {
+    if write == WriteMode::DryRun {
+        match step {
+            6 => {
+                return "Storage: a dry run stops here. Every check ran, but nothing was written to etcd.";
+            }
+            7 => {
+                return "The answer to a dry run: the pod as it would have been stored. It does not exist.";
+            }
+            8 => {
+                return "Watches: the scheduler and the kubelets learn about pods by watching — this one was never stored, so they never hear of it.";
+            }
+            9 | 10 => {
+                return "The scheduler never saw this pod: kexplore simulates its filter and score on the cluster's nodes.";
+            }
+            11 => {
+                return "Binding: nothing was stored, so nothing was bound. W creates the pod for real (it asks first).";
+            }
+            12.. => return "No kubelet runs a dry-run pod: nothing was stored, nothing starts.",
+            _ => {}
+        }
+    }
     match step {
         0 => "A pod is only a JSON document. Creating it is one HTTPS POST to the API server.",
         1 => "The request rides on the mutual-TLS connection we just watched being built.",
@@ -54,7 +78,8 @@ pub fn journey(step: usize) -> &'static str {
     }
 }
 
-pub fn scheduler(step: Option<&Step>) -> &'static str {
+/// `placed`: whether the cycle on screen found a node (the last step says what happens then).
+pub fn scheduler(step: Option<&Step>, placed: bool) -> &'static str {
     match step {
         Some(Step::Nodes) => {
             "Every node has capacity; the pods on it already claim part of it. The pod asks for its share."
@@ -66,8 +91,11 @@ pub fn scheduler(step: Option<&Step>) -> &'static str {
         Some(Step::Score(_)) => {
             "Score: each plugin gives every remaining node 0-100, times its weight. The totals grow plugin by plugin."
         }
-        Some(Step::Result) => {
+        Some(Step::Result) if placed => {
             "The highest total wins; ties are broken at random. The scheduler then binds the pod to it."
+        }
+        Some(Step::Result) => {
+            "No node passed every filter: the pod stays Pending, and the scheduler tries again when the cluster changes."
         }
         None => "The scheduler decides in two phases: rule nodes out, then rank what is left.",
     }

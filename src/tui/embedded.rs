@@ -66,6 +66,46 @@ impl Embedded {
     }
 }
 
+/// What the views say about the embedded cluster kexplore started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedFacts {
+    pub url: String,
+    /// Its private kubeconfig, removed when kexplore exits.
+    pub kubeconfig: PathBuf,
+    /// Why it runs instead of a kubeconfig of the user's (`fallback_note`); `None` with
+    /// `--embedded`.
+    pub instead_of: Option<String>,
+}
+
+impl Embedded {
+    pub fn facts(&self, instead_of: Option<String>) -> EmbeddedFacts {
+        EmbeddedFacts {
+            url: self.url.clone(),
+            kubeconfig: self.kubeconfig.clone(),
+            instead_of,
+        }
+    }
+}
+
+impl EmbeddedFacts {
+    /// The line that lets the user's own kubectl talk to this cluster while kexplore runs.
+    pub fn kubectl_line(&self) -> String {
+        format!(
+            "kubectl --kubeconfig {} get pods",
+            self.kubeconfig.display()
+        )
+    }
+}
+
+/// Why kexplore started its cluster when no kubeconfig was found: `looked` (where it looked,
+/// e.g. a `KUBECONFIG` naming missing files), what kubectl does then (no contexts, so requests
+/// go to http://localhost:8080 and are refused), and what kexplore did instead.
+pub fn fallback_note(looked: &str) -> String {
+    format!(
+        "{looked}: kubectl would run with no contexts and try http://localhost:8080. kexplore started its embedded cluster instead."
+    )
+}
+
 /// Private directories to remove however the process ends: the embedded kubeconfig holds a
 /// private key. Normal exits remove them as they go; `remove_private_files` is for the signal
 /// handler in main.rs, which exits without unwinding.

@@ -42,8 +42,8 @@ pub struct AppState {
     pub autoplay: Option<u64>,
     /// When the step last moved (autoplay counts from here).
     pub last_step_at: i64,
-    /// The embedded server's URL when kexplore started one.
-    pub embedded: Option<String>,
+    /// The embedded cluster, when kexplore started one.
+    pub embedded: Option<super::embedded::EmbeddedFacts>,
     /// View 3.
     pub conn: ConnState,
     /// View 4.
@@ -71,6 +71,10 @@ impl AppState {
                 .unwrap_or(0),
             _ => 0,
         };
+        let cert_cursor = active
+            .as_ref()
+            .and_then(LoadedContext::report)
+            .map_or(0, super::trust_tree::worst_row);
         AppState {
             view: View::Kubeconfig,
             overlay: None,
@@ -78,7 +82,7 @@ impl AppState {
             active,
             pending: None,
             context_cursor,
-            cert_cursor: 0,
+            cert_cursor,
             fields_scroll: 0,
             now_unix,
             size: (0, 0),

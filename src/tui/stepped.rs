@@ -11,6 +11,7 @@ use super::sched::model::{ClusterData, Model, Resource};
 use super::sched::watch::{LiveStatus, LiveUpdate};
 use super::state::AppState;
 use super::update::Effect;
+use crate::journey::run::WriteMode;
 
 /// Rows a page key moves in view 5's node list.
 const PAGE: usize = 10;
@@ -41,12 +42,16 @@ fn connect(state: &mut AppState) -> Vec<Effect> {
     vec![Effect::Connect(ctx)]
 }
 
-/// The pod view 5 places when no journey pod is given: view 4's manifest.
+/// The pod view 5 places when no journey pod is given: view 4's manifest, in the namespace
+/// view 4 would create it in (the context's, when the manifest names none).
 fn fallback_pod(state: &AppState) -> Option<Pod> {
     let mut v = state.journey.pod()?.clone();
-    if v.pointer("/metadata/namespace").is_none() {
-        v["metadata"]["namespace"] = serde_json::json!("default");
-    }
+    let ctx_ns = state
+        .active
+        .as_ref()
+        .and_then(|a| a.resolved.as_ref().ok())
+        .map_or("", |f| f.namespace.as_str());
+    v["metadata"]["namespace"] = serde_json::json!(crate::journey::run::namespace_of(&v, ctx_ns));
     serde_json::from_value(v).ok()
 }
 
@@ -72,17 +77,19 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
     }]
 }
 
-fn start_journey(state: &mut AppState) -> Vec<Effect> {
+/// Sends view 4's pod, written as `write`.
+pub fn start_journey(state: &mut AppState, write: WriteMode) -> Vec<Effect> {
     let (Some(ctx), Some(pod)) = (state.context_name(), state.journey.pod().cloned()) else {
         return Vec::new();
     };
     state.journey.running = true;
     state.journey.collected = None;
+    state.journey.sent = Some(write);
     vec![Effect::RunJourney {
         context: ctx,
         pod,
         replace: state.journey.embedded,
-        write: state.journey.write_mode(),
+        write,
     }]
 }
 
@@ -108,9 +115,11 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
                 before.saturating_sub(1)
             };
             // Leaving the request step sends it (once per run).
-            if forward && before == 0 && state.journey.collected.is_none() && !state.journey.running
+            if forward
+                && before == 0
+                && let Some(write) = state.journey.space_sends()
             {
-                effects.extend(start_journey(state));
+                effects.extend(start_journey(state, write));
             }
         }
         View::Scheduler => {
@@ -144,8 +153,10 @@ pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
         }
         View::PodJourney => {
             state.journey.step = to.min(STEP_COUNT - 1);
-            if to > 0 && state.journey.collected.is_none() && !state.journey.running {
-                effects.extend(start_journey(state));
+            if to > 0
+                && let Some(write) = state.journey.space_sends()
+            {
+                effects.extend(start_journey(state, write));
             }
         }
         _ => return effects,
@@ -222,7 +233,8 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             }
             View::PodJourney if !state.journey.running => {
                 state.journey.step = 1;
-                start_journey(state)
+                let write = state.journey.write_mode();
+                start_journey(state, write)
             }
             View::Scheduler => {
                 let focus = state.sched.focus_pod.clone();

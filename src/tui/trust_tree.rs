@@ -60,6 +60,23 @@ pub fn cert<'a>(report: &'a CredentialReport, fingerprint: &str) -> Option<&'a C
         .find(|c| c.sha256_fingerprint == fingerprint)
 }
 
+/// The row view 2 opens on: the certificate the worst check judged, else the first row.
+pub fn worst_row(report: &CredentialReport) -> usize {
+    let Some(fp) = report.worst_check().and_then(|worst| {
+        report
+            .checks
+            .iter()
+            .filter(|c| c.status == worst.status)
+            .find_map(|c| c.certificate.as_deref())
+    }) else {
+        return 0;
+    };
+    build(report)
+        .iter()
+        .position(|r| r.fingerprint == fp)
+        .unwrap_or(0)
+}
+
 /// Builds the rows. Every certificate appears exactly once, even with cycles or odd edges.
 pub fn build(report: &CredentialReport) -> Vec<TreeRow> {
     // Unique certificates in report order (CA bundle first), with their bundles.

@@ -126,8 +126,9 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
                 return Vec::new();
             }
             state.pending = None;
+            // View 2 opens on what needs attention: the certificate the worst check judged.
+            state.cert_cursor = loaded.report().map_or(0, trust_tree::worst_row);
             state.active = Some(*loaded);
-            state.cert_cursor = 0;
             state.fields_scroll = 0;
             // Another context is another server: what views 3-5 learned no longer applies.
             state.conn = Default::default();
@@ -165,19 +166,11 @@ fn write_question(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
         | Action::ManifestEdited(_) => None,
         Action::ConfirmForReal => {
             state.journey.confirm = false;
-            let (Some(context), Some(pod)) = (state.context_name(), state.journey.pod().cloned())
-            else {
-                return Some(Vec::new());
-            };
-            state.journey.running = true;
-            state.journey.collected = None;
-            state.journey.step = 1;
-            Some(vec![Effect::RunJourney {
-                context,
-                pod,
-                replace: state.journey.embedded,
-                write: WriteMode::ForReal,
-            }])
+            let effects = stepped::start_journey(state, WriteMode::ForReal);
+            if !effects.is_empty() {
+                state.journey.step = 1;
+            }
+            Some(effects)
         }
         _ => {
             state.journey.confirm = false;

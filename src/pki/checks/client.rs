@@ -10,11 +10,14 @@ pub(super) fn ca_flags(what: &str, c: &CertSummary, out: &mut Vec<Check>) {
         return;
     }
     if c.is_ca {
-        out.push(check(
-            "ca-cert-is-ca",
-            CheckStatus::Ok,
-            format!("{what} is a CA (CA:TRUE)"),
-        ));
+        out.push(
+            check(
+                "ca-cert-is-ca",
+                CheckStatus::Ok,
+                format!("{what} is a CA (CA:TRUE)"),
+            )
+            .about(c),
+        );
     } else {
         out.push(check(
             "ca-cert-not-ca",
@@ -22,7 +25,7 @@ pub(super) fn ca_flags(what: &str, c: &CertSummary, out: &mut Vec<Check>) {
             format!(
                 "{what} lacks CA:TRUE: it is a leaf pinned as a CA. kubectl (Go) may accept it when it is exactly the server's certificate, but rustls-based clients reject it (UnknownIssuer); put the issuing CA here instead"
             ),
-        ));
+        ).about(c));
     }
 }
 
@@ -46,6 +49,7 @@ fn ancestors<'a>(leaf: &'a CertSummary, r: &'a CredentialReport) -> Vec<&'a Cert
 }
 
 pub(super) fn client_leaf(leaf: &CertSummary, r: &CredentialReport, out: &mut Vec<Check>) {
+    let first = out.len();
     let in_ca = |c: &CertSummary| {
         r.cluster
             .certificate_authority
@@ -70,7 +74,7 @@ pub(super) fn client_leaf(leaf: &CertSummary, r: &CredentialReport, out: &mut Ve
                 "the client certificate chains by signature to {}, which certificate-authority also trusts for the server; clusters that use one CA for servers and clients (kubeadm) accept such a certificate",
                 ca.subject
             ),
-        ));
+        ).about(top));
     } else if failed_edge.is_some() {
         out.push(check(
             "client-cert-signature-mismatch",
@@ -79,7 +83,7 @@ pub(super) fn client_leaf(leaf: &CertSummary, r: &CredentialReport, out: &mut Ve
                 "the client certificate's issuer is named {}, and certificate-authority holds a CA of that name, but its key did not sign this certificate: the CA was regenerated or the credentials belong to another cluster; the API server will most likely answer 401 Unauthorized",
                 top.issuer
             ),
-        ));
+        ).about(top));
     } else {
         out.push(check(
             "client-cert-issuer-not-in-kubeconfig",
@@ -88,7 +92,7 @@ pub(super) fn client_leaf(leaf: &CertSummary, r: &CredentialReport, out: &mut Ve
                 "the client certificate was issued by {}, which this kubeconfig does not contain. certificate-authority only says which *server* to trust; the API server checks clients against its own --client-ca-file. That is normal for clusters with a separate client CA, but if the API server does not trust {} every request gets 401 Unauthorized",
                 top.issuer, top.issuer
             ),
-        ));
+        ).about(top));
     }
     match r.user.client_key.as_ref().and_then(|k| k.matches_certificate) {
         Some(true) => out.push(check(
@@ -153,27 +157,37 @@ pub(super) fn client_leaf(leaf: &CertSummary, r: &CredentialReport, out: &mut Ve
         }
         _ => {}
     }
+    // The rest judge the leaf itself (its key, usages, identity).
+    for c in &mut out[first..] {
+        c.certificate
+            .get_or_insert_with(|| leaf.sha256_fingerprint.clone());
+    }
 }
 
 /// Key sizes and signature algorithms that today's clients refuse.
 pub(super) fn algorithms(r: &CredentialReport, out: &mut Vec<Check>) {
     let mut weak = Vec::new();
+    let mut weakest = None;
     for c in r.all_certificates() {
         if c.public_key.algorithm == "RSA" && c.public_key.bits < 2048 {
             weak.push(format!("{} ({} bits)", c.subject, c.public_key.bits));
+            weakest.get_or_insert(c);
         }
         let sha1 = c.signature_algorithm.starts_with("sha1")
             || c.signature_algorithm.starts_with("md5")
             || c.signature_algorithm == "ecdsa-with-SHA1";
         if sha1 && !c.self_signed {
-            out.push(check(
-                "weak-signature",
-                CheckStatus::Error,
-                format!(
-                    "{} is signed with {}, which Go (kubectl ≥ 1.24) and rustls reject",
-                    c.subject, c.signature_algorithm
-                ),
-            ));
+            out.push(
+                check(
+                    "weak-signature",
+                    CheckStatus::Error,
+                    format!(
+                        "{} is signed with {}, which Go (kubectl ≥ 1.24) and rustls reject",
+                        c.subject, c.signature_algorithm
+                    ),
+                )
+                .about(c),
+            );
         }
         if c.version == 1 {
             let anchor = c.self_signed
@@ -192,7 +206,7 @@ pub(super) fn algorithms(r: &CredentialReport, out: &mut Vec<Check>) {
                     c.subject
                 )
             };
-            out.push(check("cert-version-1", CheckStatus::Warn, msg));
+            out.push(check("cert-version-1", CheckStatus::Warn, msg).about(c));
         }
     }
     if let Some(k) = &r.user.client_key
@@ -200,6 +214,9 @@ pub(super) fn algorithms(r: &CredentialReport, out: &mut Vec<Check>) {
         && k.bits < 2048
     {
         weak.push(format!("the client key ({} bits)", k.bits));
+        if let Some(leaf) = r.user.client_certificate.first() {
+            weakest.get_or_insert(leaf);
+        }
     }
     if weak.is_empty() {
         out.push(check(
@@ -216,5 +233,8 @@ pub(super) fn algorithms(r: &CredentialReport, out: &mut Vec<Check>) {
                 weak.join(", ")
             ),
         ));
+        if let (Some(c), Some(last)) = (weakest, out.last_mut()) {
+            last.certificate = Some(c.sha256_fingerprint.clone());
+        }
     }
 }

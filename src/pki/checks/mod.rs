@@ -76,6 +76,7 @@ pub(super) fn check(id: &str, status: CheckStatus, message: impl Into<String>) -
         id: id.to_string(),
         status,
         message: message.into(),
+        certificate: None,
     }
 }
 
@@ -166,7 +167,7 @@ fn validity(role: &str, what: &str, c: &CertSummary, now: i64, out: &mut Vec<Che
             ),
         )
     };
-    out.push(check(&format!("{role}-{id}"), status, msg));
+    out.push(check(&format!("{role}-{id}"), status, msg).about(c));
 }
 
 fn credentials(ctx: &ResolvedContext, r: &CredentialReport, out: &mut Vec<Check>) {

@@ -31,6 +31,8 @@ pub struct JourneyState {
     pub for_real: bool,
     /// `W` asked "create … for real? y/N" and the answer is awaited.
     pub confirm: bool,
+    /// How the run under way (or the last one) writes: `W` may create while Space dry-runs.
+    pub sent: Option<WriteMode>,
 }
 
 /// Steps: the request, then one per stage.
@@ -88,6 +90,61 @@ impl JourneyState {
     /// The status bar's READ-ONLY badge: a remote server without `--for-real`.
     pub fn read_only(&self) -> bool {
         self.write_mode() == WriteMode::DryRun
+    }
+
+    /// What Space (or a click on a stage) does from the request step: send the pod, written
+    /// this way, or — when a run is under way or was made — only show its stages. The step
+    /// logic and the words on screen both read this, so they cannot disagree.
+    pub fn space_sends(&self) -> Option<WriteMode> {
+        (self.collected.is_none() && !self.running).then(|| self.write_mode())
+    }
+
+    /// How the run on screen writes: what was sent, else what Space would send.
+    pub fn shown_write(&self) -> WriteMode {
+        match (&self.collected, self.sent) {
+            (Some(c), _) if c.dry_run => WriteMode::DryRun,
+            (Some(_), _) => WriteMode::ForReal,
+            (None, Some(w)) if self.running => w,
+            _ => self.write_mode(),
+        }
+    }
+
+    /// The request step's last line: what Space does now, from `space_sends`; `true` when it
+    /// writes to a cluster the user did not start (said as a warning).
+    pub fn space_sentence(&self, server: &str) -> (String, bool) {
+        match self.space_sends() {
+            Some(WriteMode::DryRun) => (
+                format!(
+                    "Space sends this to {server} as a dry run (dryRun=All): every check runs, nothing is stored · W creates it for real (asks first) · e edits it"
+                ),
+                false,
+            ),
+            Some(WriteMode::ForReal) if self.embedded => (
+                "Space sends this to the embedded cluster kexplore started: it creates the pod there · e edits it".into(),
+                false,
+            ),
+            Some(WriteMode::ForReal) => (
+                format!(
+                    "! Space sends this to {server} for real (--for-real): it creates the pod there · e edits it"
+                ),
+                true,
+            ),
+            None => {
+                let how = |w| match w {
+                    WriteMode::DryRun => "as a dry run (dryRun=All)",
+                    WriteMode::ForReal => "for real",
+                };
+                let sent = if self.running { "Being sent" } else { "Sent" };
+                (
+                    format!(
+                        "{sent} {}: Space shows what happened · r sends it again {} · e edits it",
+                        how(self.shown_write()),
+                        how(self.write_mode())
+                    ),
+                    false,
+                )
+            }
+        }
     }
 
     pub fn journey(&self) -> Option<Journey> {

@@ -11,34 +11,42 @@ use super::model::ClusterData;
 use crate::client::http::ApiClient;
 use crate::client::snapshot::{WatchFrom, fetch_live};
 use crate::kubeconfig::ResolvedContext;
-use crate::scheduler::KubeVersion;
 use crate::scheduler::manifests::{Manifests, Source};
+use crate::scheduler::{KubeVersion, why};
 
 /// Splits manifests into the cluster and the pod to place. `focus` (`ns/name`) picks a pod from
-/// the input, taken off its node; without one (or when absent) `fallback` is placed.
+/// the input; without one (or when absent) `fallback` is placed. Either way the pod is taken out
+/// of the cluster by `why::split_out`, as `schedule --pod` does: a pod already bound must not
+/// weigh on its own node, so every path gives it the score kube-scheduler gave it.
 pub fn cluster_from(
     source: String,
-    m: Manifests,
+    mut m: Manifests,
     focus: Option<&str>,
     fallback: Pod,
     version: KubeVersion,
 ) -> ClusterData {
-    let key = live::key_of;
-    let mut pod = None;
-    let mut running = Vec::new();
-    for (p, _) in m.pods {
-        if pod.is_none() && focus.is_some_and(|f| f == key(&p)) {
-            pod = Some(p);
-        } else if p.spec.as_ref().is_some_and(|s| s.node_name.is_some()) {
-            running.push(p);
+    let chosen = focus.and_then(|f| why::split_out(&mut m, f));
+    let pod = match chosen {
+        Some(f) => f.pod,
+        None => {
+            // The manifest's pod may already be in the cluster (view 4 created it): the same
+            // object, so it is not also counted on the node it was bound to.
+            let _ = why::split_out(&mut m, &live::key_of(&fallback));
+            let mut pod = fallback;
+            // The pod as it was when the scheduler saw it: not yet bound, no status.
+            if let Some(s) = pod.spec.as_mut() {
+                s.node_name = None;
+            }
+            pod.status = None;
+            pod
         }
-    }
-    let mut pod = pod.unwrap_or(fallback);
-    // The pod as it was when the scheduler saw it: not yet bound, no status.
-    if let Some(s) = pod.spec.as_mut() {
-        s.node_name = None;
-    }
-    pod.status = None;
+    };
+    let running = m
+        .pods
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.spec.as_ref().is_some_and(|s| s.node_name.is_some()))
+        .collect();
     ClusterData {
         source,
         nodes: m.nodes.into_iter().map(|(n, _)| n).collect(),

@@ -9,6 +9,7 @@ pub mod formula_pods;
 pub mod live;
 pub mod model;
 pub mod steps;
+pub mod versus;
 pub mod watch;
 
 use model::Model;

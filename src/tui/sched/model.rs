@@ -66,6 +66,9 @@ pub struct Model {
     pub snapshot: Snapshot,
     pub pod: PodInfo,
     pub trace: PodTrace,
+    /// The cycle for the pod without any what-if: what a bound pod's real node is compared
+    /// with, since a what-if changes the pod, not the cluster.
+    pub unmodified: PodTrace,
     /// Filter plugins of the profile, in order.
     pub filters: Vec<String>,
     /// Score plugins with weights, in order.
@@ -121,6 +124,7 @@ impl Model {
         let mut m = Model {
             pod,
             trace: PodTrace::new(String::new(), "", String::new(), 0),
+            unmodified: PodTrace::new(String::new(), "", String::new(), 0),
             snapshot,
             data,
             whatif: WhatIf::default(),
@@ -132,6 +136,7 @@ impl Model {
             score_of: Vec::new(),
         };
         m.rerun();
+        m.unmodified = m.trace.clone();
         Ok(m)
     }
 

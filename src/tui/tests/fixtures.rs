@@ -163,11 +163,13 @@ pub fn report() -> CredentialReport {
                 id: "client-cert-chain".into(),
                 status: CheckStatus::Ok,
                 message: "client certificate is signed by a CA in the kubeconfig".into(),
+                certificate: None,
             },
             Check {
                 id: "client-cert-expiring".into(),
                 status: CheckStatus::Warn,
                 message: "client certificate expires in 10 days".into(),
+                certificate: None,
             },
         ],
         server: None,

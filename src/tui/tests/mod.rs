@@ -15,3 +15,4 @@ mod sequences_finish;
 mod sequences_stepped;
 mod stepped_fixtures;
 mod tree;
+mod truth;

@@ -48,7 +48,7 @@ fn view1_kubeconfig() {
         "ci.yaml",
         "→ prod",
         "exec: aws",
-        "✓ resolves",
+        "! client certificate expires in 10 days",
         "client-certificate-data: DATA+OMITTED",
         "token: REDACTED",
         "ctx admin@prod",

@@ -68,7 +68,11 @@ fn view3_failure_stops_the_ladder_with_why_and_fix() {
 fn view4() -> AppState {
     let mut s = fixtures::state();
     s.view = View::PodJourney;
-    s.embedded = Some("https://127.0.0.1:6443".into());
+    s.embedded = Some(crate::tui::embedded::EmbeddedFacts {
+        url: "https://127.0.0.1:6443".into(),
+        kubeconfig: "/tmp/kexplore-tui-test/kubeconfig".into(),
+        instead_of: None,
+    });
     s.journey = JourneyState::new(
         "app.json".into(),
         Some(include_str!("../../../scenarios/app.json")),

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::connection::SPINNER;
 use super::journey_detail;
 use super::{ellipsize, inner_width, pane};
+use crate::journey::run::WriteMode;
 use crate::journey::{STAGES, Source, Stage, Status};
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
@@ -205,7 +206,12 @@ fn confirm_lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
             theme.text,
         ),
         Line::styled(
-            "Any other key: no. Space and r send dry runs (dryRun=All): nothing stored.",
+            match state.journey.write_mode() {
+                WriteMode::DryRun => {
+                    "Any other key: no. Space and r send dry runs (dryRun=All): nothing stored."
+                }
+                WriteMode::ForReal => "Any other key: no. Space and r create it for real too.",
+            },
             theme.muted,
         ),
     ]

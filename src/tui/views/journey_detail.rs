@@ -50,6 +50,10 @@ pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'stati
         .and_then(|n| n.to_str())
         .unwrap_or("pod.json")
         .to_string();
+    // What Space does comes first: on a short screen it is the line that must not scroll away.
+    let (sentence, warn) = j.space_sentence(&server);
+    let style = if warn { theme.warn } else { theme.muted };
+    out.extend(field::lines("", 0, &sentence, width, style, style));
     out.extend(row("manifest", j.path.display().to_string(), width, theme));
     out.push(Line::styled("as curl (the seed):", theme.label));
     out.extend(field::lines(
@@ -67,20 +71,6 @@ pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'stati
     out.push(Line::styled("body:", theme.label));
     let body = serde_json::to_string(pod).unwrap_or_default();
     out.extend(field::lines("", 2, &body, width, theme.muted, theme.muted));
-    out.push(Line::raw(""));
-    if state.embedded.is_some() {
-        out.push(note(
-            "Space sends it to the embedded server · e edits it",
-            theme,
-        ));
-    } else {
-        out.push(Line::styled(
-            format!(
-                "! Space sends this to {server} for real: it creates the pod there · e edits it"
-            ),
-            theme.warn,
-        ));
-    }
     out
 }
 

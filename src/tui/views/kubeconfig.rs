@@ -8,7 +8,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::kubeconfig_lists::{auth_kind, draw_contexts, draw_entries, draw_files, file_name};
+use super::kubeconfig_lists::{
+    auth_kind, draw_contexts, draw_entries, draw_files, file_name, files_lines,
+};
 use super::merged::draw_merged;
 use super::{ellipsize, inner_width, pane, scroll_for};
 use crate::kubeconfig::Kubeconfig;
@@ -33,8 +35,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         users,
         details,
         merged,
-    } = areas(area, kubeconfig);
-    draw_files(frame, files, kubeconfig, selection, theme);
+    } = areas(area, state, kubeconfig);
+    let embedded = state.embedded.as_ref();
+    draw_files(frame, files, kubeconfig, selection, embedded, theme);
     draw_contexts(frame, contexts, state, kubeconfig, theme);
     let cursor = kubeconfig.contexts.get(state.context_cursor);
     let (want_cluster, want_user) = cursor.map_or(("", ""), |c| {
@@ -92,7 +95,7 @@ struct Areas {
     merged: Option<Rect>,
 }
 
-fn areas(area: Rect, kubeconfig: &Kubeconfig) -> Areas {
+fn areas(area: Rect, state: &AppState, kubeconfig: &Kubeconfig) -> Areas {
     // The merged document is a bonus: below 100 columns the lists get the whole width.
     let (left, merged) = if area.width >= 100 {
         let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
@@ -101,6 +104,15 @@ fn areas(area: Rect, kubeconfig: &Kubeconfig) -> Areas {
     } else {
         (area, None)
     };
+    // The embedded cluster's notes are read whole: the files pane grows to hold them. Line
+    // counts do not depend on styles, so any theme measures them.
+    let file_rows = files_lines(
+        kubeconfig,
+        state.embedded.as_ref(),
+        inner_width(left),
+        &Theme::default(),
+    )
+    .len();
     // Each list as tall as its entries (plus borders), up to a cap; the details take the rest.
     // On short screens clusters and users share a row, so no list is cut off.
     let n = |len: usize, cap: usize| len.clamp(1, cap) as u16 + 2;
@@ -111,7 +123,14 @@ fn areas(area: Rect, kubeconfig: &Kubeconfig) -> Areas {
         n(kubeconfig.clusters.len(), 5)
     };
     let [files, contexts, entries, more_entries, details] = Layout::vertical([
-        Constraint::Length(n(kubeconfig.files.len(), 4)),
+        Constraint::Length(n(
+            file_rows,
+            if state.embedded.is_some() {
+                file_rows
+            } else {
+                4
+            },
+        )),
         Constraint::Length(n(kubeconfig.contexts.len(), 8)),
         Constraint::Length(entries_height),
         Constraint::Length(if side_by_side {
@@ -142,7 +161,7 @@ fn areas(area: Rect, kubeconfig: &Kubeconfig) -> Areas {
 /// The context drawn at column `x`, row `y` of the screen, when the view fills `area`.
 pub fn context_at(area: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
     let kubeconfig = state.kubeconfig()?;
-    let inner = areas(area, kubeconfig)
+    let inner = areas(area, state, kubeconfig)
         .contexts
         .inner(ratatui::layout::Margin::new(1, 1));
     if !inner.contains(ratatui::layout::Position::new(x, y)) {
@@ -176,7 +195,7 @@ fn draw_not_found(frame: &mut Frame, area: Rect, looked: &str, theme: &Theme) {
         Line::raw(""),
         Line::raw("Point kexplore at one with --kubeconfig PATH or KUBECONFIG=PATH."),
         Line::styled(
-            "Starting the embedded cluster when none is found arrives with the embedded-server issue.",
+            "kexplore --embedded explores a cluster of its own instead.",
             theme.muted,
         ),
     ];
@@ -186,6 +205,63 @@ fn draw_not_found(frame: &mut Frame, area: Rect, looked: &str, theme: &Theme) {
             .block(pane("Kubeconfig", theme, false)),
         area,
     );
+}
+
+/// A resolved context's verdict: the worst check's mark and words (a context that resolves
+/// may still be refused by the server), then how it resolved and where view 2 opens.
+fn verdict(
+    facts: &crate::tui::state::ContextFacts,
+    report: Option<&Result<crate::pki::CredentialReport, String>>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let auth = &facts.auth;
+    let r = match report {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            return vec![Line::from(status::labelled(
+                theme,
+                CheckStatus::Error,
+                format!("resolves, but its credentials cannot be inspected: {e}"),
+            ))];
+        }
+        None => {
+            return vec![Line::from(status::labelled(
+                theme,
+                CheckStatus::Warn,
+                format!("resolves; auth {auth}; its credentials are not inspected yet"),
+            ))];
+        }
+    };
+    let Some(worst) = r.worst_check() else {
+        return vec![Line::from(status::labelled(
+            theme,
+            CheckStatus::Ok,
+            format!("resolves; auth {auth}; every check passes; view 2 shows its certificates"),
+        ))];
+    };
+    let count = |st| r.checks.iter().filter(|c| c.status == st).count();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let mut counts = vec![];
+    for (st, word) in [
+        (CheckStatus::Error, "error"),
+        (CheckStatus::Warn, "warning"),
+    ] {
+        if count(st) > 0 {
+            counts.push(plural(count(st), word));
+        }
+    }
+    let opens = if worst.certificate.is_some() {
+        "view 2 opens on the certificate this is about"
+    } else {
+        "view 2 lists every check"
+    };
+    vec![
+        Line::from(status::labelled(theme, worst.status, worst.message.clone())),
+        Line::styled(
+            format!("resolves; auth {auth}; {}; {opens}", counts.join(", ")),
+            theme.muted,
+        ),
+    ]
 }
 
 /// A labelled value; long values (paths) wrap under the value column.
@@ -217,14 +293,8 @@ fn draw_details(frame: &mut Frame, area: Rect, state: &AppState, kc: &Kubeconfig
     } else {
         match active.map(|a| &a.resolved) {
             Some(Ok(facts)) => {
-                lines.push(Line::from(status::labelled(
-                    theme,
-                    CheckStatus::Ok,
-                    format!(
-                        "resolves; auth {}; view 2 shows its certificates",
-                        facts.auth
-                    ),
-                )));
+                let report = active.and_then(|a| a.report.as_ref());
+                lines.extend(verdict(facts, report, theme));
                 resolved_facts = Some(facts);
             }
             Some(Err(e)) => lines.push(Line::from(status::labelled(

@@ -12,20 +12,46 @@ use super::{ellipsize, inner_width, pane, scroll_for};
 use crate::kubeconfig::model::AuthInfo;
 use crate::kubeconfig::{FileState, Kubeconfig};
 use crate::pki::CheckStatus;
+use crate::tui::embedded::EmbeddedFacts;
 use crate::tui::filter;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::status;
+use crate::tui::widgets::{field, status};
 
 pub fn file_name(p: &Path) -> String {
     p.file_name()
         .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
 }
 
-pub fn draw_files(frame: &mut Frame, area: Rect, kc: &Kubeconfig, selection: &str, theme: &Theme) {
-    let width = inner_width(area);
-    let lines: Vec<Line> = kc
-        .files
+/// The files pane's lines: each file in precedence order, then for the embedded cluster what
+/// its kubeconfig is and how to use it with kubectl, and why it runs instead of the user's.
+pub fn files_lines(
+    kc: &Kubeconfig,
+    embedded: Option<&EmbeddedFacts>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    if let Some(e) = embedded {
+        // The one file is kexplore's: what it is and how to use it, said once with its path.
+        let wrapped = |text: &str, style| {
+            field::wrap(text, width)
+                .into_iter()
+                .map(move |l| Line::styled(l, style))
+        };
+        let mut lines: Vec<Line> = wrapped(
+            &format!(
+                "kexplore wrote it and removes it when it exits. While it runs: {}",
+                e.kubectl_line()
+            ),
+            theme.text,
+        )
+        .collect();
+        if let Some(note) = &e.instead_of {
+            lines.extend(wrapped(&format!("! {note}"), theme.warn));
+        }
+        return lines;
+    }
+    kc.files
         .iter()
         .enumerate()
         .map(|(i, f)| {
@@ -41,11 +67,27 @@ pub fn draw_files(frame: &mut Frame, area: Rect, kc: &Kubeconfig, selection: &st
                 Span::raw(ellipsize(&path, width.saturating_sub(12))),
             ])
         })
-        .collect();
-    let title = format!(
-        "Files, in precedence order: {}",
-        ellipsize(selection, width / 2)
-    );
+        .collect()
+}
+
+pub fn draw_files(
+    frame: &mut Frame,
+    area: Rect,
+    kc: &Kubeconfig,
+    selection: &str,
+    embedded: Option<&EmbeddedFacts>,
+    theme: &Theme,
+) {
+    let width = inner_width(area);
+    let lines = files_lines(kc, embedded, width, theme);
+    // The embedded kubeconfig was not chosen by the user: no flag or variable to name.
+    let title = match embedded {
+        Some(_) => "Files: the embedded cluster's kubeconfig".to_string(),
+        None => format!(
+            "Files, in precedence order: {}",
+            ellipsize(selection, width / 2)
+        ),
+    };
     frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
 }
 

@@ -32,8 +32,16 @@ pub fn body(area: Rect) -> Rect {
 pub fn caption(state: &AppState) -> String {
     match state.view {
         View::Connection => captions::connection(state.conn.current()),
-        View::PodJourney => captions::journey(state.journey.step).to_string(),
-        View::Scheduler => captions::scheduler(state.sched.current(predict(state)).as_ref()).to_string(),
+        View::PodJourney => {
+            captions::journey(state.journey.step, state.journey.shown_write()).to_string()
+        }
+        View::Scheduler => {
+            let placed = state
+                .sched
+                .model()
+                .is_some_and(|m| m.trace.selected.is_some());
+            captions::scheduler(state.sched.current(predict(state)).as_ref(), placed).to_string()
+        }
         View::Kubeconfig => "A kubeconfig says where the cluster is (server), how to trust it (the CA) and who we are (a certificate or a token).".into(),
         View::Certificates => "Trust is a chain: the client trusts the server because it trusts the CA that signed the server's certificate.".into(),
     }

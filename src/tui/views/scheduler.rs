@@ -11,15 +11,17 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::connection::SPINNER;
 use super::{ellipsize, inner_width, pane};
 use super::{scheduler_pods, scheduler_rows};
-use crate::scheduler::why::{self, BoundPod};
+use crate::scheduler::why::BoundPod;
 use crate::tui::sched::LiveState;
 use crate::tui::sched::formula;
 use crate::tui::sched::model::{Model, Resource, cpu_text, memory_text};
 use crate::tui::sched::steps::{self, Step};
+use crate::tui::sched::versus::{Versus, versus};
 use crate::tui::sched::watch::Phase;
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::field;
 
 /// Rows under the node list for the result / formula panel.
 const PANEL: u16 = 8;
@@ -42,7 +44,14 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
         _ if state.sched.formula => PANEL.min(body.height / 3),
         _ => 0,
     };
-    let head = 3 + u16::from(state.sched.live.is_some());
+    // A bound pod's comparison wraps: its words must be read whole.
+    let versus = state
+        .sched
+        .model()
+        .filter(|m| m.error.is_none())
+        .and_then(|m| shown_versus(state, m))
+        .map_or(1, |v| versus_rows(&v, body.width).len()) as u16;
+    let head = 2 + versus + u16::from(state.sched.live.is_some());
     Layout::vertical([
         Constraint::Length(head),
         Constraint::Length(3),
@@ -197,7 +206,7 @@ fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: 
     if let Some(e) = &m.error {
         lines.push(Line::styled(format!(" ✗ {e}"), theme.error));
     } else if let Some(l) = &state.sched.listing {
-        lines.push(live_line(state, l, m, theme));
+        lines.extend(live_lines(state, l, m, area.width, theme));
     }
     if let Some(live) = &state.sched.live {
         lines.push(watch_line(state, live, theme));
@@ -214,60 +223,58 @@ fn bound_pod(state: &AppState, m: &Model) -> Option<BoundPod> {
     state.sched.listing.as_ref()?.bound(focus)
 }
 
+/// The bound pod's comparison, once the result step may show it (before, a room may still be
+/// guessing which node wins).
+fn shown_versus(state: &AppState, m: &Model) -> Option<Versus> {
+    let bound = bound_pod(state, m)?;
+    matches!(state.sched.current(predict(state)), Some(Step::Result)).then(|| versus(m, &bound))
+}
+
+/// The comparison's head line, wrapped to the view's width under a one-column margin.
+fn versus_rows(v: &Versus, width: u16) -> Vec<String> {
+    field::wrap(&v.head, (width as usize).saturating_sub(1))
+        .into_iter()
+        .map(|l| format!(" {l}"))
+        .collect()
+}
+
 /// The head's third line on a live cluster: for a bound pod the cluster's choice beside the
-/// simulation's (`why::compare`, its first reason; the result panel has the rest), else what
-/// `w` offers, else what RBAC hid.
-fn live_line(
+/// simulation's (`sched::versus`; the result panel has the reasons), else what `w` offers,
+/// else what RBAC hid.
+fn live_lines(
     state: &AppState,
     l: &crate::tui::sched::live::Listing,
     m: &Model,
+    width: u16,
     theme: &Theme,
-) -> Line<'static> {
+) -> Vec<Line<'static>> {
+    if let Some(v) = shown_versus(state, m) {
+        let style = if v.agrees { theme.ok } else { theme.warn };
+        return versus_rows(&v, width)
+            .into_iter()
+            .map(|r| Line::styled(r, style))
+            .collect();
+    }
     if let Some(bound) = bound_pod(state, m) {
-        let node = &bound.node;
-        // Before the result the pick stays hidden: a room may still be guessing.
-        if !matches!(state.sched.current(predict(state)), Some(Step::Result)) {
-            return Line::styled(
-                format!(
-                    " scheduled by the cluster to {node}; the last step compares it with the simulation"
-                ),
-                theme.muted,
-            );
-        }
-        let c = why::compare(&m.trace, &bound, 0);
-        let (text, style) = match (&c.simulated, c.agrees) {
-            (Some(s), true) => (
-                format!("✓ scheduled by the cluster to {node}; the simulation picks {s} too"),
-                theme.ok,
+        return vec![Line::styled(
+            format!(
+                " scheduled by the cluster to {}; the last step compares it with the simulation",
+                bound.node
             ),
-            (Some(s), false) => (
-                format!(
-                    "! scheduled by the cluster to {node}; the simulation picks {s} — {}",
-                    c.reasons.first().map_or("", String::as_str)
-                ),
-                theme.warn,
-            ),
-            (None, _) => (
-                format!(
-                    "! scheduled by the cluster to {node}; in the simulation no node fits now — {}",
-                    c.reasons.first().map_or("", String::as_str)
-                ),
-                theme.warn,
-            ),
-        };
-        return Line::styled(format!(" {text}"), style);
+            theme.muted,
+        )];
     }
     if let Some(h) = l.hidden.first() {
-        return Line::styled(format!(" ! {h}"), theme.warn);
+        return vec![Line::styled(format!(" ! {h}"), theme.warn)];
     }
-    Line::styled(
+    vec![Line::styled(
         format!(
             " live cluster: {} Pending pod(s), {} bound — w lists them, Enter simulates one",
             l.pending(),
             l.pods.len() - l.pending()
         ),
         theme.muted,
-    )
+    )]
 }
 
 /// The head's last line while a watch keeps the cluster current.
@@ -536,25 +543,13 @@ fn why_lines(
     let Some(bound) = bound_pod(state, m) else {
         return;
     };
-    let c = why::compare(&m.trace, &bound, 0);
-    if c.agrees {
-        return;
-    }
-    lines.push(Line::styled(
-        ellipsize(
-            &format!(
-                "! the cluster chose {}: here it is {}",
-                c.actual, c.actual_in_simulation
-            ),
-            width,
-        ),
-        theme.warn,
-    ));
-    for r in c.reasons.iter().take(2) {
-        lines.push(Line::styled(
-            ellipsize(&format!("  · {r}"), width),
-            theme.text,
-        ));
+    for l in versus(m, &bound).panel {
+        let style = if l.starts_with('!') {
+            theme.warn
+        } else {
+            theme.text
+        };
+        lines.push(Line::styled(ellipsize(&l, width), style));
     }
 }
 
