@@ -580,3 +580,65 @@ async fn max_in_flight_answers_429_in_plain_text() {
     assert_eq!(r.code, 201);
     held.abort();
 }
+
+/// system:public-info-viewer: anonymous requests get the health endpoints and /version, a
+/// failing credential is still 401 there, and every other path stays 401 for anonymous.
+#[tokio::test]
+async fn public_info_paths_answer_anonymous_and_refuse_bad_credentials() {
+    let api = api();
+    for endpoint in ["healthz", "livez", "readyz"] {
+        let path = format!("/{endpoint}");
+        let r = call(&api, None, Method::GET, &path, &[], b"").await;
+        assert_eq!((r.code, r.body.clone()), (200, json!("ok")), "{path}");
+        let r = call(
+            &api,
+            None,
+            Method::GET,
+            &format!("{path}?verbose"),
+            &[],
+            b"",
+        )
+        .await;
+        assert_eq!(
+            (r.code, r.body),
+            (200, json!(format!("[+]ping ok\n{endpoint} check passed\n"))),
+            "{path}?verbose"
+        );
+        let r = call(&api, Some("wrong"), Method::GET, &path, &[], b"").await;
+        assert_eq!(r.code, 401, "{path} with a bad token");
+        // A single check is not on the public-info list: anonymous is not allowed there.
+        let r = call(&api, None, Method::GET, &format!("{path}/ping"), &[], b"").await;
+        assert_eq!(r.code, 401, "{path}/ping");
+        // Nor is it in system:discovery: as upstream, only system:masters reaches it.
+        let r = call(
+            &api,
+            Some("jane-token"),
+            Method::GET,
+            &format!("{path}/ping"),
+            &[],
+            b"",
+        )
+        .await;
+        assert_eq!(r.code, 403, "{path}/ping as jane");
+        let r = call(
+            &api,
+            Some("admin-token"),
+            Method::GET,
+            &format!("{path}/ping"),
+            &[],
+            b"",
+        )
+        .await;
+        assert_eq!((r.code, r.body), (200, json!("ok")), "{path}/ping as admin");
+    }
+    let r = call(&api, None, Method::GET, "/version", &[], b"").await;
+    assert_eq!((r.code, r.body["major"].as_str()), (200, Some("1")));
+    let r = call(&api, Some("wrong"), Method::GET, "/version", &[], b"").await;
+    assert_eq!(r.code, 401);
+    for path in ["/api", "/apis", "/api/v1/pods", "/openapi/v2"] {
+        let r = call(&api, None, Method::GET, path, &[], b"").await;
+        assert_eq!(r.code, 401, "{path}");
+    }
+    let r = call(&api, None, Method::POST, "/healthz", &[], b"").await;
+    assert_eq!(r.code, 403, "anonymous may only get");
+}

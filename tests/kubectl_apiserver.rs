@@ -80,6 +80,8 @@ fn journey_for(label: &str, bin: &Path) {
 
     let raw = k.ok(&["get", "--raw", "/api"]);
     assert!(raw.contains("\"kind\":\"APIVersions\""), "{label}: {raw}");
+    let ready = k.ok(&["get", "--raw", "/readyz?verbose"]);
+    assert_eq!(ready, "[+]ping ok\nreadyz check passed\n", "{label}");
     let v = k.ok(&["version"]);
     assert!(
         v.contains("Server Version") && v.contains("v1.33.1-kexplore"),

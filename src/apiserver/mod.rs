@@ -20,6 +20,7 @@ pub mod defaults;
 pub mod delete;
 pub mod discovery;
 pub mod events;
+pub(crate) mod health;
 pub mod impersonation;
 pub mod inflight;
 pub mod kinds;
