@@ -296,6 +296,37 @@ fn typed_creates(label: &str, k: &Kubectl) {
     assert_eq!(pc["value"], -5, "{label}");
     assert_eq!(pc["preemptionPolicy"], "Never", "{label}");
     assert_eq!(pc["description"], "batch", "{label}");
+
+    k.ok(&["create", "serviceaccount", "builder", "-n", "team-a"]);
+    let sa = json(&[
+        "get",
+        "serviceaccount",
+        "builder",
+        "-n",
+        "team-a",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(sa["metadata"]["namespace"], "team-a", "{label}");
+    assert!(sa["metadata"]["uid"].is_string(), "{label}: {sa}");
+
+    // drain deletes each pod with a DeleteOptions body (protobuf from 1.32 on).
+    let drained = k.ok(&["drain", "node-1", "--ignore-daemonsets", "--force"]);
+    assert!(
+        drained.contains("node/node-1 drained"),
+        "{label}: {drained}"
+    );
+    let left = k.ok(&[
+        "get",
+        "pods",
+        "-A",
+        "--field-selector=spec.nodeName=node-1",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(left.trim(), "", "{label}: pods left on node-1");
+    let node = json(&["get", "node", "node-1", "-o", "json"]);
+    assert_eq!(node["spec"]["unschedulable"], true, "{label}");
 }
 
 fn run_version(label: &str) {

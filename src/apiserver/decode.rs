@@ -34,6 +34,26 @@ fn summarize(data: &[u8]) -> String {
     }
 }
 
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// The body media types this endpoint reads: protobuf only for kinds it has a schema for.
+pub fn accepted(def: &ResourceDef) -> Vec<&'static str> {
+    let mut out = vec!["application/json", "application/yaml"];
+    if proto_objects::supported(&def.api_version(), def.kind) {
+        out.push(PROTOBUF);
+    }
+    out
+}
+
+/// Whether a body came as protobuf (whose unknown fields upstream drops without a word:
+/// `fieldValidation` applies to JSON and YAML only).
+pub fn is_protobuf(content_type: &str) -> bool {
+    content_type
+        .split(';')
+        .next()
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case(PROTOBUF))
+}
+
 /// Parse a JSON or YAML body into a Value (the "couldn't get version/kind" stage).
 pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     let mt = content_type
@@ -47,10 +67,10 @@ pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<
             serde_json::from_slice(body).map_err(|e| format!("json parse error: {e}"))
         }
         "application/yaml" => yaml_parse::parse(body).map_err(|e| format!("yaml parse error: {e}")),
-        "application/vnd.kubernetes.protobuf" if proto_objects::supported(def.kind) => {
+        PROTOBUF if proto_objects::supported(&def.api_version(), def.kind) => {
             return proto_objects::decode(def.kind, body).map_err(|e| cannot_handle(def, e));
         }
-        other => return Err(ApiError::unsupported_media_type(other)),
+        _ => return Err(ApiError::unsupported_media_type(&accepted(def))),
     };
     match parsed {
         Ok(v @ Value::Object(_)) => Ok(v),

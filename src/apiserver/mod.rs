@@ -37,6 +37,7 @@ pub mod placement;
 pub mod pods;
 pub mod proto;
 pub mod proto_objects;
+pub(crate) mod proto_schema;
 pub mod request;
 pub mod resources;
 pub mod rest;
