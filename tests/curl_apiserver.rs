@@ -258,6 +258,59 @@ fn curl_without_credentials_gets_health_and_version_only() {
     }
 }
 
+/// A manifest whose values do not fit their fields is a 400 naming the field as
+/// kube-apiserver's decoder does; a malformed quantity also says which and where.
+#[test]
+fn curl_bad_manifests_name_the_field() {
+    if which("curl").is_none() {
+        eprintln!("note: curl is not installed; skipping the curl tests");
+        return;
+    }
+    let srv = ServeProcess::start(&["--no-demo"]);
+    let curl = Curl { srv: &srv };
+    let pod = |container: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"bad"}},"spec":{{"containers":[{{"name":"app","image":"x",{container}}}]}}}}"#
+        )
+    };
+    let cases = [
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad"},"spec":{"containers":"app"}}"#.to_string(),
+            "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container",
+        ),
+        (
+            pod(r#""resources":{"requests":["cpu=1"]}"#),
+            "json: cannot unmarshal array into Go struct field ResourceRequirements.spec.containers.resources.requests of type v1.ResourceList",
+        ),
+        (
+            pod(r#""resources":{"limits":{"memory":"lots"}}"#),
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got \"lots\" at spec.containers[0].resources.limits.memory)",
+        ),
+    ];
+    for (body, want) in cases {
+        let (code, status) = curl.admin(
+            &[
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                &body,
+            ],
+            "/api/v1/namespaces/default/pods",
+        );
+        assert_eq!(
+            (code, status["reason"].as_str(), status["message"].as_str()),
+            (
+                400,
+                Some("BadRequest"),
+                Some(format!("Pod in version \"v1\" cannot be handled as a Pod: {want}").as_str())
+            ),
+            "{body}"
+        );
+    }
+}
+
 #[test]
 fn openssl_sees_the_client_certificate_request() {
     if which("openssl").is_none() {

@@ -212,6 +212,42 @@ fn journey_for(label: &str, bin: &Path) {
     );
 
     typed_creates(label, &k);
+    bad_manifests(label, &k, srv.dir.path());
+}
+
+/// `kubectl create -f` of manifests whose values do not fit: the server's 400 names the field
+/// as kube-apiserver's decoder does.
+fn bad_manifests(label: &str, k: &Kubectl, dir: &Path) {
+    let cases = [
+        (
+            "containers: app",
+            "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container",
+        ),
+        (
+            "containers:\n  - name: app\n    image: x\n    resources:\n      requests: [cpu]",
+            "json: cannot unmarshal array into Go struct field ResourceRequirements.spec.containers.resources.requests of type v1.ResourceList",
+        ),
+        (
+            "containers:\n  - name: app\n    image: x\n    resources:\n      limits: {memory: lots}",
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got \"lots\" at spec.containers[0].resources.limits.memory)",
+        ),
+    ];
+    let file = dir.join("bad.yaml");
+    for (spec, want) in cases {
+        let indented = spec.replace('\n', "\n  ");
+        let yaml =
+            format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  {indented}\n");
+        std::fs::write(&file, &yaml).expect("write bad.yaml");
+        let out = k.run(&["create", "-f", &file.to_string_lossy()]);
+        assert!(
+            out.code != 0
+                && out.stderr.contains(&format!(
+                    "Pod in version \"v1\" cannot be handled as a Pod: {want}"
+                )),
+            "{label}: {yaml}\n{}",
+            out.stderr
+        );
+    }
 }
 
 /// kubectl's `create <kind>` generators use typed clients, which 1.32+ send as protobuf: each

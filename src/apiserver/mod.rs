@@ -16,6 +16,7 @@ pub mod body_read;
 pub mod bootstrap;
 pub mod create;
 pub mod decode;
+pub(crate) mod decode_error;
 pub mod defaults;
 pub mod delete;
 pub mod discovery;
