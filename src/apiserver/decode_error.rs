@@ -4,6 +4,8 @@
 //! — the innermost struct, the path of struct fields from the root (no indices, no map keys)
 //! and the Go type. The types come from the same k8s-openapi schemas the OpenAPI document
 //! serves; an error that is not a type mismatch keeps serde's words after the exact path.
+//! The schemas do not carry Go's names for named scalar types, so a `v1.RestartPolicy` field
+//! is reported as `string`; named maps of quantities are `v1.ResourceList`, as in core/v1.
 
 use serde_json::{Map, Value};
 use serde_path_to_error::{Path, Segment};
