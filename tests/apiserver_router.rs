@@ -733,3 +733,35 @@ async fn protobuf_bodies_and_truthful_unsupported_media_types() {
         )
     );
 }
+
+/// A client-go program (not kubectl) creating a pod as protobuf: stored like its JSON twin,
+/// with Go's zero-valued scalars (generation 0, hostNetwork false) left out as JSON leaves them.
+#[tokio::test]
+async fn a_protobuf_pod_is_created_like_its_json_twin() {
+    let api = api();
+    let varint0 = |num: u8| vec![num << 3, 0];
+    let meta = [ld(1, b"proto-pod"), ld(2, b""), varint0(7)].concat();
+    let container = [ld(1, b"app"), ld(2, b"nginx")].concat();
+    let spec = [ld(2, &container), varint0(11)].concat();
+    let pod = [ld(1, &meta), ld(2, &spec)].concat();
+    let tm = [ld(1, b"v1"), ld(2, b"Pod")].concat();
+    let body = [b"k8s\0".to_vec(), ld(1, &tm), ld(2, &pod)].concat();
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        PROTOBUF,
+        &body,
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["spec"]["containers"][0]["image"], json!("nginx"));
+    assert_eq!(r.body["metadata"]["generation"], json!(1));
+    assert!(r.body["spec"].get("hostNetwork").is_none(), "{}", r.body);
+    assert_eq!(
+        r.body["spec"]["restartPolicy"],
+        json!("Always"),
+        "defaulted"
+    );
+}
