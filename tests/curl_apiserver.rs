@@ -50,6 +50,37 @@ fn argv(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
+/// A self-signed client certificate claiming system:masters, from a CA the server does not
+/// trust: (certificate, key), or `None` without openssl.
+fn foreign_cert(srv: &ServeProcess) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    which("openssl")?;
+    let dir = srv.dir.path();
+    let (fk, fc) = (dir.join("foreign.key"), dir.join("foreign.crt"));
+    let ok = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/O=system:masters/CN=mallory",
+            "-keyout",
+        ])
+        .arg(&fk)
+        .arg("-out")
+        .arg(&fc)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(ok, "openssl made a foreign certificate");
+    Some((fc, fk))
+}
+
 #[test]
 fn curl_as_in_the_seed_and_every_error_status() {
     if which("curl").is_none() {
@@ -67,31 +98,7 @@ fn curl_as_in_the_seed_and_every_error_status() {
     let unauthorized = json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401});
     assert_eq!(curl.run(None, &[], "/api"), (401, unauthorized.clone()));
 
-    if which("openssl").is_some() {
-        let dir = srv.dir.path();
-        let (fk, fc) = (dir.join("foreign.key"), dir.join("foreign.crt"));
-        let ok = Command::new("openssl")
-            .args([
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-days",
-                "1",
-                "-subj",
-                "/O=system:masters/CN=mallory",
-                "-keyout",
-            ])
-            .arg(&fk)
-            .arg("-out")
-            .arg(&fc)
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        assert!(ok, "openssl made a foreign certificate");
+    if let Some((fc, fk)) = foreign_cert(&srv) {
         assert_eq!(curl.run(Some((&fc, &fk)), &[], "/api"), (401, unauthorized));
     } else {
         eprintln!("note: openssl is not installed; skipping the foreign-CA case");
@@ -211,6 +218,97 @@ fn curl_as_in_the_seed_and_every_error_status() {
 
     let (code, body) = curl.admin(&["--http1.1"], "/version");
     assert_eq!((code, body["minor"].as_str()), (200, Some("33")));
+}
+
+/// kube-apiserver's system:public-info-viewer: `curl --cacert ca.crt` with no client
+/// certificate gets the health endpoints and /version; an untrusted certificate or a bad token
+/// is 401 even there; every other path stays 401 without credentials.
+#[test]
+fn curl_without_credentials_gets_health_and_version_only() {
+    if which("curl").is_none() {
+        eprintln!("note: curl is not installed; skipping the curl tests");
+        return;
+    }
+    let srv = ServeProcess::start(&["--no-demo"]);
+    let curl = Curl { srv: &srv };
+    for endpoint in ["healthz", "livez", "readyz"] {
+        let path = format!("/{endpoint}");
+        assert_eq!(curl.run(None, &[], &path), (200, json!("ok")), "{path}");
+        assert_eq!(
+            curl.run(None, &[], &format!("{path}?verbose")),
+            (200, json!(format!("[+]ping ok\n{endpoint} check passed\n"))),
+            "{path}?verbose"
+        );
+        let (code, _) = curl.run(None, &["-H", "Authorization: Bearer nope"], &path);
+        assert_eq!(code, 401, "{path} with a bad token");
+        if let Some((fc, fk)) = foreign_cert(&srv) {
+            let (code, _) = curl.run(Some((&fc, &fk)), &[], &path);
+            assert_eq!(code, 401, "{path} with an untrusted certificate");
+        }
+    }
+    let (code, body) = curl.run(None, &[], "/version");
+    assert_eq!((code, body["major"].as_str()), (200, Some("1")));
+    for path in ["/api", "/api/v1/namespaces/default/pods", "/readyz/ping"] {
+        let (code, body) = curl.run(None, &[], path);
+        assert_eq!(
+            (code, body["reason"].as_str()),
+            (401, Some("Unauthorized")),
+            "{path}"
+        );
+    }
+}
+
+/// A manifest whose values do not fit their fields is a 400 naming the field as
+/// kube-apiserver's decoder does; a malformed quantity also says which and where.
+#[test]
+fn curl_bad_manifests_name_the_field() {
+    if which("curl").is_none() {
+        eprintln!("note: curl is not installed; skipping the curl tests");
+        return;
+    }
+    let srv = ServeProcess::start(&["--no-demo"]);
+    let curl = Curl { srv: &srv };
+    let pod = |container: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"bad"}},"spec":{{"containers":[{{"name":"app","image":"x",{container}}}]}}}}"#
+        )
+    };
+    let cases = [
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad"},"spec":{"containers":"app"}}"#.to_string(),
+            "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container",
+        ),
+        (
+            pod(r#""resources":{"requests":["cpu=1"]}"#),
+            "json: cannot unmarshal array into Go struct field ResourceRequirements.spec.containers.resources.requests of type v1.ResourceList",
+        ),
+        (
+            pod(r#""resources":{"limits":{"memory":"lots"}}"#),
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got \"lots\" at spec.containers[0].resources.limits.memory)",
+        ),
+    ];
+    for (body, want) in cases {
+        let (code, status) = curl.admin(
+            &[
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                &body,
+            ],
+            "/api/v1/namespaces/default/pods",
+        );
+        assert_eq!(
+            (code, status["reason"].as_str(), status["message"].as_str()),
+            (
+                400,
+                Some("BadRequest"),
+                Some(format!("Pod in version \"v1\" cannot be handled as a Pod: {want}").as_str())
+            ),
+            "{body}"
+        );
+    }
 }
 
 #[test]

@@ -80,6 +80,8 @@ fn journey_for(label: &str, bin: &Path) {
 
     let raw = k.ok(&["get", "--raw", "/api"]);
     assert!(raw.contains("\"kind\":\"APIVersions\""), "{label}: {raw}");
+    let ready = k.ok(&["get", "--raw", "/readyz?verbose"]);
+    assert_eq!(ready, "[+]ping ok\nreadyz check passed\n", "{label}");
     let v = k.ok(&["version"]);
     assert!(
         v.contains("Server Version") && v.contains("v1.33.1-kexplore"),
@@ -210,6 +212,42 @@ fn journey_for(label: &str, bin: &Path) {
     );
 
     typed_creates(label, &k);
+    bad_manifests(label, &k, srv.dir.path());
+}
+
+/// `kubectl create -f` of manifests whose values do not fit: the server's 400 names the field
+/// as kube-apiserver's decoder does.
+fn bad_manifests(label: &str, k: &Kubectl, dir: &Path) {
+    let cases = [
+        (
+            "containers: app",
+            "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container",
+        ),
+        (
+            "containers:\n  - name: app\n    image: x\n    resources:\n      requests: [cpu]",
+            "json: cannot unmarshal array into Go struct field ResourceRequirements.spec.containers.resources.requests of type v1.ResourceList",
+        ),
+        (
+            "containers:\n  - name: app\n    image: x\n    resources:\n      limits: {memory: lots}",
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got \"lots\" at spec.containers[0].resources.limits.memory)",
+        ),
+    ];
+    let file = dir.join("bad.yaml");
+    for (spec, want) in cases {
+        let indented = spec.replace('\n', "\n  ");
+        let yaml =
+            format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  {indented}\n");
+        std::fs::write(&file, &yaml).expect("write bad.yaml");
+        let out = k.run(&["create", "-f", &file.to_string_lossy()]);
+        assert!(
+            out.code != 0
+                && out.stderr.contains(&format!(
+                    "Pod in version \"v1\" cannot be handled as a Pod: {want}"
+                )),
+            "{label}: {yaml}\n{}",
+            out.stderr
+        );
+    }
 }
 
 /// kubectl's `create <kind>` generators use typed clients, which 1.32+ send as protobuf: each
@@ -294,6 +332,37 @@ fn typed_creates(label: &str, k: &Kubectl) {
     assert_eq!(pc["value"], -5, "{label}");
     assert_eq!(pc["preemptionPolicy"], "Never", "{label}");
     assert_eq!(pc["description"], "batch", "{label}");
+
+    k.ok(&["create", "serviceaccount", "builder", "-n", "team-a"]);
+    let sa = json(&[
+        "get",
+        "serviceaccount",
+        "builder",
+        "-n",
+        "team-a",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(sa["metadata"]["namespace"], "team-a", "{label}");
+    assert!(sa["metadata"]["uid"].is_string(), "{label}: {sa}");
+
+    // drain deletes each pod with a DeleteOptions body (protobuf from 1.32 on).
+    let drained = k.ok(&["drain", "node-1", "--ignore-daemonsets", "--force"]);
+    assert!(
+        drained.contains("node/node-1 drained"),
+        "{label}: {drained}"
+    );
+    let left = k.ok(&[
+        "get",
+        "pods",
+        "-A",
+        "--field-selector=spec.nodeName=node-1",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(left.trim(), "", "{label}: pods left on node-1");
+    let node = json(&["get", "node", "node-1", "-o", "json"]);
+    assert_eq!(node["spec"]["unschedulable"], true, "{label}");
 }
 
 fn run_version(label: &str) {

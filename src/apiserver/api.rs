@@ -205,7 +205,7 @@ where
 
     // Authentication.
     let authz_header = header(&parts.headers, hyper::header::AUTHORIZATION);
-    let outcome = authn::authenticate(conn, authz_header.as_deref(), &api.tokens);
+    let outcome = authn::authenticate(conn, authz_header.as_deref(), &api.tokens, &info.path);
     let Some(user) = outcome.user else {
         trace.stage("authentication", StageStatus::Failed, outcome.detail);
         discard(body, incoming).await;

@@ -1,5 +1,8 @@
 //! Authentication: client certificate (CN → user, O → groups), then bearer token from a static
-//! token file, else anonymous — which this server, like a hardened kube-apiserver, rejects.
+//! token file, else anonymous — which this server allows only on the public-info paths
+//! (`/healthz`, `/livez`, `/readyz`, `/version`), as kube-apiserver's structured authentication
+//! configuration does with `anonymous.conditions`; elsewhere no credentials is a 401.
+//! A credential that fails is a 401 everywhere, never anonymous (`union.NewFailOnError`).
 //! The outcome table follows specs/apiserver.md §2.1.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::bootstrap::PUBLIC_INFO_URLS;
 use super::tls::ConnInfo;
 
 /// An authenticated user (upstream `user.Info`).
@@ -161,11 +165,12 @@ pub struct AuthnOutcome {
     pub detail: Value,
 }
 
-/// Run the authenticator chain for one request.
+/// Run the authenticator chain for one request to `path`.
 pub fn authenticate(
     conn: &ConnInfo,
     authorization: Option<&str>,
     tokens: &TokenFile,
+    path: &str,
 ) -> AuthnOutcome {
     let mut errors: Vec<String> = Vec::new();
     let mut detail = serde_json::Map::new();
@@ -228,10 +233,18 @@ pub fn authenticate(
         detail.insert("errors".into(), json!(errors));
         return finish(None, "none", detail);
     }
-    // 3. Anonymous: disabled here, so no credentials is a 401 as with --anonymous-auth=false.
+    // 3. Anonymous, on the public-info paths only; RBAC then decides (system:public-info-viewer).
+    if PUBLIC_INFO_URLS.contains(&path) {
+        let user = UserInfo {
+            username: "system:anonymous".into(),
+            groups: vec!["system:unauthenticated".into()],
+            ..UserInfo::default()
+        };
+        return finish(Some(user), "anonymous", detail);
+    }
     detail.insert(
         "anonymous".into(),
-        json!("anonymous requests are rejected by this server"),
+        json!("anonymous requests are allowed only on /healthz, /livez, /readyz and /version"),
     );
     finish(None, "anonymous", detail)
 }
@@ -275,12 +288,35 @@ mod tests {
         )
         .unwrap_or_default();
         let c = ConnInfo::default();
-        let o = authenticate(&c, Some("Bearer abc"), &t);
+        let o = authenticate(&c, Some("Bearer abc"), &t, "/api");
         let u = o.user.unwrap_or_default();
         assert_eq!(u.username, "jane");
         assert_eq!(u.groups, vec!["developers", "qa", "system:authenticated"]);
-        assert!(authenticate(&c, Some("Bearer nope"), &t).user.is_none());
-        assert!(authenticate(&c, None, &t).user.is_none());
+        assert!(
+            authenticate(&c, Some("Bearer nope"), &t, "/api")
+                .user
+                .is_none()
+        );
+        assert!(authenticate(&c, None, &t, "/api").user.is_none());
         assert!(TokenFile::parse(Path::new("t.csv"), "a,b\n").is_err());
+    }
+
+    #[test]
+    fn anonymous_only_on_public_info_paths_and_never_after_a_failed_credential() {
+        let t = TokenFile::parse(Path::new("t.csv"), "abc,jane,u1\n").unwrap_or_default();
+        let c = ConnInfo::default();
+        for path in PUBLIC_INFO_URLS {
+            let u = authenticate(&c, None, &t, path).user.unwrap_or_default();
+            assert_eq!(u.username, "system:anonymous", "{path}");
+            assert_eq!(u.groups, vec!["system:unauthenticated"]);
+            assert!(
+                authenticate(&c, Some("Bearer nope"), &t, path)
+                    .user
+                    .is_none()
+            );
+        }
+        for path in ["/api", "/readyz/ping", "/healthz/", "/versions"] {
+            assert!(authenticate(&c, None, &t, path).user.is_none(), "{path}");
+        }
     }
 }

@@ -10,6 +10,10 @@ use super::resources::{self, ResourceDef};
 use super::store::Store;
 use super::util;
 
+/// What upstream's system:public-info-viewer lets everyone, anonymous included, `get`.
+pub(crate) const PUBLIC_INFO_URLS: [&str; 5] =
+    ["/healthz", "/livez", "/readyz", "/version", "/version/"];
+
 fn meta(name: &str, ns: Option<&str>) -> Value {
     let mut m = json!({"name": name, "uid": util::uuid(), "creationTimestamp": util::now()});
     if let Some(ns) = ns {
@@ -156,7 +160,7 @@ pub fn system(api: &Api) {
     cluster_role(
         store,
         "system:public-info-viewer",
-        json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"]}]),
+        json!([{"verbs": ["get"], "nonResourceURLs": PUBLIC_INFO_URLS}]),
     );
     cluster_role_binding(
         store,

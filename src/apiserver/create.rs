@@ -17,11 +17,14 @@ use super::util;
 /// Parse and decode the body under the request's fieldValidation directive.
 pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
     let parsed = decode::parse_body(def, &ctx.content_type, &ctx.body)?;
-    let fv = ctx
-        .info
-        .query("fieldValidation")
-        .unwrap_or("Warn")
-        .to_string();
+    let fv = if decode::is_protobuf(&ctx.content_type) {
+        "Ignore".to_string()
+    } else {
+        ctx.info
+            .query("fieldValidation")
+            .unwrap_or("Warn")
+            .to_string()
+    };
     let (typed, warnings) = decode::decode_object(def, parsed, &fv)?;
     ctx.warnings.extend(warnings);
     Ok(if def.group == "events.k8s.io" {

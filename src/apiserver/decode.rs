@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::resources::ResourceDef;
 use super::status::ApiError;
-use super::{proto_objects, yaml_parse};
+use super::{decode_error, proto_objects, yaml_parse};
 
 /// upstream `summarizeData`: how a body that failed to decode is quoted in the error.
 fn summarize(data: &[u8]) -> String {
@@ -34,6 +34,26 @@ fn summarize(data: &[u8]) -> String {
     }
 }
 
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// The body media types this endpoint reads: protobuf only for kinds it has a schema for.
+pub fn accepted(def: &ResourceDef) -> Vec<&'static str> {
+    let mut out = vec!["application/json", "application/yaml"];
+    if proto_objects::supported(&def.api_version(), def.kind) {
+        out.push(PROTOBUF);
+    }
+    out
+}
+
+/// Whether a body came as protobuf (whose unknown fields upstream drops without a word:
+/// `fieldValidation` applies to JSON and YAML only).
+pub fn is_protobuf(content_type: &str) -> bool {
+    content_type
+        .split(';')
+        .next()
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case(PROTOBUF))
+}
+
 /// Parse a JSON or YAML body into a Value (the "couldn't get version/kind" stage).
 pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     let mt = content_type
@@ -47,10 +67,10 @@ pub fn parse_body(def: &ResourceDef, content_type: &str, body: &[u8]) -> Result<
             serde_json::from_slice(body).map_err(|e| format!("json parse error: {e}"))
         }
         "application/yaml" => yaml_parse::parse(body).map_err(|e| format!("yaml parse error: {e}")),
-        "application/vnd.kubernetes.protobuf" if proto_objects::supported(def.kind) => {
+        PROTOBUF if proto_objects::supported(&def.api_version(), def.kind) => {
             return proto_objects::decode(def.kind, body).map_err(|e| cannot_handle(def, e));
         }
-        other => return Err(ApiError::unsupported_media_type(other)),
+        _ => return Err(ApiError::unsupported_media_type(&accepted(def))),
     };
     match parsed {
         Ok(v @ Value::Object(_)) => Ok(v),
@@ -110,7 +130,8 @@ pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
     use k8s_openapi::api as a;
     macro_rules! rt {
         ($t:ty) => {{
-            let typed: $t = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+            let typed: $t = serde_path_to_error::deserialize(v.clone())
+                .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string()))?;
             serde_json::to_value(&typed).map_err(|e| e.to_string())
         }};
     }
@@ -173,6 +194,9 @@ pub fn decode_object(
 ) -> Result<(Value, Vec<String>), ApiError> {
     check_type(def, &mut v)?;
     let typed = roundtrip(def, &v).map_err(|e| cannot_handle(def, e))?;
+    if let Some(e) = decode_error::malformed_quantity(def, &typed) {
+        return Err(cannot_handle(def, e));
+    }
     let mut unknown = Vec::new();
     unknown_fields(&v, &typed, "", &mut unknown);
     let mut warnings = Vec::new();
@@ -218,6 +242,110 @@ mod tests {
         );
         let ok = decode_object(def, v, "Warn").map(|(_, w)| w.len()).ok();
         assert_eq!(ok, Some(2));
+    }
+
+    /// Upstream's wording: the innermost struct, its field path without indices or map keys,
+    /// and the Go type.
+    #[test]
+    fn type_errors_name_the_field_path_as_go_does() {
+        let Some(def) = lookup("", "v1", "pods") else {
+            return;
+        };
+        let pod = |spec: Value| json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": spec});
+        let container = |extra: Value| {
+            let mut c = json!({"name": "a", "image": "x"});
+            if let (Some(c), Value::Object(e)) = (c.as_object_mut(), extra) {
+                c.extend(e);
+            }
+            pod(json!({"containers": [c]}))
+        };
+        let cases = [
+            (
+                pod(json!({"containers": "x"})),
+                "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container",
+            ),
+            (
+                container(json!({"resources": {"requests": ["1"]}})),
+                "json: cannot unmarshal array into Go struct field ResourceRequirements.spec.containers.resources.requests of type v1.ResourceList",
+            ),
+            (
+                container(json!({"ports": [{"containerPort": "80"}]})),
+                "json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32",
+            ),
+            (
+                pod(json!({"priority": 3.5, "containers": []})),
+                "json: cannot unmarshal number 3.5 into Go struct field PodSpec.spec.priority of type int32",
+            ),
+            // A map's element is what Go failed to fill, so its type is the element's.
+            (
+                pod(json!({"nodeSelector": {"a": 1}, "containers": []})),
+                "json: cannot unmarshal number into Go struct field PodSpec.spec.nodeSelector of type string",
+            ),
+            (
+                pod(json!({"hostNetwork": "yes", "containers": []})),
+                "json: cannot unmarshal string into Go struct field PodSpec.spec.hostNetwork of type bool",
+            ),
+            (
+                pod(json!("x")),
+                "json: cannot unmarshal string into Go struct field Pod.spec of type v1.PodSpec",
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": "x"}}),
+                "json: cannot unmarshal string into Go struct field ObjectMeta.metadata.labels of type map[string]string",
+            ),
+        ];
+        for (body, want) in cases {
+            let e = decode_object(def, body.clone(), "Strict")
+                .err()
+                .map(|e| (e.code, e.message));
+            assert_eq!(
+                e,
+                Some((
+                    400,
+                    format!("Pod in version \"v1\" cannot be handled as a Pod: {want}")
+                )),
+                "{body}"
+            );
+        }
+    }
+
+    /// Upstream's words for a malformed quantity, then which one and where, in any kind.
+    #[test]
+    fn malformed_quantities_anywhere_name_their_path() {
+        let re = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+        let Some(pods) = lookup("", "v1", "pods") else {
+            return;
+        };
+        // The first container has no resources: the second one's are still read.
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": [
+            {"name": "a", "image": "x"},
+            {"name": "b", "image": "x", "resources": {"requests": {"cpu": "1", "memory": "lots"}}}
+        ]}});
+        assert_eq!(
+            decode_object(pods, pod, "Strict")
+                .err()
+                .map(|e| (e.code, e.message)),
+            Some((
+                400,
+                format!(
+                    "Pod in version \"v1\" cannot be handled as a Pod: {re} (got \"lots\" at spec.containers[1].resources.requests.memory)"
+                )
+            ))
+        );
+        let Some(nodes) = lookup("", "v1", "nodes") else {
+            return;
+        };
+        let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4x"}}});
+        assert_eq!(
+            decode_object(nodes, node, "Strict")
+                .err()
+                .map(|e| e.message),
+            Some(format!(
+                "Node in version \"v1\" cannot be handled as a Node: {re} (got \"4x\" at status.capacity.cpu)"
+            ))
+        );
+        let ok = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"capacity": {"cpu": 4, "memory": "8Gi"}}});
+        assert!(decode_object(nodes, ok, "Strict").is_ok());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::resources::ResourceDef;
 use super::rest::{object_reply, output, selectors, store_err};
 use super::status::{self, ApiError};
 use super::trace::StageStatus;
+use super::{decode, proto_objects};
 
 /// DeleteOptions from the body and query.
 pub struct DeleteOptions {
@@ -20,6 +21,13 @@ pub struct DeleteOptions {
 fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
     let body: Value = if ctx.body.is_empty() {
         json!({})
+    } else if decode::is_protobuf(&ctx.content_type) {
+        // kubectl 1.32+ drain sends its DeleteOptions so.
+        proto_objects::decode("DeleteOptions", &ctx.body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: {e}"
+            ))
+        })?
     } else {
         serde_json::from_slice(&ctx.body).map_err(|e| {
             ApiError::bad_request(format!(

@@ -151,11 +151,6 @@ fn prepare_pod(api: &Api, obj: &mut Value, trace: &mut RequestTrace) -> Result<(
             "Pod in version \"v1\" cannot be handled as a Pod: {e}"
         ))
     })?;
-    if let Some(q) = validation::malformed_quantity(&pod) {
-        return Err(ApiError::bad_request(format!(
-            "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got {q:?})"
-        )));
-    }
     // Mutating admission (after decode-time defaults), then validation.
     let (records, res) = admission::mutate_pod(&mut pod, &ns, &api.store);
     let status = if res.is_ok() {

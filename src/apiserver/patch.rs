@@ -5,6 +5,14 @@ use serde_json::{Map, Value};
 
 use super::status::ApiError;
 
+/// The patch types kube-apiserver accepts for a built-in kind, in the order its 415 names them.
+const PATCH_TYPES: [&str; 4] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+];
+
 fn merge(target: &mut Value, patch: &Value, strategic: bool) {
     let Value::Object(p) = patch else {
         *target = patch.clone();
@@ -196,7 +204,7 @@ pub fn apply(content_type: &str, current: &Value, body: &[u8]) -> Result<Value, 
         "application/json-patch+json" => {
             json_patch(current, &patch).map_err(ApiError::invalid_patch)
         }
-        other => Err(ApiError::unsupported_media_type(other)),
+        _ => Err(ApiError::unsupported_media_type(&PATCH_TYPES)),
     }
 }
 

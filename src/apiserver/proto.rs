@@ -14,7 +14,7 @@ pub enum Field<'a> {
     Fixed,
 }
 
-fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+pub(crate) fn read_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
     for shift in (0..64).step_by(7) {
         let b = *buf.get(*pos)?;
@@ -32,16 +32,16 @@ impl<'a> Message<'a> {
         let mut pos = 0;
         let mut fields = Vec::new();
         while pos < buf.len() {
-            let tag = varint(buf, &mut pos)?;
+            let tag = read_varint(buf, &mut pos)?;
             let (num, wire) = (tag >> 3, tag & 7);
             let f = match wire {
-                0 => Field::Varint(varint(buf, &mut pos)?),
+                0 => Field::Varint(read_varint(buf, &mut pos)?),
                 1 => {
                     pos = pos.checked_add(8)?;
                     Field::Fixed
                 }
                 2 => {
-                    let len = usize::try_from(varint(buf, &mut pos)?).ok()?;
+                    let len = usize::try_from(read_varint(buf, &mut pos)?).ok()?;
                     let end = pos.checked_add(len)?;
                     let s = buf.get(pos..end)?;
                     pos = end;

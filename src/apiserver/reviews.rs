@@ -6,60 +6,15 @@ use serde_json::{Value, json};
 use super::api::{Ctx, Reply};
 use super::authz::Attributes;
 use super::decode;
-use super::proto::{self, Message};
 use super::resources::ResourceDef;
 use super::status::{ApiError, Cause};
 use super::trace::StageStatus;
 use super::util;
 
-fn is_protobuf(ctx: &Ctx<'_>) -> bool {
-    ctx.content_type
-        .starts_with("application/vnd.kubernetes.protobuf")
-}
-
 /// The review body as JSON, whether it came as JSON or in the protobuf envelope.
 fn review_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
-    if !is_protobuf(ctx) {
-        let parsed = decode::parse_body(def, &ctx.content_type, &ctx.body)?;
-        return Ok(decode::decode_object(def, parsed, "Ignore")?.0);
-    }
-    let (api_version, kind, raw) = proto::unwrap_envelope(&ctx.body)
-        .ok_or_else(|| decode::cannot_handle(def, "invalid protobuf envelope"))?;
-    if kind != def.kind {
-        return Err(decode::cannot_handle(
-            def,
-            format!("unexpected kind {kind:?} in version {api_version:?}"),
-        ));
-    }
-    let msg =
-        Message::parse(raw).ok_or_else(|| decode::cannot_handle(def, "malformed protobuf"))?;
-    if def.kind != "SelfSubjectAccessReview" {
-        return Ok(json!({"kind": kind, "apiVersion": api_version, "metadata": {}}));
-    }
-    let spec = msg.message(2).unwrap_or_default();
-    let mut s = json!({});
-    if let Some(r) = spec.message(1) {
-        let mut ra = serde_json::Map::new();
-        for (num, key) in [
-            (1, "namespace"),
-            (2, "verb"),
-            (3, "group"),
-            (4, "version"),
-            (5, "resource"),
-            (6, "subresource"),
-            (7, "name"),
-        ] {
-            let v = r.string(num);
-            if !v.is_empty() {
-                ra.insert(key.into(), json!(v));
-            }
-        }
-        s["resourceAttributes"] = Value::Object(ra);
-    }
-    if let Some(n) = spec.message(2) {
-        s["nonResourceAttributes"] = json!({"path": n.string(1), "verb": n.string(2)});
-    }
-    Ok(json!({"kind": kind, "apiVersion": api_version, "metadata": {}, "spec": s}))
+    let parsed = decode::parse_body(def, &ctx.content_type, &ctx.body)?;
+    Ok(decode::decode_object(def, parsed, "Ignore")?.0)
 }
 
 pub fn self_subject_review(

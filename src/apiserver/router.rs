@@ -9,7 +9,7 @@ use super::api::{Ctx, Reply};
 use super::authz::{self, Attributes};
 use super::resources::{self, ResourceDef};
 use super::status::ApiError;
-use super::{discovery, openapi, pods, rest, reviews, watch};
+use super::{discovery, health, openapi, pods, rest, reviews, watch};
 
 fn json_reply(value: Value) -> Result<Reply, ApiError> {
     Ok(Reply::Object {
@@ -96,13 +96,11 @@ fn non_resource(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError> {
     let path = ctx.info.path.trim_end_matches('/').to_string();
     let accept = ctx.accept.clone();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if let Some(reply) = health::serve(ctx.info, &parts) {
+        return reply;
+    }
     match parts.as_slice() {
         ["version"] => json_reply(discovery::version()),
-        ["healthz"] | ["livez"] | ["readyz"] => Ok(Reply::Raw {
-            code: 200,
-            content_type: "text/plain; charset=utf-8",
-            body: Bytes::from_static(b"ok"),
-        }),
         ["api"] => match discovery::wants_aggregated(accept.as_deref()) {
             Some(v) => aggregated(discovery::aggregated(true, v), v),
             None => {

@@ -296,12 +296,14 @@ impl ApiError {
         )
     }
 
-    pub fn unsupported_media_type(content_type: &str) -> Self {
+    /// upstream `NewUnsupportedMediaTypeError`: the media types this endpoint accepts.
+    pub fn unsupported_media_type(accepted: &[&str]) -> Self {
         Self::new(
             415,
             "UnsupportedMediaType",
             format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type:?})"
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                accepted.join(", ")
             ),
             None,
         )

@@ -15,7 +15,11 @@ pub fn now() -> String {
 
 /// RFC 3339 with microseconds (`metav1.MicroTime`).
 pub fn now_micro() -> String {
-    let t = OffsetDateTime::now_utc();
+    rfc3339_micro(OffsetDateTime::now_utc())
+}
+
+/// RFC 3339 with microseconds, UTC (`metav1.MicroTime`).
+pub fn rfc3339_micro(t: OffsetDateTime) -> String {
     let t = t
         .replace_nanosecond(t.nanosecond() / 1000 * 1000)
         .unwrap_or(t);

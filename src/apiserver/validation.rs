@@ -105,26 +105,6 @@ pub fn parse_quantity(q: &str) -> Option<f64> {
     Some(n * mult)
 }
 
-/// The first malformed quantity in a pod, which upstream rejects while decoding (400).
-pub fn malformed_quantity(pod: &Pod) -> Option<String> {
-    let spec = pod.spec.as_ref()?;
-    for c in spec
-        .containers
-        .iter()
-        .chain(spec.init_containers.iter().flatten())
-    {
-        let res = c.resources.as_ref()?;
-        for m in [&res.requests, &res.limits].into_iter().flatten() {
-            for q in m.values() {
-                if parse_quantity(&q.0).is_none() {
-                    return Some(q.0.clone());
-                }
-            }
-        }
-    }
-    None
-}
-
 fn validate_port_name(field: &str, name: &str, out: &mut Vec<Cause>) {
     let v = json!(name);
     if name.len() > 15 {
