@@ -11,7 +11,7 @@ use super::defaults;
 use super::resources::ResourceDef;
 use super::status::ApiError;
 use super::trace::{RequestTrace, StageStatus};
-use super::validation;
+use super::{validation, validation_update};
 
 /// The managed-fields set (`FieldsV1`) of an object, with list keys for the lists that have them.
 pub fn fields_v1(v: &Value) -> Value {
@@ -194,14 +194,8 @@ fn prepare_pod(api: &Api, obj: &mut Value, trace: &mut RequestTrace) -> Result<(
 /// Main resource: everything but `status`; `status` subresource: only `status`.
 pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Value) -> Value {
     let mut next = incoming.clone();
-    for k in [
-        "uid",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "generation",
-        "managedFields",
-    ] {
+    validation_update::before_update(&mut next, current);
+    for k in ["creationTimestamp", "generation", "managedFields"] {
         match current.pointer(&format!("/metadata/{k}")) {
             Some(v) => next["metadata"][k] = v.clone(),
             None => {
