@@ -173,6 +173,11 @@ pub fn delete_collection(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result
             deleted.push(output(def, &d));
         }
     }
+    dry_run::storage_stage(
+        ctx.trace,
+        ctx.write,
+        json!({"operation": "deletecollection", "prefix": def.prefix_for(&ctx.info.namespace), "deleted": deleted.len()}),
+    );
     let rv = ctx.api.store.current_rv().to_string();
     let value = json!({"kind": def.list_kind(), "apiVersion": def.api_version(), "metadata": {"resourceVersion": rv}, "items": deleted});
     Ok(Reply::Object {

@@ -1,0 +1,330 @@
+//! `dryRun` at the router, without sockets: every writing verb refuses a value other than
+//! `All` as kube-apiserver does (422 on its `<Verb>Options`), and a dry run on every verb and
+//! subresource leaves the store's revision where it was and says so in its trace.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::{Method, Request};
+use kexplore::apiserver::api::{self, Api};
+use kexplore::apiserver::authn::TokenFile;
+use kexplore::apiserver::bootstrap;
+use kexplore::apiserver::tls::ConnInfo;
+use kexplore::apiserver::trace::StageStatus;
+use serde_json::{Value, json};
+
+mod apiserver_support;
+use apiserver_support::SEED_POD;
+
+fn api() -> Arc<Api> {
+    let tokens = TokenFile::parse(
+        Path::new("tokens.csv"),
+        "admin-token,kexplore-admin,1,system:masters\n",
+    )
+    .expect("tokens");
+    let api = Arc::new(Api::new(tokens, None));
+    bootstrap::system(&api);
+    bootstrap::demo(&api);
+    api
+}
+
+/// One request as the admin: (status, body, audit id).
+async fn call(
+    api: &Arc<Api>,
+    method: &str,
+    uri: &str,
+    ct: &str,
+    body: &str,
+) -> (u16, Value, String) {
+    let mut b = Request::builder()
+        .method(Method::from_bytes(method.as_bytes()).expect("method"))
+        .uri(uri)
+        .header("authorization", "Bearer admin-token");
+    if !ct.is_empty() {
+        b = b.header("content-type", ct);
+    }
+    let req = b
+        .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
+        .expect("request");
+    let resp = api::handle(api, &ConnInfo::default(), req).await;
+    let code = resp.status().as_u16();
+    let audit = resp
+        .headers()
+        .get("audit-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let bytes = resp
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    (
+        code,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        audit,
+    )
+}
+
+const POD: &str = "/api/v1/namespaces/demo/pods/workload-node-1";
+const JSON: &str = "application/json";
+const MERGE: &str = "application/merge-patch+json";
+
+/// A pod no scheduler picks up, for the binding subresource.
+async fn manual_pod(api: &Arc<Api>) {
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"manual"},"spec":{"schedulerName":"manual","containers":[{"name":"c","image":"x"}]}}"#;
+    let (code, body, _) = call(api, "POST", "/api/v1/namespaces/default/pods", JSON, pod).await;
+    assert_eq!(code, 201, "{body}");
+}
+
+/// Every write the server has: (method, path, content type, body, the options kind it reads).
+fn writes(pod_json: &str) -> Vec<(&'static str, String, &'static str, String, &'static str)> {
+    let binding = r#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"manual"},"target":{"kind":"Node","name":"node-2"}}"#;
+    let label = r#"{"metadata":{"labels":{"dry":"run"}}}"#;
+    vec![
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods".into(),
+            JSON,
+            SEED_POD.into(),
+            "CreateOptions",
+        ),
+        ("PUT", POD.into(), JSON, pod_json.into(), "UpdateOptions"),
+        ("PATCH", POD.into(), MERGE, label.into(), "PatchOptions"),
+        (
+            "PATCH",
+            POD.into(),
+            "application/strategic-merge-patch+json",
+            label.into(),
+            "PatchOptions",
+        ),
+        (
+            "PATCH",
+            POD.into(),
+            "application/json-patch+json",
+            r#"[{"op":"add","path":"/metadata/labels/dry","value":"run"}]"#.into(),
+            "PatchOptions",
+        ),
+        (
+            "PUT",
+            format!("{POD}/status"),
+            JSON,
+            pod_json.replace("\"Running\"", "\"Failed\""),
+            "UpdateOptions",
+        ),
+        (
+            "PATCH",
+            format!("{POD}/status"),
+            MERGE,
+            r#"{"status":{"message":"dry"}}"#.into(),
+            "PatchOptions",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods/manual/binding".into(),
+            JSON,
+            binding.into(),
+            "CreateOptions",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/bindings".into(),
+            JSON,
+            binding.into(),
+            "CreateOptions",
+        ),
+        ("DELETE", POD.into(), "", String::new(), "DeleteOptions"),
+        (
+            "DELETE",
+            "/api/v1/namespaces/demo/pods".into(),
+            "",
+            String::new(),
+            "DeleteOptions",
+        ),
+        (
+            "PATCH",
+            "/api/v1/nodes/node-1".into(),
+            MERGE,
+            r#"{"spec":{"unschedulable":true}}"#.into(),
+            "PatchOptions",
+        ),
+        (
+            "DELETE",
+            "/api/v1/nodes/node-1".into(),
+            "",
+            String::new(),
+            "DeleteOptions",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces".into(),
+            JSON,
+            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dry"}}"#.into(),
+            "CreateOptions",
+        ),
+        (
+            "DELETE",
+            "/api/v1/namespaces/demo".into(),
+            "",
+            String::new(),
+            "DeleteOptions",
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn a_dry_run_value_other_than_all_is_refused_on_every_verb() {
+    let api = api();
+    manual_pod(&api).await;
+    let (_, pod, _) = call(&api, "GET", POD, "", "").await;
+    let rv = api.store.current_rv();
+    for (query, shown) in [
+        ("dryRun=foo", r#"[]string{"foo"}"#),
+        ("dryRun=", r#"[]string{""}"#),
+        ("dryRun=All&dryRun=all", r#"[]string{"All", "all"}"#),
+    ] {
+        for (method, path, ct, body, kind) in writes(&pod.to_string()) {
+            let (code, st, _) = call(&api, method, &format!("{path}?{query}"), ct, &body).await;
+            let what = format!("{method} {path}?{query}");
+            assert_eq!(code, 422, "{what}: {st}");
+            assert_eq!(
+                st["message"],
+                format!(
+                    "{kind}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: {shown}: supported values: \"All\""
+                ),
+                "{what}"
+            );
+            assert_eq!(st["reason"], "Invalid", "{what}");
+            assert_eq!(
+                st["details"],
+                json!({"group": "meta.k8s.io", "kind": kind, "causes": [{
+                    "reason": "FieldValueNotSupported", "field": "dryRun",
+                    "message": format!("Unsupported value: {shown}: supported values: \"All\"")}]}),
+                "{what}"
+            );
+        }
+    }
+    // DeleteOptions in the body are read as such; the query is then not looked at (upstream).
+    let (code, st, _) = call(&api, "DELETE", POD, JSON, r#"{"dryRun":["Al"]}"#).await;
+    assert_eq!(
+        (code, st["details"]["kind"].clone()),
+        (422, json!("DeleteOptions")),
+        "{st}"
+    );
+    assert_eq!(api.store.current_rv(), rv, "a refused request wrote");
+}
+
+#[tokio::test]
+async fn a_dry_run_on_every_verb_stores_nothing_and_says_so() {
+    let api = api();
+    manual_pod(&api).await;
+    let (_, pod, _) = call(&api, "GET", POD, "", "").await;
+    let rv = api.store.current_rv();
+    let mut changes = api.store.changes();
+    changes.borrow_and_update();
+    for (method, path, ct, body, _) in writes(&pod.to_string()) {
+        let what = format!("{method} {path}?dryRun=All");
+        let (code, answer, audit) =
+            call(&api, method, &format!("{path}?dryRun=All"), ct, &body).await;
+        assert!(code == 200 || code == 201, "{what}: {code} {answer}");
+        let trace = api
+            .traces
+            .request(&audit)
+            .unwrap_or_else(|| panic!("{what}: no trace"));
+        let storage = trace
+            .find("storage")
+            .unwrap_or_else(|| panic!("{what}: no storage stage"));
+        assert_eq!(storage.status, StageStatus::Skipped, "{what}");
+        assert_eq!(storage.detail["dryRun"], true, "{what}");
+        assert_eq!(storage.detail["note"], "dry run: nothing stored", "{what}");
+        assert!(
+            storage.detail.get("resourceVersion").is_none(),
+            "{what}: {}",
+            storage.detail
+        );
+    }
+    // kubectl delete sends its DeleteOptions as a body.
+    let (code, answer, _) = call(
+        &api,
+        "DELETE",
+        POD,
+        JSON,
+        r#"{"propagationPolicy":"Background","dryRun":["All"]}"#,
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    // A delete answers the object as it would be: a pod with its deletion under way.
+    assert!(
+        answer["metadata"]["deletionTimestamp"].is_string(),
+        "{answer}"
+    );
+    assert_eq!(api.store.current_rv(), rv, "a dry run wrote");
+    assert_eq!(
+        changes.has_changed().ok(),
+        Some(false),
+        "a dry run woke the control loops"
+    );
+    let (_, now, _) = call(&api, "GET", POD, "", "").await;
+    assert_eq!(now, pod);
+    for gone in [
+        "/api/v1/namespaces/default/pods/app",
+        "/api/v1/namespaces/dry",
+    ] {
+        assert_eq!(call(&api, "GET", gone, "", "").await.0, 404, "{gone}");
+    }
+}
+
+#[tokio::test]
+async fn a_dry_run_still_runs_every_check() {
+    let api = api();
+    let (_, pod, _) = call(&api, "GET", POD, "", "").await;
+    let edited = |f: &dyn Fn(&mut Value)| {
+        let mut p = pod.clone();
+        f(&mut p);
+        p.to_string()
+    };
+    // Optimistic concurrency.
+    let stale = edited(&|p| p["metadata"]["resourceVersion"] = json!("1"));
+    let (code, st, _) = call(&api, "PUT", &format!("{POD}?dryRun=All"), JSON, &stale).await;
+    assert_eq!(
+        (code, st["reason"].clone()),
+        (409, json!("Conflict")),
+        "{st}"
+    );
+    // Validation of the update.
+    let moved = edited(&|p| p["spec"]["nodeName"] = json!("node-2"));
+    let (code, st, _) = call(&api, "PUT", &format!("{POD}?dryRun=All"), JSON, &moved).await;
+    assert_eq!(code, 422, "{st}");
+    // Delete preconditions.
+    let (code, st, _) = call(
+        &api,
+        "DELETE",
+        POD,
+        JSON,
+        r#"{"dryRun":["All"],"preconditions":{"uid":"nope"}}"#,
+    )
+    .await;
+    assert_eq!(code, 409, "{st}");
+    // Create of a name in use.
+    let again = edited(&|p| {
+        if let Some(m) = p["metadata"].as_object_mut() {
+            m.remove("resourceVersion");
+        }
+    });
+    let (code, st, _) = call(
+        &api,
+        "POST",
+        "/api/v1/namespaces/demo/pods?dryRun=All",
+        JSON,
+        &again,
+    )
+    .await;
+    assert_eq!(
+        (code, st["reason"].clone()),
+        (409, json!("AlreadyExists")),
+        "{st}"
+    );
+}
