@@ -223,6 +223,9 @@ fn update_causes(def: &ResourceDef, sub: &str, next: &Value, cur: &Value) -> Vec
             if let Ok(p) = serde_json::from_value::<Pod>(next.clone()) {
                 causes.extend(validation::validate_pod(&p));
             }
+            causes.extend(validation_update::validate_pod_annotation_updates(
+                next, cur,
+            ));
             causes.extend(validation_update::validate_pod_spec_update(next, cur));
         }
     }

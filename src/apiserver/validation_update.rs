@@ -158,6 +158,56 @@ fn go_time(t: &str) -> String {
     }
 }
 
+/// `ValidatePodSpecificAnnotationUpdates`: the mirror-pod and AppArmor annotations are fixed
+/// at create. (Upstream walks Go maps, in no fixed order; keys are sorted here.)
+pub(crate) fn validate_pod_annotation_updates(new: &Value, old: &Value) -> Vec<Cause> {
+    const MIRROR: &str = "kubernetes.io/config.mirror";
+    const APPARMOR: &str = "container.apparmor.security.beta.kubernetes.io/";
+    let annotations = |v: &Value| -> Map<String, Value> {
+        v.pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (new, old) = (annotations(new), annotations(old));
+    let mut out = Vec::new();
+    let mut keys: Vec<&String> = old.keys().collect();
+    keys.sort();
+    for k in keys {
+        if new.get(k) == old.get(k) {
+            continue;
+        }
+        let field = format!("metadata.annotations[{k}]");
+        if k.starts_with(APPARMOR) {
+            out.push(Cause::forbidden(
+                &field,
+                "may not remove or update AppArmor annotations",
+            ));
+        }
+        if k == MIRROR {
+            out.push(Cause::forbidden(
+                &field,
+                "may not remove or update mirror pod annotation",
+            ));
+        }
+    }
+    let mut keys: Vec<&String> = new.keys().filter(|k| !old.contains_key(*k)).collect();
+    keys.sort();
+    for k in keys {
+        let field = format!("metadata.annotations[{k}]");
+        if k.starts_with(APPARMOR) {
+            out.push(Cause::forbidden(&field, "may not add AppArmor annotations"));
+        }
+        if k == MIRROR {
+            out.push(Cause::forbidden(
+                &field,
+                "may not add mirror pod annotation",
+            ));
+        }
+    }
+    out
+}
+
 /// The pod-specific part of `ValidatePodUpdate` (its metadata part is
 /// `validate_object_meta_update`, its create-time part `validation::validate_pod`).
 pub(crate) fn validate_pod_spec_update(new: &Value, old: &Value) -> Vec<Cause> {
@@ -248,7 +298,11 @@ pub(crate) fn validate_pod_spec_update(new: &Value, old: &Value) -> Vec<Cause> {
     if old_spec == new_spec {
         return out;
     }
-    let munged = munge(&new_spec, &old_spec);
+    let mut munged = munge(&new_spec, &old_spec);
+    if !items(os, "schedulingGates").is_empty() {
+        gated_pod_mutations(&mut munged, &old_spec, &mut out);
+    }
+    let munged = normalized(&munged);
     if munged != old_spec {
         let mut lines = Vec::new();
         diff("spec", &old_spec, &munged, &mut lines);
@@ -294,6 +348,114 @@ fn munge(new: &Value, old: &Value) -> Value {
         spec.insert(grace.into(), old[grace].clone());
     }
     m
+}
+
+/// A pod still held by scheduling gates may gain node selector entries and node affinity
+/// requirements (never lose or change them); both are then taken from the old spec, so they
+/// do not count as a forbidden change.
+fn gated_pod_mutations(munged: &mut Value, old: &Value, out: &mut Vec<Cause>) {
+    let Some(m) = munged.as_object_mut() else {
+        return;
+    };
+    let old_selector = old.get("nodeSelector");
+    if m.get("nodeSelector") != old_selector {
+        let new_selector = m.get("nodeSelector").cloned().unwrap_or(Value::Null);
+        let kept = old_selector
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .all(|(k, v)| new_selector.get(k) == Some(v));
+        if !kept {
+            out.push(Cause::invalid(
+                "spec.nodeSelector",
+                &new_selector,
+                "only additions to spec.nodeSelector are allowed (no mutations or deletions)",
+            ));
+        }
+        match old_selector {
+            Some(v) => m.insert("nodeSelector".into(), v.clone()),
+            None => m.remove("nodeSelector"),
+        };
+    }
+    let old_affinity = old.pointer("/affinity/nodeAffinity");
+    let new_affinity = m.get("affinity").and_then(|a| a.get("nodeAffinity"));
+    if new_affinity != old_affinity {
+        node_affinity_mutations(new_affinity, old_affinity, out);
+        let affinity = m.entry("affinity").or_insert_with(|| json!({}));
+        if let Some(a) = affinity.as_object_mut() {
+            match old_affinity {
+                Some(v) => a.insert("nodeAffinity".into(), v.clone()),
+                None => a.remove("nodeAffinity"),
+            };
+        }
+    }
+}
+
+/// `validateNodeAffinityMutation`: with required terms set, their number stays and each term
+/// only gains requirements.
+fn node_affinity_mutations(new: Option<&Value>, old: Option<&Value>, out: &mut Vec<Cause>) {
+    let terms = |v: Option<&Value>| -> Vec<Value> {
+        v.and_then(|v| {
+            v.pointer("/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        })
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+    };
+    let (old_terms, new_terms) = (terms(old), terms(new));
+    let path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+    if old_terms.is_empty() {
+        return;
+    }
+    if old_terms.len() != new_terms.len() {
+        let shown = (!new_terms.is_empty())
+            .then(|| Value::Array(new_terms.iter().map(go_term).collect()))
+            .unwrap_or(Value::Null);
+        out.push(Cause::invalid(
+            path,
+            &shown,
+            "no additions/deletions to non-empty NodeSelectorTerms list are allowed",
+        ));
+        return;
+    }
+    for (i, (n, o)) in new_terms.iter().zip(&old_terms).enumerate() {
+        let only_added = ["matchExpressions", "matchFields"].iter().all(|k| {
+            let (nl, ol) = (items(n, k), items(o, k));
+            nl.len() >= ol.len() && nl[..ol.len()] == *ol
+        });
+        let was_empty =
+            items(o, "matchExpressions").is_empty() && items(o, "matchFields").is_empty();
+        let stays_empty =
+            items(n, "matchExpressions").is_empty() && items(n, "matchFields").is_empty();
+        if !only_added || (was_empty && !stays_empty) {
+            out.push(Cause::invalid(
+                &format!("{path}[{i}]"),
+                &go_term(n),
+                "only additions are allowed (no mutations or deletions)",
+            ));
+        }
+    }
+}
+
+/// A NodeSelectorTerm as upstream prints an invalid value: the JSON of its internal Go type,
+/// whose fields carry Go's names and whose empty lists are null.
+fn go_term(t: &Value) -> Value {
+    let requirements = |k: &str| -> Value {
+        let list = items(t, k);
+        if list.is_empty() {
+            return Value::Null;
+        }
+        Value::Array(
+            list.iter()
+                .map(|r| {
+                    let values = items(r, "values");
+                    json!({"Key": r["key"], "Operator": r["operator"],
+                           "Values": if values.is_empty() { Value::Null } else { json!(values) }})
+                })
+                .collect(),
+        )
+    };
+    json!({"MatchExpressions": requirements("matchExpressions"), "MatchFields": requirements("matchFields")})
 }
 
 /// `ValidatePodStatusUpdate`'s checks on what a status write may not touch.
@@ -548,6 +710,79 @@ mod tests {
             spec_errors(old, gates(&["g1", "g3"])),
             [
                 "spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'g3'"
+            ]
+        );
+    }
+
+    #[test]
+    fn gated_pods_may_extend_their_node_selector_and_affinity() {
+        let gated = |extra: Value| {
+            let mut s = json!({"schedulingGates": [{"name": "g"}], "nodeName": null});
+            if let (Some(m), Value::Object(e)) = (s.as_object_mut(), extra) {
+                m.extend(e);
+            }
+            s
+        };
+        let sel = |v: Value| gated(json!({"nodeSelector": v}));
+        assert!(spec_errors(sel(json!({"a": "b"})), sel(json!({"a": "b", "c": "d"}))).is_empty());
+        assert_eq!(
+            spec_errors(sel(json!({"a": "b"})), sel(json!({"a": "z", "c": "d"}))),
+            [
+                r#"spec.nodeSelector: Invalid value: {"a":"z","c":"d"}: only additions to spec.nodeSelector are allowed (no mutations or deletions)"#
+            ]
+        );
+        let a = json!({"key": "a", "operator": "In", "values": ["x"]});
+        let b = json!({"key": "b", "operator": "Exists"});
+        let aff = |terms: Vec<Vec<&Value>>| {
+            let terms: Vec<Value> = terms
+                .into_iter()
+                .map(|t| json!({"matchExpressions": t}))
+                .collect();
+            gated(
+                json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}),
+            )
+        };
+        assert!(spec_errors(aff(vec![vec![&a]]), aff(vec![vec![&a, &b]])).is_empty());
+        assert!(spec_errors(gated(json!({})), aff(vec![vec![&a]])).is_empty());
+        assert_eq!(
+            spec_errors(aff(vec![vec![&a]]), aff(vec![vec![&b]])),
+            [
+                r#"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]: Invalid value: {"MatchExpressions":[{"Key":"b","Operator":"Exists","Values":null}],"MatchFields":null}: only additions are allowed (no mutations or deletions)"#
+            ]
+        );
+        assert_eq!(
+            spec_errors(aff(vec![vec![&a]]), aff(vec![vec![&a], vec![&b]])),
+            [
+                r#"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Invalid value: [{"MatchExpressions":[{"Key":"a","Operator":"In","Values":["x"]}],"MatchFields":null},{"MatchExpressions":[{"Key":"b","Operator":"Exists","Values":null}],"MatchFields":null}]: no additions/deletions to non-empty NodeSelectorTerms list are allowed"#
+            ]
+        );
+        // Without gates, the same change is a forbidden spec change.
+        let e = spec_errors(
+            json!({"nodeSelector": {"a": "b"}}),
+            json!({"nodeSelector": {"a": "b", "c": "d"}}),
+        );
+        assert!(
+            e.len() == 1 && e[0].contains("+ spec.nodeSelector.c: \"d\""),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn mirror_and_apparmor_annotations_are_fixed() {
+        let with = |a: Value| {
+            let mut p = pod(json!({}));
+            p["metadata"]["annotations"] = a;
+            p
+        };
+        let old = with(json!({"kubernetes.io/config.mirror": "x", "keep": "1"}));
+        let new = with(
+            json!({"keep": "2", "container.apparmor.security.beta.kubernetes.io/app": "runtime/default"}),
+        );
+        assert_eq!(
+            texts(&validate_pod_annotation_updates(&new, &old)),
+            [
+                "metadata.annotations[kubernetes.io/config.mirror]: Forbidden: may not remove or update mirror pod annotation",
+                "metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: Forbidden: may not add AppArmor annotations",
             ]
         );
     }
