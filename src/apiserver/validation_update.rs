@@ -408,9 +408,11 @@ fn node_affinity_mutations(new: Option<&Value>, old: Option<&Value>, out: &mut V
         return;
     }
     if old_terms.len() != new_terms.len() {
-        let shown = (!new_terms.is_empty())
-            .then(|| Value::Array(new_terms.iter().map(go_term).collect()))
-            .unwrap_or(Value::Null);
+        let shown = if new_terms.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(new_terms.iter().map(go_term).collect())
+        };
         out.push(Cause::invalid(
             path,
             &shown,
