@@ -168,6 +168,13 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
     )
     .expect("write");
     let changed = changed.to_string_lossy().into_owned();
+    let ssa = dir.join("ssa.json");
+    std::fs::write(
+        &ssa,
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"workload-node-1","namespace":"demo","labels":{"ssa":"dry"}}}"#,
+    )
+    .expect("write");
+    let ssa = ssa.to_string_lossy().into_owned();
     let pod = ["-n", "demo", "pod", "workload-node-1"];
     let with = |head: &[&str], tail: &[&str]| -> Vec<String> {
         head.iter().chain(tail).map(|s| s.to_string()).collect()
@@ -268,6 +275,27 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
             with(&["apply", "-f", &changed, "--dry-run=server"], &[]),
             "pod/workload-node-1 configured (server dry run)",
         ),
+        (
+            with(
+                &[
+                    "apply",
+                    "--server-side",
+                    "--force-conflicts",
+                    "-f",
+                    &ssa,
+                    "--dry-run=server",
+                ],
+                &[],
+            ),
+            "pod/workload-node-1 serverside-applied (server dry run)",
+        ),
+        (
+            with(
+                &["run", "dry", "--image=nginx:1.27", "--dry-run=server"],
+                &[],
+            ),
+            "pod/dry created (server dry run)",
+        ),
     ];
     for (args, want) in &runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -314,6 +342,11 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
 
     // Nothing changed, and nothing was heard.
     std::thread::sleep(Duration::from_millis(500));
+    let (code, _) = request(&kc, "GET", "/api/v1/namespaces/default/pods/dry", None);
+    assert_eq!(
+        code, 404,
+        "{label}: kubectl run --dry-run=server created the pod"
+    );
     let after: Vec<Value> = [POD, NODE, MANUAL].iter().map(|p| get(&srv, p)).collect();
     assert_eq!(after, before, "{label}: an object changed");
     assert_eq!(revision(&srv), rv, "{label}: the revision moved");
