@@ -1,6 +1,7 @@
-//! `dryRun` at the router, without sockets: every writing verb refuses a value other than
-//! `All` as kube-apiserver does (422 on its `<Verb>Options`), and a dry run on every verb and
-//! subresource leaves the store's revision where it was and says so in its trace.
+//! Writes at the router, without sockets. `dryRun`: every writing verb refuses a value other
+//! than `All` as kube-apiserver does (422 on its `<Verb>Options`), and a dry run on every verb
+//! and subresource leaves the store's revision where it was and says so in its trace. Updates:
+//! what `BeforeUpdate` keeps from storage, what ObjectMeta validation refuses.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -327,4 +328,99 @@ async fn a_dry_run_still_runs_every_check() {
         (409, json!("AlreadyExists")),
         "{st}"
     );
+}
+
+#[tokio::test]
+async fn updates_keep_or_refuse_metadata_as_upstream() {
+    let api = api();
+    let (_, pod, _) = call(&api, "GET", POD, "", "").await;
+    // Unconditional updates (no resourceVersion), so each applies to whatever is stored.
+    let put = |f: &dyn Fn(&mut Value)| {
+        let mut p = pod.clone();
+        if let Some(m) = p["metadata"].as_object_mut() {
+            m.remove("resourceVersion");
+        }
+        f(&mut p);
+        p.to_string()
+    };
+    // Silently kept from storage: creationTimestamp, generation, a missing uid.
+    let body = put(&|p| {
+        p["metadata"]["creationTimestamp"] = json!("2030-01-01T00:00:00Z");
+        p["metadata"]["generation"] = json!(99);
+        p["metadata"]["labels"]["edited"] = json!("yes");
+        if let Some(m) = p["metadata"].as_object_mut() {
+            m.remove("uid");
+        }
+    });
+    let (code, stored, _) = call(&api, "PUT", POD, JSON, &body).await;
+    assert_eq!(code, 200, "{stored}");
+    assert_eq!(
+        stored["metadata"]["creationTimestamp"],
+        pod["metadata"]["creationTimestamp"]
+    );
+    assert_eq!(
+        stored["metadata"]["generation"],
+        pod["metadata"]["generation"]
+    );
+    assert_eq!(stored["metadata"]["uid"], pod["metadata"]["uid"]);
+    assert_eq!(stored["metadata"]["labels"]["edited"], "yes");
+    // Refused: another uid (named twice in the causes, once in the message, as upstream's
+    // validateCommonFields and the pod strategy both check it).
+    let (code, st, _) = call(
+        &api,
+        "PUT",
+        POD,
+        JSON,
+        &put(&|p| p["metadata"]["uid"] = json!("another")),
+    )
+    .await;
+    assert_eq!(code, 422, "{st}");
+    assert_eq!(
+        st["message"],
+        r#"Pod "workload-node-1" is invalid: metadata.uid: Invalid value: "another": field is immutable"#
+    );
+    assert_eq!(
+        st["details"]["causes"].as_array().map(Vec::len),
+        Some(2),
+        "{st}"
+    );
+    // Refused: starting a deletion by update.
+    let (code, st, _) = call(
+        &api,
+        "PATCH",
+        POD,
+        MERGE,
+        r#"{"metadata":{"deletionTimestamp":"2030-01-01T00:00:00Z"}}"#,
+    )
+    .await;
+    assert_eq!(code, 422, "{st}");
+    assert!(
+        st["message"].as_str().is_some_and(|m| m.contains("metadata.deletionTimestamp: Invalid value: 2030-01-01 00:00:00 +0000 UTC: field is immutable")),
+        "{st}"
+    );
+    // Another namespace in the body is a 400, as upstream's BeforeUpdate answers.
+    let (code, st, _) = call(
+        &api,
+        "PUT",
+        POD,
+        JSON,
+        &put(&|p| p["metadata"]["namespace"] = json!("default")),
+    )
+    .await;
+    assert_eq!(code, 400, "{st}");
+    assert_eq!(
+        st["message"],
+        "the namespace of the provided object does not match the namespace sent on the request"
+    );
+    // Nodes follow the same metadata rules.
+    let (code, st, _) = call(
+        &api,
+        "PATCH",
+        "/api/v1/nodes/node-1",
+        MERGE,
+        r#"{"metadata":{"uid":"another"}}"#,
+    )
+    .await;
+    assert_eq!(code, 422, "{st}");
+    assert_eq!(st["details"]["kind"], "Node", "{st}");
 }
