@@ -314,6 +314,12 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
         "{label}: {}",
         diff.stdout
     );
+    // kubectl's patch carries `annotations: {}`; upstream stores (and answers) no empty map.
+    assert!(
+        !diff.stdout.contains("annotations"),
+        "{label}: {}",
+        diff.stdout
+    );
     // deletecollection and binding, which kubectl does not send with a dry run.
     let kc = srv.kubeconfig();
     let (code, list) = request(

@@ -119,6 +119,7 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         json!({"phase": "validating", "plugins": [rec]}),
     );
     res?;
+    kinds::omit_empty_meta_maps(&mut obj);
     let fields = kinds::fields_v1(&obj);
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
     let now = util::now();

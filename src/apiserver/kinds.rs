@@ -228,5 +228,21 @@ pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Va
             .unwrap_or(1);
         next["metadata"]["generation"] = json!(generation + 1);
     }
+    omit_empty_meta_maps(&mut next);
     next
+}
+
+/// Labels and annotations are `omitempty` maps upstream: an empty one is not stored, so it is
+/// not answered either (a patch's `annotations: {}`, as `kubectl apply` and `diff` send, leaves
+/// no trace).
+pub fn omit_empty_meta_maps(obj: &mut Value) {
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in ["labels", "annotations"] {
+            if m.get(k)
+                .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+            {
+                m.remove(k);
+            }
+        }
+    }
 }
