@@ -103,6 +103,7 @@ impl Drop for Watch {
 const POD: &str = "/api/v1/namespaces/demo/pods/workload-node-1";
 const NODE: &str = "/api/v1/nodes/node-1";
 const MANUAL: &str = "/api/v1/namespaces/default/pods/manual";
+const NAMESPACE: &str = "/api/v1/namespaces/demo";
 
 fn get(srv: &ServeProcess, path: &str) -> Value {
     let (code, v) = request(&srv.kubeconfig(), "GET", path, None);
@@ -145,7 +146,10 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
         (revision(&srv) == r).then_some(r)
     })
     .expect("the served cluster settles");
-    let before: Vec<Value> = [POD, NODE, MANUAL].iter().map(|p| get(&srv, p)).collect();
+    let before: Vec<Value> = [POD, NODE, MANUAL, NAMESPACE]
+        .iter()
+        .map(|p| get(&srv, p))
+        .collect();
     let rv_s = rv.as_str().unwrap_or_default();
     let pods = Watch::start(
         &srv,
@@ -296,6 +300,14 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
             ),
             "pod/dry created (server dry run)",
         ),
+        (
+            with(&["delete", "node", "node-1", "--dry-run=server"], &[]),
+            "node \"node-1\" deleted (server dry run)",
+        ),
+        (
+            with(&["delete", "namespace", "demo", "--dry-run=server"], &[]),
+            "namespace \"demo\" deleted (server dry run)",
+        ),
     ];
     for (args, want) in &runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -353,7 +365,10 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
         code, 404,
         "{label}: kubectl run --dry-run=server created the pod"
     );
-    let after: Vec<Value> = [POD, NODE, MANUAL].iter().map(|p| get(&srv, p)).collect();
+    let after: Vec<Value> = [POD, NODE, MANUAL, NAMESPACE]
+        .iter()
+        .map(|p| get(&srv, p))
+        .collect();
     assert_eq!(after, before, "{label}: an object changed");
     assert_eq!(revision(&srv), rv, "{label}: the revision moved");
     assert_eq!(pods.events(), Vec::<Value>::new(), "{label}: pod watch");
