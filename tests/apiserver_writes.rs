@@ -215,6 +215,13 @@ async fn a_dry_run_value_other_than_all_is_refused_on_every_verb() {
         (422, json!("DeleteOptions")),
         "{st}"
     );
+    // A dryRun that is not a list is a decode error, not "no dry run": nothing is deleted.
+    let (code, st, _) = call(&api, "DELETE", POD, JSON, r#"{"dryRun":"All"}"#).await;
+    assert_eq!(
+        (code, st["reason"].clone()),
+        (400, json!("BadRequest")),
+        "{st}"
+    );
     assert_eq!(api.store.current_rv(), rv, "a refused request wrote");
 }
 

@@ -40,12 +40,7 @@ pub(crate) fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
     let dry_run = if ctx.body.is_empty() {
         ctx.info.query_all("dryRun")
     } else {
-        body.get("dryRun")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|v| v.as_str().unwrap_or_default().to_string())
-            .collect()
+        dry_run::from_delete_options(&body)?
     };
     Ok(DeleteOptions {
         dry_run,
