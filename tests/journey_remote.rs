@@ -191,7 +191,12 @@ fn the_server_honours_dry_run_on_create() {
         "/api/v1/namespaces/default/pods?dryRun=Some",
         Some(SEED_POD),
     );
-    assert_eq!(code, 400, "{body}");
+    // As kube-apiserver: 422 on the CreateOptions, naming the values and the one allowed.
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        r#"CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Some"}: supported values: "All""#
+    );
     // A name in use is still a conflict.
     let running = pod_names(&kc)
         .into_iter()

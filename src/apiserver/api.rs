@@ -21,7 +21,7 @@ use super::limits::Limits;
 use super::list::ListCache;
 use super::request::{self, RequestInfo};
 use super::status::ApiError;
-use super::store::Store;
+use super::store::{Store, Write};
 use super::tls::ConnInfo;
 use super::trace::{RequestTrace, StageStatus, TraceLog};
 use super::{router, util, yaml_depth};
@@ -102,6 +102,9 @@ pub struct Ctx<'a> {
     pub format: Format,
     pub trace: &'a mut RequestTrace,
     pub warnings: Vec<String>,
+    /// Whether this request's writes are kept: set by the router's `dryRun` gate before any
+    /// handler runs, and passed to every store write the handlers make.
+    pub write: Write,
 }
 
 fn header(req_headers: &hyper::HeaderMap, name: hyper::header::HeaderName) -> Option<String> {
@@ -342,6 +345,7 @@ where
         format,
         trace: &mut trace,
         warnings: Vec::new(),
+        write: Write::Commit,
     };
     let result = router::route(&mut ctx, &parts.method).await;
     let warnings = std::mem::take(&mut ctx.warnings);

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::api::Api;
 use super::resources::{self, ResourceDef};
-use super::store::Store;
+use super::store::{Store, Write};
 use super::util;
 
 /// What upstream's system:public-info-viewer lets everyone, anonymous included, `get`.
@@ -45,7 +45,7 @@ pub fn put(store: &Store, def: &ResourceDef, mut obj: Value) {
     if def.namespaced {
         obj["metadata"]["namespace"] = json!(ns);
     }
-    let _ = store.create(&def.key_for(&ns, &name), obj);
+    let _ = store.create(&def.key_for(&ns, &name), obj, Write::Commit);
 }
 
 fn def(group: &str, plural: &str) -> Option<&'static ResourceDef> {

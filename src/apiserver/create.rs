@@ -6,11 +6,13 @@ use serde_json::{Value, json};
 use super::admission;
 use super::api::{Ctx, Reply};
 use super::decode;
+use super::dry_run;
 use super::events;
 use super::kinds;
 use super::resources::ResourceDef;
 use super::rest::{object_reply, store_err};
 use super::status::ApiError;
+use super::store::Write;
 use super::trace::StageStatus;
 use super::util;
 
@@ -34,19 +36,7 @@ pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Resul
     })
 }
 
-/// `?dryRun=All`: every stage runs but the write; kube-apiserver rejects any other value.
-fn dry_run(ctx: &Ctx<'_>) -> Result<bool, ApiError> {
-    match ctx.info.query("dryRun") {
-        None | Some("") => Ok(false),
-        Some("All") => Ok(true),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "Invalid dry run value: {other:?}: supported values: \"All\""
-        ))),
-    }
-}
-
 pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
-    let dry_run = dry_run(ctx)?;
     let mut obj = decode_body(ctx, def)?;
     let url_ns = ctx.info.namespace.clone();
     if def.namespaced {
@@ -132,6 +122,7 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         json!({"phase": "validating", "plugins": [rec]}),
     );
     res?;
+    kinds::omit_empty_meta_maps(&mut obj);
     let fields = kinds::fields_v1(&obj);
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
     let now = util::now();
@@ -142,20 +133,7 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         "fieldsType": "FieldsV1", "fieldsV1": fields,
     }]);
     let key = def.key_for(&url_ns, &name);
-    if dry_run {
-        // As kube-apiserver's dry-run storage: the name must still be free, nothing is written,
-        // no watch event, no resourceVersion; the answer is the object that would be stored.
-        if ctx.api.store.get(&key).is_some() {
-            return Err(store_err(def, &name, super::store::StoreError::Exists));
-        }
-        ctx.trace.stage(
-            "storage",
-            StageStatus::Skipped,
-            json!({"operation": "create", "key": key, "dryRun": true, "note": "dry run: nothing stored"}),
-        );
-        return object_reply(ctx, def, 201, obj);
-    }
-    let stored = ctx.api.store.create(&key, obj).map_err(|e| {
+    let stored = ctx.api.store.create(&key, obj, ctx.write).map_err(|e| {
         ctx.trace.stage(
             "storage",
             StageStatus::Failed,
@@ -163,11 +141,15 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         );
         store_err(def, &name, e)
     })?;
-    ctx.trace.stage(
-        "storage",
-        StageStatus::Ok,
+    dry_run::storage_stage(
+        ctx.trace,
+        ctx.write,
         json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")}),
     );
+    if ctx.write == Write::DryRun {
+        // Nothing was stored: no namespace controller, no pod trace to start.
+        return object_reply(ctx, def, 201, (*stored).clone());
+    }
     ctx.trace.object = Some(if url_ns.is_empty() || !def.namespaced {
         name.clone()
     } else {

@@ -4,11 +4,11 @@
 use serde_json::{Value, json};
 
 use super::api::{Ctx, Reply};
+use super::dry_run;
 use super::pods;
 use super::resources::ResourceDef;
 use super::rest::{object_reply, output, selectors, store_err};
 use super::status::{self, ApiError};
-use super::trace::StageStatus;
 use super::{decode, proto_objects};
 
 /// DeleteOptions from the body and query.
@@ -16,9 +16,11 @@ pub struct DeleteOptions {
     pub grace: Option<i64>,
     pub uid: Option<String>,
     pub rv: Option<String>,
+    /// `dryRun`, from the body, or from the query when there is no body (as upstream).
+    pub dry_run: Vec<String>,
 }
 
-fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
+pub(crate) fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
     let body: Value = if ctx.body.is_empty() {
         json!({})
     } else if decode::is_protobuf(&ctx.content_type) {
@@ -43,7 +45,13 @@ fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
                 .query("gracePeriodSeconds")
                 .and_then(|g| g.parse().ok())
         });
+    let dry_run = if ctx.body.is_empty() {
+        ctx.info.query_all("dryRun")
+    } else {
+        dry_run::from_delete_options(&body)?
+    };
     Ok(DeleteOptions {
+        dry_run,
         grace,
         uid: body
             .pointer("/preconditions/uid")
@@ -108,30 +116,28 @@ pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
             ),
         ));
     }
+    let write = ctx.write;
     if def.kind == "Pod" {
-        let v =
-            pods::delete(ctx.api, &key, &cur, opts.grace).map_err(|e| store_err(def, &name, e))?;
-        ctx.trace.stage("storage", StageStatus::Ok, json!({"operation": "delete", "key": key, "resourceVersion": v.pointer("/metadata/resourceVersion")}));
+        let v = pods::delete(ctx.api, &key, &cur, opts.grace, write)
+            .map_err(|e| store_err(def, &name, e))?;
+        dry_run::storage_stage(
+            ctx.trace,
+            write,
+            json!({"operation": "delete", "key": key, "resourceVersion": v.pointer("/metadata/resourceVersion")}),
+        );
         return object_reply(ctx, def, 200, (*v).clone());
     }
     if def.kind == "Namespace" {
-        let v = pods::delete_namespace(ctx.api, &name).map_err(|e| store_err(def, &name, e))?;
-        ctx.trace.stage(
-            "storage",
-            StageStatus::Ok,
-            json!({"operation": "delete", "key": key}),
-        );
+        let v =
+            pods::delete_namespace(ctx.api, &name, write).map_err(|e| store_err(def, &name, e))?;
+        dry_run::storage_stage(ctx.trace, write, json!({"operation": "delete", "key": key}));
         return object_reply(ctx, def, 200, (*v).clone());
     }
     ctx.api
         .store
-        .delete(&key, |_| Ok(()))
+        .delete(&key, write, |_| Ok(()))
         .map_err(|e| store_err(def, &name, e))?;
-    ctx.trace.stage(
-        "storage",
-        StageStatus::Ok,
-        json!({"operation": "delete", "key": key}),
-    );
+    dry_run::storage_stage(ctx.trace, write, json!({"operation": "delete", "key": key}));
     let mut d = json!({"name": name, "kind": def.plural, "uid": uid});
     if !def.group.is_empty() {
         d["group"] = json!(def.group);
@@ -162,14 +168,19 @@ pub fn delete_collection(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result
             .unwrap_or_default();
         let key = def.key_for(ns, name);
         let res = if def.kind == "Pod" {
-            pods::delete(ctx.api, &key, v, opts.grace)
+            pods::delete(ctx.api, &key, v, opts.grace, ctx.write)
         } else {
-            ctx.api.store.delete(&key, |_| Ok(()))
+            ctx.api.store.delete(&key, ctx.write, |_| Ok(()))
         };
         if let Ok(d) = res {
             deleted.push(output(def, &d));
         }
     }
+    dry_run::storage_stage(
+        ctx.trace,
+        ctx.write,
+        json!({"operation": "deletecollection", "prefix": def.prefix_for(&ctx.info.namespace), "deleted": deleted.len()}),
+    );
     let rv = ctx.api.store.current_rv().to_string();
     let value = json!({"kind": def.list_kind(), "apiVersion": def.api_version(), "metadata": {"resourceVersion": rv}, "items": deleted});
     Ok(Reply::Object {

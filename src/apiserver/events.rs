@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::store::Store;
+use super::store::{Store, Write};
 use super::util;
 
 /// Who reports an event: the scheduler (events.k8s.io style) or a kubelet (core/v1 style).
@@ -76,7 +76,11 @@ pub fn record(
             ev["reportingInstance"] = json!(node);
         }
     }
-    let _ = store.create(&format!("/registry/events/{ns}/{ev_name}"), ev);
+    let _ = store.create(
+        &format!("/registry/events/{ns}/{ev_name}"),
+        ev,
+        Write::Commit,
+    );
 }
 
 /// core/v1 → events.k8s.io/v1 (field renames per specs/apiserver.md §9.3).

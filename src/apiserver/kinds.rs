@@ -11,7 +11,7 @@ use super::defaults;
 use super::resources::ResourceDef;
 use super::status::ApiError;
 use super::trace::{RequestTrace, StageStatus};
-use super::validation;
+use super::{validation, validation_update};
 
 /// The managed-fields set (`FieldsV1`) of an object, with list keys for the lists that have them.
 pub fn fields_v1(v: &Value) -> Value {
@@ -189,14 +189,8 @@ fn prepare_pod(api: &Api, obj: &mut Value, trace: &mut RequestTrace) -> Result<(
 /// Main resource: everything but `status`; `status` subresource: only `status`.
 pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Value) -> Value {
     let mut next = incoming.clone();
-    for k in [
-        "uid",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "generation",
-        "managedFields",
-    ] {
+    validation_update::before_update(&mut next, current);
+    for k in ["creationTimestamp", "generation", "managedFields"] {
         match current.pointer(&format!("/metadata/{k}")) {
             Some(v) => next["metadata"][k] = v.clone(),
             None => {
@@ -229,5 +223,21 @@ pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Va
             .unwrap_or(1);
         next["metadata"]["generation"] = json!(generation + 1);
     }
+    omit_empty_meta_maps(&mut next);
     next
+}
+
+/// Labels and annotations are `omitempty` maps upstream: an empty one is not stored, so it is
+/// not answered either (a patch's `annotations: {}`, as `kubectl apply` and `diff` send, leaves
+/// no trace).
+pub fn omit_empty_meta_maps(obj: &mut Value) {
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in ["labels", "annotations"] {
+            if m.get(k)
+                .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+            {
+                m.remove(k);
+            }
+        }
+    }
 }

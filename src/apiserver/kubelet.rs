@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::api::Api;
 use super::events::{self, Reporter};
+use super::store::Write;
 use super::tracked_keys::TrackedKeys;
 use super::util;
 
@@ -136,7 +137,7 @@ fn set_status(api: &Api, pod: &Value, f: impl FnOnce(&mut Value)) -> Option<Arc<
     );
     let uid = s(pod, "/metadata/uid").to_string();
     api.store
-        .update(&key, None, |cur| {
+        .update(&key, None, Write::Commit, |cur| {
             if s(cur, "/metadata/uid") != uid {
                 return Err(super::store::StoreError::Rejected(
                     "pod was replaced".into(),
@@ -308,7 +309,7 @@ async fn stop_pod(api: &Api, pod: &Value) {
     );
     let uid = s(pod, "/metadata/uid").to_string();
     // The kubelet's final delete with gracePeriodSeconds=0, guarded by the pod's UID.
-    let _ = api.store.delete(&key, |cur| {
+    let _ = api.store.delete(&key, Write::Commit, |cur| {
         if s(cur, "/metadata/uid") == uid {
             Ok(())
         } else {
@@ -326,7 +327,7 @@ fn heartbeats(api: &Api, status: bool) {
         let t = util::now();
         for n in nodes.iter() {
             let key = format!("/registry/minions/{}", s(n, "/metadata/name"));
-            let _ = api.store.update(&key, None, |cur| {
+            let _ = api.store.update(&key, None, Write::Commit, |cur| {
                 let mut next = cur.clone();
                 if let Some(conds) = next
                     .pointer_mut("/status/conditions")
@@ -344,7 +345,7 @@ fn heartbeats(api: &Api, status: bool) {
         let name = s(n, "/metadata/name").to_string();
         let key = format!("/registry/leases/kube-node-lease/{name}");
         if api.store.get(&key).is_some() {
-            let _ = api.store.update(&key, None, |cur| {
+            let _ = api.store.update(&key, None, Write::Commit, |cur| {
                 let mut next = cur.clone();
                 next["spec"]["renewTime"] = json!(now);
                 Ok(next)
@@ -353,7 +354,7 @@ fn heartbeats(api: &Api, status: bool) {
             let lease = json!({"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
                 "metadata": {"name": name, "namespace": "kube-node-lease", "uid": util::uuid(), "creationTimestamp": util::now()},
                 "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": now}});
-            let _ = api.store.create(&key, lease);
+            let _ = api.store.create(&key, lease, Write::Commit);
         }
     }
 }

@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 
 use super::api::{Api, Ctx, Reply};
 use super::decode;
+use super::dry_run;
 use super::resources;
 use super::status::{self, ApiError};
-use super::store::StoreError;
-use super::trace::StageStatus;
+use super::store::{StoreError, Write};
 use super::util;
 
 /// Bind a pod to a node: the atomic update upstream's `BindingREST` makes. Returns the new pod.
@@ -21,10 +21,11 @@ pub fn bind(
     node: &str,
     uid: Option<&str>,
     annotations: Option<&Value>,
+    write: Write,
 ) -> Result<Arc<Value>, ApiError> {
     let key = format!("/registry/pods/{ns}/{name}");
     let now = util::now();
-    let res = api.store.update(&key, None, |cur| {
+    let res = api.store.update(&key, None, write, |cur| {
         if let Some(u) = uid.filter(|u| !u.is_empty())
             && cur.pointer("/metadata/uid").and_then(Value::as_str) != Some(u) {
                 return Err(StoreError::Rejected(format!(
@@ -130,8 +131,13 @@ pub fn binding(ctx: &mut Ctx<'_>, url_name: Option<String>) -> Result<Reply, Api
         &target,
         uid.as_deref(),
         b.pointer("/metadata/annotations"),
+        ctx.write,
     )?;
-    ctx.trace.stage("storage", StageStatus::Ok, json!({"operation": "bind", "key": format!("/registry/pods/{ns}/{name}"), "node": target, "resourceVersion": pod.pointer("/metadata/resourceVersion")}));
+    dry_run::storage_stage(
+        ctx.trace,
+        ctx.write,
+        json!({"operation": "bind", "key": format!("/registry/pods/{ns}/{name}"), "node": target, "resourceVersion": pod.pointer("/metadata/resourceVersion")}),
+    );
     ctx.trace.object = Some(format!("{ns}/{name}"));
     Ok(Reply::Object {
         code: 201,
@@ -147,6 +153,7 @@ pub fn delete(
     key: &str,
     cur: &Value,
     grace: Option<i64>,
+    write: Write,
 ) -> Result<Arc<Value>, StoreError> {
     let phase = cur
         .pointer("/status/phase")
@@ -172,13 +179,13 @@ pub fn delete(
         .pointer("/metadata/deletionGracePeriodSeconds")
         .and_then(Value::as_i64);
     if g == 0 || existing == Some(0) {
-        return api.store.delete(key, |_| Ok(()));
+        return api.store.delete(key, write, |_| Ok(()));
     }
     if existing.is_some_and(|e| e <= g) {
         return api.store.get(key).ok_or(StoreError::NotFound);
     }
     let at = time::OffsetDateTime::now_utc() + time::Duration::seconds(g);
-    api.store.update(key, None, |c| {
+    api.store.update(key, None, write, |c| {
         let mut next = c.clone();
         next["metadata"]["deletionTimestamp"] = json!(util::rfc3339(at));
         next["metadata"]["deletionGracePeriodSeconds"] = json!(g);
@@ -194,15 +201,19 @@ pub fn delete(
 }
 
 /// Namespace deletion: Terminating, its contents removed, then the namespace itself
-/// (the namespace controller's work, done at once here).
-pub fn delete_namespace(api: &Api, name: &str) -> Result<Arc<Value>, StoreError> {
+/// (the namespace controller's work, done at once here). A dry run answers the Terminating
+/// namespace and goes no further.
+pub fn delete_namespace(api: &Api, name: &str, write: Write) -> Result<Arc<Value>, StoreError> {
     let key = format!("/registry/namespaces/{name}");
-    let terminating = api.store.update(&key, None, |c| {
+    let terminating = api.store.update(&key, None, write, |c| {
         let mut next = c.clone();
         next["metadata"]["deletionTimestamp"] = json!(util::now());
         next["status"]["phase"] = json!("Terminating");
         Ok(next)
     })?;
+    if write == Write::DryRun {
+        return Ok(terminating);
+    }
     for r in resources::RESOURCES
         .iter()
         .filter(|r| r.namespaced && r.stored())
@@ -213,9 +224,11 @@ pub fn delete_namespace(api: &Api, name: &str) -> Result<Arc<Value>, StoreError>
                 .pointer("/metadata/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let _ = api.store.delete(&r.key_for(name, n), |_| Ok(()));
+            let _ = api
+                .store
+                .delete(&r.key_for(name, n), Write::Commit, |_| Ok(()));
         }
     }
-    let _ = api.store.delete(&key, |_| Ok(()));
+    let _ = api.store.delete(&key, Write::Commit, |_| Ok(()));
     Ok(terminating)
 }

@@ -22,6 +22,9 @@ pub struct RequestInfo {
     pub name: String,
     #[serde(skip)]
     pub query: HashMap<String, String>,
+    /// The query as sent, for parameters that may repeat (`dryRun=All&dryRun=foo`).
+    #[serde(skip)]
+    pub raw_query: String,
 }
 
 impl RequestInfo {
@@ -36,6 +39,17 @@ impl RequestInfo {
 
     pub fn query(&self, key: &str) -> Option<&str> {
         self.query.get(key).map(String::as_str)
+    }
+
+    /// Every value of a repeatable parameter, in order (Go's `url.Values[key]`).
+    pub fn query_all(&self, key: &str) -> Vec<String> {
+        self.raw_query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+            .filter(|(k, _)| percent_decode(k) == key)
+            .map(|(_, v)| percent_decode(v))
+            .collect()
     }
 }
 
@@ -86,11 +100,13 @@ pub fn parse_query(q: Option<&str>) -> HashMap<String, String> {
 
 /// Parse like upstream's `RequestInfoFactory.NewRequestInfo`.
 pub fn parse(method: &Method, path: &str, query: Option<&str>) -> RequestInfo {
+    let raw_query = query.unwrap_or_default().to_string();
     let query = parse_query(query);
     let mut info = RequestInfo {
         path: path.to_string(),
         verb: method.as_str().to_ascii_lowercase(),
         query,
+        raw_query,
         ..Default::default()
     };
     let parts: Vec<&str> = path

@@ -6,15 +6,19 @@ use serde_json::{Value, json};
 use super::api::{Ctx, Reply};
 use super::body::Format;
 use super::decode;
+use super::defaults;
+use super::dry_run;
 use super::events;
 use super::kinds;
 use super::patch;
 use super::resources::ResourceDef;
 use super::selectors::{FieldSelector, LabelSelector};
-use super::status::ApiError;
+use super::status::{ApiError, Cause};
 use super::store::{StoreError, object_rv};
 use super::table;
 use super::trace::StageStatus;
+use super::{validation, validation_update};
+use k8s_openapi::api::core::v1::Pod;
 
 pub use super::create::create;
 use super::create::decode_body;
@@ -115,6 +119,15 @@ pub fn apply_update(
             "the name of the object ({body_name}) does not match the name on the URL ({name})"
         )));
     }
+    let body_ns = incoming
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if def.namespaced && !body_ns.is_empty() && body_ns != ctx.info.namespace {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
     let expected = match incoming
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -126,22 +139,37 @@ pub fn apply_update(
         ),
         None => None,
     };
+    let incoming = if def.kind == "Pod" {
+        defaulted_pod(incoming)
+    } else {
+        incoming
+    };
     let key = def.key_for(&ctx.info.namespace, &name);
     let mut causes = Vec::new();
-    let result = ctx.api.store.update(&key, expected, |cur| {
+    let result = ctx.api.store.update(&key, expected, ctx.write, |cur| {
         let mut next = kinds::merge_update(def, sub, cur, &incoming);
-        if def.namespaced {
-            next["metadata"]["namespace"] = json!(ctx.info.namespace);
+        match next.get_mut("metadata").and_then(Value::as_object_mut) {
+            Some(m) if def.namespaced => {
+                m.insert("namespace".into(), json!(ctx.info.namespace));
+            }
+            Some(m) => {
+                m.remove("namespace");
+            }
+            None => {}
         }
         next["metadata"]["name"] = json!(name);
-        if def.kind == "Pod"
-            && sub.is_empty()
-            && let Ok(p) = serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(next.clone())
+        // An unconditional update applies to the stored revision; upstream sets it before
+        // validating.
+        if next["metadata"]["resourceVersion"]
+            .as_str()
+            .is_none_or(str::is_empty)
+            && let Some(rv) = cur.pointer("/metadata/resourceVersion")
         {
-            causes = super::validation::validate_pod(&p);
-            if !causes.is_empty() {
-                return Err(StoreError::Rejected("invalid".into()));
-            }
+            next["metadata"]["resourceVersion"] = rv.clone();
+        }
+        causes = update_causes(def, sub, &next, cur);
+        if !causes.is_empty() {
+            return Err(StoreError::Rejected("invalid".into()));
         }
         Ok(next)
     });
@@ -161,8 +189,47 @@ pub fn apply_update(
         );
         store_err(def, &name, e)
     })?;
-    ctx.trace.stage("storage", StageStatus::Ok, json!({"operation": "update", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion")}));
+    dry_run::storage_stage(
+        ctx.trace,
+        ctx.write,
+        json!({"operation": "update", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion")}),
+    );
     object_reply(ctx, def, 200, (*stored).clone())
+}
+
+/// A pod body gets the decode-time defaults on update as on create, so that what a client
+/// leaves out is not mistaken for a change.
+fn defaulted_pod(v: Value) -> Value {
+    match serde_json::from_value::<Pod>(v.clone()) {
+        Ok(mut pod) => {
+            defaults::default_pod(&mut pod);
+            serde_json::to_value(&pod).unwrap_or(v)
+        }
+        Err(_) => v,
+    }
+}
+
+/// What upstream's `BeforeUpdate` refuses: `validateCommonFields` (the metadata rules), then
+/// the kind's `ValidateUpdate`, which for every kind served here starts with the same
+/// metadata rules, so those causes come twice (the message names each once), as upstream.
+fn update_causes(def: &ResourceDef, sub: &str, next: &Value, cur: &Value) -> Vec<Cause> {
+    let meta = validation_update::validate_object_meta_update(next, cur);
+    let mut causes = meta.clone();
+    causes.extend(meta);
+    if def.kind == "Pod" {
+        if sub == "status" {
+            causes.extend(validation_update::validate_pod_status_update(next, cur));
+        } else {
+            if let Ok(p) = serde_json::from_value::<Pod>(next.clone()) {
+                causes.extend(validation::validate_pod(&p));
+            }
+            causes.extend(validation_update::validate_pod_annotation_updates(
+                next, cur,
+            ));
+            causes.extend(validation_update::validate_pod_spec_update(next, cur));
+        }
+    }
+    causes
 }
 
 pub fn update(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {

@@ -9,7 +9,7 @@ use super::api::{Ctx, Reply};
 use super::authz::{self, Attributes};
 use super::resources::{self, ResourceDef};
 use super::status::ApiError;
-use super::{discovery, health, openapi, pods, rest, reviews, watch};
+use super::{discovery, dry_run, health, openapi, pods, rest, reviews, watch};
 
 fn json_reply(value: Value) -> Result<Reply, ApiError> {
     Ok(Reply::Object {
@@ -44,6 +44,7 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
     if wrong_shape || !def.verbs.contains(&verb) {
         return Err(ApiError::method_not_allowed());
     }
+    ctx.write = dry_run::gate(ctx)?;
     match (def.group, def.plural, verb) {
         ("authentication.k8s.io", "selfsubjectreviews", "create") => {
             return reviews::self_subject_review(ctx, def);
@@ -76,12 +77,16 @@ async fn subresource(
     if !def.subresources.contains(&sub.as_str()) {
         return Err(ApiError::no_route());
     }
-    match (sub.as_str(), method.as_str()) {
-        ("binding", "POST") => pods::binding(ctx, Some(ctx.info.name.clone())),
-        ("status", "GET") => rest::get(ctx, def),
-        ("status", "PUT") => rest::update(ctx, def, "status"),
-        ("status", "PATCH") => rest::patch(ctx, def, "status"),
-        _ => Err(ApiError::method_not_allowed()),
+    let write = match (sub.as_str(), method.as_str()) {
+        ("status", "GET") => return rest::get(ctx, def),
+        ("binding", "POST") | ("status", "PUT" | "PATCH") => dry_run::gate(ctx)?,
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    ctx.write = write;
+    match sub.as_str() {
+        "binding" => pods::binding(ctx, Some(ctx.info.name.clone())),
+        _ if method == Method::PUT => rest::update(ctx, def, "status"),
+        _ => rest::patch(ctx, def, "status"),
     }
 }
 

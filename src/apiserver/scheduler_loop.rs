@@ -15,6 +15,7 @@ use super::api::Api;
 use super::events::{self, Reporter};
 use super::placement::{Engine, KubeScheduler};
 use super::pods;
+use super::store::Write;
 use super::tracked_keys::TrackedKeys;
 use super::util;
 
@@ -142,7 +143,7 @@ fn cycle(
         });
         match placement.selected {
             Some(node) => {
-                match pods::bind(api, &ns, &name, &node, uid, None) {
+                match pods::bind(api, &ns, &name, &node, uid, None, Write::Commit) {
                     Ok(bound) => {
                         failed.remove(&key);
                         let msg = format!("Successfully assigned {ns}/{name} to {node}");
@@ -189,7 +190,7 @@ fn cycle(
                         "",
                     );
                     let now = util::now();
-                    let _ = api.store.update(&format!("/registry/pods/{key}"), None, |cur| {
+                    let _ = api.store.update(&format!("/registry/pods/{key}"), None, Write::Commit, |cur| {
                         let mut next = cur.clone();
                         let conds: Vec<Value> = next["status"]["conditions"].as_array().cloned().unwrap_or_default();
                         let mut conds: Vec<Value> = conds.into_iter().filter(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled")).collect();

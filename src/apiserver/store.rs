@@ -70,6 +70,17 @@ fn encode(v: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(v).unwrap_or_default())
 }
 
+/// Whether a write is kept or only tried. Every writer names one, so no path can forget a
+/// client's `dryRun=All`: a dry run makes every check the write would make (existence,
+/// optimistic concurrency, preconditions, the update function) and returns what would be
+/// stored, but moves no revision, records no history and wakes no watcher or control loop,
+/// as upstream's `DryRunnableStorage` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    Commit,
+    DryRun,
+}
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum StoreError {
     #[error("key exists")]
@@ -458,8 +469,20 @@ impl Store {
         Ok(page)
     }
 
-    /// Create; the object gets the new revision as its resourceVersion.
-    pub fn create(&self, key: &str, mut value: Value) -> Result<Arc<Value>, StoreError> {
+    /// Create; the object gets the new revision as its resourceVersion. A dry run answers the
+    /// object without one, as kube-apiserver's dry-run create does.
+    pub fn create(
+        &self,
+        key: &str,
+        mut value: Value,
+        write: Write,
+    ) -> Result<Arc<Value>, StoreError> {
+        if write == Write::DryRun {
+            return match self.read().objects.contains_key(key) {
+                true => Err(StoreError::Exists),
+                false => Ok(Arc::new(value)),
+            };
+        }
         let mut g = self.write();
         if g.objects.contains_key(key) {
             return Err(StoreError::Exists);
@@ -473,15 +496,29 @@ impl Store {
 
     /// Guaranteed update: `f` sees the current object and returns the new one (or refuses).
     /// With `expected_rv`, a different stored revision is a Conflict (optimistic concurrency).
+    /// A dry run answers the new object at the current object's resourceVersion.
     pub fn update<F>(
         &self,
         key: &str,
         expected_rv: Option<u64>,
+        write: Write,
         f: F,
     ) -> Result<Arc<Value>, StoreError>
     where
         F: FnOnce(&Value) -> Result<Value, StoreError>,
     {
+        if write == Write::DryRun {
+            let cur = self.get(key).ok_or(StoreError::NotFound)?;
+            let rv = object_rv(&cur);
+            if expected_rv.is_some_and(|exp| rv != Some(exp)) {
+                return Err(StoreError::Conflict);
+            }
+            let mut next = f(&cur)?;
+            if let Some(rv) = rv {
+                set_rv(&mut next, rv);
+            }
+            return Ok(Arc::new(next));
+        }
         let mut g = self.write();
         let cur = g
             .objects
@@ -505,10 +542,16 @@ impl Store {
     }
 
     /// Delete; `check` may refuse (preconditions). Watchers get the last state at the new revision.
-    pub fn delete<F>(&self, key: &str, check: F) -> Result<Arc<Value>, StoreError>
+    /// A dry run answers the current object, unchanged.
+    pub fn delete<F>(&self, key: &str, write: Write, check: F) -> Result<Arc<Value>, StoreError>
     where
         F: FnOnce(&Value) -> Result<(), StoreError>,
     {
+        if write == Write::DryRun {
+            let cur = self.get(key).ok_or(StoreError::NotFound)?;
+            check(&cur)?;
+            return Ok(cur);
+        }
         let mut g = self.write();
         let cur = g
             .objects
@@ -571,19 +614,22 @@ mod tests {
     fn revisions_and_conflicts() {
         let s = Store::default();
         let a = s
-            .create("/registry/pods/default/a", obj("a"))
+            .create("/registry/pods/default/a", obj("a"), Write::Commit)
             .ok()
             .and_then(|v| object_rv(&v));
         let b = s
-            .create("/registry/pods/default/b", obj("b"))
+            .create("/registry/pods/default/b", obj("b"), Write::Commit)
             .ok()
             .and_then(|v| object_rv(&v));
         assert!(a < b);
         assert_eq!(
-            s.create("/registry/pods/default/a", obj("a")).err(),
+            s.create("/registry/pods/default/a", obj("a"), Write::Commit)
+                .err(),
             Some(StoreError::Exists)
         );
-        let stale = s.update("/registry/pods/default/a", Some(1), |v| Ok(v.clone()));
+        let stale = s.update("/registry/pods/default/a", Some(1), Write::Commit, |v| {
+            Ok(v.clone())
+        });
         assert_eq!(stale.err(), Some(StoreError::Conflict));
         let (items, _) = s.list("/registry/pods/default/");
         assert_eq!(items.len(), 2);
@@ -600,7 +646,11 @@ mod tests {
     fn watch_from_history_and_too_old() {
         let s = Store::new(limits(2, usize::MAX));
         for n in ["a", "b", "c", "d"] {
-            let _ = s.create(&format!("/registry/pods/default/{n}"), obj(n));
+            let _ = s.create(
+                &format!("/registry/pods/default/{n}"),
+                obj(n),
+                Write::Commit,
+            );
         }
         // Revisions 2..=5; the history keeps 4 and 5.
         let w = s.watch("/registry/pods/", Some(4));
@@ -624,7 +674,11 @@ mod tests {
             |n: usize| json!({"metadata": {"name": format!("p{n}")}, "data": "x".repeat(10_000)});
         let s = Store::new(limits(1_000, 100_000));
         for n in 0..50 {
-            let _ = s.create(&format!("/registry/pods/default/p{n}"), big(n));
+            let _ = s.create(
+                &format!("/registry/pods/default/p{n}"),
+                big(n),
+                Write::Commit,
+            );
         }
         let st = s.history_stats();
         assert!(st.bytes <= 100_000, "{st:?}");
@@ -654,11 +708,64 @@ mod tests {
     }
 
     #[test]
+    fn a_dry_run_checks_everything_and_changes_nothing() {
+        let s = Store::default();
+        let key = "/registry/pods/default/a";
+        let _ = s.create(key, obj("a"), Write::Commit);
+        let rv = s.current_rv();
+        let before = s.history_stats();
+        let mut c = s.changes();
+        c.borrow_and_update();
+        // Create: the name must be free; the answer carries no resourceVersion.
+        assert_eq!(
+            s.create(key, obj("a"), Write::DryRun).err(),
+            Some(StoreError::Exists)
+        );
+        let b = s.create("/registry/pods/default/b", obj("b"), Write::DryRun);
+        assert_eq!(b.map(|v| object_rv(&v)).ok(), Some(None));
+        // Update: optimistic concurrency and the update function run; the answer is the new
+        // object at the current resourceVersion.
+        let stale = s.update(key, Some(rv + 7), Write::DryRun, |v| Ok(v.clone()));
+        assert_eq!(stale.err(), Some(StoreError::Conflict));
+        let labelled = s.update(key, Some(rv), Write::DryRun, |v| {
+            let mut v = v.clone();
+            v["metadata"]["labels"] = json!({"x": "1"});
+            Ok(v)
+        });
+        let labelled = labelled.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(labelled["metadata"]["labels"]["x"], "1");
+        assert_eq!(object_rv(&labelled), Some(rv));
+        let refused = s.update(key, None, Write::DryRun, |_| {
+            Err(StoreError::Rejected("no".into()))
+        });
+        assert_eq!(refused.err(), Some(StoreError::Rejected("no".into())));
+        // Delete: the check runs; the answer is the object as it is.
+        let refused = s.delete(key, Write::DryRun, |_| Err(StoreError::Conflict));
+        assert_eq!(refused.err(), Some(StoreError::Conflict));
+        let gone = s.delete(key, Write::DryRun, |_| Ok(()));
+        assert_eq!(gone.ok().and_then(|v| object_rv(&v)), Some(rv));
+        assert_eq!(
+            s.delete("/registry/pods/default/b", Write::DryRun, |_| Ok(()))
+                .err(),
+            Some(StoreError::NotFound)
+        );
+        // Nothing moved: revision, history, live objects, the change signal.
+        assert_eq!(s.current_rv(), rv);
+        assert_eq!(s.history_stats(), before);
+        assert!(s.get("/registry/pods/default/b").is_none());
+        assert!(
+            s.get(key)
+                .is_some_and(|v| v.pointer("/metadata/labels").is_none())
+        );
+        assert_eq!(c.has_changed().ok(), Some(false));
+    }
+
+    #[test]
     fn a_commit_wakes_the_change_signal() {
         let s = Store::default();
         let mut c = s.changes();
         c.borrow_and_update();
-        let _ = s.create("/registry/pods/default/a", obj("a"));
+        let _ = s.create("/registry/pods/default/a", obj("a"), Write::Commit);
         assert_eq!(c.has_changed().ok(), Some(true));
         assert_eq!(*c.borrow_and_update(), s.current_rv());
     }
@@ -667,13 +774,13 @@ mod tests {
     fn events_carry_the_object_and_its_previous_state() {
         let s = Store::default();
         let key = "/registry/pods/default/a";
-        let _ = s.create(key, obj("a"));
-        let _ = s.update(key, None, |v| {
+        let _ = s.create(key, obj("a"), Write::Commit);
+        let _ = s.update(key, None, Write::Commit, |v| {
             let mut v = v.clone();
             v["metadata"]["labels"] = json!({"x": "1"});
             Ok(v)
         });
-        let _ = s.delete(key, |_| Ok(()));
+        let _ = s.delete(key, Write::Commit, |_| Ok(()));
         let page = s
             .history_after("/registry/pods/", 1, 100, usize::MAX)
             .unwrap_or_else(|e| panic!("{e}"));
@@ -699,18 +806,18 @@ mod tests {
         let s = Store::default();
         let p = "/registry/pods/default/";
         for n in ["a", "b", "c"] {
-            let _ = s.create(&format!("{p}{n}"), obj(n));
+            let _ = s.create(&format!("{p}{n}"), obj(n), Write::Commit);
         }
-        let _ = s.create("/registry/pods/other/z", obj("z"));
+        let _ = s.create("/registry/pods/other/z", obj("z"), Write::Commit);
         let at = s.current_rv();
-        let _ = s.update(&format!("{p}b"), None, |v| {
+        let _ = s.update(&format!("{p}b"), None, Write::Commit, |v| {
             let mut v = v.clone();
             v["metadata"]["labels"] = json!({"changed": "yes"});
             Ok(v)
         });
-        let _ = s.delete(&format!("{p}c"), |_| Ok(()));
-        let _ = s.create(&format!("{p}aa"), obj("aa"));
-        let _ = s.create(&format!("{p}d"), obj("d"));
+        let _ = s.delete(&format!("{p}c"), Write::Commit, |_| Ok(()));
+        let _ = s.create(&format!("{p}aa"), obj("aa"), Write::Commit);
+        let _ = s.create(&format!("{p}d"), obj("d"), Write::Commit);
         let names = |page: &PastPage| -> Vec<String> {
             page.items
                 .iter()
@@ -746,7 +853,7 @@ mod tests {
         // Compacted past `at`: too old.
         let small = Store::new(limits(2, usize::MAX));
         for n in ["a", "b", "c", "d"] {
-            let _ = small.create(&format!("{p}{n}"), obj(n));
+            let _ = small.create(&format!("{p}{n}"), obj(n), Write::Commit);
         }
         assert!(matches!(
             small.list_keys_at(p, "", 1, 10, false),

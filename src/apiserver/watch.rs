@@ -344,6 +344,7 @@ mod tests {
     use crate::apiserver::authn::TokenFile;
     use crate::apiserver::body::ApiBody;
     use crate::apiserver::bootstrap;
+    use crate::apiserver::store::Write;
     use crate::apiserver::tls::ConnInfo;
 
     fn api() -> Arc<Api> {
@@ -417,6 +418,7 @@ mod tests {
             let _ = api.store.create(
                 &format!("/registry/pods/default/p{i}"),
                 pod(&format!("p{i}"), 10),
+                Write::Commit,
             );
         }
         let (lines, chunks) = read(&mut body, |l| l.len() >= 3000).await;
@@ -438,6 +440,7 @@ mod tests {
             let _ = api.store.create(
                 &format!("/registry/pods/default/big{i}"),
                 pod(&format!("big{i}"), 1 << 20),
+                Write::Commit,
             );
             tokio::task::yield_now().await;
         }

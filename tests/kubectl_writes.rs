@@ -1,0 +1,485 @@
+//! Every kubectl on the machine against `kexplore serve`: a server-side dry run of every
+//! writing verb leaves the cluster as it was (same objects, same resourceVersion, and a watch
+//! open during the run hears nothing), and updates upstream refuses are refused with its words.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod apiserver_support;
+mod remote_support;
+use apiserver_support::{ServeProcess, kubectls, wait_for, which};
+use remote_support::request;
+
+struct Kubectl {
+    label: String,
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Kubectl {
+    fn run(&self, args: &[&str]) -> Out {
+        let o = Command::new(&self.bin)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kubectl");
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into(),
+            stderr: String::from_utf8_lossy(&o.stderr).into(),
+        }
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert_eq!(
+            o.code, 0,
+            "{}: kubectl {args:?} failed: {}{}",
+            self.label, o.stdout, o.stderr
+        );
+        o.stdout
+    }
+}
+
+/// `curl -N` on a watch URL, its output kept in a file; killed on drop.
+struct Watch {
+    child: Child,
+    out: PathBuf,
+}
+
+impl Watch {
+    fn start(srv: &ServeProcess, path: &str, name: &str) -> Watch {
+        let out = srv.dir.path().join(format!("{name}.watch"));
+        let file = std::fs::File::create(&out).expect("watch output");
+        let child = Command::new("curl")
+            .args(["-sN", "--cacert"])
+            .arg(srv.pki("ca.crt"))
+            .arg("--cert")
+            .arg(srv.pki("admin.crt"))
+            .arg("--key")
+            .arg(srv.pki("admin.key"))
+            .arg(format!("{}{path}", srv.url))
+            .stdout(file)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("curl");
+        Watch { child, out }
+    }
+
+    /// The events heard so far, one JSON object each.
+    fn events(&self) -> Vec<Value> {
+        let mut text = String::new();
+        if let Ok(mut f) = std::fs::File::open(&self.out) {
+            let _ = f.read_to_string(&mut text);
+        }
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const POD: &str = "/api/v1/namespaces/demo/pods/workload-node-1";
+const NODE: &str = "/api/v1/nodes/node-1";
+const MANUAL: &str = "/api/v1/namespaces/default/pods/manual";
+const NAMESPACE: &str = "/api/v1/namespaces/demo";
+
+fn get(srv: &ServeProcess, path: &str) -> Value {
+    let (code, v) = request(&srv.kubeconfig(), "GET", path, None);
+    assert_eq!(code, 200, "GET {path}: {v}");
+    v
+}
+
+fn revision(srv: &ServeProcess) -> Value {
+    get(srv, "/api/v1/pods")["metadata"]["resourceVersion"].clone()
+}
+
+fn dry_runs_for(label: &str, bin: &std::path::Path) {
+    if which("curl").is_none() {
+        eprintln!("note: curl is not installed here; skipping");
+        return;
+    }
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl {
+        label: label.to_string(),
+        bin: bin.to_path_buf(),
+        kubeconfig: srv.kubeconfig(),
+        cache: tempfile::tempdir().expect("cache dir"),
+    };
+    // A pod no scheduler picks up, for the binding subresource.
+    let manual = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"manual"},"spec":{"schedulerName":"manual","containers":[{"name":"c","image":"nginx:1.27"}]}}"#;
+    assert_eq!(
+        request(
+            &srv.kubeconfig(),
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            Some(manual)
+        )
+        .0,
+        201
+    );
+    // The demo's kubelets settle first, so the revision moves only if we write.
+    let rv = wait_for(Duration::from_secs(20), || {
+        let r = revision(&srv);
+        std::thread::sleep(Duration::from_secs(1));
+        (revision(&srv) == r).then_some(r)
+    })
+    .expect("the served cluster settles");
+    let before: Vec<Value> = [POD, NODE, MANUAL, NAMESPACE]
+        .iter()
+        .map(|p| get(&srv, p))
+        .collect();
+    let rv_s = rv.as_str().unwrap_or_default();
+    let pods = Watch::start(
+        &srv,
+        &format!("/api/v1/pods?watch=1&resourceVersion={rv_s}"),
+        "pods",
+    );
+    let nodes = Watch::start(
+        &srv,
+        &format!("/api/v1/nodes?watch=1&resourceVersion={rv_s}"),
+        "nodes",
+    );
+    std::thread::sleep(Duration::from_millis(500));
+
+    let dir = srv.dir.path();
+    let yaml = k.ok(&["get", "pod", "workload-node-1", "-n", "demo", "-o", "yaml"]);
+    let changed = dir.join("changed.yaml");
+    std::fs::write(
+        &changed,
+        yaml.replace("app: workload-node-1", "app: changed"),
+    )
+    .expect("write");
+    let changed = changed.to_string_lossy().into_owned();
+    let ssa = dir.join("ssa.json");
+    std::fs::write(
+        &ssa,
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"workload-node-1","namespace":"demo","labels":{"ssa":"dry"}}}"#,
+    )
+    .expect("write");
+    let ssa = ssa.to_string_lossy().into_owned();
+    let pod = ["-n", "demo", "pod", "workload-node-1"];
+    let with = |head: &[&str], tail: &[&str]| -> Vec<String> {
+        head.iter().chain(tail).map(|s| s.to_string()).collect()
+    };
+    let runs: Vec<(Vec<String>, &str)> = vec![
+        (
+            with(&["delete"], &pod)
+                .into_iter()
+                .chain(["--dry-run=server".into()])
+                .collect(),
+            "pod \"workload-node-1\" deleted (server dry run)",
+        ),
+        (
+            with(&["label"], &pod)
+                .into_iter()
+                .chain(["dry=run".into(), "--dry-run=server".into()])
+                .collect(),
+            "pod/workload-node-1 labeled (server dry run)",
+        ),
+        (
+            with(&["annotate"], &pod)
+                .into_iter()
+                .chain(["dry=run".into(), "--dry-run=server".into()])
+                .collect(),
+            // kubectl 1.27 prints "annotate (server dry run)".
+            "pod/workload-node-1 annotate",
+        ),
+        (
+            with(&["cordon", "node-1", "--dry-run=server"], &[]),
+            "node/node-1 cordoned (server dry run)",
+        ),
+        (
+            with(
+                &[
+                    "taint",
+                    "node",
+                    "node-1",
+                    "dry=run:NoSchedule",
+                    "--dry-run=server",
+                ],
+                &[],
+            ),
+            "node/node-1 tainted",
+        ),
+        (
+            with(&["patch"], &pod)
+                .into_iter()
+                .chain([
+                    "-p".into(),
+                    r#"{"metadata":{"labels":{"patched":"strategic"}}}"#.into(),
+                    "--dry-run=server".into(),
+                ])
+                .collect(),
+            "pod/workload-node-1 patched",
+        ),
+        (
+            with(&["patch"], &pod)
+                .into_iter()
+                .chain([
+                    "--type=merge".into(),
+                    "-p".into(),
+                    r#"{"metadata":{"labels":{"patched":"merge"}}}"#.into(),
+                    "--dry-run=server".into(),
+                ])
+                .collect(),
+            "pod/workload-node-1 patched",
+        ),
+        (
+            with(&["patch"], &pod)
+                .into_iter()
+                .chain([
+                    "--type=json".into(),
+                    "-p".into(),
+                    r#"[{"op":"add","path":"/metadata/labels/patched","value":"json"}]"#.into(),
+                    "--dry-run=server".into(),
+                ])
+                .collect(),
+            "pod/workload-node-1 patched",
+        ),
+        (
+            with(&["patch"], &pod)
+                .into_iter()
+                .chain([
+                    "--subresource=status".into(),
+                    "--type=merge".into(),
+                    "-p".into(),
+                    r#"{"status":{"message":"dry"}}"#.into(),
+                    "--dry-run=server".into(),
+                ])
+                .collect(),
+            "pod/workload-node-1 patched",
+        ),
+        (
+            with(&["replace", "-f", &changed, "--dry-run=server"], &[]),
+            "pod/workload-node-1 replaced (server dry run)",
+        ),
+        (
+            with(&["apply", "-f", &changed, "--dry-run=server"], &[]),
+            "pod/workload-node-1 configured (server dry run)",
+        ),
+        (
+            with(
+                &[
+                    "apply",
+                    "--server-side",
+                    "--force-conflicts",
+                    "-f",
+                    &ssa,
+                    "--dry-run=server",
+                ],
+                &[],
+            ),
+            "pod/workload-node-1 serverside-applied (server dry run)",
+        ),
+        (
+            with(
+                &["run", "dry", "--image=nginx:1.27", "--dry-run=server"],
+                &[],
+            ),
+            "pod/dry created (server dry run)",
+        ),
+        (
+            with(&["delete", "node", "node-1", "--dry-run=server"], &[]),
+            "node \"node-1\" deleted (server dry run)",
+        ),
+        (
+            with(&["delete", "namespace", "demo", "--dry-run=server"], &[]),
+            "namespace \"demo\" deleted (server dry run)",
+        ),
+    ];
+    for (args, want) in &runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = k.ok(&args);
+        assert!(out.contains(want), "{label}: kubectl {args:?} said {out:?}");
+    }
+    // diff runs a server-side dry run of the change and shows it.
+    let diff = k.run(&["diff", "-f", &changed]);
+    assert_eq!(
+        diff.code, 1,
+        "{label}: diff: {}{}",
+        diff.stdout, diff.stderr
+    );
+    assert!(
+        diff.stdout.contains("+    app: changed"),
+        "{label}: {}",
+        diff.stdout
+    );
+    // kubectl's patch carries `annotations: {}`; upstream stores (and answers) no empty map.
+    assert!(
+        !diff.stdout.contains("annotations"),
+        "{label}: {}",
+        diff.stdout
+    );
+    // deletecollection and binding, which kubectl does not send with a dry run.
+    let kc = srv.kubeconfig();
+    let (code, list) = request(
+        &kc,
+        "DELETE",
+        "/api/v1/namespaces/demo/pods?dryRun=All",
+        None,
+    );
+    assert_eq!(code, 200, "{label}: {list}");
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    assert!(
+        !items.is_empty()
+            && items
+                .iter()
+                .all(|p| p["metadata"]["deletionTimestamp"].is_string()),
+        "{label}: the answer shows the pods as they would be: {list}"
+    );
+    let binding = r#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"manual"},"target":{"kind":"Node","name":"node-2"}}"#;
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/api/v1/namespaces/default/pods/manual/binding?dryRun=All",
+        Some(binding),
+    );
+    assert_eq!(code, 201, "{label}: {body}");
+
+    // Nothing changed, and nothing was heard.
+    std::thread::sleep(Duration::from_millis(500));
+    let (code, _) = request(&kc, "GET", "/api/v1/namespaces/default/pods/dry", None);
+    assert_eq!(
+        code, 404,
+        "{label}: kubectl run --dry-run=server created the pod"
+    );
+    let after: Vec<Value> = [POD, NODE, MANUAL, NAMESPACE]
+        .iter()
+        .map(|p| get(&srv, p))
+        .collect();
+    assert_eq!(after, before, "{label}: an object changed");
+    assert_eq!(revision(&srv), rv, "{label}: the revision moved");
+    assert_eq!(pods.events(), Vec::<Value>::new(), "{label}: pod watch");
+    assert_eq!(nodes.events(), Vec::<Value>::new(), "{label}: node watch");
+
+    // The watches were listening: one real write each is heard, and only that.
+    k.ok(&["label", "-n", "demo", "pod", "workload-node-1", "real=yes"]);
+    k.ok(&["cordon", "node-1"]);
+    let heard = |w: &Watch| {
+        wait_for(Duration::from_secs(10), || {
+            let e = w.events();
+            (!e.is_empty()).then_some(e)
+        })
+    };
+    let p = heard(&pods).unwrap_or_default();
+    assert_eq!(p.len(), 1, "{label}: {p:?}");
+    assert_eq!(p[0]["type"], "MODIFIED", "{label}");
+    assert_eq!(
+        p[0]["object"]["metadata"]["labels"]["real"], "yes",
+        "{label}"
+    );
+    let n = heard(&nodes).unwrap_or_default();
+    assert_eq!(n.len(), 1, "{label}: {n:?}");
+    assert_eq!(n[0]["object"]["spec"]["unschedulable"], true, "{label}");
+
+    updates_refused(&k, &srv);
+}
+
+/// Updates upstream's ValidatePodUpdate refuses: a renamed container (`replace`), a bound
+/// pod's node (`patch`); the pod stays as it was.
+fn updates_refused(k: &Kubectl, srv: &ServeProcess) {
+    let label = &k.label;
+    let before = get(srv, POD);
+    let yaml = k.ok(&["get", "pod", "workload-node-1", "-n", "demo", "-o", "yaml"]);
+    let renamed = srv.dir.path().join("renamed.yaml");
+    std::fs::write(&renamed, yaml.replace("name: main", "name: web")).expect("write");
+    let out = k.run(&["replace", "-f", renamed.to_str().unwrap_or_default()]);
+    let list = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+    assert_eq!(out.code, 1, "{label}: {}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "The Pod \"workload-node-1\" is invalid: spec: Forbidden: pod updates may not change fields other than {list}\n- spec.containers[0].name: \"main\"\n+ spec.containers[0].name: \"web\""
+        )),
+        "{label}: {}",
+        out.stderr
+    );
+    let out = k.run(&[
+        "patch",
+        "-n",
+        "demo",
+        "pod",
+        "workload-node-1",
+        "-p",
+        r#"{"spec":{"nodeName":"node-2"}}"#,
+    ]);
+    assert_eq!(out.code, 1, "{label}: {}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("spec: Forbidden: pod updates may not change fields other than")
+            && out
+                .stderr
+                .contains("- spec.nodeName: \"node-1\"\n+ spec.nodeName: \"node-2\""),
+        "{label}: {}",
+        out.stderr
+    );
+    // What upstream allows still goes through.
+    k.ok(&[
+        "set",
+        "image",
+        "-n",
+        "demo",
+        "pod/workload-node-1",
+        "main=registry.k8s.io/pause:3.9",
+    ]);
+    let after = get(srv, POD);
+    assert_eq!(
+        after["spec"]["nodeName"], before["spec"]["nodeName"],
+        "{label}"
+    );
+    assert_eq!(after["spec"]["containers"][0]["name"], "main", "{label}");
+    assert_eq!(
+        after["spec"]["containers"][0]["image"], "registry.k8s.io/pause:3.9",
+        "{label}"
+    );
+    assert_eq!(
+        after["spec"]["containers"].as_array().map(Vec::len),
+        Some(1),
+        "{label}"
+    );
+}
+
+fn run_version(label: &str) {
+    match kubectls().iter().find(|(l, _)| l == label) {
+        Some((_, bin)) => dry_runs_for(label, bin),
+        None => eprintln!("note: kubectl {label} is not installed here; skipping"),
+    }
+}
+
+macro_rules! versions {
+    ($($name:ident => $label:expr),* $(,)?) => {
+        $( #[test] fn $name() { run_version($label); } )*
+    };
+}
+
+versions! {
+    kubectl_default => "kubectl",
+    kubectl_1_27 => "1.27",
+    kubectl_1_28 => "1.28",
+    kubectl_1_29 => "1.29",
+    kubectl_1_30 => "1.30",
+    kubectl_1_31 => "1.31",
+    kubectl_1_32 => "1.32",
+    kubectl_1_33 => "1.33",
+}
