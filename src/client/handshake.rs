@@ -140,6 +140,11 @@ pub async fn handshake_with_exec(
                 cause: "tcp-connect-failed",
                 message: format!("cannot connect to {}:{}: {e}", target.host, target.port),
                 fix: "check that the API server is running and the server URL (host and port) is right".into(),
+                kubectl_says: (e.kind() == std::io::ErrorKind::ConnectionRefused)
+                    .then(|| super::kubectl_words::connection_refused(&target.url))
+                    .flatten()
+                    .into_iter()
+                    .collect(),
             });
             return Ok((report, exec));
         }
@@ -154,6 +159,7 @@ pub async fn handshake_with_exec(
                     CONNECT_TIMEOUT.as_secs()
                 ),
                 fix: "check the network path (firewall, VPN, proxy-url) to the API server".into(),
+                kubectl_says: Vec::new(),
             });
             return Ok((report, exec));
         }
@@ -203,8 +209,7 @@ pub async fn handshake_with_exec(
                     step: HandshakeStep::ClientHello,
                     cause: "connection-closed",
                     message: format!("the connection broke during the TLS handshake: {io_err}"),
-                    fix: "check that the port speaks TLS (an http:// server or a proxy may be listening there)".into(),
-                },
+                    fix: "check that the port speaks TLS (an http:// server or a proxy may be listening there)".into(), kubectl_says: Vec::new(), },
             });
         }
         Err(_) => {
@@ -216,6 +221,7 @@ pub async fn handshake_with_exec(
                     CONNECT_TIMEOUT.as_secs()
                 ),
                 fix: "check that the port speaks TLS and is not a plain-TCP proxy".into(),
+                kubectl_says: Vec::new(),
             });
         }
     }

@@ -276,6 +276,12 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     if let Some(e) = d.get("error").and_then(Value::as_str) {
         out.push(format!("error: {e}"));
     }
+    for line in d["kubectl_says"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "kubectl says: {}",
+            line.as_str().unwrap_or_default()
+        ));
+    }
     if let Some(e) = d.get("simulation_error").and_then(Value::as_str) {
         out.push(format!("the simulation could not run: {e}"));
     }
