@@ -7,6 +7,7 @@ pub mod checks;
 mod der;
 pub mod error;
 pub mod key;
+pub mod key_forms;
 pub mod mint;
 pub mod names;
 pub mod pem;
@@ -61,6 +62,10 @@ pub fn inspect_at(ctx: &ResolvedContext, now_unix: i64) -> Result<CredentialRepo
             .first()
             .and_then(|c| k.matches_certificate(&c.extra.der)),
         format: k.format.as_str().to_string(),
+        pkcs8_v2: ctx.user.client_key.as_ref().and_then(|m| {
+            let key = pem::private_key(&m.expose().bytes).ok()?;
+            key_forms::pkcs8_v2(&key.der)
+        }),
     });
     let identity = client.first().map(|c| Identity {
         user: c.extra.common_name.clone().unwrap_or_default(),

@@ -3,6 +3,7 @@
 //! Messages say what it means for kubectl and the API server, not only what was found.
 
 mod client;
+mod key_form;
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +57,7 @@ pub const CATALOGUE: &[(&str, CheckStatus)] = {
         ("client-key-matches-cert", O),
         ("client-key-mismatch", E),
         ("client-key-unverified", W),
+        ("client-key-pkcs8-v2", W),
         ("client-cert-client-auth", O),
         ("client-cert-missing-client-auth", E),
         ("client-cert-no-common-name", E),
@@ -104,6 +106,7 @@ pub fn run(ctx: &ResolvedContext, r: &CredentialReport, now: i64) -> Vec<Check> 
     if let Some(leaf) = r.user.client_certificate.first() {
         client_leaf(leaf, r, &mut out);
     }
+    key_form::key_form(ctx, r, &mut out);
     algorithms(r, &mut out);
     out
 }
