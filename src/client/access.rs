@@ -93,13 +93,17 @@ fn unexpected(hs: &HandshakeReport, code: u16, body: &[u8]) -> Explanation {
             message: format!(
                 "the server asked for a client certificate during the handshake, none was sent, and it answered {code}: {said}"
             ),
-            fix: "add client-certificate-data and client-key-data (issued by a CA the server names) to the user".into(), kubectl_says: Vec::new(), };
+            fix: "add client-certificate-data and client-key-data (issued by a CA the server names) to the user".into(),
+            kubectl_says: Vec::new(),
+        };
     }
     Explanation {
         step: HandshakeStep::Request,
         cause: "unexpected-status",
         message: format!("GET /api answered {code}: {said}"),
-        fix: "check that the server URL points at a Kubernetes API server (not a proxy or another service)".into(), kubectl_says: Vec::new(), }
+        fix: "check that the server URL points at a Kubernetes API server (not a proxy or another service)".into(),
+        kubectl_says: Vec::new(),
+    }
 }
 
 /// An HTML error page's `<title>` (what nginx and most proxies answer with).
@@ -172,7 +176,9 @@ fn unauthorized(ctx: &ResolvedContext, how: &str) -> Explanation {
                 "none were sent"
             }
         ),
-        fix: "get a current token (kubectl config view --minify shows which user this is), or a client certificate the server trusts".into(), kubectl_says: Vec::new(), }
+        fix: "get a current token (kubectl config view --minify shows which user this is), or a client certificate the server trusts".into(),
+        kubectl_says: Vec::new(),
+    }
 }
 
 /// Why a server refused the client certificate it was sent; None when none was sent.
@@ -206,7 +212,9 @@ fn rejected_certificate(
             message: format!(
                 "{how}: the client certificate ({subject}) is X.509 version 1; Go's kube-apiserver accepts v1 client certificates, but this server rejects them as rustls/webpki does (UnsupportedCertVersion: only version 3)"
             ),
-            fix: "reissue the client certificate as X.509 v3 (openssl x509 -req … -extfile with extendedKeyUsage=clientAuth)".into(), kubectl_says: Vec::new(), });
+            fix: "reissue the client certificate as X.509 v3 (openssl x509 -req … -extfile with extendedKeyUsage=clientAuth)".into(),
+            kubectl_says: Vec::new(),
+        });
     }
     let accepted: Vec<String> = hs
         .record
@@ -230,5 +238,7 @@ fn rejected_certificate(
             "{how}: the TLS handshake succeeded, but the server does not accept the client certificate {subject} (issued by {issuer}){}{named}",
             if expired { ", which has expired" } else { "" }
         ),
-        fix: "use a client certificate issued by the server's client CA (kube-apiserver --client-ca-file) and still valid".into(), kubectl_says: Vec::new(), })
+        fix: "use a client certificate issued by the server's client CA (kube-apiserver --client-ca-file) and still valid".into(),
+        kubectl_says: Vec::new(),
+    })
 }

@@ -127,6 +127,24 @@ pub fn explain_tls_error(
     explained
 }
 
+/// rustls names a certificate's SANs in Debug form (`DnsName("a")`, `IpAddress(0::1)`); people
+/// know them as `a` and `::1`.
+fn plain_name(p: &str) -> String {
+    if let Some(dns) = p
+        .strip_prefix("DnsName(\"")
+        .and_then(|s| s.strip_suffix("\")"))
+    {
+        return dns.to_string();
+    }
+    if let Some(ip) = p.strip_prefix("IpAddress(").and_then(|s| s.strip_suffix(')')) {
+        return ip
+            .parse::<std::net::IpAddr>()
+            .map(|ip| ip.to_string())
+            .unwrap_or_else(|_| ip.to_string());
+    }
+    p.to_string()
+}
+
 fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -167,7 +185,9 @@ fn explain_certificate(
                         "certificate-authority holds the server's own certificate ({leaf}), not the CA that issued it; \
                          kubectl (Go) accepts such a pinned leaf, rustls requires the issuing CA"
                     ),
-                    fix: format!("put the CA certificate ({issuer}) in certificate-authority-data"), kubectl_says: Vec::new(), };
+                    fix: format!("put the CA certificate ({issuer}) in certificate-authority-data"),
+                    kubectl_says: Vec::new(),
+                };
             }
             Explanation {
                 step,
@@ -179,14 +199,16 @@ fn explain_certificate(
                 fix: format!(
                     "put the CA that issued the server certificate ({issuer}) in certificate-authority-data \
                      (kubeadm: /etc/kubernetes/pki/ca.crt), or check that the server URL is the right cluster"
-                ), kubectl_says: Vec::new(), }
+                ),
+                kubectl_says: Vec::new(),
+            }
         }
         CertificateError::NotValidForNameContext { expected, presented } => Explanation {
             step,
             cause: "name-mismatch",
             message: format!(
                 "the server certificate is valid for {} but kexplore connected to {:?}",
-                presented.join(", "),
+                presented.iter().map(|p| plain_name(p)).collect::<Vec<_>>().join(", "),
                 expected.to_str()
             ),
             fix: format!(
@@ -195,12 +217,16 @@ fn explain_certificate(
                     .iter()
                     .find_map(|p| p.strip_prefix("DnsName(\"").and_then(|s| s.strip_suffix("\")")))
                     .unwrap_or("<a name from the list>")
-            ), kubectl_says: Vec::new(), },
+            ),
+            kubectl_says: Vec::new(),
+        },
         CertificateError::NotValidForName => Explanation {
             step,
             cause: "name-mismatch",
             message: format!("the server certificate ({leaf}) is not valid for {:?}", record.server_name.as_deref().unwrap_or("")),
-            fix: "use a server URL whose host is in the certificate's SANs, or set tls-server-name".into(), kubectl_says: Vec::new(), },
+            fix: "use a server URL whose host is in the certificate's SANs, or set tls-server-name".into(),
+            kubectl_says: Vec::new(),
+        },
         CertificateError::ExpiredContext { time, not_after } => Explanation {
             step,
             cause: "server-cert-expired",
@@ -209,12 +235,16 @@ fn explain_certificate(
                 unix_to_rfc3339(not_after.as_secs()),
                 unix_to_rfc3339(time.as_secs())
             ),
-            fix: "renew the API server's certificate (kubeadm: kubeadm certs renew apiserver), or fix the local clock if it is wrong".into(), kubectl_says: Vec::new(), },
+            fix: "renew the API server's certificate (kubeadm: kubeadm certs renew apiserver), or fix the local clock if it is wrong".into(),
+            kubectl_says: Vec::new(),
+        },
         CertificateError::Expired => Explanation {
             step,
             cause: "server-cert-expired",
             message: format!("the server certificate ({leaf}) or a CA in its chain has expired"),
-            fix: "renew the API server's certificate, or fix the local clock if it is wrong".into(), kubectl_says: Vec::new(), },
+            fix: "renew the API server's certificate, or fix the local clock if it is wrong".into(),
+            kubectl_says: Vec::new(),
+        },
         CertificateError::NotValidYetContext { time, not_before } => Explanation {
             step,
             cause: "server-cert-not-yet-valid",
@@ -223,22 +253,30 @@ fn explain_certificate(
                 unix_to_rfc3339(not_before.as_secs()),
                 unix_to_rfc3339(time.as_secs())
             ),
-            fix: "check the clocks of this machine and of the machine that issued the certificate".into(), kubectl_says: Vec::new(), },
+            fix: "check the clocks of this machine and of the machine that issued the certificate".into(),
+            kubectl_says: Vec::new(),
+        },
         CertificateError::NotValidYet => Explanation {
             step,
             cause: "server-cert-not-yet-valid",
             message: format!("the server certificate ({leaf}) is not valid yet"),
-            fix: "check the clocks of this machine and of the machine that issued the certificate".into(), kubectl_says: Vec::new(), },
+            fix: "check the clocks of this machine and of the machine that issued the certificate".into(),
+            kubectl_says: Vec::new(),
+        },
         CertificateError::BadSignature => Explanation {
             step,
             cause: "bad-signature",
             message: format!("the signature on the server certificate ({leaf}) does not verify with its issuer's key"),
-            fix: "the CA in the kubeconfig has the right name but a different key: fetch the cluster's current CA".into(), kubectl_says: Vec::new(), },
+            fix: "the CA in the kubeconfig has the right name but a different key: fetch the cluster's current CA".into(),
+            kubectl_says: Vec::new(),
+        },
         CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => Explanation {
             step,
             cause: "server-cert-wrong-purpose",
             message: format!("the server certificate ({leaf}) is not allowed for TLS server authentication (extendedKeyUsage)"),
-            fix: "reissue the API server certificate with extendedKeyUsage serverAuth".into(), kubectl_says: Vec::new(), },
+            fix: "reissue the API server certificate with extendedKeyUsage serverAuth".into(),
+            kubectl_says: Vec::new(),
+        },
         other => {
             let text = format!("{other:?}");
             if text.contains("UnsupportedCertVersion") {
@@ -246,13 +284,17 @@ fn explain_certificate(
                     step,
                     cause: "x509-v1-certificate",
                     message: format!("a certificate in the server's chain ({leaf}) is X.509 version 1; Go accepts it, rustls/webpki only accept version 3"),
-                    fix: "reissue the certificate as X.509 v3 (openssl: add -extfile with basicConstraints / keyUsage)".into(), kubectl_says: Vec::new(), };
+                    fix: "reissue the certificate as X.509 v3 (openssl: add -extfile with basicConstraints / keyUsage)".into(),
+                    kubectl_says: Vec::new(),
+                };
             }
             Explanation {
                 step,
                 cause: "server-cert-invalid",
                 message: format!("the server certificate ({leaf}) was rejected: {other:?}"),
-                fix: "inspect the chain with kexplore certs --connect and openssl s_client -showcerts".into(), kubectl_says: Vec::new(), }
+                fix: "inspect the chain with kexplore certs --connect and openssl s_client -showcerts".into(),
+                kubectl_says: Vec::new(),
+            }
         }
     }
 }
@@ -280,7 +322,9 @@ fn explain_alert(alert: AlertDescription, record: &HandshakeRecord) -> Explanati
             step: HandshakeStep::ClientCertificate,
             cause: "client-cert-rejected",
             message,
-            fix: "use a client certificate issued by a CA the server trusts (kube-apiserver --client-ca-file) and check it has not expired".into(), kubectl_says: Vec::new(), };
+            fix: "use a client certificate issued by a CA the server trusts (kube-apiserver --client-ca-file) and check it has not expired".into(),
+            kubectl_says: Vec::new(),
+        };
     }
     Explanation {
         step: HandshakeStep::ServerHello,

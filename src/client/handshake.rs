@@ -209,7 +209,9 @@ pub async fn handshake_with_exec(
                     step: HandshakeStep::ClientHello,
                     cause: "connection-closed",
                     message: format!("the connection broke during the TLS handshake: {io_err}"),
-                    fix: "check that the port speaks TLS (an http:// server or a proxy may be listening there)".into(), kubectl_says: Vec::new(), },
+                    fix: "check that the port speaks TLS (an http:// server or a proxy may be listening there)".into(),
+                    kubectl_says: Vec::new(),
+                },
             });
         }
         Err(_) => {
