@@ -136,7 +136,10 @@ fn plain_name(p: &str) -> String {
     {
         return dns.to_string();
     }
-    if let Some(ip) = p.strip_prefix("IpAddress(").and_then(|s| s.strip_suffix(')')) {
+    if let Some(ip) = p
+        .strip_prefix("IpAddress(")
+        .and_then(|s| s.strip_suffix(')'))
+    {
         return ip
             .parse::<std::net::IpAddr>()
             .map(|ip| ip.to_string())
