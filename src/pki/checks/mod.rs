@@ -115,12 +115,16 @@ fn days(secs: i64) -> i64 {
     secs.div_euclid(DAY)
 }
 
-/// What an out-of-date certificate breaks, by where it sits.
-fn consequence(role: &str) -> &'static str {
+/// What an out-of-date certificate breaks, by where it sits, in the words each side prints.
+fn consequence(role: &str) -> String {
     if role == "ca-cert" {
-        "kubectl will not trust a server chain through it (x509: certificate has expired or is not yet valid)"
+        "kubectl will not trust a server chain through it (x509: certificate has expired or is not yet valid)".into()
     } else {
-        "the API server rejects the client certificate: 401 Unauthorized (x509: certificate has expired or is not yet valid)"
+        // kube-apiserver logs the x509 error; the client only sees the 401.
+        format!(
+            "the API server rejects the client certificate: 401 Unauthorized (its log: x509: certificate has expired or is not yet valid; kubectl: {})",
+            crate::client::kubectl_words::unauthorized("Unauthorized").join(", or ")
+        )
     }
 }
 
