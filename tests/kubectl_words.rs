@@ -372,7 +372,9 @@ fn expired_and_nameless_server_certificates() {
     }
     let dir = tempfile::tempdir().unwrap();
     let ca = ca("words-ca");
-    let cases: [(&str, (String, String), Option<&str>, String); 4] = [
+    // (name, served certificate and key, tls-server-name, Go's words)
+    type Case<'a> = (&'a str, (String, String), Option<&'a str>, String);
+    let cases: [Case<'_>; 4] = [
         (
             "expired",
             serving(&ca, "kube-apiserver", &["localhost"], &["127.0.0.1"], Y2020, Y2021),

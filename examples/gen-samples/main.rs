@@ -198,7 +198,8 @@ fn main() -> Result<()> {
         dir: Path::new(&dir).to_path_buf(),
     };
     use samples::*;
-    let all: [(&str, fn(&Out) -> Result<()>); 10] = [
+    type Generate = fn(&Out) -> Result<()>;
+    let all: [(&str, Generate); 10] = [
         ("kubeadm", kubeadm),
         ("alibaba-style", alibaba),
         ("intermediate-ca", intermediate),

@@ -440,12 +440,12 @@ impl<'a> Pools<'a> {
                 "x509: certificate is not authorized to sign other certificates".into(),
             ));
         }
-        if let Some(max) = bc.and_then(|b| b.path_len_constraint) {
-            if chain.len().saturating_sub(1) > max as usize {
-                return Err(Some(
-                    "x509: too many intermediates for path length constraint".into(),
-                ));
-            }
+        if let Some(max) = bc.and_then(|b| b.path_len_constraint)
+            && chain.len().saturating_sub(1) > max as usize
+        {
+            return Err(Some(
+                "x509: too many intermediates for path length constraint".into(),
+            ));
         }
         Ok(())
     }

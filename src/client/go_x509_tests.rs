@@ -56,7 +56,7 @@ fn a_chain_to_a_trusted_ca_is_accepted_by_name_and_by_ip() {
         "[::1]",
     ] {
         assert_eq!(
-            verdict(&[leaf.clone()], Some(&roots), host),
+            verdict(std::slice::from_ref(&leaf), Some(&roots), host),
             Verdict::Accepts,
             "{host}"
         );
@@ -70,7 +70,7 @@ fn another_ca_is_an_unknown_authority_without_a_hint() {
     assert_eq!(
         rejects(verdict(
             &[leaf],
-            Some(&[trusted.cert.cert_der.clone()]),
+            Some(std::slice::from_ref(&trusted.cert.cert_der)),
             "localhost"
         )),
         "x509: certificate signed by unknown authority"
@@ -84,7 +84,7 @@ fn a_same_named_ca_with_another_key_is_named_in_the_hint() {
     assert_eq!(
         rejects(verdict(
             &[leaf],
-            Some(&[trusted.cert.cert_der.clone()]),
+            Some(std::slice::from_ref(&trusted.cert.cert_der)),
             "localhost"
         )),
         "x509: certificate signed by unknown authority (possibly because of \"x509: ECDSA verification failure\" while trying to verify candidate authority certificate \"kubernetes\")"
@@ -119,7 +119,11 @@ fn the_host_name_is_checked_before_the_chain() {
     );
     let roots = [trusted.cert.cert_der.clone()];
     assert_eq!(
-        rejects(verdict(&[leaf.clone()], Some(&roots), "foo.example")),
+        rejects(verdict(
+            std::slice::from_ref(&leaf),
+            Some(&roots),
+            "foo.example"
+        )),
         "x509: certificate is valid for localhost, kubernetes, not foo.example"
     );
     assert_eq!(
@@ -143,7 +147,11 @@ fn a_pinned_leaf_is_accepted_as_go_accepts_it() {
     let ca = ca("kexplore-ca");
     let leaf = server(&ca, &["localhost"], &[], Y2025, Y2125);
     assert_eq!(
-        verdict(&[leaf.clone()], Some(&[leaf.clone()]), "localhost"),
+        verdict(
+            std::slice::from_ref(&leaf),
+            Some(std::slice::from_ref(&leaf)),
+            "localhost"
+        ),
         Verdict::Accepts
     );
 }
@@ -152,7 +160,10 @@ fn a_pinned_leaf_is_accepted_as_go_accepts_it() {
 fn system_roots_leave_the_chain_unsure_but_not_the_leaf() {
     let ca = ca("kexplore-ca");
     let leaf = server(&ca, &["localhost"], &[], Y2025, Y2125);
-    assert_eq!(verdict(&[leaf.clone()], None, "localhost"), Verdict::Unsure);
+    assert_eq!(
+        verdict(std::slice::from_ref(&leaf), None, "localhost"),
+        Verdict::Unsure
+    );
     assert!(matches!(
         verdict(&[leaf], None, "other"),
         Verdict::Rejects(_)
@@ -196,7 +207,7 @@ fn a_client_only_certificate_has_an_incompatible_key_usage() {
     assert_eq!(
         rejects(verdict(
             &[leaf],
-            Some(&[ca.cert.cert_der.clone()]),
+            Some(std::slice::from_ref(&ca.cert.cert_der)),
             "localhost"
         )),
         "x509: certificate specifies an incompatible key usage"
