@@ -551,6 +551,40 @@ fn alerts_and_a_closed_port_are_kubectl_s_words() {
         );
         check(&kc, &[&format!("Unable to connect to the server: {want}")]);
     }
+    // Not TLS at all: an HTTP server's status line, or anything else.
+    for (reply, want) in [
+        (
+            &b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"[..],
+            "http: server gave HTTP response to HTTPS client",
+        ),
+        (
+            &b"SSH-2.0-OpenSSH_9.6\r\n"[..],
+            "tls: first record does not look like a TLS handshake",
+        ),
+    ] {
+        let plain = TcpListener::bind("127.0.0.1:0").unwrap();
+        let plain_port = plain.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for mut conn in plain.incoming().flatten() {
+                use std::io::{Read as _, Write as _};
+                // Read the request (a ClientHello here), then answer in its own protocol.
+                let _ = conn.read(&mut [0u8; 4096]);
+                let _ = conn.write_all(reply);
+            }
+        });
+        let kc = write_kubeconfig(
+            dir.path(),
+            "plain",
+            &Kc {
+                server: format!("https://127.0.0.1:{plain_port}"),
+                ca: Some(&ca.cert.cert_pem),
+                tls_server_name: None,
+                user: User::Token("t"),
+                namespace: "default",
+            },
+        );
+        check(&kc, &[&format!("Unable to connect to the server: {want}")]);
+    }
     let port = free_port();
     let kc = write_kubeconfig(
         dir.path(),

@@ -102,6 +102,32 @@ pub fn explain_tls_error(
             fix: "the server must offer TLS 1.2 or 1.3 with a modern cipher suite".into(),
             kubectl_says: Vec::new(),
         },
+        // The first bytes back are not a TLS record at all: `HTTP/1.1 400…` from a plain-HTTP
+        // port is the usual case.
+        rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            if record.server_chain.is_empty() =>
+        {
+            let first = &record.server_first_bytes;
+            let what = if first.starts_with(b"HTTP/") {
+                let line = first
+                    .split(|b| *b == b'\r' || *b == b'\n')
+                    .next()
+                    .unwrap_or(first);
+                format!(
+                    "it answered in plain HTTP ({})",
+                    String::from_utf8_lossy(line)
+                )
+            } else {
+                "this port speaks plain HTTP or another protocol".to_string()
+            };
+            Explanation {
+                step: HandshakeStep::ServerHello,
+                cause: "not-tls",
+                message: format!("the server's first answer is not a TLS record: {what}"),
+                fix: "point the server URL at the API server's HTTPS port (kube-apiserver --secure-port, 6443 by default)".into(),
+                kubectl_says: Vec::new(),
+            }
+        }
         other => Explanation {
             step: HandshakeStep::ServerHello,
             cause: "tls-error",
@@ -122,6 +148,9 @@ pub fn explain_tls_error(
                 .collect()
         }
         rustls::Error::AlertReceived(alert) => vec![kubectl_words::remote_alert(*alert)],
+        _ if explained.cause == "not-tls" => kubectl_words::not_tls(&record.server_first_bytes)
+            .into_iter()
+            .collect(),
         _ => Vec::new(),
     };
     explained

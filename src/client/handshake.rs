@@ -13,6 +13,7 @@ use super::error::ClientError;
 use super::exec::ExecError;
 use super::exec_context::{ExecOutcome, with_exec_credential};
 use super::explain::{Explanation, HandshakeStep, explain_tls_error};
+use super::first_bytes::FirstBytes;
 use super::recorder::HandshakeRecord;
 use super::server_clock;
 use crate::kubeconfig::ResolvedContext;
@@ -168,8 +169,11 @@ pub async fn handshake_with_exec(
     report.peer_address = tcp.peer_addr().ok().map(|a| a.to_string());
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let tls_started = Instant::now();
+    let tcp = FirstBytes::new(tcp);
+    let first_bytes = tcp.seen.clone();
     let outcome = tokio::time::timeout(CONNECT_TIMEOUT, connector.connect(name, tcp)).await;
     report.record = recorder.snapshot();
+    report.record.server_first_bytes = first_bytes.lock().map(|b| b.clone()).unwrap_or_default();
     match outcome {
         Ok(Ok(stream)) => {
             report.handshake_time = Some(tls_started.elapsed());

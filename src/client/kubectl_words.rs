@@ -56,6 +56,18 @@ pub(crate) fn server_certificate(
     }
 }
 
+/// The first record from the server is not TLS: Go's record layer says so, and net/http turns
+/// a record header that reads `HTTP/` into its own words. Fewer than the five bytes of a record
+/// header is another error, not claimed here.
+pub(crate) fn not_tls(first_bytes: &[u8]) -> Option<String> {
+    let header = first_bytes.get(..5)?;
+    Some(unable_to_connect(if header == b"HTTP/" {
+        "http: server gave HTTP response to HTTPS client"
+    } else {
+        "tls: first record does not look like a TLS handshake"
+    }))
+}
+
 /// A TLS alert from the server, as Go names it (`crypto/tls/alert.go`).
 pub(crate) fn remote_alert(alert: AlertDescription) -> String {
     let name = match alert {

@@ -10,6 +10,7 @@ pub mod exec;
 pub mod exec_cache;
 pub mod exec_context;
 pub mod explain;
+mod first_bytes;
 mod go_x509;
 pub mod handshake;
 pub mod http;

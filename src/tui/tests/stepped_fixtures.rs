@@ -77,6 +77,7 @@ pub fn connection(failure: Option<Explanation>) -> ConnectionReport {
         acceptable_ca_names: if failed { vec![] } else { vec![ca_subject] },
         client_certificate_sent: !failed,
         verification_skipped: false,
+        server_first_bytes: Vec::new(),
     };
     let hs = HandshakeReport {
         target: TlsTarget {
