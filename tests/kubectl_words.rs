@@ -16,6 +16,7 @@ use kexplore::pki::mint::{Attr, Authority, CertSpec, KeyKind, generate_key};
 const Y2020: i64 = 1_577_836_800;
 const Y2021: i64 = 1_609_459_200;
 const Y2025: i64 = 1_735_689_600;
+const Y2124: i64 = 4_859_740_800;
 const Y2125: i64 = 4_891_363_200;
 
 fn b64(bytes: &[u8]) -> String {
@@ -374,7 +375,7 @@ fn expired_and_nameless_server_certificates() {
     let ca = ca("words-ca");
     // (name, served certificate and key, tls-server-name, Go's words)
     type Case<'a> = (&'a str, (String, String), Option<&'a str>, String);
-    let cases: [Case<'_>; 4] = [
+    let cases: [Case<'_>; 5] = [
         (
             "expired",
             serving(&ca, "kube-apiserver", &["localhost"], &["127.0.0.1"], Y2020, Y2021),
@@ -398,6 +399,12 @@ fn expired_and_nameless_server_certificates() {
             serving(&ca, "localhost", &[], &[], Y2025, Y2125),
             Some("localhost"),
             "x509: certificate relies on legacy Common Name field, use SANs instead".into(),
+        ),
+        (
+            "not-yet-valid",
+            serving(&ca, "kube-apiserver", &["localhost"], &["127.0.0.1"], Y2124, Y2125),
+            None,
+            "x509: certificate has expired or is not yet valid: current time 2026-01-01T00:00:00Z is before 2124-01-01T00:00:00Z".into(),
         ),
     ];
     for (name, (cert, key), tls_server_name, want) in cases {
