@@ -590,6 +590,36 @@ fn reason(code: u16) -> &'static str {
 mod tests {
     use super::*;
 
+    /// TLS 1.3: the handshake completes, then the server's alert ends the first request.
+    #[test]
+    fn an_alert_after_the_handshake_gives_kubectl_s_remote_error() {
+        let step = HttpStep {
+            method: "GET",
+            path: "/version",
+            result: Err(crate::client::http::RequestError(
+                "connection error: received fatal alert: UnknownCA".into(),
+                Some(rustls::AlertDescription::UnknownCA),
+            )),
+        };
+        let r = request_rung(&step, None);
+        let f = r.failure.expect("a failure");
+        assert_eq!(
+            f.kubectl_says,
+            ["Unable to connect to the server: remote error: tls: unknown certificate authority"]
+        );
+        let plain = HttpStep {
+            result: Err(crate::client::http::RequestError("timed out".into(), None)),
+            ..step
+        };
+        assert!(
+            request_rung(&plain, None)
+                .failure
+                .expect("a failure")
+                .kubectl_says
+                .is_empty()
+        );
+    }
+
     #[test]
     fn wildcard_sans_cover_one_label() {
         assert!(san_matches("*.example.com", "api.example.com"));
