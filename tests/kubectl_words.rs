@@ -294,7 +294,7 @@ fn server_certificate_failures_name_go_s_x509_words() {
     let (_, journey) = kexplore(&["journey", "-f", &pod(dir.path())], &kc);
     assert!(
         journey.contains(&format!(
-            "kubectl says: {PREFIX}x509: certificate signed by unknown authority\n"
+            "kubectl get says: {PREFIX}x509: certificate signed by unknown authority\n"
         )),
         "{journey}"
     );
@@ -462,7 +462,7 @@ fn refused_credentials_and_rbac_are_kubectl_s_401_and_403() {
             let (_, journey) = kexplore(&["journey", "-f", &pod(dir.path())], &kc);
             for l in unauthorized {
                 assert!(
-                    journey.contains(&format!("kubectl says: {l}\n")),
+                    journey.contains(&format!("kubectl get says: {l}\n")),
                     "{journey}"
                 );
             }

@@ -36,8 +36,9 @@ pub struct Collected {
     /// The same fields with their values, `{path, old, new}` (old from the manifest, new from
     /// the returned object), for a server that does not report its admission plugins.
     pub admission_diff: Vec<Value>,
-    /// The lines kubectl prints for the failure that stopped the run (a refused handshake, a
-    /// 401), so a user can match them.
+    /// The lines `kubectl get` prints for the failure that stopped the run (a refused
+    /// handshake, a 401), so a user can match them. `kubectl create -f` 1.29+ wraps the same
+    /// error in its OpenAPI validation message, so these are not claimed as create's words.
     pub kubectl_says: Vec<String>,
     /// `--cleanup`: how the DELETE at the end went.
     pub cleanup: Option<Value>,
@@ -118,7 +119,7 @@ pub fn build(c: &Collected) -> Journey {
         Some(Err(e)) => {
             let mut d = json!({"error": e});
             if !c.kubectl_says.is_empty() {
-                d["kubectl_says"] = json!(c.kubectl_says);
+                d["kubectl_get_says"] = json!(c.kubectl_says);
             }
             stage("tls-handshake", Status::Failed, Source::Observed, d)
         }
@@ -233,7 +234,7 @@ pub fn build(c: &Collected) -> Journey {
             } else {
                 d["status"] = body.clone();
                 if !c.kubectl_says.is_empty() {
-                    d["kubectl_says"] = json!(c.kubectl_says);
+                    d["kubectl_get_says"] = json!(c.kubectl_says);
                 }
             }
             stage(

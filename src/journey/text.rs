@@ -278,9 +278,9 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     if let Some(e) = d.get("error").and_then(Value::as_str) {
         out.push(format!("error: {e}"));
     }
-    for line in d["kubectl_says"].as_array().into_iter().flatten() {
+    for line in d["kubectl_get_says"].as_array().into_iter().flatten() {
         out.push(format!(
-            "kubectl says: {}",
+            "kubectl get says: {}",
             line.as_str().unwrap_or_default()
         ));
     }
@@ -388,7 +388,7 @@ mod tests {
             ..Default::default()
         }));
         assert!(
-            text.contains(&format!("\n    kubectl says: {said}\n")),
+            text.contains(&format!("\n    kubectl get says: {said}\n")),
             "{text}"
         );
         assert!(!text.contains("(ALPN )"), "{text}");
