@@ -225,6 +225,10 @@ fn a_pkcs8_v2_key_is_a_warning_naming_the_rewrite_and_v1_is_not() {
         assert_catalogued(&r);
         r.checks.into_iter().find(|c| c.id == "client-key-pkcs8-v2")
     };
+    let ctx = context(Some(&ca.cert.cert_pem), Some((&leaf.cert_pem, v2.as_str())));
+    let report = inspect_at(&ctx, NOW).unwrap();
+    let format = report.user.client_key.as_ref().map(|k| k.format.as_str());
+    assert_eq!(format, Some("PKCS#8 v2"));
     let c = warned(&v2).expect("the v2 key is flagged");
     assert_eq!(c.status, CheckStatus::Warn);
     for words in [
