@@ -298,6 +298,24 @@ fn server_certificate_failures_name_go_s_x509_words() {
         )),
         "{journey}"
     );
+    // No CA at all: the system's roots do not know the cluster's CA either.
+    let kc = write_kubeconfig(
+        dir.path(),
+        "system-roots",
+        &Kc {
+            server: srv.url.clone(),
+            ca: None,
+            tls_server_name: None,
+            user: User::Cert(&admin.0, &admin.1),
+            namespace: "default",
+        },
+    );
+    check(
+        &kc,
+        &[&format!(
+            "{PREFIX}x509: certificate signed by unknown authority"
+        )],
+    );
     // The right CA, the wrong name: by DNS name, then by IP address.
     for (name, want) in [
         (

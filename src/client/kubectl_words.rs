@@ -48,12 +48,27 @@ pub(crate) fn server_certificate(
         host: server_name,
         now,
     });
-    match verdict {
-        Verdict::Rejects(x509) => Some(unable_to_connect(&format!(
-            "tls: failed to verify certificate: {x509}"
-        ))),
-        Verdict::Accepts | Verdict::Unsure => None,
-    }
+    let x509 = match verdict {
+        Verdict::Rejects(x509) => x509,
+        // Go reads the same system roots as rustls-native-certs; with none of them issuing the
+        // chain, both stop at the unknown authority (a same-named system root, which would add
+        // Go's hint, is not looked for).
+        Verdict::Unsure
+            if roots.is_none()
+                && matches!(
+                    record.server_error,
+                    Some(rustls::Error::InvalidCertificate(
+                        rustls::CertificateError::UnknownIssuer
+                    ))
+                ) =>
+        {
+            "x509: certificate signed by unknown authority".to_string()
+        }
+        Verdict::Accepts | Verdict::Unsure => return None,
+    };
+    Some(unable_to_connect(&format!(
+        "tls: failed to verify certificate: {x509}"
+    )))
 }
 
 /// The first record from the server is not TLS: Go's record layer says so, and net/http turns
