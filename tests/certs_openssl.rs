@@ -10,26 +10,7 @@ use std::process::{Command, Stdio};
 use kexplore::pki::{self, CertSummary};
 
 fn openssl(args: &[&str], pem: &str) -> String {
-    let mut child = Command::new("openssl")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("openssl runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(pem.as_bytes())
-        .expect("write pem");
-    let out = child.wait_with_output().expect("openssl output");
-    assert!(
-        out.status.success(),
-        "openssl {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    openssl_or(args, pem, "a sample")
 }
 
 fn have_openssl() -> bool {
@@ -217,6 +198,79 @@ fn every_sample_certificate_matches_openssl() {
         }
     }
     assert!(n >= 30, "only {n} certificates compared");
+}
+
+/// Every private key of every sample (each context's client key, and the CA and server keys in
+/// pki/) is read by `openssl pkey`, and a client key's public half is its certificate's: curl
+/// and `openssl s_client` take the same files the seed's experiment extracts.
+#[test]
+fn every_sample_key_is_read_by_openssl() {
+    if !have_openssl() {
+        eprintln!("note: openssl not found; skipping the openssl comparison");
+        return;
+    }
+    let mut n = 0;
+    for (path, ctx) in common::all_contexts() {
+        let Some(key) = &ctx.user.client_key else {
+            continue;
+        };
+        let key = String::from_utf8_lossy(&key.expose().bytes).into_owned();
+        let what = format!("{} [{}]", path.display(), ctx.context_name);
+        let public = openssl_or(&["pkey", "-pubout"], &key, &what);
+        if let Some(cert) = &ctx.user.client_certificate {
+            let cert = String::from_utf8_lossy(&cert.bytes).into_owned();
+            assert_eq!(
+                public,
+                openssl(&["x509", "-noout", "-pubkey"], &cert),
+                "{what}"
+            );
+        }
+        n += 1;
+    }
+    for file in key_files(&common::samples()) {
+        let key = std::fs::read_to_string(&file).expect("read key");
+        openssl_or(&["pkey", "-noout"], &key, &file.display().to_string());
+        n += 1;
+    }
+    assert!(n >= 15, "only {n} keys read");
+}
+
+/// `openssl ARGS` on `pem`, failing with openssl's own words and which key it was.
+fn openssl_or(args: &[&str], pem: &str, what: &str) -> String {
+    let mut child = Command::new("openssl")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("openssl runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(pem.as_bytes())
+        .expect("write pem");
+    let out = child.wait_with_output().expect("openssl output");
+    assert!(
+        out.status.success(),
+        "{what}: openssl {args:?} cannot read this key: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn key_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(key_files(&p));
+        } else if p.extension().is_some_and(|x| x == "key") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Names with characters RFC 2253 escapes, multi-valued RDNs and non-ASCII text, made by

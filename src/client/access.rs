@@ -12,6 +12,7 @@ use super::exec_context::ExecOutcome;
 use super::explain::{Explanation, HandshakeStep};
 use super::handshake::HandshakeReport;
 use super::http::ApiClient;
+use super::kubectl_words;
 use crate::kubeconfig::ResolvedContext;
 
 /// None when the server lets this client in and lets it list pods; else what stops it.
@@ -39,16 +40,19 @@ pub async fn check(
                 "the server closed the connection after the handshake ({})",
                 e.0
             );
-            return Some(
-                rejected_certificate(ctx, hs, exec, &how).unwrap_or_else(|| request_failed(e.0)),
-            );
+            let mut f =
+                rejected_certificate(ctx, hs, exec, &how).unwrap_or_else(|| request_failed(e.0));
+            f.kubectl_says = e.1.map(kubectl_words::remote_alert).into_iter().collect();
+            return Some(f);
         }
     };
     if r.status == 401 {
-        let how = format!("401 Unauthorized ({})", status_message(&r.body));
-        return Some(
-            rejected_certificate(ctx, hs, exec, &how).unwrap_or_else(|| unauthorized(ctx, &how)),
-        );
+        let said = status_message(&r.body);
+        let how = format!("401 Unauthorized ({said})");
+        let mut f =
+            rejected_certificate(ctx, hs, exec, &how).unwrap_or_else(|| unauthorized(ctx, &how));
+        f.kubectl_says = kubectl_words::unauthorized(&said);
+        return Some(f);
     }
     if !(200..300).contains(&r.status) {
         return Some(unexpected(hs, r.status, &r.body));
@@ -75,6 +79,7 @@ pub async fn check(
         fix: format!(
             "ask for a Role and RoleBinding granting get/list/watch on pods in {ns:?} (check with: kubectl auth can-i list pods -n {ns}), or pick a context whose namespace you may use"
         ),
+        kubectl_says: vec![kubectl_words::forbidden(&status_message(&r.body))],
     })
 }
 
@@ -89,6 +94,7 @@ fn unexpected(hs: &HandshakeReport, code: u16, body: &[u8]) -> Explanation {
                 "the server asked for a client certificate during the handshake, none was sent, and it answered {code}: {said}"
             ),
             fix: "add client-certificate-data and client-key-data (issued by a CA the server names) to the user".into(),
+            kubectl_says: Vec::new(),
         };
     }
     Explanation {
@@ -96,6 +102,7 @@ fn unexpected(hs: &HandshakeReport, code: u16, body: &[u8]) -> Explanation {
         cause: "unexpected-status",
         message: format!("GET /api answered {code}: {said}"),
         fix: "check that the server URL points at a Kubernetes API server (not a proxy or another service)".into(),
+        kubectl_says: Vec::new(),
     }
 }
 
@@ -138,6 +145,7 @@ fn exec_failed(user: &str, error: &ExecError) -> Explanation {
         cause,
         message: format!("user '{user}' gets its credentials from an exec plugin: {error}"),
         fix,
+        kubectl_says: Vec::new(),
     }
 }
 
@@ -147,6 +155,7 @@ fn request_failed(why: String) -> Explanation {
         cause: "request-failed",
         message: format!("the handshake succeeded but a request did not: {why}"),
         fix: "check that the server URL is a Kubernetes API server".into(),
+        kubectl_says: Vec::new(),
     }
 }
 
@@ -168,6 +177,7 @@ fn unauthorized(ctx: &ResolvedContext, how: &str) -> Explanation {
             }
         ),
         fix: "get a current token (kubectl config view --minify shows which user this is), or a client certificate the server trusts".into(),
+        kubectl_says: Vec::new(),
     }
 }
 
@@ -203,6 +213,7 @@ fn rejected_certificate(
                 "{how}: the client certificate ({subject}) is X.509 version 1; Go's kube-apiserver accepts v1 client certificates, but this server rejects them as rustls/webpki does (UnsupportedCertVersion: only version 3)"
             ),
             fix: "reissue the client certificate as X.509 v3 (openssl x509 -req … -extfile with extendedKeyUsage=clientAuth)".into(),
+            kubectl_says: Vec::new(),
         });
     }
     let accepted: Vec<String> = hs
@@ -228,5 +239,6 @@ fn rejected_certificate(
             if expired { ", which has expired" } else { "" }
         ),
         fix: "use a client certificate issued by the server's client CA (kube-apiserver --client-ca-file) and still valid".into(),
+        kubectl_says: Vec::new(),
     })
 }

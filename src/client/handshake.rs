@@ -13,6 +13,7 @@ use super::error::ClientError;
 use super::exec::ExecError;
 use super::exec_context::{ExecOutcome, with_exec_credential};
 use super::explain::{Explanation, HandshakeStep, explain_tls_error};
+use super::first_bytes::FirstBytes;
 use super::recorder::HandshakeRecord;
 use super::server_clock;
 use crate::kubeconfig::ResolvedContext;
@@ -140,6 +141,11 @@ pub async fn handshake_with_exec(
                 cause: "tcp-connect-failed",
                 message: format!("cannot connect to {}:{}: {e}", target.host, target.port),
                 fix: "check that the API server is running and the server URL (host and port) is right".into(),
+                kubectl_says: (e.kind() == std::io::ErrorKind::ConnectionRefused)
+                    .then(|| super::kubectl_words::connection_refused(&target.url))
+                    .flatten()
+                    .into_iter()
+                    .collect(),
             });
             return Ok((report, exec));
         }
@@ -154,6 +160,7 @@ pub async fn handshake_with_exec(
                     CONNECT_TIMEOUT.as_secs()
                 ),
                 fix: "check the network path (firewall, VPN, proxy-url) to the API server".into(),
+                kubectl_says: Vec::new(),
             });
             return Ok((report, exec));
         }
@@ -162,8 +169,11 @@ pub async fn handshake_with_exec(
     report.peer_address = tcp.peer_addr().ok().map(|a| a.to_string());
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let tls_started = Instant::now();
+    let tcp = FirstBytes::new(tcp);
+    let first_bytes = tcp.seen.clone();
     let outcome = tokio::time::timeout(CONNECT_TIMEOUT, connector.connect(name, tcp)).await;
     report.record = recorder.snapshot();
+    report.record.server_first_bytes = first_bytes.lock().map(|b| b.clone()).unwrap_or_default();
     match outcome {
         Ok(Ok(stream)) => {
             report.handshake_time = Some(tls_started.elapsed());
@@ -204,6 +214,7 @@ pub async fn handshake_with_exec(
                     cause: "connection-closed",
                     message: format!("the connection broke during the TLS handshake: {io_err}"),
                     fix: "check that the port speaks TLS (an http:// server or a proxy may be listening there)".into(),
+                    kubectl_says: Vec::new(),
                 },
             });
         }
@@ -216,6 +227,7 @@ pub async fn handshake_with_exec(
                     CONNECT_TIMEOUT.as_secs()
                 ),
                 fix: "check that the port speaks TLS and is not a plain-TCP proxy".into(),
+                kubectl_says: Vec::new(),
             });
         }
     }

@@ -135,10 +135,10 @@ impl ApiClient {
                     exec_cache::credential(&plugin.0, &plugin.1, EXEC_TIMEOUT)
                 })
                 .await
-                .map_err(|e| RequestError(format!("exec plugin task: {e}")))?
-                .map_err(|e| RequestError(e.to_string()))?;
+                .map_err(|e| RequestError(format!("exec plugin task: {e}"), None))?
+                .map_err(|e| RequestError(e.to_string(), None))?;
                 let token = cred.token.map(|t| t.expose().clone()).ok_or_else(|| {
-                    RequestError("the exec plugin no longer returns a token".into())
+                    RequestError("the exec plugin no longer returns a token".into(), None)
                 })?;
                 exec_token = Some(token.clone());
                 req.bearer_auth(token)
@@ -146,8 +146,9 @@ impl ApiClient {
             HeaderAuth::None => req,
             HeaderAuth::Bearer(t) => req.bearer_auth(t.expose()),
             HeaderAuth::BearerFile(path) => {
-                let token = std::fs::read_to_string(path)
-                    .map_err(|e| RequestError(format!("tokenFile {}: {e}", path.display())))?;
+                let token = std::fs::read_to_string(path).map_err(|e| {
+                    RequestError(format!("tokenFile {}: {e}", path.display()), None)
+                })?;
                 req.bearer_auth(token.trim())
             }
             HeaderAuth::Basic { user, password } => {
@@ -179,7 +180,7 @@ impl ApiClient {
             .timeout(WATCH_TIMEOUT)
             .send()
             .await
-            .map_err(|e| RequestError(describe_reqwest(&e)))
+            .map_err(|e| describe_reqwest(&e))
     }
 
     /// Sends one request; `body` is (bytes, content type).
@@ -211,10 +212,7 @@ impl ApiClient {
                     .header("Content-Type", *content_type)
                     .body(bytes.clone());
             }
-            let resp = req
-                .send()
-                .await
-                .map_err(|e| RequestError(describe_reqwest(&e)))?;
+            let resp = req.send().await.map_err(|e| describe_reqwest(&e))?;
             // client-go hands the first 401 back to its caller and refreshes behind it; a tool
             // that wants the request done runs the plugin again and retries once.
             match (&self.auth, exec_token) {
@@ -235,7 +233,7 @@ impl ApiClient {
         let body = resp
             .bytes()
             .await
-            .map_err(|e| RequestError(describe_reqwest(&e)))?
+            .map_err(|e| describe_reqwest(&e))?
             .to_vec();
         Ok(ApiResponse {
             status,
@@ -249,18 +247,33 @@ impl ApiClient {
 /// A request that got no HTTP answer (connection, TLS or timeout).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
-pub struct RequestError(pub String);
+pub struct RequestError(
+    pub String,
+    /// The TLS alert the server ended the connection with, if that is what happened (with TLS
+    /// 1.3 a refused client certificate surfaces here, after the handshake).
+    pub Option<rustls::AlertDescription>,
+);
 
 /// reqwest nests the real cause (a rustls error, a refused connection) several sources deep.
-fn describe_reqwest(e: &reqwest::Error) -> String {
+fn describe_reqwest(e: &reqwest::Error) -> RequestError {
     let mut parts = vec![e.to_string()];
+    let mut alert = None;
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         let text = s.to_string();
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
+        // io::Error's source() skips the error it wraps, so look inside it too.
+        let tls = s.downcast_ref::<rustls::Error>().or_else(|| {
+            s.downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        });
+        if let Some(rustls::Error::AlertReceived(a)) = tls {
+            alert = Some(*a);
+        }
         source = s.source();
     }
-    parts.join(": ")
+    RequestError(parts.join(": "), alert)
 }

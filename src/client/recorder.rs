@@ -31,6 +31,8 @@ pub struct HandshakeRecord {
     pub client_certificate_sent: bool,
     /// Set when verification was skipped because of insecure-skip-tls-verify.
     pub verification_skipped: bool,
+    /// The first bytes the server sent (up to 64), whatever they were.
+    pub server_first_bytes: Vec<u8>,
 }
 
 /// Shared between the verifier, the resolver and whoever reads the record afterwards.

@@ -23,10 +23,15 @@ pub fn server_report(report: &CredentialReport, hs: &HandshakeReport) -> ServerR
         pki::chain::link(&mut all);
     }
     let verified = matches!(hs.record.server_verified, Some(Ok(())));
-    let error = hs
-        .failure
-        .as_ref()
-        .map(|f| format!("{} (fix: {})", f.message, f.fix));
+    // Still one string (the contract's shape); kubectl's words follow on lines of their own
+    // so they can be matched exactly.
+    let error = hs.failure.as_ref().map(|f| {
+        let mut e = format!("{} (fix: {})", f.message, f.fix);
+        for line in &f.kubectl_says {
+            e.push_str(&format!("\nkubectl says: {line}"));
+        }
+        e
+    });
     ServerReport {
         chain,
         verified,
@@ -181,6 +186,9 @@ pub fn render_text(
             };
             out.push_str(&format!("  ✗ Failed at        {step}: {}\n", f.message));
             out.push_str(&format!("    Fix              {}\n", f.fix));
+            for line in &f.kubectl_says {
+                out.push_str(&format!("    kubectl says     {line}\n"));
+            }
         }
     }
     out

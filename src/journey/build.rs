@@ -36,6 +36,10 @@ pub struct Collected {
     /// The same fields with their values, `{path, old, new}` (old from the manifest, new from
     /// the returned object), for a server that does not report its admission plugins.
     pub admission_diff: Vec<Value>,
+    /// The lines `kubectl get` prints for the failure that stopped the run (a refused
+    /// handshake, a 401), so a user can match them. `kubectl create -f` 1.29+ wraps the same
+    /// error in its OpenAPI validation message, so these are not claimed as create's words.
+    pub kubectl_says: Vec<String>,
     /// `--cleanup`: how the DELETE at the end went.
     pub cleanup: Option<Value>,
 }
@@ -112,12 +116,13 @@ pub fn build(c: &Collected) -> Journey {
     // tls-handshake: always the client's own observation.
     stages.push(match &c.handshake {
         Some(Ok(d)) => stage("tls-handshake", Status::Ok, Source::Observed, d.clone()),
-        Some(Err(e)) => stage(
-            "tls-handshake",
-            Status::Failed,
-            Source::Observed,
-            json!({"error": e}),
-        ),
+        Some(Err(e)) => {
+            let mut d = json!({"error": e});
+            if !c.kubectl_says.is_empty() {
+                d["kubectl_get_says"] = json!(c.kubectl_says);
+            }
+            stage("tls-handshake", Status::Failed, Source::Observed, d)
+        }
         None => stage(
             "tls-handshake",
             Status::Skipped,
@@ -228,6 +233,9 @@ pub fn build(c: &Collected) -> Journey {
                     .unwrap_or(Value::Null);
             } else {
                 d["status"] = body.clone();
+                if !c.kubectl_says.is_empty() {
+                    d["kubectl_get_says"] = json!(c.kubectl_says);
+                }
             }
             stage(
                 "response",

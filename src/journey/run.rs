@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use super::build::Collected;
 use crate::apiserver::admission::field_changes;
 use crate::client::HandshakeReport;
+use crate::client::cluster::status_message;
 use crate::client::http::ApiClient;
+use crate::client::kubectl_words;
 use crate::client::snapshot::{LiveCluster, fetch_live};
 use crate::kubeconfig::ResolvedContext;
 use crate::scheduler::trace::PodTrace;
@@ -116,6 +118,9 @@ async fn steps(
         Ok(r) => handshake_detail(r),
         Err(e) => Err(e.to_string()),
     });
+    if let Some(f) = hs.as_ref().ok().and_then(|r| r.failure.as_ref()) {
+        c.kubectl_says = f.kubectl_says.clone();
+    }
     report(c, false);
     if !hs.as_ref().is_ok_and(|r| r.succeeded()) {
         return;
@@ -164,6 +169,9 @@ async fn steps(
     {
         Ok(r) => {
             let v = r.json().unwrap_or(Value::Null);
+            if r.status == 401 {
+                c.kubectl_says = kubectl_words::unauthorized(&status_message(&r.body));
+            }
             c.create = Some((r.status, v.clone()));
             (200..300).contains(&r.status).then_some(v)
         }

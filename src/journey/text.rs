@@ -117,6 +117,8 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
         ));
     }
     match stage {
+        // A failed handshake has no version or cipher to show: its error line says it all.
+        "tls-handshake" if d.get("error").is_some() => {}
         "tls-handshake" => out.push(format!(
             "{} {} (ALPN {}), server chain verified: {}, client certificate requested: {}",
             s(d, "/tls_version"),
@@ -276,6 +278,12 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     if let Some(e) = d.get("error").and_then(Value::as_str) {
         out.push(format!("error: {e}"));
     }
+    for line in d["kubectl_get_says"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "kubectl get says: {}",
+            line.as_str().unwrap_or_default()
+        ));
+    }
     if let Some(e) = d.get("simulation_error").and_then(Value::as_str) {
         out.push(format!("the simulation could not run: {e}"));
     }
@@ -367,6 +375,23 @@ mod tests {
             st.detail = admission;
         }
         j
+    }
+
+    #[test]
+    fn a_refused_handshake_shows_its_error_and_kubectl_s_line_not_empty_facts() {
+        let said = "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority";
+        let text = render(&build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Err("unknown-authority at server certificate: …".into())),
+            kubectl_says: vec![said.into()],
+            ..Default::default()
+        }));
+        assert!(
+            text.contains(&format!("\n    kubectl get says: {said}\n")),
+            "{text}"
+        );
+        assert!(!text.contains("(ALPN )"), "{text}");
     }
 
     #[test]

@@ -173,7 +173,8 @@ impl CertSpec {
     }
 }
 
-/// A minted certificate and its key. The key is PKCS#8 PEM inside a `Secret`.
+/// A minted certificate and its key. The key is PKCS#8 v1 PEM (the form OpenSSL reads as
+/// well as Go and rustls) inside a `Secret`.
 #[derive(Debug, Clone)]
 pub struct Minted {
     pub cert_pem: String,
@@ -199,7 +200,7 @@ fn minted(cert: &rcgen::Certificate, key: &KeyPair) -> Minted {
     Minted {
         cert_pem: cert.pem(),
         cert_der: cert.der().to_vec(),
-        key_pem: Secret::new(key.serialize_pem()),
+        key_pem: Secret::new(super::key_forms::openssl_readable_pem(&key.serialize_pem())),
     }
 }
 
@@ -223,7 +224,7 @@ impl Authority {
         let cert = Minted {
             cert_pem: cert_pem.to_string(),
             cert_der: der.to_vec(),
-            key_pem: Secret::new(key.serialize_pem()),
+            key_pem: Secret::new(super::key_forms::openssl_readable_pem(&key.serialize_pem())),
         };
         Ok(Authority {
             cert,

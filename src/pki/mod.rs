@@ -7,6 +7,7 @@ pub mod checks;
 mod der;
 pub mod error;
 pub mod key;
+pub mod key_forms;
 pub mod mint;
 pub mod names;
 pub mod pem;
@@ -53,14 +54,25 @@ pub fn inspect_at(ctx: &ResolvedContext, now_unix: i64) -> Result<CredentialRepo
         let mut all: Vec<&mut CertSummary> = ca.iter_mut().chain(client.iter_mut()).collect();
         chain::link(&mut all)
     };
-    let client_key = key.as_ref().map(|k| ClientKeyInfo {
-        algorithm: k.algorithm.clone(),
-        bits: k.bits,
-        curve: k.curve.clone(),
-        matches_certificate: client
-            .first()
-            .and_then(|c| k.matches_certificate(&c.extra.der)),
-        format: k.format.as_str().to_string(),
+    let client_key = key.as_ref().map(|k| {
+        let pkcs8_v2 = ctx.user.client_key.as_ref().and_then(|m| {
+            let key = pem::private_key(&m.expose().bytes).ok()?;
+            key_forms::pkcs8_v2(&key.der)
+        });
+        ClientKeyInfo {
+            algorithm: k.algorithm.clone(),
+            bits: k.bits,
+            curve: k.curve.clone(),
+            matches_certificate: client
+                .first()
+                .and_then(|c| k.matches_certificate(&c.extra.der)),
+            // The version is what decides whether OpenSSL reads it: name it when it is 2.
+            format: match pkcs8_v2 {
+                Some(_) => "PKCS#8 v2".to_string(),
+                None => k.format.as_str().to_string(),
+            },
+            pkcs8_v2,
+        }
     });
     let identity = client.first().map(|c| Identity {
         user: c.extra.common_name.clone().unwrap_or_default(),

@@ -81,9 +81,12 @@ pub struct ClientKeyInfo {
     /// Whether the key's public half equals the client certificate's public key;
     /// null when there is no certificate to compare with.
     pub matches_certificate: Option<bool>,
-    /// Not in the contract's JSON: `PKCS#1`, `PKCS#8` or `SEC1`.
+    /// Not in the contract's JSON: `PKCS#1`, `PKCS#8` (`PKCS#8 v2` when it is) or `SEC1`.
     #[serde(skip)]
     pub format: String,
+    /// Not in the contract's JSON: set when the key is PKCS#8 v2, which OpenSSL cannot read.
+    #[serde(skip)]
+    pub pkcs8_v2: Option<super::key_forms::V1Rewrite>,
 }
 
 /// Who Kubernetes' x509 authenticator thinks the client is: CN → user, O → groups.

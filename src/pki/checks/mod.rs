@@ -3,6 +3,7 @@
 //! Messages say what it means for kubectl and the API server, not only what was found.
 
 mod client;
+mod key_form;
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +57,7 @@ pub const CATALOGUE: &[(&str, CheckStatus)] = {
         ("client-key-matches-cert", O),
         ("client-key-mismatch", E),
         ("client-key-unverified", W),
+        ("client-key-pkcs8-v2", W),
         ("client-cert-client-auth", O),
         ("client-cert-missing-client-auth", E),
         ("client-cert-no-common-name", E),
@@ -105,6 +107,7 @@ pub fn run(ctx: &ResolvedContext, r: &CredentialReport, now: i64) -> Vec<Check> 
     if let Some(leaf) = r.user.client_certificate.first() {
         client_leaf(leaf, r, &mut out);
     }
+    key_form::key_form(ctx, r, &mut out);
     algorithms(r, &mut out);
     out
 }
@@ -113,12 +116,16 @@ fn days(secs: i64) -> i64 {
     secs.div_euclid(DAY)
 }
 
-/// What an out-of-date certificate breaks, by where it sits.
-fn consequence(role: &str) -> &'static str {
+/// What an out-of-date certificate breaks, by where it sits, in the words each side prints.
+fn consequence(role: &str) -> String {
     if role == "ca-cert" {
-        "kubectl will not trust a server chain through it (x509: certificate has expired or is not yet valid)"
+        "kubectl will not trust a server chain through it (x509: certificate has expired or is not yet valid)".into()
     } else {
-        "the API server rejects the client certificate: 401 Unauthorized (x509: certificate has expired or is not yet valid)"
+        // kube-apiserver logs the x509 error; the client only sees the 401.
+        format!(
+            "the API server rejects the client certificate: 401 Unauthorized (its log: x509: certificate has expired or is not yet valid; kubectl: {})",
+            crate::client::kubectl_words::unauthorized("Unauthorized").join(", or ")
+        )
     }
 }
 

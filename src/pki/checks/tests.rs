@@ -211,3 +211,36 @@ fn short_rsa_keys_are_errors() {
     let k = r.user.client_key.unwrap();
     assert_eq!((k.bits, k.matches_certificate), (1024, Some(true)));
 }
+
+#[test]
+fn a_pkcs8_v2_key_is_a_warning_naming_the_rewrite_and_v1_is_not() {
+    let ca = ca("kubernetes");
+    let key = mint::generate_key(mint::KeyKind::Ed25519).unwrap();
+    let leaf = ca.issue(&client_spec("jane", &["dev"]), &key).unwrap();
+    // ring's own serialization is v2; what mint hands out is v1.
+    let v2 = key.serialize_pem();
+    let warned = |key_pem: &str| {
+        let ctx = context(Some(&ca.cert.cert_pem), Some((&leaf.cert_pem, key_pem)));
+        let r = inspect_at(&ctx, NOW).unwrap();
+        assert_catalogued(&r);
+        r.checks.into_iter().find(|c| c.id == "client-key-pkcs8-v2")
+    };
+    let ctx = context(Some(&ca.cert.cert_pem), Some((&leaf.cert_pem, v2.as_str())));
+    let report = inspect_at(&ctx, NOW).unwrap();
+    let format = report.user.client_key.as_ref().map(|k| k.format.as_str());
+    assert_eq!(format, Some("PKCS#8 v2"));
+    let c = warned(&v2).expect("the v2 key is flagged");
+    assert_eq!(c.status, CheckStatus::Warn);
+    for words in [
+        "PKCS#8 v2",
+        "kubectl (Go) and rustls read it",
+        "curl",
+        "openssl asn1parse -in client.key -offset 5 -length 43",
+    ] {
+        assert!(c.message.contains(words), "{words:?} in {}", c.message);
+    }
+    assert!(
+        warned(leaf.key_pem.expose()).is_none(),
+        "mint's v1 key is not flagged"
+    );
+}

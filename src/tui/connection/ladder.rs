@@ -7,6 +7,7 @@ use x509_parser::prelude::FromDer;
 use super::probe::{ConnectionReport, HttpStep};
 use crate::client::HandshakeReport;
 use crate::client::explain::HandshakeStep;
+use crate::client::kubectl_words;
 use crate::pki::{self, CertSummary, CheckStatus, CredentialReport};
 
 /// Which way the message travels.
@@ -24,6 +25,8 @@ pub enum Arrow {
 pub struct Failure {
     pub why: String,
     pub fix: String,
+    /// The lines kubectl prints for the same failure, to match against.
+    pub kubectl_says: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +63,21 @@ impl Rung {
         self.failure = Some(Failure {
             why: why.into(),
             fix: fix.into(),
+            kubectl_says: Vec::new(),
         });
+        self
+    }
+
+    fn failed_with(mut self, f: Failure) -> Rung {
+        self.status = CheckStatus::Error;
+        self.failure = Some(f);
+        self
+    }
+
+    fn says(mut self, lines: Vec<String>) -> Rung {
+        if let Some(f) = self.failure.as_mut() {
+            f.kubectl_says = lines;
+        }
         self
     }
 }
@@ -126,11 +143,15 @@ fn also_expired(rungs: &mut [Rung], creds: Option<&CredentialReport>) {
     }
 }
 
-fn fail_at(hs: &HandshakeReport, step: HandshakeStep) -> Option<(String, String)> {
+fn fail_at(hs: &HandshakeReport, step: HandshakeStep) -> Option<Failure> {
     hs.failure
         .as_ref()
         .filter(|f| f.step == step)
-        .map(|f| (f.message.clone(), f.fix.clone()))
+        .map(|f| Failure {
+            why: f.message.clone(),
+            fix: f.fix.clone(),
+            kubectl_says: f.kubectl_says.clone(),
+        })
 }
 
 fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Vec<Rung> {
@@ -144,8 +165,8 @@ fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Ve
     .row("server", t.url.clone())
     .row("address", hs.peer_address.clone().unwrap_or("—".into()))
     .row("took", ms(hs.tcp_connect_time));
-    if let Some((why, fix)) = fail_at(hs, HandshakeStep::TcpConnect) {
-        tcp = tcp.failed(why, fix);
+    if let Some(f) = fail_at(hs, HandshakeStep::TcpConnect) {
+        tcp = tcp.failed_with(f);
         out.push(tcp);
         return out;
     }
@@ -164,8 +185,8 @@ fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Ve
     .row("ALPN", hs.offered_alpn.join(", "))
     .row("SNI", t.server_name.clone())
     .row("why", "the client says which TLS versions, ciphers and HTTP versions it speaks, and which server name it wants");
-    if let Some((why, fix)) = fail_at(hs, HandshakeStep::ClientHello) {
-        hello = hello.failed(why, fix);
+    if let Some(f) = fail_at(hs, HandshakeStep::ClientHello) {
+        hello = hello.failed_with(f);
         out.push(hello);
         return out;
     }
@@ -193,16 +214,16 @@ fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Ve
             .unwrap_or("none: HTTP/1.1".into())
             .to_string(),
     );
-    if let Some((why, fix)) = fail_at(hs, HandshakeStep::ServerHello) {
-        server_hello = server_hello.failed(why, fix);
+    if let Some(f) = fail_at(hs, HandshakeStep::ServerHello) {
+        server_hello = server_hello.failed_with(f);
         out.push(server_hello);
         return out;
     }
     out.push(server_hello);
 
     let mut cert = server_certificate(hs, creds);
-    if let Some((why, fix)) = fail_at(hs, HandshakeStep::ServerCertificate) {
-        cert = cert.failed(why, fix);
+    if let Some(f) = fail_at(hs, HandshakeStep::ServerCertificate) {
+        cert = cert.failed_with(f);
         out.push(cert);
         return out;
     }
@@ -253,8 +274,8 @@ fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Ve
             "identity must come from a token or other header; a certificate would not be used",
         )
     };
-    if let Some((why, fix)) = fail_at(hs, HandshakeStep::CertificateRequest) {
-        request = request.failed(why, fix);
+    if let Some(f) = fail_at(hs, HandshakeStep::CertificateRequest) {
+        request = request.failed_with(f);
         out.push(request);
         return out;
     }
@@ -289,8 +310,8 @@ fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Ve
             "sends none: the server will treat the requests as anonymous or read a token",
         ),
     };
-    if let Some((why, fix)) = fail_at(hs, HandshakeStep::ClientCertificate) {
-        sent = sent.failed(why, fix);
+    if let Some(f) = fail_at(hs, HandshakeStep::ClientCertificate) {
+        sent = sent.failed_with(f);
         out.push(sent);
         return out;
     }
@@ -306,8 +327,8 @@ fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Ve
         "meaning",
         "both sides proved they derived the same keys; from here every byte is encrypted",
     );
-    if let Some((why, fix)) = fail_at(hs, HandshakeStep::Finished) {
-        fin = fin.failed(why, fix);
+    if let Some(f) = fail_at(hs, HandshakeStep::Finished) {
+        fin = fin.failed_with(f);
     }
     out.push(fin);
     out
@@ -435,10 +456,12 @@ fn request_rung(step: &HttpStep, creds: Option<&CredentialReport>) -> Rung {
     let resp = match &step.result {
         Ok(r) => r,
         Err(e) => {
-            return rung(Arrow::ToServer, &title, "no answer").failed(
-                e.clone(),
-                "check the server URL and that the API server is up",
-            );
+            return rung(Arrow::ToServer, &title, "no answer")
+                .failed(
+                    e.0.clone(),
+                    "check the server URL and that the API server is up",
+                )
+                .says(e.1.map(kubectl_words::remote_alert).into_iter().collect());
         }
     };
     let json = resp.json().unwrap_or(serde_json::Value::Null);
@@ -451,7 +474,10 @@ fn request_rung(step: &HttpStep, creds: Option<&CredentialReport>) -> Rung {
         .row("response", head);
     match resp.status {
         200..=299 => {}
-        401 => return unauthorized(r, creds),
+        401 => {
+            let said = json["message"].as_str().unwrap_or_default();
+            return unauthorized(r, creds).says(kubectl_words::unauthorized(said));
+        }
         403 => {
             let msg = json["message"].as_str().unwrap_or_default().to_string();
             return r.failed(
@@ -563,6 +589,36 @@ fn reason(code: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// TLS 1.3: the handshake completes, then the server's alert ends the first request.
+    #[test]
+    fn an_alert_after_the_handshake_gives_kubectl_s_remote_error() {
+        let step = HttpStep {
+            method: "GET",
+            path: "/version",
+            result: Err(crate::client::http::RequestError(
+                "connection error: received fatal alert: UnknownCA".into(),
+                Some(rustls::AlertDescription::UnknownCA),
+            )),
+        };
+        let r = request_rung(&step, None);
+        let f = r.failure.expect("a failure");
+        assert_eq!(
+            f.kubectl_says,
+            ["Unable to connect to the server: remote error: tls: unknown certificate authority"]
+        );
+        let plain = HttpStep {
+            result: Err(crate::client::http::RequestError("timed out".into(), None)),
+            ..step
+        };
+        assert!(
+            request_rung(&plain, None)
+                .failure
+                .expect("a failure")
+                .kubectl_says
+                .is_empty()
+        );
+    }
 
     #[test]
     fn wildcard_sans_cover_one_label() {

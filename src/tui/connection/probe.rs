@@ -6,7 +6,7 @@
 use reqwest::Method;
 
 use crate::client::HandshakeReport;
-use crate::client::http::{ApiClient, ApiResponse};
+use crate::client::http::{ApiClient, ApiResponse, RequestError};
 use crate::kubeconfig::ResolvedContext;
 
 /// One HTTP request of the ladder and what came back (or why nothing did).
@@ -14,7 +14,7 @@ use crate::kubeconfig::ResolvedContext;
 pub struct HttpStep {
     pub method: &'static str,
     pub path: &'static str,
-    pub result: Result<ApiResponse, String>,
+    pub result: Result<ApiResponse, RequestError>,
 }
 
 /// Everything view 3 knows about one connection attempt.
@@ -62,7 +62,7 @@ pub async fn probe(ctx: &ResolvedContext) -> ConnectionReport {
             report.requests.push(HttpStep {
                 method: "GET",
                 path: "/version",
-                result: Err(e.to_string()),
+                result: Err(RequestError(e.to_string(), None)),
             });
             return report;
         }
@@ -83,7 +83,7 @@ pub async fn probe(ctx: &ResolvedContext) -> ConnectionReport {
         report.requests.push(HttpStep {
             method,
             path,
-            result: result.map_err(|e| e.to_string()),
+            result,
         });
     }
     report

@@ -152,6 +152,7 @@ pub fn report() -> CredentialReport {
                 curve: Some("prime256v1".into()),
                 matches_certificate: Some(true),
                 format: "SEC1".into(),
+                pkcs8_v2: None,
             }),
             identity: Some(Identity {
                 user: "ann".into(),

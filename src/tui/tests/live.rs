@@ -148,6 +148,13 @@ fn wrong_ca_stops_at_the_server_certificate_as_an_unknown_authority() {
     assert!(f.why.contains("issued by CN=kexplore-ca"), "{}", f.why);
     assert!(f.why.contains("trusts only: CN=kubernetes"), "{}", f.why);
     assert!(f.fix.contains("certificate-authority-data"), "{}", f.fix);
+    // What kubectl prints for the same kubeconfig (tests/kubectl_words.rs compares with it).
+    assert_eq!(
+        f.kubectl_says,
+        [
+            "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        ]
+    );
 }
 
 #[test]
@@ -202,6 +209,13 @@ fn an_expired_certificate_from_the_servers_ca_gets_401_and_says_why() {
     let f = end.failure.as_ref().expect("a failure");
     assert!(f.why.starts_with("401 Unauthorized"), "{}", f.why);
     assert!(f.why.contains("expired"), "{}", f.why);
+    assert_eq!(
+        f.kubectl_says,
+        [
+            "error: You must be logged in to the server (the server has asked for the client to provide credentials)",
+            "error: You must be logged in to the server (Unauthorized)"
+        ]
+    );
     let client = rungs
         .iter()
         .find(|r| r.title == "Certificate")

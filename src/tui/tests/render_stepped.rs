@@ -65,6 +65,31 @@ fn view3_failure_stops_the_ladder_with_why_and_fix() {
     insta::assert_snapshot!("view3_failure", screen);
 }
 
+#[test]
+fn view3_failure_says_what_kubectl_prints() {
+    let mut s = fixtures::state();
+    s.view = View::Connection;
+    let mut failure = fx::unknown_authority();
+    failure.kubectl_says = vec![
+        "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority".into(),
+    ];
+    s.conn
+        .set(fx::connection(Some(failure)), Some(&fx::alibaba_creds()));
+    s.conn.step = 4;
+    let said = "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority";
+    for (w, h) in [(120, 40), (80, 24)] {
+        let screen = render(&s, w, h);
+        assert!(screen.contains("kubectl says"), "{w}x{h}:\n{screen}");
+        // The detail pane wraps the line: its words, read row after row, are kubectl's.
+        let pane: Vec<&str> = screen
+            .lines()
+            .map(|l| l.split_once("││").map_or(l, |(_, r)| r).trim_matches('│'))
+            .flat_map(str::split_whitespace)
+            .collect();
+        assert!(pane.join(" ").contains(said), "{w}x{h}:\n{screen}");
+    }
+}
+
 fn view4() -> AppState {
     let mut s = fixtures::state();
     s.view = View::PodJourney;

@@ -40,7 +40,10 @@ pub fn alibaba_creds() -> CredentialReport {
     crate::pki::inspect_at(&ctx, NOW).expect("inspects")
 }
 
-fn ok(status: u16, body: serde_json::Value) -> Result<ApiResponse, String> {
+fn ok(
+    status: u16,
+    body: serde_json::Value,
+) -> Result<ApiResponse, crate::client::http::RequestError> {
     Ok(ApiResponse {
         status,
         http_version: "HTTP/2.0".into(),
@@ -74,6 +77,7 @@ pub fn connection(failure: Option<Explanation>) -> ConnectionReport {
         acceptable_ca_names: if failed { vec![] } else { vec![ca_subject] },
         client_certificate_sent: !failed,
         verification_skipped: false,
+        server_first_bytes: Vec::new(),
     };
     let hs = HandshakeReport {
         target: TlsTarget {
@@ -138,6 +142,7 @@ pub fn unknown_authority() -> Explanation {
         cause: "unknown-authority",
         message: "the server presented a certificate for CN=kube-apiserver issued by CN=c0256a3b8e4b948bb9c21e66b0e1d9a72, but the kubeconfig trusts only: CN=kubernetes".into(),
         fix: "put the CA that issued the server certificate in certificate-authority-data (kubeadm: /etc/kubernetes/pki/ca.crt), or check that the server URL is the right cluster".into(),
+        kubectl_says: Vec::new(),
     }
 }
 

@@ -206,6 +206,17 @@ fn draw_detail(frame: &mut Frame, area: Rect, rung: Option<&Rung>, scroll: u16, 
             theme.label,
             theme.text,
         ));
+        // kubectl's own words, whole, so the line a user saw elsewhere can be found here.
+        for said in &f.kubectl_says {
+            lines.extend(field::lines(
+                "  kubectl says",
+                15,
+                said,
+                width,
+                theme.label,
+                theme.text,
+            ));
+        }
         lines.push(Line::raw(""));
     }
     for (label, value) in &r.details {
