@@ -394,8 +394,14 @@ fn verdict_line(s: &mut String, v: &FilterVerdict, w: usize) {
     } else {
         ("✗ fail", v.plugin.unwrap_or(""))
     };
+    // Filter never ran on a node PreFilter decided: say so, with the status's code.
+    let how = if v.pre_filter {
+        format!(" ({}, at PreFilter)", v.code.as_str())
+    } else {
+        String::new()
+    };
     let line = format!(
-        "  {:<w$}  {mark}  {plugin:<18} {}",
+        "  {:<w$}  {mark}  {plugin:<18} {}{how}",
         v.node,
         v.reasons().join(", ")
     );
@@ -431,10 +437,16 @@ fn render_pod(s: &mut String, t: &PodTrace, requests: &str, args: &ScheduleArgs)
             t.num_feasible_nodes_to_find
         )
     };
+    let decided_at_pre_filter = t.filter.iter().filter(|v| v.pre_filter).count();
+    let pre_filtered = if decided_at_pre_filter == 0 {
+        String::new()
+    } else {
+        format!("\n  {decided_at_pre_filter} decided at PreFilter: Filter does not run on them")
+    };
     let _ = writeln!(
         s,
-        "Filter — {} of {} node(s) evaluated from index {}, {} feasible{sampled}",
-        t.filter.len(),
+        "Filter — {} of {} node(s) evaluated from index {}, {} feasible{pre_filtered}{sampled}",
+        t.filter.len() - decided_at_pre_filter,
         t.nodes_total,
         t.start_index,
         t.nodes_feasible
@@ -595,9 +607,10 @@ fn render_node(s: &mut String, t: &PodTrace, name: &str) {
         Some(v) => {
             let _ = writeln!(
                 s,
-                "  filter: ✗ {} ({}): {}",
+                "  filter: ✗ {} ({}{}): {}",
                 v.plugin.unwrap_or(""),
                 v.code.as_str(),
+                if v.pre_filter { ", at PreFilter" } else { "" },
                 v.reasons().join(", ")
             );
         }

@@ -297,6 +297,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
                 plugin: Some(pred),
                 reasons: Some(reasons),
                 code: Code::Unschedulable,
+                pre_filter: false,
             },
             None => {
                 feasible.push(idx);
@@ -306,6 +307,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
                     plugin: None,
                     reasons: None,
                     code: Code::Success,
+                    pre_filter: false,
                 }
             }
         };

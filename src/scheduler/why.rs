@@ -239,6 +239,7 @@ mod tests {
                 plugin: Some("NodeResourcesFit"),
                 reasons: Some(vec!["Insufficient cpu".into()]),
                 code: Code::Unschedulable,
+                pre_filter: false,
             },
             FilterVerdict {
                 node: Name::new("n2"),
@@ -246,6 +247,7 @@ mod tests {
                 plugin: None,
                 reasons: None,
                 code: Code::Success,
+                pre_filter: false,
             },
             FilterVerdict {
                 node: Name::new("n3"),
@@ -253,6 +255,7 @@ mod tests {
                 plugin: None,
                 reasons: None,
                 code: Code::Success,
+                pre_filter: false,
             },
         ];
         t.score = vec![

@@ -1,0 +1,88 @@
+//! View 5 tells what the scheduler decided about every node (issue 12 B8–B11): nodes outside a
+//! PreFilterResult, nodes without allocatable, and the release modelled.
+
+use super::fixtures;
+use super::render::render;
+use crate::scheduler::KubeVersion;
+use crate::tui::action::View;
+use crate::tui::sched::fetch;
+use crate::tui::sched::model::Model;
+use crate::tui::sched::steps::Step;
+use crate::tui::state::AppState;
+
+/// View 5 on `yaml` (nodes and bound pods) placing `pod` with the v1.33 model.
+fn view5_on(yaml: &str, pod: serde_json::Value) -> AppState {
+    let pod = serde_json::from_value(pod).expect("a Pod");
+    let data = fetch::from_files(
+        &[("cluster.yaml".into(), yaml.into())],
+        None,
+        pod,
+        KubeVersion::parse("1.33").expect("version"),
+    )
+    .expect("cluster");
+    let mut s = fixtures::state();
+    s.view = View::Scheduler;
+    s.sched.model = Some(Model::new(data));
+    s.sched.reorder(false);
+    s
+}
+
+const THREE_NODES: &str = r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: node-1}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: node-3}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+"#;
+
+/// A DaemonSet's pod: required affinity `matchFields metadata.name In [node-1]`.
+fn daemon_pod() -> serde_json::Value {
+    serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "ds-x", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause"}],
+                 "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                    {"nodeSelectorTerms": [{"matchFields":
+                        [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}}}}})
+}
+
+#[test]
+fn nodes_outside_the_prefilter_result_show_upstreams_words() {
+    let mut s = view5_on(THREE_NODES, daemon_pod());
+    let steps = s.sched.steps(false);
+    let affinity = steps
+        .iter()
+        .position(|st| matches!(st, Step::Filter(v) if v.len() == 1))
+        .expect("NodeAffinity rejects nodes on its own step");
+    s.sched.step = affinity;
+    let screen = render(&s, 120, 40);
+    for node in ["node-2", "node-3"] {
+        let line = screen
+            .lines()
+            .find(|l| l.contains(node))
+            .unwrap_or_else(|| panic!("{node} not drawn:\n{screen}"));
+        assert!(
+            line.contains("✗ NodeAffinity: node(s) didn't satisfy plugin(s) [NodeAffinity]"),
+            "{line}"
+        );
+    }
+    // Before NodeAffinity's step the nodes are already out: Filter never ran on them.
+    s.sched.step = 1;
+    let screen = render(&s, 120, 40);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("node-2"))
+        .expect("node-2");
+    assert!(line.contains("– out at NodeAffinity"), "{line}");
+    s.sched.step = steps.len() - 1;
+    let screen = render(&s, 120, 40);
+    assert!(screen.contains("Selected: node-1"), "{screen}");
+    let line = screen
+        .lines()
+        .find(|l| l.contains("node-3"))
+        .expect("node-3");
+    assert!(
+        line.contains("✗ NodeAffinity: node(s) didn't satisfy plugin(s) [NodeAffinity]"),
+        "{line}"
+    );
+}
