@@ -68,12 +68,8 @@ fn objects<T: serde::de::DeserializeOwned>(
         .flatten()
         .enumerate()
     {
-        let mut o = o.clone();
-        if what == "nodes" && o.pointer("/status/allocatable").is_none() {
-            // Upstream helpers often build nodes without allocatable: that is "nothing".
-            o["status"]["allocatable"] = serde_json::json!({});
-        }
-        out.push(serde_json::from_value(o).map_err(|e| format!("{what}[{i}]: {e}"))?);
+        // A node without allocatable is taken as it is: the engine reads it as 0, as upstream.
+        out.push(serde_json::from_value(o.clone()).map_err(|e| format!("{what}[{i}]: {e}"))?);
     }
     Ok(out)
 }

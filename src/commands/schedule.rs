@@ -31,6 +31,10 @@ struct Output<'a> {
     /// `--pod` on a bound pod: the simulation's node next to the real one.
     #[serde(skip_serializing_if = "<[Comparison]>::is_empty")]
     comparisons: &'a [Comparison],
+    /// What the simulation assumed for valid but incomplete input ("node1: no allocatable
+    /// reported: treated as 0").
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
 }
 
 /// Where a live run's nodes and pods came from.
@@ -187,6 +191,7 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
                 modelled: &modelled,
                 cluster: live,
                 comparisons: &comparisons,
+                notes: &world.notes,
             };
             let json = serde_json::to_string_pretty(&out)
                 .map_err(|e| CommandError::Failed(format!("serializing the trace: {e}")))?;
@@ -215,6 +220,9 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
             }
             for w in &world.warnings {
                 let _ = writeln!(s, "warning: {w}");
+            }
+            for n in &world.notes {
+                let _ = writeln!(s, "note: {n}");
             }
             if live.is_some() && traces.is_empty() {
                 let _ = writeln!(

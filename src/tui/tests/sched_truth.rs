@@ -86,3 +86,41 @@ fn nodes_outside_the_prefilter_result_show_upstreams_words() {
         "{line}"
     );
 }
+
+#[test]
+fn a_node_without_allocatable_says_so_instead_of_empty_bars() {
+    let cluster = r#"
+- {apiVersion: v1, kind: Node, metadata: {name: node-1}}
+- {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "2"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: node-3}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+"#;
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "app", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]}});
+    let list = format!("apiVersion: v1\nkind: List\nitems:{cluster}");
+    let mut s = view5_on(&list, pod);
+    for (w, h) in [(120, 40), (80, 24)] {
+        s.sched.step = 0;
+        let screen = render(&s, w, h);
+        let row = |node: &str| {
+            screen
+                .lines()
+                .find(|l| l.contains(node))
+                .unwrap_or_else(|| panic!("{node} not drawn:\n{screen}"))
+                .to_string()
+        };
+        assert!(
+            row("node-1").contains("no allocatable reported: treated as 0"),
+            "{screen}"
+        );
+        assert!(
+            row("node-2").contains("no allocatable memory or pods reported"),
+            "{screen}"
+        );
+        assert!(row("node-3").contains("cpu "), "{screen}");
+    }
+    let last = s.sched.steps(false).len() - 1;
+    s.sched.step = last;
+    let screen = render(&s, 120, 40);
+    assert!(screen.contains("Selected: node-3"), "{screen}");
+}

@@ -122,6 +122,12 @@ pub fn draw(
         };
         let rest = width.saturating_sub(name_w + 3);
         let body: Vec<Span> = match step {
+            // Bars of a capacity the node never reported would draw a made-up 0.
+            Step::Nodes | Step::Predict if node.allocatable_note().is_some() => {
+                let note = node.allocatable_note().unwrap_or_default();
+                let words = note.split_once(": ").map_or(note.as_str(), |(_, w)| w);
+                vec![Span::styled(ellipsize(words, rest), theme.warn)]
+            }
             Step::Nodes | Step::Predict => {
                 // Two bars share what the numbers leave (about 46 columns).
                 let bw = (rest.saturating_sub(46) / 2).clamp(4, 30);
