@@ -226,8 +226,11 @@ pub struct KubeScheduler {
 
 impl KubeScheduler {
     pub fn new() -> Self {
-        let version = crate::scheduler::KubeVersion::parse("1.33")
-            .unwrap_or(crate::scheduler::version::NEWEST);
+        // The release `/version` reports, mapped as every client maps it.
+        let reported = super::discovery::version();
+        let version =
+            crate::scheduler::release::Modelling::for_server(reported["gitVersion"].as_str())
+                .version;
         KubeScheduler {
             version,
             inner: std::sync::Mutex::new(crate::scheduler::Scheduler::new(version, None, 0)),

@@ -14,14 +14,17 @@ use crate::client::snapshot::fetch_live;
 use crate::kubeconfig::{Kubeconfig, Selection};
 use crate::scheduler::manifests::Manifests;
 use crate::scheduler::profile::config;
+use crate::scheduler::release::{Basis, Modelling};
 use crate::scheduler::trace::{FilterVerdict, NodeScore, PodTrace};
 use crate::scheduler::why::{self, Comparison, Modelled};
-use crate::scheduler::{KubeVersion, PodInfo, Scheduler, simulate, version, world};
+use crate::scheduler::{KubeVersion, PodInfo, Scheduler, simulate, world};
 
 #[derive(Serialize)]
 struct Output<'a> {
     profile: &'a str,
     kube_version: String,
+    /// Which release is modelled and why (default, --kube-version, the server's /version).
+    release: &'a Modelling,
     seed: u64,
     pods: &'a [PodTrace],
     /// What the simulation models (plugins judged, weights, plugins passing every node).
@@ -42,6 +45,7 @@ struct Output<'a> {
 struct ClusterInfo {
     server: String,
     context: String,
+    /// `/version`'s gitVersion, when the server answered it.
     server_version: Option<String>,
     /// Collections RBAC kept from this user, and what that means for the simulation.
     not_visible: Vec<String>,
@@ -51,7 +55,7 @@ struct ClusterInfo {
 fn input(
     global: &GlobalArgs,
     args: &ScheduleArgs,
-) -> Result<(Manifests, Option<(ClusterInfo, KubeVersion)>), CommandError> {
+) -> Result<(Manifests, Option<(ClusterInfo, Modelling)>), CommandError> {
     if !args.files.is_empty() {
         let mut manifests = Manifests::default();
         for path in &args.files {
@@ -92,10 +96,10 @@ fn input(
     let info = ClusterInfo {
         server: ctx.cluster.server.clone(),
         context: ctx.context_name.clone(),
-        server_version: live.git_version,
+        server_version: live.modelling.server.clone(),
         not_visible: live.not_visible,
     };
-    Ok((live.manifests, Some((info, live.version))))
+    Ok((live.manifests, Some((info, live.modelling))))
 }
 
 pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
@@ -108,9 +112,12 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         None => None,
     };
     let (mut manifests, live) = input(global, args)?;
-    let version = asked
-        .or(live.as_ref().map(|(_, v)| *v))
-        .unwrap_or(version::NEWEST);
+    let release = match (asked, &live) {
+        (Some(v), live) => Modelling::asked(v, live.as_ref().and_then(|(_, m)| m.server.clone())),
+        (None, Some((_, m))) => m.clone(),
+        (None, None) => Modelling::default_release(),
+    };
+    let version = release.version;
     let live = live.map(|(info, _)| info);
     let profiles = match &args.config {
         Some(path) => {
@@ -186,6 +193,7 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
             let out = Output {
                 profile: &profile_name,
                 kube_version: version.to_string(),
+                release: &release,
                 seed: args.seed,
                 pods: &traces,
                 modelled: &modelled,
@@ -216,7 +224,9 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
                 args.seed
             );
             if let Some(info) = &live {
-                render_live_header(&mut s, info, &modelled);
+                render_live_header(&mut s, info, &release, &modelled);
+            } else if release.basis == Basis::Default {
+                let _ = writeln!(s, "{}", release.summary);
             }
             for w in &world.warnings {
                 let _ = writeln!(s, "warning: {w}");
@@ -272,15 +282,15 @@ fn parse_pod_key(s: &str) -> Result<String, CommandError> {
     }
 }
 
-fn render_live_header(s: &mut String, info: &ClusterInfo, m: &Modelled) {
+fn render_live_header(s: &mut String, info: &ClusterInfo, release: &Modelling, m: &Modelled) {
     let _ = writeln!(
         s,
-        "cluster {} (context {}) · server {} · modelled as kube-scheduler {}",
+        "cluster {} (context {}) · server {}",
         info.server,
         info.context,
         info.server_version.as_deref().unwrap_or("version unknown"),
-        m.kube_version
     );
+    let _ = writeln!(s, "{}", release.summary);
     let scores: Vec<String> = m.scores.iter().map(|(n, w)| format!("{n}×{w}")).collect();
     let _ = writeln!(
         s,

@@ -327,7 +327,7 @@ fn simulate(live: &Result<LiveCluster, String>, created: &Value) -> (Value, Opti
         Ok(l) => l,
         Err(e) => return fail(e.clone()),
     };
-    let w = match world::build(&live.manifests, live.version) {
+    let w = match world::build(&live.manifests, live.modelling.version) {
         Ok(w) => w,
         Err(e) => return fail(format!("the listed cluster: {e}")),
     };
@@ -343,11 +343,12 @@ fn simulate(live: &Result<LiveCluster, String>, created: &Value) -> (Value, Opti
         Ok(i) => i,
         Err(e) => return fail(format!("the returned pod: {e}")),
     };
-    let mut scheduler = Scheduler::new(live.version, None, SEED);
+    let mut scheduler = Scheduler::new(live.modelling.version, None, SEED);
     let trace = scheduler.schedule_one(&snap, &info);
     let sim = json!({
-        "server_version": live.git_version,
-        "kube_version": live.version.to_string(),
+        "server_version": live.modelling.server,
+        "kube_version": live.modelling.version.to_string(),
+        "release": live.modelling.summary,
         "not_visible": live.not_visible,
         "trace": trace,
     });

@@ -13,6 +13,7 @@ use crate::client::snapshot::{WatchFrom, fetch_live};
 use crate::kubeconfig::ResolvedContext;
 use crate::scheduler::KubeVersion;
 use crate::scheduler::manifests::{Manifests, Source};
+use crate::scheduler::release::Modelling;
 
 /// Splits manifests into the cluster and the pod to place. `focus` (`ns/name`) picks a pod from
 /// the input, taken off its node; without one (or when absent) `fallback` is placed.
@@ -21,7 +22,7 @@ pub fn cluster_from(
     m: Manifests,
     focus: Option<&str>,
     fallback: Pod,
-    version: KubeVersion,
+    release: Modelling,
 ) -> ClusterData {
     let key = live::key_of;
     let mut pod = None;
@@ -44,7 +45,7 @@ pub fn cluster_from(
         nodes: m.nodes.into_iter().map(|(n, _)| n).collect(),
         running,
         pod,
-        version,
+        release,
     }
 }
 
@@ -92,7 +93,7 @@ pub async fn fetch(
         source: format!("{} ({})", ctx.cluster.server, ctx.context_name),
         focus,
         fallback,
-        version: listed.version,
+        release: listed.modelling,
     };
     Ok((seed.cluster(), seed))
 }
@@ -112,7 +113,7 @@ pub struct Seed {
     pub source: String,
     pub focus: Option<String>,
     pub fallback: Pod,
-    pub version: KubeVersion,
+    pub release: Modelling,
 }
 
 impl Seed {
@@ -137,7 +138,7 @@ impl Seed {
             m,
             self.focus.as_deref(),
             self.fallback.clone(),
-            self.version,
+            self.release.clone(),
         );
         LiveCluster {
             data,
@@ -163,5 +164,11 @@ pub fn from_files(
         .map(|(n, _)| n.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    Ok(cluster_from(source, m, focus, fallback, version))
+    Ok(cluster_from(
+        source,
+        m,
+        focus,
+        fallback,
+        Modelling::asked(version, None),
+    ))
 }

@@ -87,7 +87,7 @@ pub fn lines(m: &Model, k: usize, p: &PluginScore) -> Vec<String> {
             if pc == 0 && pm == 0 {
                 out.push("the pod requests nothing (best-effort): PreScore skips, 0".into());
                 out.push(format!("score   0 {}", check(0)));
-            } else if m.data.version.balanced_with_and_without_pod() {
+            } else if m.data.release.version.balanced_with_and_without_pod() {
                 let bc = (node.requested.milli_cpu as f64 / ac.max(1) as f64).min(1.0);
                 let bm = (node.requested.memory as f64 / am.max(1) as f64).min(1.0);
                 let without = ((1.0 - (bc - bm).abs() / 2.0) * 100.0) as i64;

@@ -124,3 +124,54 @@ fn a_node_without_allocatable_says_so_instead_of_empty_bars() {
     let screen = render(&s, 120, 40);
     assert!(screen.contains("Selected: node-3"), "{screen}");
 }
+
+#[test]
+fn a_live_cluster_names_the_release_modelled_and_the_servers() {
+    use crate::scheduler::release::Modelling;
+    let cluster = r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: cp}, spec: {taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: worker}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+"#;
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "app", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]}});
+    let live = |git: &str| {
+        let mut s = view5_on(cluster, pod.clone());
+        if let Some(Ok(m)) = s.sched.model.as_mut() {
+            // As fetch builds it from the server's /version.
+            let mut data = m.data.clone();
+            data.release = Modelling::for_server(Some(git));
+            *m = Model::new(data).expect("model");
+        }
+        s.sched.reorder(false);
+        s
+    };
+    let mut s = live("v1.31.4");
+    for (w, h) in [(120, 40), (80, 24)] {
+        let screen = render(&s, w, h);
+        assert!(
+            screen.contains("modelling kube-scheduler v1.31, the server's release (v1.31.4)"),
+            "{screen}"
+        );
+    }
+    // v1.31's behaviour is the one simulated: the taint is named (v1.35 says "taint(s)").
+    s.sched.step = 2;
+    let screen = render(&s, 120, 40);
+    assert!(
+        screen.contains(
+            "✗ TaintToleration: node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+        ),
+        "{screen}"
+    );
+    let s = live("v1.22.3");
+    let screen = render(&s, 120, 40);
+    assert!(
+        screen.contains(
+            "modelling kube-scheduler v1.25, the modelled release nearest to the server's v1.22.3"
+        ),
+        "{screen}"
+    );
+}

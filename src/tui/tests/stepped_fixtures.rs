@@ -187,7 +187,7 @@ pub fn big_cluster(n: usize) -> ClusterData {
             crate::scheduler::generate::PendingKind::Plain,
             0,
         ),
-        version: KubeVersion::default(),
+        release: Default::default(),
     }
 }
 

@@ -11,6 +11,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::connection::SPINNER;
 use super::{ellipsize, inner_width, pane};
 use super::{scheduler_pods, scheduler_rows};
+use crate::scheduler::release::Basis;
 use crate::scheduler::why::{self, BoundPod};
 use crate::tui::sched::LiveState;
 use crate::tui::sched::formula;
@@ -183,11 +184,20 @@ fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: 
             Span::styled(format!("   what-if: {}", whatif.join(", ")), theme.warn)
         },
     ]);
-    let line2 = Line::styled(
-        format!(
-            " kube-scheduler {} (simulated; = kexplore schedule --kube-version {}) · {} nodes · {}",
+    // Against a server, the release and how it relates to the server's, in the words
+    // `kexplore schedule` prints for the same cluster.
+    let r = &m.data.release;
+    let release = match (r.basis, &r.server) {
+        (Basis::Asked | Basis::Default, None) => format!(
+            "kube-scheduler {} (simulated; = kexplore schedule --kube-version {})",
             m.trace.kube_version,
             m.trace.kube_version.trim_start_matches('v'),
+        ),
+        _ => r.summary.clone(),
+    };
+    let line2 = Line::styled(
+        format!(
+            " {release} · {} nodes · {}",
             m.snapshot.nodes.len(),
             m.data.source
         ),
