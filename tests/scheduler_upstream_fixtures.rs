@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use kexplore::scheduler::plugins::volumes::NOT_SIMULATED;
 use kexplore::scheduler::profile::config::plugin_args_for;
 use kexplore::scheduler::version::{KubeVersion, NEWEST};
 use kexplore::scheduler::{Code, Scheduler, Snapshot, Status, run_filter_plugin, run_score_plugin};
@@ -89,16 +90,6 @@ fn run_case(path: &Path) -> Result<Option<String>, String> {
         .and_then(Value::as_str)
         .ok_or("no phase")?;
     // These pass every node without judging anything: a case for them cannot be checked.
-    const NOT_SIMULATED: [&str; 8] = [
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-        "EBSLimits",
-        "GCEPDLimits",
-        "AzureDiskLimits",
-        "DynamicResources",
-    ];
     if NOT_SIMULATED.contains(&plugin) {
         return Err(format!(
             "{plugin} is not simulated by the engine; mark the case `unsupported: \"...\"`"

@@ -13,6 +13,7 @@ use crate::client::http::ApiClient;
 use crate::client::snapshot::fetch_live;
 use crate::kubeconfig::{Kubeconfig, Selection};
 use crate::scheduler::manifests::Manifests;
+use crate::scheduler::plugins;
 use crate::scheduler::profile::config;
 use crate::scheduler::release::{Basis, Modelling};
 use crate::scheduler::trace::{FilterVerdict, NodeScore, PodTrace};
@@ -389,23 +390,6 @@ fn bytes(b: i64) -> String {
     b.to_string()
 }
 
-/// Short column titles so seven plugins fit in 100 columns.
-fn short(plugin: &str) -> &str {
-    match plugin {
-        "TaintToleration" | "TaintTolerationPriority" => "Taint",
-        "NodeAffinity" | "NodeAffinityPriority" => "NodeAff",
-        "NodeResourcesFit" => "Fit",
-        "PodTopologySpread" => "Spread",
-        "InterPodAffinity" | "InterPodAffinityPriority" => "PodAff",
-        "NodeResourcesBalancedAllocation" | "BalancedResourceAllocation" => "Balanced",
-        "ImageLocality" => "Image",
-        "SelectorSpreadPriority" => "SelSpread",
-        "LeastRequestedPriority" => "LeastReq",
-        "NodePreferAvoidPodsPriority" => "Avoid",
-        other => other,
-    }
-}
-
 fn verdict_line(s: &mut String, v: &FilterVerdict, w: usize) {
     let (mark, plugin) = if v.passed {
         ("✓ pass", "")
@@ -571,7 +555,7 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
         .clamp(4, 24);
     let titles: Vec<String> = plugins
         .iter()
-        .map(|(p, wt)| format!("{}×{wt}", short(p)))
+        .map(|(p, wt)| format!("{}×{wt}", plugins::short(p)))
         .collect();
     let widths: Vec<usize> = titles.iter().map(|t| t.chars().count().max(6)).collect();
     let mut head = format!("  {:<w$}", "NODE");

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use super::framework::{Code, CycleContext, FilterPlugin, Status};
 use super::legacy;
-use super::plugins::{new_filter, new_score};
+use super::plugins::{new_filter, new_score, volumes};
 use super::podinfo::PodInfo;
-use super::postfilter;
+use super::postfilter::{self, DEFAULT_PREEMPTION};
 use super::profile::Profile;
 use super::rng::SplitMix64;
 use super::snapshot::{NodeInfo, Snapshot};
@@ -203,18 +203,17 @@ fn outside_verdicts(
 fn note_nomination(trace: &mut PodTrace, post: &postfilter::PostFilterOutcome) {
     if let Some(n) = &post.nominated {
         trace.notes.push(format!(
-            "DefaultPreemption: evicting lower-priority pods on {n} would make room; the real scheduler nominates {n} and retries the pod later (eviction is not simulated)"
+            "{DEFAULT_PREEMPTION}: evicting lower-priority pods on {n} would make room; the real scheduler nominates {n} and retries the pod later (eviction is not simulated)"
         ));
     }
 }
 
 fn not_simulated_note(name: &str, cx: &CycleContext) -> Option<String> {
     match name {
-        "DynamicResources" if cx.pod.has_resource_claims => Some(
-            "DynamicResources: the pod has resource claims; DRA allocation is not simulated (treated as passing)".into(),
-        ),
-        "VolumeRestrictions" | "NodeVolumeLimits" | "VolumeBinding" | "VolumeZone" | "EBSLimits"
-        | "GCEPDLimits" | "AzureDiskLimits" => Some(format!(
+        volumes::DYNAMIC_RESOURCES if cx.pod.has_resource_claims => Some(format!(
+            "{name}: the pod has resource claims; DRA allocation is not simulated (treated as passing)"
+        )),
+        n if volumes::VOLUME_PLUGINS.contains(&n) => Some(format!(
             "{name}: the pod has volume(s) {:?} this plugin would judge; not simulated (treated as passing)",
             cx.pod.judged_volumes
         )),

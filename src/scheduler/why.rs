@@ -12,16 +12,7 @@ use super::version::KubeVersion;
 
 /// Plugins of the default profile that run but judge nothing (kexplore lists no volumes,
 /// storage classes or resource slices): they pass every node.
-pub const NOT_SIMULATED: [&str; 8] = [
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "EBSLimits",
-    "GCEPDLimits",
-    "AzureDiskLimits",
-    "DynamicResources",
-];
+pub use super::plugins::volumes::NOT_SIMULATED;
 
 /// The scheduler a simulation stands for, said plainly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -175,3 +175,33 @@ items:
         "{screen}"
     );
 }
+
+#[test]
+fn score_sums_use_the_plugins_one_short_label() {
+    use crate::scheduler::plugins::{inter_pod_affinity, node_affinity};
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "app", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "pause"}],
+                 "affinity": {
+                    "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "preference": {"matchExpressions":
+                            [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-2"]}]}}]},
+                    "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                            "labelSelector": {"matchLabels": {"app": "web"}}}}]}}}});
+    let cluster = r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Pod, metadata: {name: web-1, namespace: default, labels: {app: web}}, spec: {nodeName: node-1, containers: [{name: c, image: pause}]}}
+"#;
+    let mut s = view5_on(cluster, pod);
+    s.sched.step = s.sched.steps(false).len() - 1;
+    let screen = render(&s, 120, 40);
+    for label in [inter_pod_affinity::SHORT, node_affinity::SHORT] {
+        assert!(screen.contains(&format!("{label} ")), "{label}: {screen}");
+    }
+    assert!(!screen.contains("PodAffinity "), "{screen}");
+}

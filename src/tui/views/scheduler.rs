@@ -11,6 +11,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::connection::SPINNER;
 use super::{ellipsize, inner_width, pane};
 use super::{scheduler_pods, scheduler_rows};
+use crate::scheduler::plugins;
 use crate::scheduler::release::Basis;
 use crate::scheduler::why::{self, BoundPod};
 use crate::tui::sched::LiveState;
@@ -487,7 +488,7 @@ fn draw_panel(
                     let parts: Vec<String> = sc
                         .plugins
                         .iter()
-                        .map(|p| format!("{} {}", short(p.name), p.weighted))
+                        .map(|p| format!("{} {}", plugins::short(p.name), p.weighted))
                         .collect();
                     lines.push(Line::styled(
                         ellipsize(
@@ -586,18 +587,4 @@ fn formula_text(state: &AppState, m: &Model, step: &Step) -> Option<Vec<String>>
             .flat_map(|p| formula::lines(m, k, p))
             .collect(),
     )
-}
-
-/// Plugin names short enough for a sum on one line.
-pub fn short(name: &str) -> &str {
-    match name {
-        "TaintToleration" => "Taint",
-        "NodeResourcesFit" => "Fit",
-        "NodeResourcesBalancedAllocation" => "Balanced",
-        "ImageLocality" => "Image",
-        "InterPodAffinity" => "PodAffinity",
-        "PodTopologySpread" => "Spread",
-        "NodeAffinity" => "NodeAffinity",
-        other => other,
-    }
 }

@@ -286,7 +286,13 @@ fn total_cells(
     let parts: Vec<String> = sc
         .plugins
         .iter()
-        .map(|p| format!("{} {}", super::scheduler::short(p.name), p.weighted))
+        .map(|p| {
+            format!(
+                "{} {}",
+                crate::scheduler::plugins::short(p.name),
+                p.weighted
+            )
+        })
         .collect();
     let room = rest.saturating_sub(bw + 9);
     v.push(Span::styled(
