@@ -2,6 +2,7 @@
 //! which score weights and arguments. `Profile::default_for` is upstream's default profile for
 //! the modelled version; `config` turns a KubeSchedulerConfiguration into profiles.
 
+mod args;
 pub mod config;
 
 use super::plugins::{
