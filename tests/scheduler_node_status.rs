@@ -136,3 +136,25 @@ spec:
          preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     );
 }
+
+/// What kube-apiserver refuses stays refused, in its words: ValidateNode checks every
+/// allocatable quantity with ValidateNonnegativeQuantity.
+#[test]
+fn a_negative_allocatable_is_refused_as_kube_apiserver_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("neg.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"-1\", pods: \"10\"}}\n",
+    )
+    .unwrap();
+    let out = kexplore(&["schedule", "-f", &path.display().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "Node n1: status.allocatable.cpu: Invalid value: \"-1\": must be greater than or equal to 0"
+        ),
+        "{err}"
+    );
+}

@@ -578,7 +578,7 @@ fn formula_text(state: &AppState, m: &Model, step: &Step) -> Option<Vec<String>>
         Step::Score(j) => plugins.get(*j).into_iter().collect(),
         _ => plugins
             .iter()
-            .filter(|p| p.name == "NodeResourcesFit")
+            .filter(|p| p.name == plugins::node_resources_fit::NAME)
             .collect(),
     };
     Some(
