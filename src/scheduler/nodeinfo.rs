@@ -131,6 +131,15 @@ pub enum Unreported {
 }
 
 impl Unreported {
+    /// Whether `resource` (cpu, memory or pods) was left out.
+    pub fn covers(&self, resource: &str) -> bool {
+        match self {
+            Unreported::Nothing => false,
+            Unreported::All => true,
+            Unreported::Some(keys) => keys.contains(&resource),
+        }
+    }
+
     fn of(
         alloc: Option<
             &std::collections::BTreeMap<

@@ -134,6 +134,10 @@ pub fn inverted(m: &Model, k: usize, reasons: &[String]) -> String {
                 memory_text(pm),
                 memory_text(node.allocatable.memory - node.requested.memory)
             ),
+            // A pod capacity the node never reported is a zero the user should see named.
+            "Too many pods" if node.unreported.covers("pods") => {
+                format!("{r} (no allocatable pods reported: treated as 0)")
+            }
             "Too many pods" => format!(
                 "{r} ({} of {} pods already)",
                 node.pods.len(),

@@ -62,7 +62,7 @@ fn nodes_outside_the_prefilter_result_show_upstreams_words() {
             .find(|l| l.contains(node))
             .unwrap_or_else(|| panic!("{node} not drawn:\n{screen}"));
         assert!(
-            line.contains("✗ NodeAffinity: node(s) didn't satisfy plugin(s) [NodeAffinity]"),
+            line.contains("✗ NodeAffinity: node(s) didn't satisfy plugin(s) [NodeAffinity] (UnschedulableAndUnresolvable, at PreFilter)"),
             "{line}"
         );
     }
@@ -123,6 +123,18 @@ fn a_node_without_allocatable_says_so_instead_of_empty_bars() {
     s.sched.step = last;
     let screen = render(&s, 120, 40);
     assert!(screen.contains("Selected: node-3"), "{screen}");
+    // No node fits once node-3 is full: the FitError per node says where the zero comes from.
+    for _ in 0..20 {
+        crate::tui::update::update(&mut s, crate::tui::action::Action::More);
+    }
+    s.sched.step = s.sched.steps(false).len() - 1;
+    let screen = render(&s, 120, 40);
+    assert!(
+        screen.contains("node-1: Too many pods (no allocatable pods reported: treated as 0)")
+            && screen
+                .contains("node-2: Too many pods (no allocatable pods reported: treated as 0)"),
+        "{screen}"
+    );
 }
 
 #[test]

@@ -180,10 +180,19 @@ pub fn draw(
                         )]
                     }
                     NodeState::Passing => vec![Span::styled("✓ passes", theme.ok)],
-                    NodeState::FailsHere(p, reasons) => vec![Span::styled(
-                        ellipsize(&format!("✗ {p}: {}", reasons.join(", ")), rest),
-                        theme.error,
-                    )],
+                    NodeState::FailsHere(p, reasons) => {
+                        // Decided at PreFilter: Filter never ran here; say so with the code.
+                        let how = m.verdict_of[k]
+                            .map(|i| &m.trace.filter[i])
+                            .filter(|v| v.pre_filter)
+                            .map_or(String::new(), |v| {
+                                format!(" ({}, at PreFilter)", v.code.as_str())
+                            });
+                        vec![Span::styled(
+                            ellipsize(&format!("✗ {p}: {}{how}", reasons.join(", ")), rest),
+                            theme.error,
+                        )]
+                    }
                     NodeState::Out(p) => {
                         name_style = theme.greyed;
                         vec![Span::styled(format!("– out at {p}"), theme.greyed)]
