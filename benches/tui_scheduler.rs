@@ -10,7 +10,6 @@
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kexplore::scheduler::KubeVersion;
 use kexplore::scheduler::generate::{PendingKind, cluster, pending_pod};
 use kexplore::tui::action::View;
 use kexplore::tui::keymap::KeyMap;
@@ -34,7 +33,7 @@ fn state() -> AppState {
         nodes,
         running,
         pod: pending_pod(PendingKind::Plain, 0),
-        version: KubeVersion::default(),
+        release: Default::default(),
     };
     let mut s = AppState::new(
         Source::NotFound {

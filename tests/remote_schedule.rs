@@ -39,6 +39,13 @@ fn a_pending_pod_is_explained_per_node_from_the_live_cluster() {
     );
     assert_eq!(j["cluster"]["server_version"], "v1.33.1-kexplore");
     assert_eq!(j["kube_version"], "v1.33");
+    // One account of the release, shared with view 5: the server's own.
+    assert_eq!(j["release"]["basis"], "server");
+    assert_eq!(j["release"]["server"], "v1.33.1-kexplore");
+    assert_eq!(
+        j["release"]["summary"],
+        "modelling kube-scheduler v1.33, the server's release (v1.33.1-kexplore)"
+    );
     let filters = j["modelled"]["filters"].to_string();
     assert!(filters.contains("NodeResourcesFit") && !filters.contains("VolumeBinding"));
     assert!(
@@ -51,13 +58,21 @@ fn a_pending_pod_is_explained_per_node_from_the_live_cluster() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for want in [
-        "server v1.33.1-kexplore · modelled as kube-scheduler v1.33",
+        "server v1.33.1-kexplore\nmodelling kube-scheduler v1.33, the server's release (v1.33.1-kexplore)",
         "filter plugins judged:",
         "cordoned    ✗ fail  NodeUnschedulable",
         "Result: unschedulable",
     ] {
         assert!(text.contains(want), "{want:?} missing:\n{text}");
     }
+    // Another release asked for: said beside the server's, and that is what is simulated.
+    let j = schedule_json(kc, &["--kube-version", "1.30"]);
+    assert_eq!(j["kube_version"], "v1.30");
+    assert_eq!(j["pods"][0]["kube_version"], "v1.30");
+    assert_eq!(
+        j["release"]["summary"],
+        "modelling kube-scheduler v1.30 (--kube-version); the server is v1.33.1-kexplore"
+    );
     // A pod that is not there is a failure of the run, with its name.
     let out = kexplore(&["schedule", "--kubeconfig", kc, "--pod", "default/nope"]);
     assert_eq!(out.status.code(), Some(1));

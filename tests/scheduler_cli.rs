@@ -224,13 +224,6 @@ fn bad_manifests_exit_2_naming_file_object_field() {
     );
     expect_input_error(
         &[(
-            "noalloc.yaml",
-            "kind: Node\napiVersion: v1\nmetadata: {name: bare}\n",
-        )],
-        &["noalloc.yaml", "Node bare", "status.allocatable"],
-    );
-    expect_input_error(
-        &[(
             "qty.yaml",
             &format!(
                 "{node}---\nkind: Pod\napiVersion: v1\nmetadata: {{name: p, namespace: ns}}\nspec: {{containers: [{{name: c, resources: {{requests: {{cpu: lots}}}}}}]}}\n"

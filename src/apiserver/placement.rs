@@ -4,6 +4,7 @@
 //! default); `BasicFit` is a small stand-in (NodeUnschedulable, TaintToleration,
 //! NodeResourcesFit, LeastAllocated) kept for tests of the loop itself.
 
+use crate::scheduler::plugins::{node_resources_fit, node_unschedulable, taint_toleration};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde_json::{Value, json};
 
@@ -86,7 +87,7 @@ impl Engine for BasicFit {
             let mut fail: Option<(&str, Vec<String>)> = None;
             if spec.unschedulable == Some(true) {
                 fail = Some((
-                    "NodeUnschedulable",
+                    node_unschedulable::NAME,
                     vec!["node(s) were unschedulable".into()],
                 ));
             }
@@ -120,7 +121,7 @@ impl Engine for BasicFit {
                             t.key,
                             t.value.clone().unwrap_or_default()
                         );
-                        fail = Some(("TaintToleration", vec![text]));
+                        fail = Some((taint_toleration::NAME, vec![text]));
                         break;
                     }
                 }
@@ -150,14 +151,14 @@ impl Engine for BasicFit {
                     r.push("Insufficient memory".into());
                 }
                 if !r.is_empty() {
-                    fail = Some(("NodeResourcesFit", r));
+                    fail = Some((node_resources_fit::NAME, r));
                 }
             }
             match fail {
                 Some((plugin, rs)) => {
                     reasons.extend(rs.iter().cloned());
                     // Resource shortfalls could be preempted away only with lower-priority victims.
-                    preemption.push(if plugin == "NodeResourcesFit" {
+                    preemption.push(if plugin == node_resources_fit::NAME {
                         "No preemption victims found for incoming pod".into()
                     } else {
                         "Preemption is not helpful for scheduling".into()
@@ -191,7 +192,7 @@ impl Engine for BasicFit {
         }
         let score: Vec<Value> = feasible
             .iter()
-            .map(|(n, s)| json!({"node": n, "total": s, "plugins": [{"name": "NodeResourcesFit", "raw": s, "normalized": s, "weight": 1, "weighted": s}]}))
+            .map(|(n, s)| json!({"node": n, "total": s, "plugins": [{"name": node_resources_fit::NAME, "raw": s, "normalized": s, "weight": 1, "weighted": s}]}))
             .collect();
         let best = feasible
             .iter()
@@ -226,8 +227,11 @@ pub struct KubeScheduler {
 
 impl KubeScheduler {
     pub fn new() -> Self {
-        let version = crate::scheduler::KubeVersion::parse("1.33")
-            .unwrap_or(crate::scheduler::version::NEWEST);
+        // The release `/version` reports, mapped as every client maps it.
+        let reported = super::discovery::version();
+        let version =
+            crate::scheduler::release::Modelling::for_server(reported["gitVersion"].as_str())
+                .version;
         KubeScheduler {
             version,
             inner: std::sync::Mutex::new(crate::scheduler::Scheduler::new(version, None, 0)),

@@ -7,17 +7,15 @@ use serde::de::DeserializeOwned;
 
 use super::cluster::{ListError, Listed, PAGE_SIZE, list_all};
 use super::http::ApiClient;
-use crate::scheduler::KubeVersion;
 use crate::scheduler::manifests::{Manifests, Source};
+use crate::scheduler::release::Modelling;
 
 /// What was listed, and what could not be.
 #[derive(Debug)]
 pub struct LiveCluster {
     pub manifests: Manifests,
-    /// `/version`'s gitVersion, when the server answered it.
-    pub git_version: Option<String>,
-    /// The release the simulation models for that server.
-    pub version: KubeVersion,
+    /// The release the simulation models for that server, and why.
+    pub modelling: Modelling,
     /// One line per collection RBAC hid ("nodes: forbidden ... the simulation sees no nodes").
     pub not_visible: Vec<String>,
     /// Pages fetched in all (`limit`/`continue`).
@@ -32,13 +30,6 @@ pub struct WatchFrom {
     pub nodes: Option<(String, String)>,
     /// Cluster-wide pods, or only the namespace's when that is all RBAC allows.
     pub pods: Option<(String, String)>,
-}
-
-/// The release to model for a server's gitVersion: its own when modelled, else the newest.
-pub fn kube_version_for(git_version: &str) -> KubeVersion {
-    let t = git_version.trim_start_matches('v');
-    let mm: Vec<&str> = t.split(['.', '-', '+']).take(2).collect();
-    KubeVersion::parse(&mm.join(".")).unwrap_or_default()
 }
 
 /// Lists `path`; a 403 becomes `Ok(None)` with a note in `not_visible`.
@@ -67,10 +58,7 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
             .and_then(|v| v["gitVersion"].as_str().map(str::to_string)),
         _ => None,
     };
-    let version = git_version
-        .as_deref()
-        .map(kube_version_for)
-        .unwrap_or_default();
+    let modelling = Modelling::for_server(git_version.as_deref());
     let mut not_visible = Vec::new();
     let mut pages = 0;
     let mut watch_from = WatchFrom::default();
@@ -139,22 +127,9 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
     }
     Ok(LiveCluster {
         manifests: m,
-        git_version,
-        version,
+        modelling,
         not_visible,
         pages,
         watch_from,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn server_versions_map_to_modelled_releases() {
-        assert_eq!(kube_version_for("v1.33.1-kexplore").to_string(), "v1.33");
-        assert_eq!(kube_version_for("v1.30.2+k3s1").to_string(), "v1.30");
-        assert_eq!(kube_version_for("garbage"), KubeVersion::default());
-    }
 }

@@ -13,15 +13,19 @@ use crate::client::http::ApiClient;
 use crate::client::snapshot::fetch_live;
 use crate::kubeconfig::{Kubeconfig, Selection};
 use crate::scheduler::manifests::Manifests;
+use crate::scheduler::plugins;
 use crate::scheduler::profile::config;
+use crate::scheduler::release::{Basis, Modelling};
 use crate::scheduler::trace::{FilterVerdict, NodeScore, PodTrace};
 use crate::scheduler::why::{self, Comparison, Modelled};
-use crate::scheduler::{KubeVersion, PodInfo, Scheduler, simulate, version, world};
+use crate::scheduler::{KubeVersion, PodInfo, Scheduler, simulate, world};
 
 #[derive(Serialize)]
 struct Output<'a> {
     profile: &'a str,
     kube_version: String,
+    /// Which release is modelled and why (default, --kube-version, the server's /version).
+    release: &'a Modelling,
     seed: u64,
     pods: &'a [PodTrace],
     /// What the simulation models (plugins judged, weights, plugins passing every node).
@@ -31,6 +35,10 @@ struct Output<'a> {
     /// `--pod` on a bound pod: the simulation's node next to the real one.
     #[serde(skip_serializing_if = "<[Comparison]>::is_empty")]
     comparisons: &'a [Comparison],
+    /// What the simulation assumed for valid but incomplete input ("node1: no allocatable
+    /// reported: treated as 0").
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
 }
 
 /// Where a live run's nodes and pods came from.
@@ -38,6 +46,7 @@ struct Output<'a> {
 struct ClusterInfo {
     server: String,
     context: String,
+    /// `/version`'s gitVersion, when the server answered it.
     server_version: Option<String>,
     /// Collections RBAC kept from this user, and what that means for the simulation.
     not_visible: Vec<String>,
@@ -47,7 +56,7 @@ struct ClusterInfo {
 fn input(
     global: &GlobalArgs,
     args: &ScheduleArgs,
-) -> Result<(Manifests, Option<(ClusterInfo, KubeVersion)>), CommandError> {
+) -> Result<(Manifests, Option<(ClusterInfo, Modelling)>), CommandError> {
     if !args.files.is_empty() {
         let mut manifests = Manifests::default();
         for path in &args.files {
@@ -88,10 +97,10 @@ fn input(
     let info = ClusterInfo {
         server: ctx.cluster.server.clone(),
         context: ctx.context_name.clone(),
-        server_version: live.git_version,
+        server_version: live.modelling.server.clone(),
         not_visible: live.not_visible,
     };
-    Ok((live.manifests, Some((info, live.version))))
+    Ok((live.manifests, Some((info, live.modelling))))
 }
 
 pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
@@ -104,9 +113,12 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         None => None,
     };
     let (mut manifests, live) = input(global, args)?;
-    let version = asked
-        .or(live.as_ref().map(|(_, v)| *v))
-        .unwrap_or(version::NEWEST);
+    let release = match (asked, &live) {
+        (Some(v), live) => Modelling::asked(v, live.as_ref().and_then(|(_, m)| m.server.clone())),
+        (None, Some((_, m))) => m.clone(),
+        (None, None) => Modelling::default_release(),
+    };
+    let version = release.version;
     let live = live.map(|(info, _)| info);
     let profiles = match &args.config {
         Some(path) => {
@@ -182,11 +194,13 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
             let out = Output {
                 profile: &profile_name,
                 kube_version: version.to_string(),
+                release: &release,
                 seed: args.seed,
                 pods: &traces,
                 modelled: &modelled,
                 cluster: live,
                 comparisons: &comparisons,
+                notes: &world.notes,
             };
             let json = serde_json::to_string_pretty(&out)
                 .map_err(|e| CommandError::Failed(format!("serializing the trace: {e}")))?;
@@ -211,10 +225,15 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
                 args.seed
             );
             if let Some(info) = &live {
-                render_live_header(&mut s, info, &modelled);
+                render_live_header(&mut s, info, &release, &modelled);
+            } else if release.basis == Basis::Default {
+                let _ = writeln!(s, "{}", release.summary);
             }
             for w in &world.warnings {
                 let _ = writeln!(s, "warning: {w}");
+            }
+            for n in &world.notes {
+                let _ = writeln!(s, "note: {n}");
             }
             if live.is_some() && traces.is_empty() {
                 let _ = writeln!(
@@ -264,15 +283,15 @@ fn parse_pod_key(s: &str) -> Result<String, CommandError> {
     }
 }
 
-fn render_live_header(s: &mut String, info: &ClusterInfo, m: &Modelled) {
+fn render_live_header(s: &mut String, info: &ClusterInfo, release: &Modelling, m: &Modelled) {
     let _ = writeln!(
         s,
-        "cluster {} (context {}) · server {} · modelled as kube-scheduler {}",
+        "cluster {} (context {}) · server {}",
         info.server,
         info.context,
         info.server_version.as_deref().unwrap_or("version unknown"),
-        m.kube_version
     );
+    let _ = writeln!(s, "{}", release.summary);
     let scores: Vec<String> = m.scores.iter().map(|(n, w)| format!("{n}×{w}")).collect();
     let _ = writeln!(
         s,
@@ -371,31 +390,20 @@ fn bytes(b: i64) -> String {
     b.to_string()
 }
 
-/// Short column titles so seven plugins fit in 100 columns.
-fn short(plugin: &str) -> &str {
-    match plugin {
-        "TaintToleration" | "TaintTolerationPriority" => "Taint",
-        "NodeAffinity" | "NodeAffinityPriority" => "NodeAff",
-        "NodeResourcesFit" => "Fit",
-        "PodTopologySpread" => "Spread",
-        "InterPodAffinity" | "InterPodAffinityPriority" => "PodAff",
-        "NodeResourcesBalancedAllocation" | "BalancedResourceAllocation" => "Balanced",
-        "ImageLocality" => "Image",
-        "SelectorSpreadPriority" => "SelSpread",
-        "LeastRequestedPriority" => "LeastReq",
-        "NodePreferAvoidPodsPriority" => "Avoid",
-        other => other,
-    }
-}
-
 fn verdict_line(s: &mut String, v: &FilterVerdict, w: usize) {
     let (mark, plugin) = if v.passed {
         ("✓ pass", "")
     } else {
         ("✗ fail", v.plugin.unwrap_or(""))
     };
+    // Filter never ran on a node PreFilter decided: say so, with the status's code.
+    let how = if v.pre_filter {
+        format!(" ({}, at PreFilter)", v.code.as_str())
+    } else {
+        String::new()
+    };
     let line = format!(
-        "  {:<w$}  {mark}  {plugin:<18} {}",
+        "  {:<w$}  {mark}  {plugin:<18} {}{how}",
         v.node,
         v.reasons().join(", ")
     );
@@ -431,10 +439,16 @@ fn render_pod(s: &mut String, t: &PodTrace, requests: &str, args: &ScheduleArgs)
             t.num_feasible_nodes_to_find
         )
     };
+    let decided_at_pre_filter = t.filter.iter().filter(|v| v.pre_filter).count();
+    let pre_filtered = if decided_at_pre_filter == 0 {
+        String::new()
+    } else {
+        format!("\n  {decided_at_pre_filter} decided at PreFilter: Filter does not run on them")
+    };
     let _ = writeln!(
         s,
-        "Filter — {} of {} node(s) evaluated from index {}, {} feasible{sampled}",
-        t.filter.len(),
+        "Filter — {} of {} node(s) evaluated from index {}, {} feasible{pre_filtered}{sampled}",
+        t.filter.len() - decided_at_pre_filter,
         t.nodes_total,
         t.start_index,
         t.nodes_feasible
@@ -541,7 +555,7 @@ fn render_scores(s: &mut String, t: &PodTrace, top: usize) {
         .clamp(4, 24);
     let titles: Vec<String> = plugins
         .iter()
-        .map(|(p, wt)| format!("{}×{wt}", short(p)))
+        .map(|(p, wt)| format!("{}×{wt}", plugins::short(p)))
         .collect();
     let widths: Vec<usize> = titles.iter().map(|t| t.chars().count().max(6)).collect();
     let mut head = format!("  {:<w$}", "NODE");
@@ -595,9 +609,10 @@ fn render_node(s: &mut String, t: &PodTrace, name: &str) {
         Some(v) => {
             let _ = writeln!(
                 s,
-                "  filter: ✗ {} ({}): {}",
+                "  filter: ✗ {} ({}{}): {}",
                 v.plugin.unwrap_or(""),
                 v.code.as_str(),
+                if v.pre_filter { ", at PreFilter" } else { "" },
                 v.reasons().join(", ")
             );
         }

@@ -444,7 +444,7 @@ fn simulated(c: &Collected, how: &str, bound: Option<bool>) -> Result<[Stage; 2]
         "nodes_total": t["nodes_total"], "nodes_feasible": feasible,
         "filter": t["filter"], "message": t["message"],
     });
-    for k in ["server_version", "kube_version", "not_visible"] {
+    for k in ["server_version", "kube_version", "release", "not_visible"] {
         filter[k] = sim.map(|s| s[k].clone()).unwrap_or(Value::Null);
     }
     let mut score = json!({"explanation": how, "score": t["score"], "selected": t["selected"],

@@ -347,7 +347,7 @@ fn simulate(live: &Result<LiveCluster, String>, created: &Value) -> (Value, Opti
         pod.metadata.name.as_deref().unwrap_or_default()
     );
     let _ = why::split_out(&mut manifests, &key);
-    let w = match world::build(&manifests, live.version) {
+    let w = match world::build(&manifests, live.modelling.version) {
         Ok(w) => w,
         Err(e) => return fail(format!("the listed cluster: {e}")),
     };
@@ -359,11 +359,12 @@ fn simulate(live: &Result<LiveCluster, String>, created: &Value) -> (Value, Opti
         Ok(i) => i,
         Err(e) => return fail(format!("the returned pod: {e}")),
     };
-    let mut scheduler = Scheduler::new(live.version, None, SEED);
+    let mut scheduler = Scheduler::new(live.modelling.version, None, SEED);
     let trace = scheduler.schedule_one(&snap, &info);
     let sim = json!({
-        "server_version": live.git_version,
-        "kube_version": live.version.to_string(),
+        "server_version": live.modelling.server,
+        "kube_version": live.modelling.version.to_string(),
+        "release": live.modelling.summary,
         "not_visible": live.not_visible,
         "trace": trace,
     });
@@ -434,8 +435,10 @@ items:
             .map_err(|e| e.to_string())?;
         Ok(LiveCluster {
             manifests,
-            git_version: None,
-            version: crate::scheduler::KubeVersion::parse("1.33").map_err(|e| e.to_string())?,
+            modelling: crate::scheduler::release::Modelling::asked(
+                crate::scheduler::KubeVersion::parse("1.33").map_err(|e| e.to_string())?,
+                None,
+            ),
             not_visible: Vec::new(),
             pages: 1,
             watch_from: Default::default(),

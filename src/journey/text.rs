@@ -232,7 +232,9 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
             if !m.is_empty() {
                 out.push(m);
             }
-            if let Some(v) = d["kube_version"].as_str() {
+            if let Some(r) = d["release"].as_str() {
+                out.push(format!("{r}; its default profile"));
+            } else if let Some(v) = d["kube_version"].as_str() {
                 out.push(format!(
                     "modelled: kube-scheduler {v} default profile (server {})",
                     s(d, "/server_version")

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use super::framework::{Code, CycleContext, FilterPlugin, Status};
 use super::legacy;
-use super::plugins::{new_filter, new_score};
+use super::plugins::{new_filter, new_score, volumes};
 use super::podinfo::PodInfo;
-use super::postfilter;
+use super::postfilter::{self, DEFAULT_PREEMPTION};
 use super::profile::Profile;
 use super::rng::SplitMix64;
 use super::snapshot::{NodeInfo, Snapshot};
@@ -73,6 +73,7 @@ impl Filters {
                     plugin: Some(p.name()),
                     reasons: Some(s.reasons),
                     code: s.code,
+                    pre_filter: false,
                 };
             }
         }
@@ -82,6 +83,7 @@ impl Filters {
             plugin: None,
             reasons: None,
             code: Code::Success,
+            pre_filter: false,
         }
     }
 }
@@ -89,7 +91,7 @@ impl Filters {
 /// PreFilter's overall outcome.
 pub enum PreFilterVerdict {
     /// Filter these nodes (None: all of them); `narrowed_by` names the plugins that narrowed.
-    Proceed(Option<BTreeSet<String>>, Vec<String>),
+    Proceed(Option<BTreeSet<String>>, Vec<&'static str>),
     /// A plugin rejected the pod: every node gets this status.
     Rejected(Status, &'static str),
 }
@@ -125,7 +127,7 @@ pub fn pre_filter(
             if rejected {
                 rejection = Some((out.status, p.name()));
             } else if let Some(names) = out.node_names {
-                narrowed_by.push(name.clone());
+                narrowed_by.push(p.name());
                 let merged: BTreeSet<String> = match result.take() {
                     None => names,
                     Some(prev) => prev.intersection(&names).cloned().collect(),
@@ -160,21 +162,58 @@ pub fn pre_filter(
     (filters, verdict)
 }
 
+/// The status upstream gives every node outside the PreFilterResult (its "absent nodes"
+/// status): the narrowing plugins' names, sorted, as Go prints a string slice.
+fn absent_status(narrowed_by: &[&'static str]) -> Status {
+    let mut plugins = narrowed_by.to_vec();
+    plugins.sort_unstable();
+    Status::unresolvable(format!(
+        "node(s) didn't satisfy plugin(s) [{}]",
+        plugins.join(" ")
+    ))
+}
+
+/// One verdict per node the PreFilterResult left out, in snapshot order: Filter never runs on
+/// them, yet the user asking "why not node2?" needs the line. The plugin is named when one
+/// plugin narrowed the set (with several, any of them may have excluded the node).
+fn outside_verdicts(
+    snap: &Snapshot,
+    allowed: &BTreeSet<String>,
+    narrowed_by: &[&'static str],
+    status: &Status,
+) -> Vec<FilterVerdict> {
+    let plugin = match narrowed_by {
+        [one] => Some(*one),
+        _ => None,
+    };
+    snap.nodes
+        .iter()
+        .filter(|n| !allowed.contains(&n.name))
+        .map(|n| FilterVerdict {
+            node: n.key.clone(),
+            passed: false,
+            plugin,
+            reasons: Some(status.reasons.clone()),
+            code: status.code,
+            pre_filter: true,
+        })
+        .collect()
+}
+
 fn note_nomination(trace: &mut PodTrace, post: &postfilter::PostFilterOutcome) {
     if let Some(n) = &post.nominated {
         trace.notes.push(format!(
-            "DefaultPreemption: evicting lower-priority pods on {n} would make room; the real scheduler nominates {n} and retries the pod later (eviction is not simulated)"
+            "{DEFAULT_PREEMPTION}: evicting lower-priority pods on {n} would make room; the real scheduler nominates {n} and retries the pod later (eviction is not simulated)"
         ));
     }
 }
 
 fn not_simulated_note(name: &str, cx: &CycleContext) -> Option<String> {
     match name {
-        "DynamicResources" if cx.pod.has_resource_claims => Some(
-            "DynamicResources: the pod has resource claims; DRA allocation is not simulated (treated as passing)".into(),
-        ),
-        "VolumeRestrictions" | "NodeVolumeLimits" | "VolumeBinding" | "VolumeZone" | "EBSLimits"
-        | "GCEPDLimits" | "AzureDiskLimits" => Some(format!(
+        volumes::DYNAMIC_RESOURCES if cx.pod.has_resource_claims => Some(format!(
+            "{name}: the pod has resource claims; DRA allocation is not simulated (treated as passing)"
+        )),
+        n if volumes::VOLUME_PLUGINS.contains(&n) => Some(format!(
             "{name}: the pod has volume(s) {:?} this plugin would judge; not simulated (treated as passing)",
             cx.pod.judged_volumes
         )),
@@ -301,6 +340,7 @@ impl Scheduler {
                         plugin: Some(plugin),
                         reasons: Some(status.reasons.clone()),
                         code: status.code,
+                        pre_filter: true,
                     });
                 }
                 let post = postfilter::run(&profile, &cx, &filters, &trace.filter, None);
@@ -323,14 +363,7 @@ impl Scheduler {
                 .filter(|&i| names.contains(&snap.nodes[i].name))
                 .collect(),
         };
-        let absent = allowed.as_ref().map(|_| {
-            let mut plugins = narrowed_by.clone();
-            plugins.sort();
-            Status::unresolvable(format!(
-                "node(s) didn't satisfy plugin(s) [{}]",
-                plugins.join(" ")
-            ))
-        });
+        let absent = allowed.as_ref().map(|_| absent_status(&narrowed_by));
 
         let mut to_find =
             num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, nodes.len());
@@ -365,9 +398,16 @@ impl Scheduler {
         }
         self.next_start_node_index = (start + processed) % snap.nodes.len();
         trace.nodes_feasible = feasible.len();
+        let outside = match (&allowed, &absent) {
+            (Some(names), Some(status)) => outside_verdicts(snap, names, &narrowed_by, status),
+            _ => Vec::new(),
+        };
         if self.full_breakdown {
-            trace.breakdown = Some(self.breakdown(&profile, &cx, &filters, &nodes, start));
+            let mut b = self.breakdown(&profile, &cx, &filters, &nodes, start);
+            b.filter.extend(outside.iter().cloned());
+            trace.breakdown = Some(b);
         }
+        trace.filter.extend(outside);
 
         match feasible.len() {
             0 => {

@@ -16,6 +16,29 @@ use super::postfilter::fit_error;
 use super::snapshot::{NodeInfo, Snapshot};
 use super::trace::{FilterVerdict, NodeRun, NodeScore, PluginScore, PodTrace};
 
+// v1.13's priority functions, as its scheduler named them.
+pub const SELECTOR_SPREAD: &str = "SelectorSpreadPriority";
+pub const INTER_POD_AFFINITY: &str = "InterPodAffinityPriority";
+pub const LEAST_REQUESTED: &str = "LeastRequestedPriority";
+pub const BALANCED: &str = "BalancedResourceAllocation";
+pub const PREFER_AVOID_PODS: &str = "NodePreferAvoidPodsPriority";
+pub const NODE_AFFINITY: &str = "NodeAffinityPriority";
+pub const TAINT_TOLERATION: &str = "TaintTolerationPriority";
+
+/// The label narrow columns use for a v1.13 priority (`plugins::short` for the framework's).
+pub fn short(priority: &str) -> Option<&'static str> {
+    Some(match priority {
+        SELECTOR_SPREAD => "SelSpread",
+        INTER_POD_AFFINITY => "PodAff",
+        LEAST_REQUESTED => "LeastReq",
+        BALANCED => "Balanced",
+        PREFER_AVOID_PODS => "Avoid",
+        NODE_AFFINITY => "NodeAff",
+        TAINT_TOLERATION => "Taint",
+        _ => return None,
+    })
+}
+
 const MAX_PRIORITY: i64 = 10;
 
 fn predicates(
@@ -297,6 +320,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
                 plugin: Some(pred),
                 reasons: Some(reasons),
                 code: Code::Unschedulable,
+                pre_filter: false,
             },
             None => {
                 feasible.push(idx);
@@ -306,6 +330,7 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
                     plugin: None,
                     reasons: None,
                     code: Code::Success,
+                    pre_filter: false,
                 }
             }
         };
@@ -389,25 +414,25 @@ pub fn schedule_one(s: &mut Scheduler, snap: &Snapshot, pod: &PodInfo) -> PodTra
     normalize_reduce(&mut tt, true);
     let ss = selector_spread(snap, pod, &feasible);
     let columns: Vec<(&'static str, i64, Vec<i64>)> = vec![
-        ("SelectorSpreadPriority", 1, ss),
-        ("InterPodAffinityPriority", 1, ipa_raw),
+        (SELECTOR_SPREAD, 1, ss),
+        (INTER_POD_AFFINITY, 1, ipa_raw),
         (
-            "LeastRequestedPriority",
+            LEAST_REQUESTED,
             1,
             nodes.iter().map(|n| least_requested(n, pod)).collect(),
         ),
         (
-            "BalancedResourceAllocation",
+            BALANCED,
             1,
             nodes.iter().map(|n| balanced(n, pod)).collect(),
         ),
         (
-            "NodePreferAvoidPodsPriority",
+            PREFER_AVOID_PODS,
             10000,
             nodes.iter().map(|n| prefer_avoid(n, pod)).collect(),
         ),
-        ("NodeAffinityPriority", 1, na),
-        ("TaintTolerationPriority", 1, tt),
+        (NODE_AFFINITY, 1, na),
+        (TAINT_TOLERATION, 1, tt),
     ];
     for (i, n) in nodes.iter().enumerate() {
         let plugins: Vec<PluginScore> = columns

@@ -18,6 +18,7 @@ pub mod podinfo;
 pub mod postfilter;
 pub mod profile;
 pub mod quantity;
+pub mod release;
 pub mod requests;
 pub mod rng;
 pub mod selector;

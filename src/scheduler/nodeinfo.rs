@@ -22,6 +22,9 @@ pub struct NodeInfo {
     pub unschedulable: bool,
     pub allocatable: Resources,
     pub allowed_pod_number: i64,
+    /// Which of cpu, memory and pods `status.allocatable` left out (all three when the node
+    /// reported none): kube-scheduler reads them as 0, and the user should hear it.
+    pub unreported: Unreported,
     /// Sum of the actual requests of the pods on the node.
     pub requested: Resources,
     /// Sum of the non-zero cpu/memory requests (defaults for containers without one).
@@ -46,19 +49,14 @@ impl NodeInfo {
     pub(crate) fn from_node(node: &Node) -> Result<NodeInfo, SnapshotError> {
         let name = node.metadata.name.clone().unwrap_or_default();
         let obj = format!("Node {name}");
-        let alloc = node
-            .status
-            .as_ref()
-            .and_then(|s| s.allocatable.as_ref())
-            .ok_or_else(|| SnapshotError {
-                object: obj.clone(),
-                field: "status.allocatable".into(),
-                message:
-                    "missing: a Node needs status.allocatable (cpu, memory, pods) to be simulated"
-                        .into(),
-            })?;
-        let (allocatable, pods) =
-            node_allocatable(alloc).map_err(|e| SnapshotError::field(&obj, e))?;
+        // A Node that has not posted status is valid: upstream's NodeInfo reads a missing
+        // allocatable (or a missing resource in it) as zero.
+        let alloc = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
+        let unreported = Unreported::of(alloc);
+        let (allocatable, pods) = match alloc {
+            Some(a) => node_allocatable(a).map_err(|e| SnapshotError::field(&obj, e))?,
+            None => (Resources::default(), 0),
+        };
         let spec = node.spec.clone().unwrap_or_default();
         let mut images = HashMap::new();
         for img in node
@@ -85,6 +83,7 @@ impl NodeInfo {
             unschedulable: spec.unschedulable.unwrap_or(false),
             allocatable,
             allowed_pod_number: pods,
+            unreported,
             requested: Resources::default(),
             non_zero_milli_cpu: 0,
             non_zero_memory: 0,
@@ -119,7 +118,69 @@ impl NodeInfo {
     }
 }
 
+/// What a node's `status.allocatable` did not report, among the resources every pod is
+/// checked against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Unreported {
+    #[default]
+    Nothing,
+    /// No `status.allocatable` at all.
+    All,
+    /// These keys are absent (in cpu, memory, pods order).
+    Some(Vec<&'static str>),
+}
+
+impl Unreported {
+    /// Whether `resource` (cpu, memory or pods) was left out.
+    pub fn covers(&self, resource: &str) -> bool {
+        match self {
+            Unreported::Nothing => false,
+            Unreported::All => true,
+            Unreported::Some(keys) => keys.contains(&resource),
+        }
+    }
+
+    fn of(
+        alloc: Option<
+            &std::collections::BTreeMap<
+                String,
+                k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            >,
+        >,
+    ) -> Unreported {
+        let Some(a) = alloc else {
+            return Unreported::All;
+        };
+        let missing: Vec<&'static str> = ["cpu", "memory", "pods"]
+            .into_iter()
+            .filter(|k| !a.contains_key(*k))
+            .collect();
+        match missing.len() {
+            0 => Unreported::Nothing,
+            3 if a.is_empty() => Unreported::All,
+            _ => Unreported::Some(missing),
+        }
+    }
+}
+
 impl NodeInfo {
+    /// "node1: no allocatable reported: treated as 0" when the node left allocatable (or
+    /// some of cpu, memory, pods) out; None when it reported all three.
+    pub fn allocatable_note(&self) -> Option<String> {
+        match &self.unreported {
+            Unreported::Nothing => None,
+            Unreported::All => Some(format!(
+                "{}: no allocatable reported: treated as 0",
+                self.name
+            )),
+            Unreported::Some(keys) => Some(format!(
+                "{}: no allocatable {} reported: treated as 0",
+                self.name,
+                keys.join(" or ")
+            )),
+        }
+    }
+
     /// This node as it would be with `victims` evicted (preemption's what-if).
     pub fn without_pods(&self, snap: &Snapshot, victims: &[PodId]) -> NodeInfo {
         let mut n = self.clone();

@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 
 use super::cycle::Filters;
 use super::framework::{Code, CycleContext, Status};
+use super::plugins::volumes;
 use super::profile::Profile;
 use super::trace::FilterVerdict;
+
+/// The plugin whose PostFilter this file implements; it has no file of its own.
+pub const DEFAULT_PREEMPTION: &str = "DefaultPreemption";
 
 pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 pub const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
@@ -86,14 +90,14 @@ pub fn run(
     let mut nominated = None;
     for name in &profile.post_filters {
         let status = match name.as_str() {
-            "DynamicResources" => {
+            volumes::DYNAMIC_RESOURCES => {
                 if cx.pod.has_resource_claims {
                     // Deallocating claims is not simulated; nothing to say about it.
                     continue;
                 }
                 Status::unschedulable(NO_NEW_CLAIMS)
             }
-            "DefaultPreemption" => {
+            DEFAULT_PREEMPTION => {
                 let (status, node) = preemption(cx, filters, verdicts, absent);
                 nominated = node;
                 status

@@ -22,6 +22,9 @@ pub enum QuantityError {
     Syntax(String),
     #[error("quantity {0:?} is too large to simulate")]
     TooLarge(String),
+    /// kube-apiserver's ValidateNonnegativeQuantity, in its words.
+    #[error("Invalid value: {0:?}: must be greater than or equal to 0")]
+    Negative(String),
 }
 
 impl Quantity {

@@ -159,6 +159,13 @@ fn to_resources(reqs: &Reqs, field: &str) -> Result<Resources, FieldError> {
             field: format!("{field}.{name}"),
             error,
         })?;
+        // Requests, overhead and allocatable alike: kube-apiserver refuses a negative one.
+        if v < 0 {
+            return Err(FieldError {
+                field: format!("{field}.{name}"),
+                error: QuantityError::Negative(q.0.clone()),
+            });
+        }
         out.set(name, v);
     }
     Ok(out)
@@ -278,10 +285,20 @@ pub fn node_allocatable(
 ) -> Result<(Resources, i64), FieldError> {
     let res = to_resources(alloc, "status.allocatable")?;
     let pods = match alloc.get("pods") {
-        Some(q) => resource_value("pods", &q.0).map_err(|error| FieldError {
-            field: "status.allocatable.pods".into(),
-            error,
-        })?,
+        Some(q) => {
+            let field = || "status.allocatable.pods".to_string();
+            let n = resource_value("pods", &q.0).map_err(|error| FieldError {
+                field: field(),
+                error,
+            })?;
+            if n < 0 {
+                return Err(FieldError {
+                    field: field(),
+                    error: QuantityError::Negative(q.0.clone()),
+                });
+            }
+            n
+        }
         None => 0,
     };
     Ok((res, pods))

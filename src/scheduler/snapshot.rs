@@ -335,10 +335,26 @@ mod tests {
     }
 
     #[test]
-    fn missing_allocatable_names_field() {
-        let n: Node = serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap();
-        let e = Snapshot::build(&[n], &[], true).unwrap_err();
-        assert_eq!(e.object, "Node x");
-        assert_eq!(e.field, "status.allocatable");
+    fn missing_allocatable_is_zero_and_said() {
+        let bare: Node = serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap();
+        let cpu_only: Node = serde_json::from_value(
+            json!({"metadata": {"name": "y"}, "status": {"allocatable": {"cpu": "2"}}}),
+        )
+        .unwrap();
+        let s = Snapshot::build(&[bare, cpu_only, node("z", None)], &[], true).unwrap();
+        let x = s.node("x").unwrap();
+        assert_eq!((x.allocatable.milli_cpu, x.allocatable.memory), (0, 0));
+        assert_eq!(x.allowed_pod_number, 0);
+        assert_eq!(
+            x.allocatable_note().as_deref(),
+            Some("x: no allocatable reported: treated as 0")
+        );
+        let y = s.node("y").unwrap();
+        assert_eq!(y.allocatable.milli_cpu, 2000);
+        assert_eq!(
+            y.allocatable_note().as_deref(),
+            Some("y: no allocatable memory or pods reported: treated as 0")
+        );
+        assert_eq!(s.node("z").unwrap().allocatable_note(), None);
     }
 }

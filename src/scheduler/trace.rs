@@ -106,6 +106,11 @@ pub struct FilterVerdict {
     pub plugin: Option<&'static str>,
     pub reasons: Option<Vec<String>>,
     pub code: Code,
+    /// The verdict came from PreFilter, not from running Filter on this node: a PreFilter
+    /// rejection (every node), or the node lay outside the PreFilterResult (upstream's
+    /// absent-nodes status).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pre_filter: bool,
 }
 
 impl FilterVerdict {

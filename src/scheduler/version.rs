@@ -49,6 +49,23 @@ impl KubeVersion {
         Ok(KubeVersion { major, minor })
     }
 
+    /// The modelled release nearest to `1.<minor>`: itself when modelled, else the closest of
+    /// v1.13 and v1.25..=v1.38 (an older release gets the oldest model, a newer one the newest).
+    pub fn nearest_modelled(minor: u32) -> KubeVersion {
+        let minor = match minor {
+            m if m <= 13 => 13,
+            m if m < OLDEST_FRAMEWORK => {
+                if m - 13 < OLDEST_FRAMEWORK - m {
+                    13
+                } else {
+                    OLDEST_FRAMEWORK
+                }
+            }
+            m => m.min(NEWEST_ACCEPTED),
+        };
+        KubeVersion { major: 1, minor }
+    }
+
     /// v1.11–v1.13: predicates and 0–10 priorities (spec §8).
     pub fn is_legacy(self) -> bool {
         self.minor <= 13
@@ -121,5 +138,12 @@ mod tests {
         for bad in ["1.20", "2.1", "x", "1", "1.99"] {
             assert!(KubeVersion::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn nearest_modelled_release() {
+        let n = |m| KubeVersion::nearest_modelled(m).minor;
+        assert_eq!([n(9), n(13), n(18), n(19), n(24)], [13, 13, 13, 25, 25]);
+        assert_eq!([n(25), n(31), n(38), n(40)], [25, 31, 38, 38]);
     }
 }

@@ -12,16 +12,7 @@ use super::version::KubeVersion;
 
 /// Plugins of the default profile that run but judge nothing (kexplore lists no volumes,
 /// storage classes or resource slices): they pass every node.
-pub const NOT_SIMULATED: [&str; 8] = [
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "EBSLimits",
-    "GCEPDLimits",
-    "AzureDiskLimits",
-    "DynamicResources",
-];
+pub use super::plugins::volumes::NOT_SIMULATED;
 
 /// The scheduler a simulation stands for, said plainly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -239,6 +230,7 @@ mod tests {
                 plugin: Some("NodeResourcesFit"),
                 reasons: Some(vec!["Insufficient cpu".into()]),
                 code: Code::Unschedulable,
+                pre_filter: false,
             },
             FilterVerdict {
                 node: Name::new("n2"),
@@ -246,6 +238,7 @@ mod tests {
                 plugin: None,
                 reasons: None,
                 code: Code::Success,
+                pre_filter: false,
             },
             FilterVerdict {
                 node: Name::new("n3"),
@@ -253,6 +246,7 @@ mod tests {
                 plugin: None,
                 reasons: None,
                 code: Code::Success,
+                pre_filter: false,
             },
         ];
         t.score = vec![

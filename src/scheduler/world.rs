@@ -19,6 +19,9 @@ pub struct World {
     pub pending: Vec<PodInfo>,
     /// Things worth telling the user (ignored kinds, pods bound to unknown nodes, ...).
     pub warnings: Vec<String>,
+    /// What the simulation assumed for valid but incomplete input (a node without
+    /// allocatable), in input order.
+    pub notes: Vec<String>,
 }
 
 pub fn build(m: &Manifests, version: KubeVersion) -> Result<World, WorldError> {
@@ -39,6 +42,10 @@ pub fn build(m: &Manifests, version: KubeVersion) -> Result<World, WorldError> {
         let file = node_files.get(name).copied().unwrap_or("<input>");
         WorldError(format!("{file}: {e}"))
     })?;
+    let notes = nodes
+        .iter()
+        .filter_map(|n| snap.node(n.metadata.name.as_deref()?)?.allocatable_note())
+        .collect();
 
     for ns in &m.namespaces {
         if let (Some(name), Some(labels)) = (&ns.metadata.name, &ns.metadata.labels) {
@@ -125,5 +132,6 @@ pub fn build(m: &Manifests, version: KubeVersion) -> Result<World, WorldError> {
         snapshot: snap,
         pending,
         warnings,
+        notes,
     })
 }

@@ -5,6 +5,8 @@ use crate::scheduler::framework::{CycleContext, MAX_NODE_SCORE, ScorePlugin, Sta
 use crate::scheduler::snapshot::NodeInfo;
 
 pub const NAME: &str = "ImageLocality";
+/// The label narrow columns and one-line sums use (the CLI's score table, view 5).
+pub const SHORT: &str = "Image";
 const MB: i64 = 1024 * 1024;
 const MIN_THRESHOLD: i64 = 23 * MB;
 const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;

@@ -11,6 +11,8 @@ use crate::scheduler::podinfo::{AffinityTerm, PodInfo};
 use crate::scheduler::snapshot::{NodeInfo, Snapshot};
 
 pub const NAME: &str = "InterPodAffinity";
+/// The label narrow columns and one-line sums use (the CLI's score table, view 5).
+pub const SHORT: &str = "PodAff";
 pub const REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
 pub const REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
 pub const REASON_EXISTING_ANTI_AFFINITY: &str =

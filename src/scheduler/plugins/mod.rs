@@ -15,6 +15,8 @@ pub mod taint_toleration;
 pub mod volumes;
 
 use super::framework::{FilterPlugin, ScorePlugin};
+use super::legacy;
+use super::postfilter::DEFAULT_PREEMPTION;
 use inter_pod_affinity::InterPodAffinityArgs;
 use node_affinity::NodeAffinityArgs;
 use node_resources_fit::FitArgs;
@@ -63,66 +65,86 @@ const OTHER: Points = Points {
     other: true,
 };
 
-/// Every in-tree plugin name a configuration may mention, with its extension points.
+/// Plugins with no behaviour here beyond their name: the queue's and the binder.
+pub const SCHEDULING_GATES: &str = "SchedulingGates";
+pub const PRIORITY_SORT: &str = "PrioritySort";
+pub const DEFAULT_BINDER: &str = "DefaultBinder";
+
+/// Every in-tree plugin name a configuration may mention, with its extension points. Each
+/// name is its plugin file's `NAME` (or the constant of the file that stands for it).
 pub const REGISTRY: &[(&str, Points)] = &[
-    ("SchedulingGates", OTHER),
-    ("PrioritySort", OTHER),
-    ("NodeUnschedulable", pts(false, true, false, false)),
-    ("NodeName", pts(false, true, false, false)),
-    ("TaintToleration", pts(false, true, false, true)),
-    ("NodeAffinity", pts(true, true, false, true)),
-    ("NodePorts", pts(true, true, false, false)),
-    ("NodeResourcesFit", pts(true, true, false, true)),
-    ("VolumeRestrictions", pts(true, true, false, false)),
-    ("NodeVolumeLimits", pts(true, true, false, false)),
-    ("EBSLimits", pts(true, true, false, false)),
-    ("GCEPDLimits", pts(true, true, false, false)),
-    ("AzureDiskLimits", pts(true, true, false, false)),
-    ("VolumeBinding", pts(true, true, false, false)),
-    ("VolumeZone", pts(true, true, false, false)),
-    ("PodTopologySpread", pts(true, true, false, true)),
-    ("InterPodAffinity", pts(true, true, false, true)),
-    ("DynamicResources", pts(true, true, true, false)),
-    ("DefaultPreemption", pts(false, false, true, false)),
+    (SCHEDULING_GATES, OTHER),
+    (PRIORITY_SORT, OTHER),
+    (node_unschedulable::NAME, pts(false, true, false, false)),
+    (node_name::NAME, pts(false, true, false, false)),
+    (taint_toleration::NAME, pts(false, true, false, true)),
+    (node_affinity::NAME, pts(true, true, false, true)),
+    (node_ports::NAME, pts(true, true, false, false)),
+    (node_resources_fit::NAME, pts(true, true, false, true)),
+    (volumes::VOLUME_RESTRICTIONS, pts(true, true, false, false)),
+    (volumes::NODE_VOLUME_LIMITS, pts(true, true, false, false)),
+    (volumes::EBS_LIMITS, pts(true, true, false, false)),
+    (volumes::GCE_PD_LIMITS, pts(true, true, false, false)),
+    (volumes::AZURE_DISK_LIMITS, pts(true, true, false, false)),
+    (volumes::VOLUME_BINDING, pts(true, true, false, false)),
+    (volumes::VOLUME_ZONE, pts(true, true, false, false)),
+    (pod_topology_spread::NAME, pts(true, true, false, true)),
+    (inter_pod_affinity::NAME, pts(true, true, false, true)),
+    (volumes::DYNAMIC_RESOURCES, pts(true, true, true, false)),
+    (DEFAULT_PREEMPTION, pts(false, false, true, false)),
     (
-        "NodeResourcesBalancedAllocation",
+        node_resources_balanced_allocation::NAME,
         pts(false, false, false, true),
     ),
-    ("ImageLocality", pts(false, false, false, true)),
-    ("DefaultBinder", OTHER),
+    (image_locality::NAME, pts(false, false, false, true)),
+    (DEFAULT_BINDER, OTHER),
 ];
 
 pub fn points(name: &str) -> Option<Points> {
     REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
 }
 
+/// The label a narrow column or a one-line sum uses for a score plugin (each file's `SHORT`,
+/// v1.13's priorities in `legacy`); any other name is its own label.
+pub fn short(name: &str) -> &str {
+    match name {
+        taint_toleration::NAME => taint_toleration::SHORT,
+        node_affinity::NAME => node_affinity::SHORT,
+        node_resources_fit::NAME => node_resources_fit::SHORT,
+        pod_topology_spread::NAME => pod_topology_spread::SHORT,
+        inter_pod_affinity::NAME => inter_pod_affinity::SHORT,
+        node_resources_balanced_allocation::NAME => node_resources_balanced_allocation::SHORT,
+        image_locality::NAME => image_locality::SHORT,
+        other => legacy::short(other).unwrap_or(other),
+    }
+}
+
 /// A fresh Filter-side instance (PreFilter + Filter) of a plugin.
 pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>> {
     Some(match name {
-        "NodeUnschedulable" => Box::new(node_unschedulable::NodeUnschedulable),
-        "NodeName" => Box::new(node_name::NodeName),
-        "TaintToleration" => Box::new(taint_toleration::TaintToleration),
-        "NodeAffinity" => Box::new(node_affinity::NodeAffinity {
+        node_unschedulable::NAME => Box::new(node_unschedulable::NodeUnschedulable),
+        node_name::NAME => Box::new(node_name::NodeName),
+        taint_toleration::NAME => Box::new(taint_toleration::TaintToleration),
+        node_affinity::NAME => Box::new(node_affinity::NodeAffinity {
             args: args.node_affinity.clone(),
         }),
-        "NodePorts" => Box::new(node_ports::NodePorts),
-        "NodeResourcesFit" => Box::new(node_resources_fit::NodeResourcesFit {
+        node_ports::NAME => Box::new(node_ports::NodePorts),
+        node_resources_fit::NAME => Box::new(node_resources_fit::NodeResourcesFit {
             args: args.fit.clone(),
         }),
-        "PodTopologySpread" => Box::new(pod_topology_spread::PodTopologySpread::new(
+        pod_topology_spread::NAME => Box::new(pod_topology_spread::PodTopologySpread::new(
             args.spread.clone(),
         )),
-        "InterPodAffinity" => Box::new(inter_pod_affinity::InterPodAffinity::default()),
-        "VolumeRestrictions" | "NodeVolumeLimits" | "EBSLimits" | "GCEPDLimits"
-        | "AzureDiskLimits" | "VolumeBinding" | "VolumeZone" => {
-            let name = REGISTRY.iter().find(|(n, _)| *n == name)?.0;
+        inter_pod_affinity::NAME => Box::new(inter_pod_affinity::InterPodAffinity::default()),
+        n if volumes::VOLUME_PLUGINS.contains(&n) => {
+            let name = volumes::VOLUME_PLUGINS.iter().find(|v| **v == n)?;
             Box::new(volumes::NotSimulated {
                 name,
                 claims: false,
             })
         }
-        "DynamicResources" => Box::new(volumes::NotSimulated {
-            name: "DynamicResources",
+        volumes::DYNAMIC_RESOURCES => Box::new(volumes::NotSimulated {
+            name: volumes::DYNAMIC_RESOURCES,
             claims: true,
         }),
         _ => return None,
@@ -132,23 +154,23 @@ pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>
 /// A fresh Score-side instance (PreScore + Score + NormalizeScore) of a plugin.
 pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> {
     Some(match name {
-        "TaintToleration" => Box::<taint_toleration::TaintTolerationScore>::default(),
-        "NodeAffinity" => Box::new(node_affinity::NodeAffinityScore {
+        taint_toleration::NAME => Box::<taint_toleration::TaintTolerationScore>::default(),
+        node_affinity::NAME => Box::new(node_affinity::NodeAffinityScore {
             args: args.node_affinity.clone(),
         }),
-        "NodeResourcesFit" => Box::new(node_resources_fit::NodeResourcesFitScore::new(
+        node_resources_fit::NAME => Box::new(node_resources_fit::NodeResourcesFitScore::new(
             args.fit.clone(),
         )),
-        "PodTopologySpread" => Box::new(pod_topology_spread::PodTopologySpreadScore::new(
+        pod_topology_spread::NAME => Box::new(pod_topology_spread::PodTopologySpreadScore::new(
             args.spread.clone(),
         )),
-        "InterPodAffinity" => Box::new(inter_pod_affinity::InterPodAffinityScore::new(
+        inter_pod_affinity::NAME => Box::new(inter_pod_affinity::InterPodAffinityScore::new(
             args.inter_pod.clone(),
         )),
-        "NodeResourcesBalancedAllocation" => Box::new(
+        node_resources_balanced_allocation::NAME => Box::new(
             node_resources_balanced_allocation::BalancedAllocation::new(args.balanced.clone()),
         ),
-        "ImageLocality" => Box::<image_locality::ImageLocality>::default(),
+        image_locality::NAME => Box::<image_locality::ImageLocality>::default(),
         _ => return None,
     })
 }

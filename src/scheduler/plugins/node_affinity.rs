@@ -12,6 +12,8 @@ use crate::scheduler::selector::{NodeSelectorTerms, NodeTerm};
 use crate::scheduler::snapshot::NodeInfo;
 
 pub const NAME: &str = "NodeAffinity";
+/// The label narrow columns and one-line sums use (the CLI's score table, view 5).
+pub const SHORT: &str = "NodeAff";
 pub const REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
 pub const REASON_ENFORCED: &str = "node(s) didn't match scheduler-enforced node affinity";
 pub const REASON_CONFLICT: &str = "pod affinity terms conflict";

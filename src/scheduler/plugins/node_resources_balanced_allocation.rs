@@ -6,6 +6,8 @@ use crate::scheduler::framework::{CycleContext, MAX_NODE_SCORE, ScorePlugin, Sta
 use crate::scheduler::snapshot::NodeInfo;
 
 pub const NAME: &str = "NodeResourcesBalancedAllocation";
+/// The label narrow columns and one-line sums use (the CLI's score table, view 5).
+pub const SHORT: &str = "Balanced";
 
 pub struct BalancedAllocation {
     pub resources: Vec<ResourceSpec>,

@@ -9,6 +9,8 @@ use crate::scheduler::framework::{
 use crate::scheduler::snapshot::NodeInfo;
 
 pub const NAME: &str = "NodeResourcesFit";
+/// The label narrow columns and one-line sums use (the CLI's score table, view 5).
+pub const SHORT: &str = "Fit";
 /// `MaxCustomPriorityScore`: RequestedToCapacityRatio shape scores are 0..10.
 const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
 const MAX_UTILIZATION: i64 = 100;

@@ -15,6 +15,8 @@ use crate::scheduler::selector::Selector;
 use crate::scheduler::snapshot::{NodeInfo, Snapshot};
 
 pub const NAME: &str = "PodTopologySpread";
+/// The label narrow columns and one-line sums use (the CLI's score table, view 5).
+pub const SHORT: &str = "Spread";
 pub const REASON_SKEW: &str = "node(s) didn't match pod topology spread constraints";
 pub const REASON_LABEL: &str =
     "node(s) didn't match pod topology spread constraints (missing required label)";

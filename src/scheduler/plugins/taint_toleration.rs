@@ -9,6 +9,8 @@ use crate::scheduler::framework::{
 use crate::scheduler::snapshot::NodeInfo;
 
 pub const NAME: &str = "TaintToleration";
+/// The label narrow columns and one-line sums use (the CLI's score table, view 5).
+pub const SHORT: &str = "Taint";
 /// v1.35+ (#134740, back-ported to v1.34 patches).
 pub const REASON_GENERIC: &str = "node(s) had untolerated taint(s)";
 

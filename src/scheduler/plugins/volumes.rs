@@ -7,6 +7,38 @@
 use crate::scheduler::framework::{CycleContext, FilterPlugin, PreFilterOutcome, Status};
 use crate::scheduler::snapshot::NodeInfo;
 
+pub const VOLUME_RESTRICTIONS: &str = "VolumeRestrictions";
+pub const NODE_VOLUME_LIMITS: &str = "NodeVolumeLimits";
+pub const VOLUME_BINDING: &str = "VolumeBinding";
+pub const VOLUME_ZONE: &str = "VolumeZone";
+pub const EBS_LIMITS: &str = "EBSLimits";
+pub const GCE_PD_LIMITS: &str = "GCEPDLimits";
+pub const AZURE_DISK_LIMITS: &str = "AzureDiskLimits";
+pub const DYNAMIC_RESOURCES: &str = "DynamicResources";
+
+/// The plugins that judge volumes, which kexplore does not list.
+pub const VOLUME_PLUGINS: [&str; 7] = [
+    VOLUME_RESTRICTIONS,
+    NODE_VOLUME_LIMITS,
+    VOLUME_BINDING,
+    VOLUME_ZONE,
+    EBS_LIMITS,
+    GCE_PD_LIMITS,
+    AZURE_DISK_LIMITS,
+];
+
+/// Every plugin of a profile that runs but judges nothing here: they pass every node.
+pub const NOT_SIMULATED: [&str; 8] = [
+    VOLUME_RESTRICTIONS,
+    NODE_VOLUME_LIMITS,
+    VOLUME_BINDING,
+    VOLUME_ZONE,
+    EBS_LIMITS,
+    GCE_PD_LIMITS,
+    AZURE_DISK_LIMITS,
+    DYNAMIC_RESOURCES,
+];
+
 pub struct NotSimulated {
     pub name: &'static str,
     /// True for DynamicResources (judges resource claims), false for the volume plugins.

@@ -5,12 +5,13 @@
 
 use serde_json::Value;
 
+use super::args;
 use super::{Profile, default_multipoint};
-use crate::scheduler::plugins::inter_pod_affinity::InterPodAffinityArgs;
-use crate::scheduler::plugins::node_resources_fit::ScoringStrategy;
-use crate::scheduler::plugins::resource_allocation::ResourceSpec;
-use crate::scheduler::plugins::{PluginArgs, Points, points};
-use crate::scheduler::selector::{NodeSelectorTerms, NodeTerm};
+use crate::scheduler::plugins::{
+    PluginArgs, Points, inter_pod_affinity, node_affinity, node_resources_balanced_allocation,
+    node_resources_fit, pod_topology_spread, points,
+};
+use crate::scheduler::postfilter::DEFAULT_PREEMPTION;
 use crate::scheduler::version::KubeVersion;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -153,7 +154,13 @@ fn plugin_set(v: Option<&Value>, at: &str) -> Result<PluginSet, ConfigError> {
     let mut out = PluginSet::default();
     let Some(v) = v else { return Ok(out) };
     for (key, list) in [("enabled", &mut out.enabled)] {
-        for p in v.get(key).and_then(Value::as_array).into_iter().flatten() {
+        for (i, p) in v
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let name = p
                 .get("name")
                 .and_then(Value::as_str)
@@ -161,7 +168,15 @@ fn plugin_set(v: Option<&Value>, at: &str) -> Result<PluginSet, ConfigError> {
             if points(name).is_none() {
                 return err(format!("{at}.{key}: unknown plugin {name:?}"));
             }
-            let w = p.get("weight").and_then(Value::as_i64).unwrap_or(0);
+            let w = match p.get("weight") {
+                None | Some(Value::Null) => 0,
+                Some(v) => v.as_i64().filter(|w| i32::try_from(*w).is_ok()).ok_or_else(|| {
+                    ConfigError(format!(
+                        "{at}.{key}[{i}].weight: cannot unmarshal {} into Go struct field Plugin.weight of type int32",
+                        args::json_kind(v)
+                    ))
+                })?,
+            };
             list.push((name.to_string(), w));
         }
     }
@@ -183,155 +198,37 @@ fn plugin_set(v: Option<&Value>, at: &str) -> Result<PluginSet, ConfigError> {
     Ok(out)
 }
 
-fn resources(v: &Value, at: &str) -> Result<Vec<ResourceSpec>, ConfigError> {
-    let mut out = Vec::new();
-    for r in v.as_array().into_iter().flatten() {
-        let name = r
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let weight = r.get("weight").and_then(Value::as_i64).unwrap_or(1);
-        if name.is_empty() || !(1..=100).contains(&weight) {
-            return err(format!(
-                "{at}: each resource needs a name and a weight in 1..100"
-            ));
-        }
-        out.push(ResourceSpec { name, weight });
-    }
-    if out.is_empty() {
-        return err(format!("{at}: resources must not be empty"));
-    }
-    Ok(out)
-}
-
 fn plugin_args(list: Option<&Value>, at: &str) -> Result<PluginArgs, ConfigError> {
     let mut args = PluginArgs::default();
-    for (i, pc) in list
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    let entries = match list {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(_) => return err(format!("{at}.pluginConfig: expected a list")),
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, pc) in entries.iter().enumerate() {
         let at = format!("{at}.pluginConfig[{i}]");
-        let name = pc.get("name").and_then(Value::as_str).unwrap_or_default();
-        let a = pc.get("args").cloned().unwrap_or(Value::Null);
+        let name = pc
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ConfigError(format!("{at}.name: Required value: a plugin name")))?;
+        if seen.contains(&name) {
+            return err(format!("{at}: Duplicate value: {name:?}"));
+        }
+        seen.push(name);
+        let empty = Value::Object(Default::default());
+        let a = pc.get("args").filter(|v| !v.is_null()).unwrap_or(&empty);
+        let aat = format!("{at}.args");
         match name {
-            "NodeResourcesFit" => {
-                if let Some(s) = a.get("scoringStrategy") {
-                    if let Some(r) = s.get("resources") {
-                        args.fit.resources =
-                            resources(r, &format!("{at}.args.scoringStrategy.resources"))?;
-                    }
-                    args.fit.strategy = match s
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .unwrap_or("LeastAllocated")
-                    {
-                        "LeastAllocated" => ScoringStrategy::LeastAllocated,
-                        "MostAllocated" => ScoringStrategy::MostAllocated,
-                        "RequestedToCapacityRatio" => {
-                            let mut shape = Vec::new();
-                            let pts = s
-                                .pointer("/requestedToCapacityRatio/shape")
-                                .and_then(Value::as_array);
-                            for p in pts.into_iter().flatten() {
-                                let u = p.get("utilization").and_then(Value::as_i64).unwrap_or(0);
-                                let sc = p.get("score").and_then(Value::as_i64).unwrap_or(0);
-                                if !(0..=100).contains(&u) || !(0..=10).contains(&sc) {
-                                    return err(format!(
-                                        "{at}: shape utilization must be 0..100 and score 0..10"
-                                    ));
-                                }
-                                shape.push((u, sc));
-                            }
-                            if shape.is_empty() {
-                                return err(format!(
-                                    "{at}: requestedToCapacityRatio.shape must not be empty"
-                                ));
-                            }
-                            shape.sort();
-                            ScoringStrategy::RequestedToCapacityRatio(shape)
-                        }
-                        other => {
-                            return err(format!("{at}: unknown scoringStrategy type {other:?}"));
-                        }
-                    };
-                }
-                let strs = |k: &str| -> Vec<String> {
-                    a.get(k)
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                };
-                args.fit.ignored_resources = strs("ignoredResources");
-                args.fit.ignored_resource_groups = strs("ignoredResourceGroups");
+            node_resources_fit::NAME => args.fit = args::node_resources_fit(a, &aat)?,
+            node_resources_balanced_allocation::NAME => {
+                args.balanced = args::node_resources_balanced_allocation(a, &aat)?
             }
-            "NodeResourcesBalancedAllocation" => {
-                if let Some(r) = a.get("resources") {
-                    args.balanced = Some(resources(r, &format!("{at}.args.resources"))?);
-                }
-            }
-            "PodTopologySpread" => {
-                let list = a.get("defaultingType").and_then(Value::as_str) == Some("List");
-                if list {
-                    args.spread.system_defaulted = false;
-                    args.spread.default_constraints = a
-                        .get("defaultConstraints")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .map(|c| {
-                            (
-                                c.get("maxSkew").and_then(Value::as_i64).unwrap_or(1),
-                                c.get("topologyKey")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or_default()
-                                    .to_string(),
-                                c.get("whenUnsatisfiable").and_then(Value::as_str)
-                                    == Some("DoNotSchedule"),
-                            )
-                        })
-                        .collect();
-                }
-            }
-            "InterPodAffinity" => {
-                let d = InterPodAffinityArgs::default();
-                args.inter_pod = InterPodAffinityArgs {
-                    hard_pod_affinity_weight: a
-                        .get("hardPodAffinityWeight")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(d.hard_pod_affinity_weight),
-                    ignore_preferred_terms_of_existing_pods: a
-                        .get("ignorePreferredTermsOfExistingPods")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                };
-            }
-            "NodeAffinity" => {
-                if let Some(aa) = a.get("addedAffinity") {
-                    let na: k8s_openapi::api::core::v1::NodeAffinity =
-                        serde_json::from_value(aa.clone())
-                            .map_err(|e| ConfigError(format!("{at}.args.addedAffinity: {e}")))?;
-                    args.node_affinity.added_required = na
-                        .required_during_scheduling_ignored_during_execution
-                        .map(|r| NodeSelectorTerms {
-                            terms: r
-                                .node_selector_terms
-                                .iter()
-                                .map(NodeTerm::compile)
-                                .collect(),
-                        });
-                    args.node_affinity.added_preferred = na
-                        .preferred_during_scheduling_ignored_during_execution
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|p| (i64::from(p.weight), NodeTerm::compile(&p.preference)))
-                        .collect();
-                }
-            }
+            pod_topology_spread::NAME => args.spread = args::pod_topology_spread(a, &aat)?,
+            inter_pod_affinity::NAME => args.inter_pod = args::inter_pod_affinity(a, &aat)?,
+            node_affinity::NAME => args.node_affinity = args::node_affinity(a, &aat)?,
+            DEFAULT_PREEMPTION => args::default_preemption(a, &aat)?,
+            // Plugins kexplore does not simulate (volumes, DRA) keep whatever args they carry.
             n if points(n).is_some() => {}
             n => return err(format!("{at}: unknown plugin {n:?}")),
         }
@@ -343,6 +240,24 @@ fn plugin_args(list: Option<&Value>, at: &str) -> Result<PluginArgs, ConfigError
 pub fn plugin_args_for(name: &str, args: &Value) -> Result<PluginArgs, ConfigError> {
     let list = serde_json::json!([{"name": name, "args": args}]);
     plugin_args(Some(&list), "args")
+}
+
+/// `percentageOfNodesToScore` (*int32) at `path` (its last segment is the key in `v`).
+fn percentage(v: &Value, path: &str) -> Result<Option<i64>, ConfigError> {
+    let key = path.rsplit('.').next().unwrap_or(path);
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(x) => x
+            .as_i64()
+            .filter(|n| i32::try_from(*n).is_ok())
+            .map(Some)
+            .ok_or_else(|| {
+                ConfigError(format!(
+                    "{path}: cannot unmarshal {} into Go struct field percentageOfNodesToScore of type int32",
+                    args::json_kind(x)
+                ))
+            }),
+    }
 }
 
 /// Parses a KubeSchedulerConfiguration (YAML or JSON) into profiles for `version`.
@@ -358,7 +273,7 @@ pub fn load(text: &str, version: KubeVersion) -> Result<Vec<Profile>, ConfigErro
             "expected apiVersion kubescheduler.config.k8s.io/v1, kind KubeSchedulerConfiguration; got {api:?} {kind:?}"
         ));
     }
-    let global_pct = v.get("percentageOfNodesToScore").and_then(Value::as_i64);
+    let global_pct = percentage(&v, "percentageOfNodesToScore")?;
     let profiles = v
         .get("profiles")
         .and_then(Value::as_array)
@@ -372,10 +287,16 @@ pub fn load(text: &str, version: KubeVersion) -> Result<Vec<Profile>, ConfigErro
     let mut out = Vec::new();
     for (i, p) in profiles.iter().enumerate() {
         let at = format!("profiles[{i}]");
-        let name = p
-            .get("schedulerName")
-            .and_then(Value::as_str)
-            .unwrap_or("default-scheduler");
+        let name = match p.get("schedulerName") {
+            None | Some(Value::Null) => "default-scheduler",
+            Some(Value::String(s)) => s.as_str(),
+            Some(other) => {
+                return err(format!(
+                    "{at}.schedulerName: cannot unmarshal {} into Go struct field KubeSchedulerProfile.schedulerName of type string",
+                    args::json_kind(other)
+                ));
+            }
+        };
         let pl = p.get("plugins");
         let get = |k: &str| pl.and_then(|x| x.get(k));
         let sets = PointSets {
@@ -392,10 +313,7 @@ pub fn load(text: &str, version: KubeVersion) -> Result<Vec<Profile>, ConfigErro
             }
         }
         let multi = merge(&default_multipoint(version), &sets.multi_point);
-        let pct = p
-            .get("percentageOfNodesToScore")
-            .and_then(Value::as_i64)
-            .or(global_pct);
+        let pct = percentage(p, &format!("{at}.percentageOfNodesToScore"))?.or(global_pct);
         if pct.is_some_and(|x| !(0..=100).contains(&x)) {
             return err(format!("{at}: percentageOfNodesToScore must be 0..100"));
         }
@@ -408,6 +326,7 @@ pub fn load(text: &str, version: KubeVersion) -> Result<Vec<Profile>, ConfigErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheduler::plugins::node_resources_fit::ScoringStrategy;
     use crate::scheduler::version::NEWEST;
 
     #[test]

@@ -2,9 +2,15 @@
 //! which score weights and arguments. `Profile::default_for` is upstream's default profile for
 //! the modelled version; `config` turns a KubeSchedulerConfiguration into profiles.
 
+mod args;
 pub mod config;
 
-use super::plugins::PluginArgs;
+use super::plugins::{
+    DEFAULT_BINDER, PRIORITY_SORT, PluginArgs, SCHEDULING_GATES, image_locality,
+    inter_pod_affinity, node_affinity, node_name, node_ports, node_resources_balanced_allocation,
+    node_resources_fit, node_unschedulable, pod_topology_spread, taint_toleration, volumes,
+};
+use super::postfilter::DEFAULT_PREEMPTION;
 use super::version::KubeVersion;
 
 #[derive(Debug, Clone)]
@@ -26,37 +32,37 @@ pub struct Profile {
 /// The default `multiPoint` list with weights, in upstream's order (spec §2.1).
 pub fn default_multipoint(version: KubeVersion) -> Vec<(String, i64)> {
     let mut v: Vec<(&str, i64)> = vec![
-        ("SchedulingGates", 0),
-        ("PrioritySort", 0),
-        ("NodeUnschedulable", 0),
-        ("NodeName", 0),
-        ("TaintToleration", 3),
-        ("NodeAffinity", 2),
-        ("NodePorts", 0),
-        ("NodeResourcesFit", 1),
-        ("VolumeRestrictions", 0),
+        (SCHEDULING_GATES, 0),
+        (PRIORITY_SORT, 0),
+        (node_unschedulable::NAME, 0),
+        (node_name::NAME, 0),
+        (taint_toleration::NAME, 3),
+        (node_affinity::NAME, 2),
+        (node_ports::NAME, 0),
+        (node_resources_fit::NAME, 1),
+        (volumes::VOLUME_RESTRICTIONS, 0),
     ];
     if version.in_tree_volume_limits() {
-        v.extend([("EBSLimits", 0), ("GCEPDLimits", 0)]);
+        v.extend([(volumes::EBS_LIMITS, 0), (volumes::GCE_PD_LIMITS, 0)]);
     }
-    v.push(("NodeVolumeLimits", 0));
+    v.push((volumes::NODE_VOLUME_LIMITS, 0));
     if version.in_tree_volume_limits() {
-        v.push(("AzureDiskLimits", 0));
+        v.push((volumes::AZURE_DISK_LIMITS, 0));
     }
     v.extend([
-        ("VolumeBinding", 0),
-        ("VolumeZone", 0),
-        ("PodTopologySpread", 2),
-        ("InterPodAffinity", 2),
+        (volumes::VOLUME_BINDING, 0),
+        (volumes::VOLUME_ZONE, 0),
+        (pod_topology_spread::NAME, 2),
+        (inter_pod_affinity::NAME, 2),
     ]);
     if version.dynamic_resources_in_profile() {
-        v.push(("DynamicResources", 0));
+        v.push((volumes::DYNAMIC_RESOURCES, 0));
     }
     v.extend([
-        ("DefaultPreemption", 0),
-        ("NodeResourcesBalancedAllocation", 1),
-        ("ImageLocality", 1),
-        ("DefaultBinder", 0),
+        (DEFAULT_PREEMPTION, 0),
+        (node_resources_balanced_allocation::NAME, 1),
+        (image_locality::NAME, 1),
+        (DEFAULT_BINDER, 0),
     ]);
     v.into_iter().map(|(n, w)| (n.to_string(), w)).collect()
 }

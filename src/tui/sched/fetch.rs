@@ -12,6 +12,7 @@ use crate::client::http::ApiClient;
 use crate::client::snapshot::{WatchFrom, fetch_live};
 use crate::kubeconfig::ResolvedContext;
 use crate::scheduler::manifests::{Manifests, Source};
+use crate::scheduler::release::Modelling;
 use crate::scheduler::{KubeVersion, why};
 
 /// Splits manifests into the cluster and the pod to place. `focus` (`ns/name`) picks a pod from
@@ -23,7 +24,7 @@ pub fn cluster_from(
     mut m: Manifests,
     focus: Option<&str>,
     fallback: Pod,
-    version: KubeVersion,
+    release: Modelling,
 ) -> ClusterData {
     let chosen = focus.and_then(|f| why::split_out(&mut m, f));
     let pod = match chosen {
@@ -52,7 +53,7 @@ pub fn cluster_from(
         nodes: m.nodes.into_iter().map(|(n, _)| n).collect(),
         running,
         pod,
-        version,
+        release,
     }
 }
 
@@ -100,7 +101,7 @@ pub async fn fetch(
         source: format!("{} ({})", ctx.cluster.server, ctx.context_name),
         focus,
         fallback,
-        version: listed.version,
+        release: listed.modelling,
     };
     Ok((seed.cluster(), seed))
 }
@@ -120,7 +121,7 @@ pub struct Seed {
     pub source: String,
     pub focus: Option<String>,
     pub fallback: Pod,
-    pub version: KubeVersion,
+    pub release: Modelling,
 }
 
 impl Seed {
@@ -145,7 +146,7 @@ impl Seed {
             m,
             self.focus.as_deref(),
             self.fallback.clone(),
-            self.version,
+            self.release.clone(),
         );
         LiveCluster {
             data,
@@ -171,5 +172,11 @@ pub fn from_files(
         .map(|(n, _)| n.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    Ok(cluster_from(source, m, focus, fallback, version))
+    Ok(cluster_from(
+        source,
+        m,
+        focus,
+        fallback,
+        Modelling::asked(version, None),
+    ))
 }

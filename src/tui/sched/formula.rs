@@ -5,6 +5,7 @@
 
 use super::model::{Model, cpu_text, memory_text};
 use super::{formula_node, formula_pods};
+use crate::scheduler::plugins;
 use crate::scheduler::trace::PluginScore;
 
 /// Non-zero defaults for containers without requests (spec §7.2).
@@ -23,7 +24,7 @@ pub fn lines(m: &Model, k: usize, p: &PluginScore) -> Vec<String> {
         }
     };
     match p.name {
-        "NodeResourcesFit" => {
+        plugins::node_resources_fit::NAME => {
             let (pc, pm) = (
                 m.pod.requests.non_zero_milli_cpu,
                 m.pod.requests.non_zero_memory,
@@ -63,7 +64,7 @@ pub fn lines(m: &Model, k: usize, p: &PluginScore) -> Vec<String> {
                 ));
             }
         }
-        "NodeResourcesBalancedAllocation" => {
+        plugins::node_resources_balanced_allocation::NAME => {
             let (pc, pm) = m.pod_request();
             let (ac, am) = (node.allocatable.milli_cpu, node.allocatable.memory);
             let fc = ((node.requested.milli_cpu + pc) as f64 / ac.max(1) as f64).min(1.0);
@@ -87,7 +88,7 @@ pub fn lines(m: &Model, k: usize, p: &PluginScore) -> Vec<String> {
             if pc == 0 && pm == 0 {
                 out.push("the pod requests nothing (best-effort): PreScore skips, 0".into());
                 out.push(format!("score   0 {}", check(0)));
-            } else if m.data.version.balanced_with_and_without_pod() {
+            } else if m.data.release.version.balanced_with_and_without_pod() {
                 let bc = (node.requested.milli_cpu as f64 / ac.max(1) as f64).min(1.0);
                 let bm = (node.requested.memory as f64 / am.max(1) as f64).min(1.0);
                 let without = ((1.0 - (bc - bm).abs() / 2.0) * 100.0) as i64;
@@ -102,11 +103,11 @@ pub fn lines(m: &Model, k: usize, p: &PluginScore) -> Vec<String> {
                 out.push(format!("score   (1 − {std:.3}) × 100 {}", check(computed)));
             }
         }
-        "TaintToleration" => formula_node::taint_toleration(m, k, p, &mut out),
-        "NodeAffinity" => formula_node::node_affinity(m, k, p, &mut out),
-        "ImageLocality" => formula_node::image_locality(m, k, p, &mut out),
-        "PodTopologySpread" => formula_pods::topology_spread(m, k, p, &mut out),
-        "InterPodAffinity" => formula_pods::inter_pod_affinity(m, k, p, &mut out),
+        plugins::taint_toleration::NAME => formula_node::taint_toleration(m, k, p, &mut out),
+        plugins::node_affinity::NAME => formula_node::node_affinity(m, k, p, &mut out),
+        plugins::image_locality::NAME => formula_node::image_locality(m, k, p, &mut out),
+        plugins::pod_topology_spread::NAME => formula_pods::topology_spread(m, k, p, &mut out),
+        plugins::inter_pod_affinity::NAME => formula_pods::inter_pod_affinity(m, k, p, &mut out),
         other => out.push(format!("{other}: not modelled by this view")),
     }
     out.push(format!(
@@ -133,6 +134,10 @@ pub fn inverted(m: &Model, k: usize, reasons: &[String]) -> String {
                 memory_text(pm),
                 memory_text(node.allocatable.memory - node.requested.memory)
             ),
+            // A pod capacity the node never reported is a zero the user should see named.
+            "Too many pods" if node.unreported.covers("pods") => {
+                format!("{r} (no allocatable pods reported: treated as 0)")
+            }
             "Too many pods" => format!(
                 "{r} ({} of {} pods already)",
                 node.pods.len(),

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::scheduler::quantity::resource_value;
+use crate::scheduler::release::Modelling;
 use crate::scheduler::{KubeVersion, PodInfo, PodTrace, Scheduler, Snapshot};
 
 /// The cluster as fetched (or read from a file), before any what-if.
@@ -21,8 +22,8 @@ pub struct ClusterData {
     pub running: Vec<Pod>,
     /// The pod to place, without `spec.nodeName`.
     pub pod: Pod,
-    /// The kube-scheduler release to model (the embedded server runs v1.33).
-    pub version: KubeVersion,
+    /// The kube-scheduler release to model and why: the server's, for a live cluster.
+    pub release: Modelling,
 }
 
 /// Which request `+` and `-` change.
@@ -102,7 +103,7 @@ impl Model {
         let mut snapshot = Snapshot::build(
             &data.nodes,
             &data.running,
-            data.version.pod_level_resources(),
+            data.release.version.pod_level_resources(),
         )
         .map_err(|e| e.to_string())?;
         let mut labels: BTreeSet<(String, String)> = BTreeSet::new();
@@ -111,7 +112,7 @@ impl Model {
                 labels.insert((k.clone(), v.clone()));
             }
         }
-        let s = scheduler(data.version);
+        let s = scheduler(data.release.version);
         let (filters, scores) = s
             .profiles
             .first()
@@ -151,7 +152,8 @@ impl Model {
         match self.snapshot.pod_info(&pod) {
             Ok(info) => {
                 self.pod = info;
-                self.trace = scheduler(self.data.version).schedule_one(&self.snapshot, &self.pod);
+                self.trace =
+                    scheduler(self.data.release.version).schedule_one(&self.snapshot, &self.pod);
                 self.error = None;
                 self.index_trace();
             }

@@ -96,6 +96,8 @@ pub fn node_state<'a>(m: &'a Model, k: usize, here: &[usize], upto: usize) -> No
         // A PreFilter rejection names a plugin that may not be a filter: it applies from the start.
         None => NodeState::Out(plugin),
         Some(i) if here.contains(&i) => NodeState::FailsHere(plugin, v.reasons()),
+        // Decided at PreFilter (outside its PreFilterResult): out before any Filter ran.
+        Some(_) if v.pre_filter => NodeState::Out(plugin),
         Some(i) if i < here.first().copied().unwrap_or(0) => NodeState::Out(plugin),
         Some(i) if i <= upto => NodeState::Out(plugin),
         Some(_) => NodeState::Passing,

@@ -10,6 +10,7 @@ mod live_updates;
 mod render;
 mod render_finish;
 mod render_stepped;
+mod sched_truth;
 mod sequences;
 mod sequences_finish;
 mod sequences_stepped;

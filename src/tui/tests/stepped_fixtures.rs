@@ -192,7 +192,7 @@ pub fn big_cluster(n: usize) -> ClusterData {
             crate::scheduler::generate::PendingKind::Plain,
             0,
         ),
-        version: KubeVersion::default(),
+        release: Default::default(),
     }
 }
 

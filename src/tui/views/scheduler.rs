@@ -11,6 +11,8 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::connection::SPINNER;
 use super::{ellipsize, inner_width, pane};
 use super::{scheduler_pods, scheduler_rows};
+use crate::scheduler::plugins;
+use crate::scheduler::release::Basis;
 use crate::scheduler::why::BoundPod;
 use crate::tui::sched::LiveState;
 use crate::tui::sched::formula;
@@ -192,11 +194,20 @@ fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: 
             Span::styled(format!("   what-if: {}", whatif.join(", ")), theme.warn)
         },
     ]);
-    let line2 = Line::styled(
-        format!(
-            " kube-scheduler {} (simulated; = kexplore schedule --kube-version {}) · {} nodes · {}",
+    // Against a server, the release and how it relates to the server's, in the words
+    // `kexplore schedule` prints for the same cluster.
+    let r = &m.data.release;
+    let release = match (r.basis, &r.server) {
+        (Basis::Asked | Basis::Default, None) => format!(
+            "kube-scheduler {} (simulated; = kexplore schedule --kube-version {})",
             m.trace.kube_version,
             m.trace.kube_version.trim_start_matches('v'),
+        ),
+        _ => r.summary.clone(),
+    };
+    let line2 = Line::styled(
+        format!(
+            " {release} · {} nodes · {}",
             m.snapshot.nodes.len(),
             m.data.source
         ),
@@ -484,7 +495,7 @@ fn draw_panel(
                     let parts: Vec<String> = sc
                         .plugins
                         .iter()
-                        .map(|p| format!("{} {}", short(p.name), p.weighted))
+                        .map(|p| format!("{} {}", plugins::short(p.name), p.weighted))
                         .collect();
                     lines.push(Line::styled(
                         ellipsize(
@@ -562,7 +573,7 @@ fn formula_text(state: &AppState, m: &Model, step: &Step) -> Option<Vec<String>>
         Step::Score(j) => plugins.get(*j).into_iter().collect(),
         _ => plugins
             .iter()
-            .filter(|p| p.name == "NodeResourcesFit")
+            .filter(|p| p.name == plugins::node_resources_fit::NAME)
             .collect(),
     };
     Some(
@@ -571,18 +582,4 @@ fn formula_text(state: &AppState, m: &Model, step: &Step) -> Option<Vec<String>>
             .flat_map(|p| formula::lines(m, k, p))
             .collect(),
     )
-}
-
-/// Plugin names short enough for a sum on one line.
-pub fn short(name: &str) -> &str {
-    match name {
-        "TaintToleration" => "Taint",
-        "NodeResourcesFit" => "Fit",
-        "NodeResourcesBalancedAllocation" => "Balanced",
-        "ImageLocality" => "Image",
-        "InterPodAffinity" => "PodAffinity",
-        "PodTopologySpread" => "Spread",
-        "NodeAffinity" => "NodeAffinity",
-        other => other,
-    }
 }

@@ -122,6 +122,12 @@ pub fn draw(
         };
         let rest = width.saturating_sub(name_w + 3);
         let body: Vec<Span> = match step {
+            // Bars of a capacity the node never reported would draw a made-up 0.
+            Step::Nodes | Step::Predict if node.allocatable_note().is_some() => {
+                let note = node.allocatable_note().unwrap_or_default();
+                let words = note.split_once(": ").map_or(note.as_str(), |(_, w)| w);
+                vec![Span::styled(ellipsize(words, rest), theme.warn)]
+            }
             Step::Nodes | Step::Predict => {
                 // Two bars share what the numbers leave (about 46 columns).
                 let bw = (rest.saturating_sub(46) / 2).clamp(4, 30);
@@ -174,10 +180,19 @@ pub fn draw(
                         )]
                     }
                     NodeState::Passing => vec![Span::styled("✓ passes", theme.ok)],
-                    NodeState::FailsHere(p, reasons) => vec![Span::styled(
-                        ellipsize(&format!("✗ {p}: {}", reasons.join(", ")), rest),
-                        theme.error,
-                    )],
+                    NodeState::FailsHere(p, reasons) => {
+                        // Decided at PreFilter: Filter never ran here; say so with the code.
+                        let how = m.verdict_of[k]
+                            .map(|i| &m.trace.filter[i])
+                            .filter(|v| v.pre_filter)
+                            .map_or(String::new(), |v| {
+                                format!(" ({}, at PreFilter)", v.code.as_str())
+                            });
+                        vec![Span::styled(
+                            ellipsize(&format!("✗ {p}: {}{how}", reasons.join(", ")), rest),
+                            theme.error,
+                        )]
+                    }
                     NodeState::Out(p) => {
                         name_style = theme.greyed;
                         vec![Span::styled(format!("– out at {p}"), theme.greyed)]
@@ -280,7 +295,13 @@ fn total_cells(
     let parts: Vec<String> = sc
         .plugins
         .iter()
-        .map(|p| format!("{} {}", super::scheduler::short(p.name), p.weighted))
+        .map(|p| {
+            format!(
+                "{} {}",
+                crate::scheduler::plugins::short(p.name),
+                p.weighted
+            )
+        })
         .collect();
     let room = rest.saturating_sub(bw + 9);
     v.push(Span::styled(
