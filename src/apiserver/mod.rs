@@ -28,6 +28,7 @@ pub mod limits;
 pub mod linger;
 pub mod list;
 pub mod list_options;
+pub(crate) mod list_types;
 pub mod openapi;
 pub mod openapi_v2;
 pub mod patch;

@@ -177,7 +177,7 @@ pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<
         .store
         .get(&key)
         .ok_or_else(|| ApiError::not_found(def.group, def.plural, &ctx.info.name))?;
-    let patched = patch::apply(&ctx.content_type, &output(def, &cur), &ctx.body)?;
+    let patched = patch::apply(def, &ctx.content_type, &output(def, &cur), &ctx.body)?;
     let mut patched = if def.group == "events.k8s.io" {
         events::from_events_v1(&patched)
     } else {
