@@ -8,6 +8,7 @@ use super::api::{Ctx, Reply};
 use super::decode;
 use super::events;
 use super::kinds;
+use super::managed_fields::{self, FieldSet, Scope};
 use super::resources::ResourceDef;
 use super::rest::{object_reply, store_err};
 use super::status::ApiError;
@@ -43,6 +44,16 @@ fn dry_run(ctx: &Ctx<'_>) -> Result<bool, ApiError> {
 }
 
 pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
+    create_as(ctx, def, None)
+}
+
+/// Create, recording the body as an Update by the request's manager, or, for a server-side
+/// apply of a missing object (`applied`: the applied configuration's fields), as its Apply.
+pub(super) fn create_as(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    applied: Option<FieldSet>,
+) -> Result<Reply, ApiError> {
     let dry_run = dry_run(ctx)?;
     let mut obj = decode_body(ctx, def)?;
     let url_ns = ctx.info.namespace.clone();
@@ -97,19 +108,7 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let manager = ctx
-        .info
-        .query("fieldManager")
-        .map(String::from)
-        .unwrap_or_else(|| {
-            ctx.user_agent
-                .split('/')
-                .next()
-                .unwrap_or_default()
-                .chars()
-                .take(128)
-                .collect()
-        });
+    let manager = managed_fields::manager_name(ctx.info.query("fieldManager"), &ctx.user_agent);
     // NamespaceLifecycle first: a missing namespace is a 404 before any other plugin looks.
     let (rec, res) = admission::namespace_lifecycle(
         &ctx.api.store,
@@ -129,14 +128,20 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         json!({"phase": "validating", "plugins": [rec]}),
     );
     res?;
-    let fields = kinds::fields_v1(&obj);
+    let (operation, fields) = match applied {
+        Some(set) => ("Apply", set),
+        None => (
+            "Update",
+            managed_fields::field_set(def, Scope::of(def, ""), &obj),
+        ),
+    };
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
     let now = util::now();
     obj["metadata"]["uid"] = json!(util::uuid());
     obj["metadata"]["creationTimestamp"] = json!(now);
     obj["metadata"]["managedFields"] = json!([{
-        "manager": manager, "operation": "Update", "apiVersion": def.api_version(), "time": now,
-        "fieldsType": "FieldsV1", "fieldsV1": fields,
+        "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
+        "fieldsType": "FieldsV1", "fieldsV1": managed_fields::encode(&fields),
     }]);
     let key = def.key_for(&url_ns, &name);
     if dry_run {

@@ -8,6 +8,7 @@
 pub mod activity;
 pub mod admission;
 pub mod api;
+pub(crate) mod apply;
 pub mod audit;
 pub mod authn;
 pub mod authz;
@@ -29,6 +30,7 @@ pub mod linger;
 pub mod list;
 pub mod list_options;
 pub(crate) mod list_types;
+pub(crate) mod managed_fields;
 pub mod openapi;
 pub mod openapi_v2;
 pub mod patch;

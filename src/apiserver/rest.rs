@@ -4,14 +4,16 @@
 use serde_json::{Value, json};
 
 use super::api::{Ctx, Reply};
+use super::apply;
 use super::body::Format;
 use super::decode;
 use super::events;
 use super::kinds;
+use super::managed_fields::Stamp;
 use super::patch;
 use super::resources::ResourceDef;
 use super::selectors::{FieldSelector, LabelSelector};
-use super::status::ApiError;
+use super::status::{ApiError, Cause};
 use super::store::{StoreError, object_rv};
 use super::table;
 use super::trace::StageStatus;
@@ -98,12 +100,14 @@ pub fn selectors(
     Ok((ls, fs))
 }
 
-/// Store an update (PUT, PATCH or the status subresource) with optimistic concurrency.
-pub fn apply_update(
+/// Store an update (PUT, PATCH or the status subresource) with optimistic concurrency;
+/// `stamp` says how its managed fields are recorded.
+pub(crate) fn apply_update(
     ctx: &mut Ctx<'_>,
     def: &'static ResourceDef,
     sub: &str,
     incoming: Value,
+    stamp: Stamp,
 ) -> Result<Reply, ApiError> {
     let name = ctx.info.name.clone();
     let body_name = incoming
@@ -134,6 +138,7 @@ pub fn apply_update(
             next["metadata"]["namespace"] = json!(ctx.info.namespace);
         }
         next["metadata"]["name"] = json!(name);
+        stamp.record(def, sub, cur, &incoming, &mut next);
         if def.kind == "Pod"
             && sub.is_empty()
             && let Ok(p) = serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(next.clone())
@@ -167,10 +172,25 @@ pub fn apply_update(
 
 pub fn update(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
     let incoming = decode_body(ctx, def)?;
-    apply_update(ctx, def, sub, incoming)
+    let stamp = Stamp::update(ctx);
+    apply_update(ctx, def, sub, incoming, stamp)
 }
 
 pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
+    if apply::is_apply(&ctx.content_type) {
+        return apply::apply(ctx, def, sub);
+    }
+    if ctx.info.query("force").is_some() {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![Cause::forbidden(
+                "force",
+                "may not be specified for non-apply patch",
+            )],
+        ));
+    }
     let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
     let cur = ctx
         .api
@@ -214,5 +234,6 @@ pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<
         .to_string();
     let (typed, warnings) = decode::decode_object(def, patched, &fv)?;
     ctx.warnings.extend(warnings);
-    apply_update(ctx, def, sub, typed)
+    let stamp = Stamp::update(ctx);
+    apply_update(ctx, def, sub, typed, stamp)
 }

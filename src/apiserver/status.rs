@@ -219,6 +219,40 @@ impl ApiError {
         Self::new(409, "Conflict", msg, Some(details(name, group, resource)))
     }
 
+    /// 409 from server-side apply (upstream's `NewApplyConflict`): `conflicts` are the printed
+    /// manager and the field path of each conflict, one cause each.
+    pub fn apply_conflict(conflicts: &[(String, String)]) -> Self {
+        let msg = match conflicts {
+            [(manager, path)] => {
+                format!("Apply failed with 1 conflict: conflict with {manager}: {path}")
+            }
+            _ => {
+                let mut managers: Vec<&String> = conflicts.iter().map(|(m, _)| m).collect();
+                managers.sort();
+                managers.dedup();
+                let mut lines = Vec::new();
+                for m in managers {
+                    lines.push(format!("conflicts with {m}:"));
+                    for (_, path) in conflicts.iter().filter(|(cm, _)| cm == m) {
+                        lines.push(format!("- {path}"));
+                    }
+                }
+                format!(
+                    "Apply failed with {} conflicts: {}",
+                    conflicts.len(),
+                    lines.join("\n")
+                )
+            }
+        };
+        let causes: Vec<Value> = conflicts
+            .iter()
+            .map(|(m, path)| {
+                json!({"reason": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": path})
+            })
+            .collect();
+        Self::new(409, "Conflict", msg, Some(json!({ "causes": causes })))
+    }
+
     pub fn stale(group: &str, resource: &str, name: &str) -> Self {
         Self::conflict(
             group,

@@ -1,0 +1,243 @@
+//! Server-side apply (`PATCH` with `application/apply-patch+yaml`), as kube-apiserver's field
+//! manager does it (specs/workloads-etcd-truth.md §4.4): a missing object is created (201,
+//! upstream's `forceAllowCreate`); otherwise the applied configuration is merged into the live
+//! object by the list keys of `list_types`, a field another manager owns with a different value
+//! is a 409 naming manager and path unless `force=true` takes it over, and the fields the
+//! manager applied last time but not now are removed when no one else owns them.
+//!
+//! Not modelled: apply to another API version than the stored one, `$patch` directives in
+//! the applied configuration, and ownership kept per API version.
+
+use serde_json::{Map, Value};
+
+use super::api::{Ctx, Reply};
+use super::create::create_as;
+use super::decode;
+use super::events;
+use super::list_types::{self, ListType};
+use super::managed_fields::{
+    self as mf, Entry, FieldSet, Scope, Stamp, has_descendant, item_matches,
+};
+use super::openapi;
+use super::resources::ResourceDef;
+use super::rest::{apply_update, output};
+use super::status::{ApiError, Cause};
+use super::store::object_rv;
+use super::util;
+
+const APPLY: &str = "application/apply-patch+yaml";
+
+pub(crate) fn is_apply(content_type: &str) -> bool {
+    content_type
+        .split(';')
+        .next()
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case(APPLY))
+}
+
+pub(crate) fn apply(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    sub: &str,
+) -> Result<Reply, ApiError> {
+    let manager = ctx
+        .info
+        .query("fieldManager")
+        .unwrap_or_default()
+        .to_string();
+    if manager.is_empty() {
+        // kubectl always sends one; controllers must (upstream's ValidatePatchOptions).
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![Cause::required(
+                "fieldManager",
+                "is required for apply patch",
+            )],
+        ));
+    }
+    let force = ctx.info.query("force") == Some("true");
+    let applied = decode::parse_body(def, "application/yaml", &ctx.body)?;
+    let scope = Scope::of(def, sub);
+    let applied = applied_part(applied, scope);
+    let set = mf::field_set(def, scope, &applied);
+    let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
+    let Some(cur) = ctx.api.store.get(&key) else {
+        if !sub.is_empty() {
+            return Err(ApiError::not_found(def.group, def.plural, &ctx.info.name));
+        }
+        // The applied configuration is the new object; its fields are the manager's.
+        ctx.body = serde_json::to_vec(&applied)
+            .map_err(ApiError::internal)?
+            .into();
+        ctx.content_type = "application/json".into();
+        return create_as(ctx, def, Some(set));
+    };
+    let live = output(def, &cur);
+    let merged = merge_applied(def, &live, &applied, scope, &set, &manager, sub, force)?;
+    let mut merged = if def.group == "events.k8s.io" {
+        events::from_events_v1(&merged)
+    } else {
+        merged
+    };
+    // Against the object this was computed from: a write in between is a 409, not a lost update.
+    if let Some(m) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
+        let rv = object_rv(&cur).map(|r| r.to_string()).unwrap_or_default();
+        m.insert("resourceVersion".into(), Value::String(rv));
+    }
+    let fv = ctx
+        .info
+        .query("fieldValidation")
+        .unwrap_or("Warn")
+        .to_string();
+    let (typed, warnings) = decode::decode_object(def, merged, &fv)?;
+    ctx.warnings.extend(warnings);
+    apply_update(ctx, def, sub, typed, Stamp::Applied)
+}
+
+/// What an apply to `scope` may set: the main resource ignores `status`, the status subresource
+/// everything but `status` (upstream's reset fields), and no one sets server-owned metadata.
+fn applied_part(mut applied: Value, scope: Option<Scope>) -> Value {
+    let Some(m) = applied.as_object_mut() else {
+        return applied;
+    };
+    match scope {
+        Some(Scope::Main) => {
+            m.remove("status");
+        }
+        Some(Scope::Status) => {
+            m.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"));
+            if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.retain(|k, _| k == "name" || k == "namespace");
+            }
+        }
+        None => {}
+    }
+    if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "managedFields",
+        ] {
+            meta.remove(k);
+        }
+    }
+    applied
+}
+
+/// The live object with the applied configuration merged in, its managed fields updated, and
+/// what the manager stopped applying removed; or the conflicts as a 409.
+#[allow(clippy::too_many_arguments)]
+fn merge_applied(
+    def: &ResourceDef,
+    live: &Value,
+    applied: &Value,
+    scope: Option<Scope>,
+    set: &FieldSet,
+    manager: &str,
+    sub: &str,
+    force: bool,
+) -> Result<Value, ApiError> {
+    let mut merged = live.clone();
+    let schemas = openapi::kind_schemas(def);
+    let root = openapi::root_schema(def);
+    merge_into(&mut merged, applied, schemas, Some(&root));
+    let changed = mf::compare(def, scope, live, &merged).changed();
+    let mut entries = mf::entries(live);
+    let is_mine = |e: &Entry| e.manager == manager && e.is_apply() && e.subresource == sub;
+    let mut conflicts: Vec<(String, String)> = Vec::new();
+    for e in entries.iter_mut().filter(|e| !is_mine(e)) {
+        let theirs: Vec<_> = e.set.intersection(&changed).cloned().collect();
+        if force {
+            e.set.retain(|p| !theirs.contains(p));
+        } else {
+            conflicts.extend(theirs.iter().map(|p| (e.printed(), mf::render(p))));
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(ApiError::apply_conflict(&conflicts));
+    }
+    let before = entries.clone();
+    let mine = mf::entry_mut(&mut entries, manager, "Apply", &def.api_version(), sub);
+    let previous = std::mem::replace(&mut mine.set, set.clone());
+    // Fields this manager applied before and not now go, unless someone still owns them.
+    for p in previous.difference(set) {
+        let owned = entries
+            .iter()
+            .any(|e| e.set.contains(p) || has_descendant(&e.set, p));
+        if !owned {
+            mf::remove(&mut merged, p);
+        }
+    }
+    let object_changed = strip_managed(&merged) != strip_managed(live);
+    if !object_changed && entries_equal(&before, &entries) {
+        return Ok(merged); // applying the same configuration again changes nothing
+    }
+    if object_changed || previous != *set {
+        let now = util::now();
+        if let Some(e) = entries.iter_mut().find(|e| is_mine(e)) {
+            e.time = Some(now);
+        }
+    }
+    mf::store(&mut merged, entries);
+    Ok(merged)
+}
+
+fn strip_managed(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
+    }
+    v
+}
+
+/// Whether two entry lists hold the same sets, ignoring where a new, empty entry was added.
+fn entries_equal(a: &[Entry], b: &[Entry]) -> bool {
+    let keep =
+        |l: &[Entry]| -> Vec<Entry> { l.iter().filter(|e| !e.set.is_empty()).cloned().collect() };
+    keep(a) == keep(b)
+}
+
+/// Merge `src` into `dst` the way apply does: objects field by field, keyed lists item by
+/// item, sets as a union, anything else (scalars, atomic lists) replaced.
+fn merge_into(dst: &mut Value, src: &Value, schemas: &Map<String, Value>, ty: Option<&str>) {
+    let (Value::Object(d), Value::Object(s)) = (&mut *dst, src) else {
+        *dst = src.clone();
+        return;
+    };
+    for (k, sv) in s {
+        if sv.is_null() {
+            continue;
+        }
+        let child_ty = ty.and_then(|t| list_types::property_type(schemas, t, k));
+        let list = ty
+            .and_then(|t| list_types::lookup(t, k))
+            .map(|l| l.list_type);
+        match (d.get_mut(k), sv, list) {
+            (Some(dv @ Value::Object(_)), Value::Object(_), _) => {
+                merge_into(dv, sv, schemas, child_ty.as_deref())
+            }
+            (Some(Value::Array(da)), Value::Array(sa), Some(ListType::Map(keys))) => {
+                for item in sa {
+                    let key = mf::item_key(item, keys);
+                    match da.iter_mut().find(|i| item_matches(i, &key)) {
+                        Some(existing) => merge_into(existing, item, schemas, child_ty.as_deref()),
+                        None => da.push(item.clone()),
+                    }
+                }
+            }
+            (Some(Value::Array(da)), Value::Array(sa), Some(ListType::Set)) => {
+                for item in sa {
+                    if !da.contains(item) {
+                        da.push(item.clone());
+                    }
+                }
+            }
+            _ => {
+                d.insert(k.clone(), sv.clone());
+            }
+        }
+    }
+}
