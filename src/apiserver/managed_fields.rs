@@ -167,6 +167,11 @@ pub(crate) fn item_matches(item: &Value, key: &str) -> bool {
         .all(|(f, v)| item.get(f).cloned().or_else(|| key_default(f)).as_ref() == Some(v))
 }
 
+/// Whether a set member is the one a `v:` element names.
+fn member_matches(item: &Value, member: &str) -> bool {
+    serde_json::from_str::<Value>(member).is_ok_and(|m| *item == m)
+}
+
 /// Which part of an object a write covers: the main resource leaves `status` to its
 /// subresource, and the status subresource owns nothing else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,7 +299,7 @@ pub(crate) fn get<'a>(v: &'a Value, path: &[Elem]) -> Option<&'a Value> {
     let next = match first {
         Elem::Field(f) => v.get(f)?,
         Elem::Key(k) => v.as_array()?.iter().find(|i| item_matches(i, k))?,
-        Elem::Value(s) => v.as_array()?.iter().find(|i| i.to_string() == *s)?,
+        Elem::Value(s) => v.as_array()?.iter().find(|i| member_matches(i, s))?,
     };
     get(next, rest)
 }
@@ -310,7 +315,7 @@ pub(crate) fn remove(v: &mut Value, path: &[Elem]) {
             m.remove(f);
         }
         (Elem::Key(k), Value::Array(a)) => a.retain(|i| !item_matches(i, k)),
-        (Elem::Value(s), Value::Array(a)) => a.retain(|i| i.to_string() != *s),
+        (Elem::Value(s), Value::Array(a)) => a.retain(|i| !member_matches(i, s)),
         _ => {}
     }
 }
