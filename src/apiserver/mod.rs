@@ -33,6 +33,7 @@ pub(crate) mod list_types;
 pub(crate) mod managed_fields;
 pub mod openapi;
 pub mod openapi_v2;
+pub(crate) mod openapi_v2_schema;
 pub mod patch;
 pub mod pki;
 pub mod placement;

@@ -116,6 +116,26 @@ pub(crate) fn kind_schemas(r: &ResourceDef) -> &'static Map<String, Value> {
         .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
 }
 
+/// The schemas of every served kind in one map (OpenAPI v3 names and `$ref`s), each kind's own
+/// schema marked with its `x-kubernetes-group-version-kind`: the v2 document's definitions.
+pub(crate) fn all_definitions() -> Map<String, Value> {
+    let mut out = Map::new();
+    for r in RESOURCES {
+        for (name, schema) in kind_schemas(r) {
+            out.entry(name.clone()).or_insert_with(|| schema.clone());
+        }
+        if let Some(Value::Object(top)) = out.get_mut(&schema_name(r)) {
+            let list = top
+                .entry("x-kubernetes-group-version-kind")
+                .or_insert_with(|| json!([]));
+            if let Value::Array(l) = list {
+                l.push(gvk(r));
+            }
+        }
+    }
+    out
+}
+
 /// The schema name of a kind (`io.k8s.api.core.v1.Pod`), where its walk starts.
 pub(crate) fn root_schema(r: &ResourceDef) -> String {
     schema_name(r)
