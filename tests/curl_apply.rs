@@ -95,6 +95,16 @@ fn apply_creates_conflicts_and_refuses_bad_options_as_kube_apiserver() {
         ])
     );
 
+    // A cluster-scoped object: the namespace in the path is the object, not its home.
+    let (code, body) = patch(
+        &srv,
+        APPLY,
+        "/api/v1/namespaces/team?fieldManager=a",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n",
+    );
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["status"]["phase"], "Active");
+
     let (code, body) = patch(
         &srv,
         "Content-Type: application/strategic-merge-patch+json",

@@ -56,7 +56,13 @@ pub(super) fn create_as(
 ) -> Result<Reply, ApiError> {
     let dry_run = dry_run(ctx)?;
     let mut obj = decode_body(ctx, def)?;
-    let url_ns = ctx.info.namespace.clone();
+    // `/api/v1/namespaces/<name>` (an apply that creates) names a namespace in its path that is
+    // the object itself, not where it lives: a cluster-scoped object has no namespace to check.
+    let url_ns = if def.namespaced {
+        ctx.info.namespace.clone()
+    } else {
+        String::new()
+    };
     if def.namespaced {
         let body_ns = obj
             .pointer("/metadata/namespace")
