@@ -129,6 +129,36 @@ fn client_side_unchanged(k: &Kubectl) {
         "{}: the resourceVersion moved",
         k.label
     );
+    // Moving to server-side apply: what client-side apply last applied is kubectl's to change,
+    // not a conflict with "kubectl-client-side-apply".
+    let newer = k.manifest("csa2.yaml", &pod("csa", "nginx:1.26", "app: csa"));
+    k.ok(&["apply", "--server-side", "-f", &newer]);
+    assert_eq!(
+        k.pod_json("csa")["spec"]["containers"][0]["image"],
+        "nginx:1.26",
+        "{}",
+        k.label
+    );
+    // Another manager still conflicts over the image.
+    let other = k.manifest("csa3.yaml", &pod("csa", "nginx:1.27", "app: csa"));
+    let refused = k.run(&[
+        "apply",
+        "--server-side",
+        "--field-manager=zed",
+        "-f",
+        &other,
+    ]);
+    assert!(
+        refused
+            .stderr
+            .contains("Apply failed with 1 conflict: conflict with \"kubectl")
+            && refused
+                .stderr
+                .contains(".spec.containers[name=\"nginx\"].image"),
+        "{}: {}",
+        k.label,
+        refused.stderr
+    );
 }
 
 /// §A.3: create, re-apply, change, conflict, force, and a dropped field removed.

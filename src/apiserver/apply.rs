@@ -16,7 +16,7 @@ use super::decode;
 use super::events;
 use super::list_types::{self, ListType};
 use super::managed_fields::{
-    self as mf, Entry, FieldSet, Scope, Stamp, has_descendant, item_matches,
+    self as mf, Entry, FieldSet, Path, Scope, Stamp, has_descendant, item_matches,
 };
 use super::openapi;
 use super::resources::ResourceDef;
@@ -147,17 +147,27 @@ fn merge_applied(
     let changed = mf::compare(def, scope, live, &merged).changed();
     let mut entries = mf::entries(live);
     let is_mine = |e: &Entry| e.manager == manager && e.is_apply() && e.subresource == sub;
-    let mut conflicts: Vec<(String, String)> = Vec::new();
-    for e in entries.iter_mut().filter(|e| !is_mine(e)) {
-        let theirs: Vec<_> = e.set.intersection(&changed).cloned().collect();
-        if force {
-            e.set.retain(|p| !theirs.contains(p));
-        } else {
-            conflicts.extend(theirs.iter().map(|p| (e.printed(), mf::render(p))));
-        }
+    let conflicts: Vec<(usize, Path)> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !is_mine(e))
+        .flat_map(|(i, e)| e.set.intersection(&changed).map(move |p| (i, p.clone())))
+        .collect();
+    if !conflicts.is_empty()
+        && !force
+        && !upgrades_client_side_apply(def, scope, live, manager, &conflicts)
+    {
+        let printed: Vec<(String, String)> = conflicts
+            .iter()
+            .map(|(i, p)| (entries[*i].printed(), mf::render(p)))
+            .collect();
+        return Err(ApiError::apply_conflict(&printed));
     }
-    if !conflicts.is_empty() {
-        return Err(ApiError::apply_conflict(&conflicts));
+    for (i, p) in &conflicts {
+        entries[*i].set.remove(p);
+    }
+    if manager == KUBECTL && has_last_applied(live) {
+        set_last_applied(&mut merged, applied);
     }
     let before = entries.clone();
     let mine = mf::entry_mut(&mut entries, manager, "Apply", &def.api_version(), sub);
@@ -183,6 +193,61 @@ fn merge_applied(
     }
     mf::store(&mut merged, entries);
     Ok(merged)
+}
+
+/// kubectl's server-side manager: the one upstream lets take over what kubectl's client-side
+/// apply last applied (`lastappliedmanager.go`, `lastappliedupdater.go`).
+const KUBECTL: &str = "kubectl";
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+fn last_applied(live: &Value) -> Option<Value> {
+    let text = live
+        .pointer("/metadata/annotations")?
+        .get(LAST_APPLIED)?
+        .as_str()?;
+    serde_json::from_str(text).ok()
+}
+
+fn has_last_applied(live: &Value) -> bool {
+    last_applied(live).is_some()
+}
+
+/// Whether the conflicts are only fields kubectl's client-side apply last applied, and the
+/// applier is kubectl's server-side apply: moving from one to the other is then no conflict.
+fn upgrades_client_side_apply(
+    def: &ResourceDef,
+    scope: Option<Scope>,
+    live: &Value,
+    manager: &str,
+    conflicts: &[(usize, Path)],
+) -> bool {
+    if manager != KUBECTL {
+        return false;
+    }
+    let Some(last) = last_applied(live) else {
+        return false;
+    };
+    let allowed = mf::field_set(def, scope, &last);
+    conflicts.iter().all(|(_, p)| allowed.contains(p))
+}
+
+/// Keep the client-side annotation in step with what kubectl now applies server-side, so a
+/// later client-side apply computes its patch from the truth.
+fn set_last_applied(merged: &mut Value, applied: &Value) {
+    let mut config = applied.clone();
+    if let Some(a) = config
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        a.remove(LAST_APPLIED);
+    }
+    let text = format!("{config}\n");
+    if let Some(a) = merged
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        a.insert(LAST_APPLIED.into(), Value::String(text));
+    }
 }
 
 fn strip_managed(v: &Value) -> Value {

@@ -509,18 +509,24 @@ pub(crate) fn entry_mut<'a>(
 
 /// The managed fields after an Update (PUT, non-apply PATCH) by `manager` turned `old` into
 /// `new`: the manager gains what it added or changed, everyone loses what changed under them
-/// or was removed. An update that changes nothing leaves them as they were.
+/// or was removed. An update that changes nothing leaves them as they were. The entries start
+/// from those the request `sent` when it sent any (a client may rewrite them, as kubectl does
+/// when it moves client-side apply's fields to server-side apply), else from `old`'s
+/// (upstream's `decodeLiveOrNew`); a subresource write never rewrites them.
 pub(crate) fn record_update(
     def: &ResourceDef,
     sub: &str,
     old: &Value,
+    sent: &Value,
     new: &mut Value,
     manager: &str,
     now: &str,
 ) {
     let scope = Scope::of(def, sub);
     let cmp = compare(def, scope, old, new);
-    let mut list = entries(old);
+    let mut list = Some(entries(sent))
+        .filter(|l| sub.is_empty() && !l.is_empty())
+        .unwrap_or_else(|| entries(old));
     if !cmp.is_empty() {
         let changed = cmp.changed();
         for e in list.iter_mut() {
@@ -563,7 +569,9 @@ impl Stamp {
         next: &mut Value,
     ) {
         match self {
-            Stamp::Update(manager) => record_update(def, sub, cur, next, manager, &util::now()),
+            Stamp::Update(manager) => {
+                record_update(def, sub, cur, incoming, next, manager, &util::now())
+            }
             Stamp::Applied => {
                 let applied = incoming.pointer("/metadata/managedFields").cloned();
                 if let Some(m) = next.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -650,7 +658,8 @@ mod tests {
                 "fieldsV1": {"f:metadata": {"f:labels": {"f:a": {}, "f:b": {}, "f:d": {}}}}}]}});
         let mut new = old.clone();
         new["metadata"]["labels"] = json!({"a": "9", "c": "3", "d": "4"});
-        record_update(pod(), "", &old, &mut new, "second", "t1");
+        let sent = new.clone();
+        record_update(pod(), "", &old, &sent, &mut new, "second", "t1");
         let list = entries(&new);
         assert_eq!(list.len(), 2);
         assert_eq!(list[0].manager, "first");
