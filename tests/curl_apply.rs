@@ -95,6 +95,18 @@ fn apply_creates_conflicts_and_refuses_bad_options_as_kube_apiserver() {
         ])
     );
 
+    let (code, body) = patch(
+        &srv,
+        APPLY,
+        &format!("{web}?fieldManager=a"),
+        &pod("nginx:1.25", "web").replace("apiVersion: v1", "apiVersion: v2"),
+    );
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1"
+    );
+
     // A cluster-scoped object: the namespace in the path is the object, not its home.
     let (code, body) = patch(
         &srv,

@@ -24,6 +24,7 @@ use super::rest::{apply_update, output};
 use super::status::{ApiError, Cause};
 use super::store::object_rv;
 use super::util;
+use super::yaml_parse;
 
 const APPLY: &str = "application/apply-patch+yaml";
 
@@ -57,7 +58,7 @@ pub(crate) fn apply(
         ));
     }
     let force = ctx.info.query("force") == Some("true");
-    let applied = decode::parse_body(def, "application/yaml", &ctx.body)?;
+    let applied = applied_config(def, &ctx.body)?;
     let scope = Scope::of(def, sub);
     let applied = applied_part(applied, scope);
     let set = mf::field_set(def, scope, &applied);
@@ -93,6 +94,32 @@ pub(crate) fn apply(
     let (typed, warnings) = decode::decode_object(def, merged, &fv)?;
     ctx.warnings.extend(warnings);
     apply_update(ctx, def, sub, typed, Stamp::Applied)
+}
+
+/// The applied configuration, refused as kube-apiserver's field manager refuses it.
+fn applied_config(def: &ResourceDef, body: &[u8]) -> Result<Value, ApiError> {
+    let applied = yaml_parse::parse(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !applied.is_object() {
+        return decode::parse_body(def, "application/yaml", body);
+    }
+    let version = applied
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if version != def.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {version}, expected: {}",
+            def.api_version()
+        )));
+    }
+    if applied
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    Ok(applied)
 }
 
 /// What an apply to `scope` may set: the main resource ignores `status`, the status subresource
