@@ -138,7 +138,7 @@ pub(super) fn create_as(
         Some(set) => ("Apply", set),
         None => (
             "Update",
-            managed_fields::field_set(def, Scope::of(def, ""), &obj),
+            managed_fields::update_field_set(def, Scope::of(def, ""), &obj),
         ),
     };
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;

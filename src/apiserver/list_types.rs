@@ -240,6 +240,16 @@ pub(crate) fn property_type(
     ref_name(target)
 }
 
+/// Whether a property of `owner` is a map of names to values (`additionalProperties`), like
+/// labels, rather than a struct.
+pub(crate) fn is_map(schemas: &Map<String, Value>, owner: &str, field: &str) -> bool {
+    schemas
+        .get(owner)
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.get(field))
+        .is_some_and(|p| p.get("additionalProperties").is_some_and(Value::is_object))
+}
+
 fn ref_name(schema: &Value) -> Option<String> {
     let r = schema.get("$ref").and_then(Value::as_str).or_else(|| {
         schema

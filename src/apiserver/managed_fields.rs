@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::api::Ctx;
 use super::list_types::{self, ListType};
 use super::openapi;
-use super::resources::ResourceDef;
+use super::resources::{self, ResourceDef};
 use super::util;
 
 /// One path element, ordered as its `FieldsV1` key sorts.
@@ -191,12 +191,27 @@ impl Scope {
     }
 }
 
-/// Every path `v` sets, as the manager that wrote `v` would own it.
+/// Every path `v` sets, as the manager that applied `v` owns it: leaves and list items.
 pub(crate) fn field_set(def: &ResourceDef, scope: Option<Scope>, v: &Value) -> FieldSet {
+    collect(def, scope, v, false)
+}
+
+/// The paths an Update that wrote `v` from nothing owns: those of [`field_set`] plus each map
+/// (labels, annotations, nodeSelector) itself, as structured-merge-diff's comparison adds a
+/// map that appears (the `.` under `f:labels` of a create's entry); structs are not added.
+pub(crate) fn update_field_set(def: &ResourceDef, scope: Option<Scope>, v: &Value) -> FieldSet {
+    collect(def, scope, v, true)
+}
+
+fn collect(def: &ResourceDef, scope: Option<Scope>, v: &Value, maps: bool) -> FieldSet {
     let schemas = openapi::kind_schemas(def);
     let root = openapi::root_schema(def);
-    let mut out = FieldSet::new();
-    let Some(m) = v.as_object() else { return out };
+    let mut w = Walk {
+        schemas,
+        maps,
+        out: FieldSet::new(),
+    };
+    let Some(m) = v.as_object() else { return w.out };
     for (k, val) in m {
         let keep = match (k.as_str(), scope) {
             ("apiVersion" | "kind", _) => false,
@@ -219,75 +234,76 @@ pub(crate) fn field_set(def: &ResourceDef, scope: Option<Scope>, v: &Value) -> F
                     continue;
                 }
                 path.push(Elem::Field(mk.clone()));
-                walk_field(schemas, meta_ty.as_deref(), mk, mv, &mut path, &mut out);
+                w.field(meta_ty.as_deref(), mk, mv, &mut path);
                 path.pop();
             }
         } else {
-            walk_field(schemas, Some(&root), k, val, &mut path, &mut out);
+            w.field(Some(&root), k, val, &mut path);
         }
     }
-    out
+    w.out
 }
 
-/// Add the paths under field `name` (of schema `owner`, value `v`, at `path`).
-fn walk_field(
-    schemas: &Map<String, Value>,
-    owner: Option<&str>,
-    name: &str,
-    v: &Value,
-    path: &mut Path,
-    out: &mut FieldSet,
-) {
-    let ty = owner.and_then(|o| list_types::property_type(schemas, o, name));
-    match v {
-        Value::Object(m) if !m.is_empty() => walk_object(schemas, ty.as_deref(), m, path, out),
-        Value::Array(items) if !items.is_empty() => {
-            match owner
-                .and_then(|o| list_types::lookup(o, name))
-                .map(|d| d.list_type)
-            {
-                Some(ListType::Map(keys)) => {
-                    for item in items {
-                        path.push(Elem::Key(item_key(item, keys)));
-                        out.insert(path.clone());
-                        if let Some(m) = item.as_object() {
-                            walk_object(schemas, ty.as_deref(), m, path, out);
+struct Walk<'a> {
+    schemas: &'a Map<String, Value>,
+    /// Whether maps are members too (an Update's comparison) or only their entries (apply).
+    maps: bool,
+    out: FieldSet,
+}
+
+impl Walk<'_> {
+    /// Add the paths under field `name` (of schema `owner`, value `v`, at `path`).
+    fn field(&mut self, owner: Option<&str>, name: &str, v: &Value, path: &mut Path) {
+        let ty = owner.and_then(|o| list_types::property_type(self.schemas, o, name));
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                if self.maps && owner.is_some_and(|o| list_types::is_map(self.schemas, o, name)) {
+                    self.out.insert(path.clone());
+                }
+                self.object(ty.as_deref(), m, path)
+            }
+            Value::Array(items) if !items.is_empty() => {
+                match owner
+                    .and_then(|o| list_types::lookup(o, name))
+                    .map(|d| d.list_type)
+                {
+                    Some(ListType::Map(keys)) => {
+                        for item in items {
+                            path.push(Elem::Key(item_key(item, keys)));
+                            self.out.insert(path.clone());
+                            if let Some(m) = item.as_object() {
+                                self.object(ty.as_deref(), m, path);
+                            }
+                            path.pop();
                         }
-                        path.pop();
                     }
-                }
-                Some(ListType::Set) => {
-                    for item in items {
-                        path.push(Elem::Value(item.to_string()));
-                        out.insert(path.clone());
-                        path.pop();
+                    Some(ListType::Set) => {
+                        for item in items {
+                            path.push(Elem::Value(item.to_string()));
+                            self.out.insert(path.clone());
+                            path.pop();
+                        }
                     }
-                }
-                _ => {
-                    out.insert(path.clone());
+                    _ => {
+                        self.out.insert(path.clone());
+                    }
                 }
             }
-        }
-        _ => {
-            out.insert(path.clone());
+            _ => {
+                self.out.insert(path.clone());
+            }
         }
     }
-}
 
-fn walk_object(
-    schemas: &Map<String, Value>,
-    ty: Option<&str>,
-    m: &Map<String, Value>,
-    path: &mut Path,
-    out: &mut FieldSet,
-) {
-    for (k, v) in m {
-        if v.is_null() {
-            continue;
+    fn object(&mut self, ty: Option<&str>, m: &Map<String, Value>, path: &mut Path) {
+        for (k, v) in m {
+            if v.is_null() {
+                continue;
+            }
+            path.push(Elem::Field(k.clone()));
+            self.field(ty, k, v, path);
+            path.pop();
         }
-        path.push(Elem::Field(k.clone()));
-        walk_field(schemas, ty, k, v, path, out);
-        path.pop();
     }
 }
 
@@ -356,8 +372,8 @@ pub(crate) fn compare(
     old: &Value,
     new: &Value,
 ) -> Comparison {
-    let a = field_set(def, scope, old);
-    let b = field_set(def, scope, new);
+    let a = update_field_set(def, scope, old);
+    let b = update_field_set(def, scope, new);
     let modified = a
         .intersection(&b)
         .filter(|p| !has_descendant(&b, p) && get(old, p) != get(new, p))
@@ -541,6 +557,15 @@ pub(crate) fn record_update(
     store(new, list);
 }
 
+/// A control loop's write of a pod's status (the kubelet, kube-scheduler): upstream they PATCH
+/// the status subresource, which records an Update entry for them like any client's.
+pub(crate) fn record_pod_status_write(cur: &Value, next: &mut Value, manager: &str) {
+    if let Some(def) = resources::by_kind("", "Pod") {
+        let sent = next.clone();
+        record_update(def, "status", cur, &sent, next, manager, &util::now());
+    }
+}
+
 /// How an update records its managed fields.
 #[derive(Debug, Clone)]
 pub(crate) enum Stamp {
@@ -648,6 +673,22 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         assert_eq!(get(&v, &port), Some(&json!(80)));
+    }
+
+    #[test]
+    fn an_update_from_nothing_owns_the_maps_it_added_but_not_the_structs() {
+        let v = json!({"metadata": {"name": "web", "labels": {"app": "web"}},
+            "spec": {"nodeSelector": {"disk": "ssd"}, "containers": [{"name": "c", "image": "i", "resources": {}}]}});
+        assert_eq!(
+            encode(&update_field_set(pod(), Scope::of(pod(), ""), &v)),
+            json!({
+                "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                "f:spec": {
+                    "f:containers": {"k:{\"name\":\"c\"}": {".": {}, "f:image": {}, "f:name": {}, "f:resources": {}}},
+                    "f:nodeSelector": {".": {}, "f:disk": {}},
+                },
+            })
+        );
     }
 
     #[test]
