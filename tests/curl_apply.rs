@@ -129,3 +129,54 @@ fn apply_creates_conflicts_and_refuses_bad_options_as_kube_apiserver() {
         "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"
     );
 }
+
+/// Patches that name no resourceVersion, racing each other on one pod: upstream re-applies each
+/// to the newer object, so every one succeeds and none is lost (a 409 "the object has been
+/// modified" here would be kexplore's own race, not Kubernetes').
+#[test]
+fn racing_patches_all_land() {
+    if which("curl").is_none() {
+        eprintln!("note: curl is not installed; skipping");
+        return;
+    }
+    let srv = ServeProcess::start(&["--no-demo"]);
+    let web = format!("{PODS}/web");
+    let (code, body) = patch(
+        &srv,
+        APPLY,
+        &format!("{web}?fieldManager=a"),
+        &pod("nginx:1.25", "web"),
+    );
+    assert_eq!(code, 201, "{body}");
+    let codes: Vec<(u16, Value)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..24)
+            .map(|i| {
+                let (srv, web) = (&srv, &web);
+                s.spawn(move || {
+                    if i % 2 == 0 {
+                        let body = format!("{{\"metadata\":{{\"labels\":{{\"k{i}\":\"v\"}}}}}}");
+                        patch(srv, "Content-Type: application/merge-patch+json", web, &body)
+                    } else {
+                        let body = format!(
+                            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels: {{k{i}: v}}\n"
+                        );
+                        patch(srv, APPLY, &format!("{web}?fieldManager=m{i}"), &body)
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    for (code, body) in &codes {
+        assert_eq!(*code, 200, "{body}");
+    }
+    let (_, last) = patch(
+        &srv,
+        "Content-Type: application/merge-patch+json",
+        &web,
+        "{}",
+    );
+    for i in 0..24 {
+        assert_eq!(last["metadata"]["labels"][format!("k{i}")], "v", "{last}");
+    }
+}

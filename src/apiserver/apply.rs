@@ -20,7 +20,7 @@ use super::managed_fields::{
 };
 use super::openapi;
 use super::resources::ResourceDef;
-use super::rest::{apply_update, output};
+use super::rest::{apply_update, output, retry_stale};
 use super::status::{ApiError, Cause};
 use super::store::object_rv;
 use super::util;
@@ -57,23 +57,45 @@ pub(crate) fn apply(
             )],
         ));
     }
-    let force = ctx.info.query("force") == Some("true");
-    let applied = applied_config(def, &ctx.body)?;
-    let scope = Scope::of(def, sub);
-    let applied = applied_part(applied, scope);
-    let set = mf::field_set(def, scope, &applied);
     let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
-    let Some(cur) = ctx.api.store.get(&key) else {
+    if ctx.api.store.get(&key).is_none() {
         if !sub.is_empty() {
             return Err(ApiError::not_found(def.group, def.plural, &ctx.info.name));
         }
         // The applied configuration is the new object; its fields are the manager's.
+        let scope = Scope::of(def, sub);
+        let applied = applied_part(applied_config(def, &ctx.body)?, scope);
+        let set = mf::field_set(def, scope, &applied);
         ctx.body = serde_json::to_vec(&applied)
             .map_err(ApiError::internal)?
             .into();
         ctx.content_type = "application/json".into();
         return create_as(ctx, def, Some(set));
-    };
+    }
+    retry_stale(ctx, def, sub, apply_to_live)
+}
+
+/// Apply to the object as it is now (a retry reads it again).
+fn apply_to_live(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    sub: &str,
+) -> Result<Reply, ApiError> {
+    let manager = ctx
+        .info
+        .query("fieldManager")
+        .unwrap_or_default()
+        .to_string();
+    let force = ctx.info.query("force") == Some("true");
+    let scope = Scope::of(def, sub);
+    let applied = applied_part(applied_config(def, &ctx.body)?, scope);
+    let set = mf::field_set(def, scope, &applied);
+    let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
+    let cur = ctx
+        .api
+        .store
+        .get(&key)
+        .ok_or_else(|| ApiError::not_found(def.group, def.plural, &ctx.info.name))?;
     let live = output(def, &cur);
     let merged = merge_applied(def, &live, &applied, scope, &set, &manager, sub, force)?;
     let mut merged = if def.group == "events.k8s.io" {
@@ -81,7 +103,8 @@ pub(crate) fn apply(
     } else {
         merged
     };
-    // Against the object this was computed from: a write in between is a 409, not a lost update.
+    // Against the object this was computed from: a write in between is caught by the store and
+    // the apply recomputed (`retry_stale`), never a lost update.
     if let Some(m) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
         let rv = object_rv(&cur).map(|r| r.to_string()).unwrap_or_default();
         m.insert("resourceVersion".into(), Value::String(rv));

@@ -191,6 +191,36 @@ pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<
             )],
         ));
     }
+    retry_stale(ctx, def, sub, patch_once)
+}
+
+/// How often a patch is recomputed against a fresh read when the object moved meanwhile
+/// (upstream retries until the request's deadline; a bound keeps a livelock finite).
+const PATCH_ATTEMPTS: usize = 32;
+
+/// Run `attempt` again when the object changed between its read and its write, as upstream's
+/// `GuaranteedUpdate` re-applies a patch to the newer object: a patch that names no
+/// resourceVersion is never refused because a controller wrote first.
+pub(crate) fn retry_stale(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    sub: &str,
+    attempt: fn(&mut Ctx<'_>, &'static ResourceDef, &str) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
+    let warnings = ctx.warnings.len();
+    let mut left = PATCH_ATTEMPTS;
+    loop {
+        match attempt(ctx, def, sub) {
+            Err(e) if e.is_stale() && left > 1 => {
+                left -= 1;
+                ctx.warnings.truncate(warnings);
+            }
+            result => return result,
+        }
+    }
+}
+
+fn patch_once(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
     let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
     let cur = ctx
         .api

@@ -72,6 +72,9 @@ fn render_value(v: &Value) -> String {
     }
 }
 
+const STALE: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
 /// An API error: HTTP code, reason and message, ready to become a `Status` body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
@@ -254,12 +257,12 @@ impl ApiError {
     }
 
     pub fn stale(group: &str, resource: &str, name: &str) -> Self {
-        Self::conflict(
-            group,
-            resource,
-            name,
-            "the object has been modified; please apply your changes to the latest version and try again",
-        )
+        Self::conflict(group, resource, name, STALE)
+    }
+
+    /// Whether this is [`ApiError::stale`]: the object moved since it was read.
+    pub fn is_stale(&self) -> bool {
+        self.code == 409 && self.message.ends_with(STALE)
     }
 
     /// 422 Invalid; `kind` is the Kind (`Pod`), `group` its API group.
