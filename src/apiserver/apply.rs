@@ -5,8 +5,9 @@
 //! is a 409 naming manager and path unless `force=true` takes it over, and the fields the
 //! manager applied last time but not now are removed when no one else owns them.
 //!
-//! Not modelled: apply to another API version than the stored one, `$patch` directives in
-//! the applied configuration, and ownership kept per API version.
+//! Not modelled: ownership kept per API version, `$patch` directives in the applied
+//! configuration, and list order (an item new to a keyed list is appended, where upstream
+//! places it after the applied items before it).
 
 use serde_json::{Map, Value};
 

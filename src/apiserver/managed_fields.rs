@@ -3,8 +3,11 @@
 //! list-map keys (`k:{"name":"nginx"}`) or a set member (`v:"x"`), the `FieldsV1` spellings.
 //! Lists are keyed by [`list_types`]; a list it does not name is atomic (a leaf).
 //!
-//! Not modelled: field sets per API version (one version per kind is served), `i:` index
-//! elements (no served list is keyed by position), and structs marked atomic.
+//! Writers: every client's create, PUT, PATCH and apply; the kubelet's and kube-scheduler's
+//! pod status writes. Not modelled: field sets per API version (one version per kind is
+//! served), `i:` index elements (no served list is keyed by position), structs marked atomic,
+//! fields whose value is `null` (left out of sets), and the server's other own writes (binding,
+//! node heartbeats, deletion, namespace finalization), which record no entry.
 
 use std::collections::BTreeSet;
 
