@@ -161,6 +161,25 @@ fn client_side_unchanged(k: &Kubectl) {
     );
 }
 
+/// A merged list of scalars: kubectl sends `$deleteFromPrimitiveList/finalizers` to drop one.
+fn client_side_drops_a_finalizer(k: &Kubectl) {
+    let fin = |list: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: fin\n  finalizers: [{list}]\nspec:\n  containers:\n  - name: c\n    image: busybox\n"
+        )
+    };
+    let both = k.manifest("fin.yaml", &fin("example.com/a, example.com/b"));
+    k.ok(&["apply", "-f", &both]);
+    let one = k.manifest("fin2.yaml", &fin("example.com/a"));
+    k.ok(&["apply", "-f", &one]);
+    assert_eq!(
+        k.pod_json("fin")["metadata"]["finalizers"],
+        serde_json::json!(["example.com/a"]),
+        "{}",
+        k.label
+    );
+}
+
 /// §A.3: create, re-apply, change, conflict, force, and a dropped field removed.
 fn server_side(k: &Kubectl) {
     let m = k.manifest("ssa.yaml", &pod("ssa", "nginx:1.25", "app: ssa, tier: web"));
@@ -324,6 +343,7 @@ fn run_version(label: &str) {
         label: label.to_string(),
     };
     client_side_unchanged(&k);
+    client_side_drops_a_finalizer(&k);
     server_side(&k);
 }
 

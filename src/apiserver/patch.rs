@@ -28,8 +28,15 @@ fn merge(target: &mut Value, patch: &Value, level: Option<Level<'_>>) {
     let Value::Object(t) = target else { return };
     let strategic = level.is_some();
     for (k, pv) in p {
+        if strategic && let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+            // kubectl's way to take values out of a merged list of scalars (finalizers).
+            if let (Some(Value::Array(ta)), Value::Array(gone)) = (t.get_mut(field), pv) {
+                ta.retain(|v| !gone.contains(v));
+            }
+            continue;
+        }
         if strategic && k.starts_with("$") {
-            continue; // directives ($patch, $setElementOrder...) carry no data of their own
+            continue; // other directives ($setElementOrder, $retainKeys) only order or prune
         }
         if pv.is_null() {
             t.remove(k);
@@ -302,6 +309,18 @@ mod tests {
                 .and_then(Value::as_array)
                 .map(Vec::len),
             Some(1)
+        );
+    }
+
+    #[test]
+    fn strategic_merge_deletes_from_a_merged_list_of_scalars() {
+        let cur = json!({"metadata": {"finalizers": ["a", "b"]}});
+        let p = br#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],"finalizers":["c"]}}"#;
+        let out =
+            apply(pod(), "application/strategic-merge-patch+json", &cur, p).unwrap_or_default();
+        assert_eq!(
+            out.pointer("/metadata/finalizers"),
+            Some(&json!(["b", "c"]))
         );
     }
 
