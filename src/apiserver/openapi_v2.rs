@@ -108,21 +108,29 @@ pub fn document_json() -> Value {
     json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.1"}, "paths": paths, "definitions": definitions})
 }
 
+/// The document, built once per process (it holds every served schema).
 pub fn serve(accept: Option<&str>) -> Result<Reply, ApiError> {
+    static PROTO: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+    static JSON: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
     let accept = accept.unwrap_or_default();
     if accept.contains("protobuf") {
         return Ok(Reply::Raw {
             code: 200,
             content_type: PROTO_MIME,
-            body: Bytes::from(document_protobuf()),
+            body: PROTO
+                .get_or_init(|| Bytes::from(document_protobuf()))
+                .clone(),
         });
     }
-    let mut body = serde_json::to_vec(&document_json()).unwrap_or_default();
-    body.push(b'\n');
+    let body = JSON.get_or_init(|| {
+        let mut body = serde_json::to_vec(&document_json()).unwrap_or_default();
+        body.push(b'\n');
+        Bytes::from(body)
+    });
     Ok(Reply::Raw {
         code: 200,
         content_type: "application/json",
-        body: Bytes::from(body),
+        body: body.clone(),
     })
 }
 

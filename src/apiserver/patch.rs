@@ -1,6 +1,8 @@
 //! PATCH bodies: JSON merge patch (RFC 7386), strategic merge patch (lists merged by the
 //! patch merge key of [`list_types`], the same the OpenAPI documents announce), and JSON patch
-//! (RFC 6902). Server-side apply has its own module, `apply`.
+//! (RFC 6902). Server-side apply has its own module, `apply`. Of the strategic directives,
+//! `$patch: delete` on a keyed list item and `$deleteFromPrimitiveList` are honoured;
+//! `$setElementOrder` (order only), `$retainKeys` and `$patch: replace` are not modelled.
 
 use serde_json::{Map, Value};
 
