@@ -107,6 +107,18 @@ fn apply_creates_conflicts_and_refuses_bad_options_as_kube_apiserver() {
         "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1"
     );
 
+    let (code, body) = patch(
+        &srv,
+        APPLY,
+        &format!("{PODS}/other?fieldManager=a"),
+        &pod("nginx:1.25", "web"),
+    );
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "the name of the object (web) does not match the name on the URL (other)"
+    );
+
     // A cluster-scoped object: the namespace in the path is the object, not its home.
     let (code, body) = patch(
         &srv,

@@ -66,6 +66,7 @@ pub(crate) fn apply(
         // The applied configuration is the new object; its fields are the manager's.
         let scope = Scope::of(def, sub);
         let applied = applied_part(applied_config(def, &ctx.body)?, scope);
+        same_object(ctx, def, &applied)?;
         let set = mf::field_set(def, scope, &applied);
         ctx.body = serde_json::to_vec(&applied)
             .map_err(ApiError::internal)?
@@ -90,6 +91,7 @@ fn apply_to_live(
     let force = ctx.info.query("force") == Some("true");
     let scope = Scope::of(def, sub);
     let applied = applied_part(applied_config(def, &ctx.body)?, scope);
+    same_object(ctx, def, &applied)?;
     let set = mf::field_set(def, scope, &applied);
     let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
     let cur = ctx
@@ -144,6 +146,29 @@ fn applied_config(def: &ResourceDef, body: &[u8]) -> Result<Value, ApiError> {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
     Ok(applied)
+}
+
+/// The applied configuration names the object of the URL (the 400s of upstream's handlers).
+fn same_object(ctx: &Ctx<'_>, def: &ResourceDef, applied: &Value) -> Result<(), ApiError> {
+    let meta = |k: &str| {
+        applied
+            .pointer(&format!("/metadata/{k}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let (name, url_name) = (meta("name"), &ctx.info.name);
+    if !name.is_empty() && name != url_name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({url_name})"
+        )));
+    }
+    let ns = meta("namespace");
+    if def.namespaced && !ns.is_empty() && ns != ctx.info.namespace {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    Ok(())
 }
 
 /// What an apply to `scope` may set: the main resource ignores `status`, the status subresource
