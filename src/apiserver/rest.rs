@@ -191,6 +191,9 @@ pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<
             )],
         ));
     }
+    if patch::patch_resource_version(&ctx.content_type, &ctx.body).is_some() {
+        return patch_once(ctx, def, sub); // its own precondition: a moved object is its 409
+    }
     retry_stale(ctx, def, sub, patch_once)
 }
 
