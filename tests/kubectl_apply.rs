@@ -121,6 +121,20 @@ fn client_side_unchanged(k: &Kubectl) {
         first.stdout
     );
     let rv = k.settled_rv("csa");
+    // The create's Update entry owns the scheme's defaults too, and the labels map itself.
+    let ms = managers(&k.pod_json("csa"));
+    let csa = ms
+        .iter()
+        .find(|(m, op, _)| m == "kubectl-client-side-apply" && op == "Update")
+        .map(|(_, _, f)| f.clone())
+        .unwrap_or_default();
+    for p in [
+        "/f:spec/f:dnsPolicy",
+        "/f:spec/f:containers/k:{\"name\":\"nginx\"}/f:imagePullPolicy",
+        "/f:metadata/f:labels/.",
+    ] {
+        assert!(csa.pointer(p).is_some(), "{}: {p} in {csa}", k.label);
+    }
     let second = k.ok(&["apply", "-f", &m]);
     assert_eq!(second.stdout.trim(), "pod/csa unchanged", "{}", k.label);
     assert_eq!(

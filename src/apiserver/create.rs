@@ -138,7 +138,7 @@ pub(super) fn create_as(
         Some(set) => ("Apply", set),
         None => (
             "Update",
-            managed_fields::update_field_set(def, Scope::of(def, ""), &obj),
+            managed_fields::update_field_set(def, Scope::of(def, ""), &defaulted(def, &obj)),
         ),
     };
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
@@ -183,6 +183,22 @@ pub(super) fn create_as(
     });
     after_create(ctx, def, &stored);
     object_reply(ctx, def, 201, (*stored).clone())
+}
+
+/// The object as upstream's decoder hands it to the field manager: with the scheme's defaults
+/// (a pod's imagePullPolicy, dnsPolicy, ...) but before admission, so a create's Update entry
+/// owns the defaults as kube-apiserver's does.
+fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
+    if (def.group, def.kind) != ("", "Pod") {
+        return obj.clone();
+    }
+    match serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(obj.clone()) {
+        Ok(mut pod) => {
+            super::defaults::default_pod(&mut pod);
+            serde_json::to_value(&pod).unwrap_or_else(|_| obj.clone())
+        }
+        Err(_) => obj.clone(), // prepare_create reports what is wrong with it
+    }
 }
 
 fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
