@@ -9,6 +9,7 @@ use super::decode;
 use super::dry_run;
 use super::events;
 use super::kinds;
+use super::managed_fields::{self, FieldSet, Scope};
 use super::resources::ResourceDef;
 use super::rest::{object_reply, store_err};
 use super::status::ApiError;
@@ -37,8 +38,24 @@ pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Resul
 }
 
 pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
+    create_as(ctx, def, None)
+}
+
+/// Create, recording the body as an Update by the request's manager, or, for a server-side
+/// apply of a missing object (`applied`: the applied configuration's fields), as its Apply.
+pub(super) fn create_as(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    applied: Option<FieldSet>,
+) -> Result<Reply, ApiError> {
     let mut obj = decode_body(ctx, def)?;
-    let url_ns = ctx.info.namespace.clone();
+    // `/api/v1/namespaces/<name>` (an apply that creates) names a namespace in its path that is
+    // the object itself, not where it lives: a cluster-scoped object has no namespace to check.
+    let url_ns = if def.namespaced {
+        ctx.info.namespace.clone()
+    } else {
+        String::new()
+    };
     if def.namespaced {
         let body_ns = obj
             .pointer("/metadata/namespace")
@@ -90,19 +107,7 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let manager = ctx
-        .info
-        .query("fieldManager")
-        .map(String::from)
-        .unwrap_or_else(|| {
-            ctx.user_agent
-                .split('/')
-                .next()
-                .unwrap_or_default()
-                .chars()
-                .take(128)
-                .collect()
-        });
+    let manager = managed_fields::manager_name(ctx.info.query("fieldManager"), &ctx.user_agent);
     // NamespaceLifecycle first: a missing namespace is a 404 before any other plugin looks.
     let (rec, res) = admission::namespace_lifecycle(
         &ctx.api.store,
@@ -123,14 +128,20 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
     );
     res?;
     kinds::omit_empty_meta_maps(&mut obj);
-    let fields = kinds::fields_v1(&obj);
+    let (operation, fields) = match applied {
+        Some(set) => ("Apply", set),
+        None => (
+            "Update",
+            managed_fields::update_field_set(def, Scope::of(def, ""), &defaulted(def, &obj)),
+        ),
+    };
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
     let now = util::now();
     obj["metadata"]["uid"] = json!(util::uuid());
     obj["metadata"]["creationTimestamp"] = json!(now);
     obj["metadata"]["managedFields"] = json!([{
-        "manager": manager, "operation": "Update", "apiVersion": def.api_version(), "time": now,
-        "fieldsType": "FieldsV1", "fieldsV1": fields,
+        "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
+        "fieldsType": "FieldsV1", "fieldsV1": managed_fields::encode(&fields),
     }]);
     let key = def.key_for(&url_ns, &name);
     let stored = ctx.api.store.create(&key, obj, ctx.write).map_err(|e| {
@@ -157,6 +168,22 @@ pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
     });
     after_create(ctx, def, &stored);
     object_reply(ctx, def, 201, (*stored).clone())
+}
+
+/// The object as upstream's decoder hands it to the field manager: with the scheme's defaults
+/// (a pod's imagePullPolicy, dnsPolicy, ...) but before admission, so a create's Update entry
+/// owns the defaults as kube-apiserver's does.
+fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
+    if (def.group, def.kind) != ("", "Pod") {
+        return obj.clone();
+    }
+    match serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(obj.clone()) {
+        Ok(mut pod) => {
+            super::defaults::default_pod(&mut pod);
+            serde_json::to_value(&pod).unwrap_or_else(|_| obj.clone())
+        }
+        Err(_) => obj.clone(), // prepare_create reports what is wrong with it
+    }
 }
 
 fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {

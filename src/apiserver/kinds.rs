@@ -3,7 +3,7 @@
 //! and which parts of an update each endpoint may change.
 
 use k8s_openapi::api::core::v1::Pod;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::admission;
 use super::api::Api;
@@ -12,80 +12,6 @@ use super::resources::ResourceDef;
 use super::status::ApiError;
 use super::trace::{RequestTrace, StageStatus};
 use super::{validation, validation_update};
-
-/// The managed-fields set (`FieldsV1`) of an object, with list keys for the lists that have them.
-pub fn fields_v1(v: &Value) -> Value {
-    fn list_key(item: &Value) -> Option<String> {
-        let o = item.as_object()?;
-        if let Some(p) = o.get("containerPort") {
-            let proto = o.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
-            return Some(format!(
-                "k:{{\"containerPort\":{p},\"protocol\":\"{proto}\"}}"
-            ));
-        }
-        if let Some(n) = o.get("name").and_then(Value::as_str) {
-            return Some(format!("k:{{\"name\":\"{n}\"}}"));
-        }
-        if let Some(m) = o.get("mountPath").and_then(Value::as_str) {
-            return Some(format!("k:{{\"mountPath\":\"{m}\"}}"));
-        }
-        None
-    }
-    fn walk(v: &Value) -> Value {
-        let mut out = Map::new();
-        if let Value::Object(m) = v {
-            for (k, val) in m {
-                let entry = match val {
-                    Value::Object(_) => walk(val),
-                    Value::Array(items)
-                        if items.iter().all(|i| list_key(i).is_some()) && !items.is_empty() =>
-                    {
-                        let mut lm = Map::new();
-                        for i in items {
-                            let mut inner = walk(i);
-                            if let Value::Object(im) = &mut inner {
-                                im.insert(".".into(), json!({}));
-                            }
-                            lm.insert(list_key(i).unwrap_or_default(), inner);
-                        }
-                        Value::Object(lm)
-                    }
-                    _ => json!({}),
-                };
-                out.insert(format!("f:{k}"), entry);
-            }
-        }
-        Value::Object(out)
-    }
-    let mut top = Map::new();
-    for (k, val) in v.as_object().into_iter().flatten() {
-        match k.as_str() {
-            "kind" | "apiVersion" | "status" => {}
-            "metadata" => {
-                let mut m = Map::new();
-                for key in ["labels", "annotations"] {
-                    if let Some(x) = val.get(key) {
-                        m.insert(format!("f:{key}"), walk(x));
-                    }
-                }
-                if !m.is_empty() {
-                    top.insert("f:metadata".into(), Value::Object(m));
-                }
-            }
-            _ => {
-                top.insert(
-                    format!("f:{k}"),
-                    if val.is_object() {
-                        walk(val)
-                    } else {
-                        json!({})
-                    },
-                );
-            }
-        }
-    }
-    Value::Object(top)
-}
 
 /// Kind-specific create preparation. Pods go through defaults, mutating admission and
 /// validation here; other kinds get their defaults and name validation.
@@ -234,7 +160,7 @@ pub fn omit_empty_meta_maps(obj: &mut Value) {
     if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         for k in ["labels", "annotations"] {
             if m.get(k)
-                .is_some_and(|v| v.as_object().is_some_and(Map::is_empty))
+                .is_some_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
             {
                 m.remove(k);
             }

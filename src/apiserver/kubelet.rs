@@ -145,6 +145,7 @@ fn set_status(api: &Api, pod: &Value, f: impl FnOnce(&mut Value)) -> Option<Arc<
             }
             let mut next = cur.clone();
             f(&mut next["status"]);
+            super::managed_fields::record_pod_status_write(cur, &mut next, "kubelet");
             Ok(next)
         })
         .ok()

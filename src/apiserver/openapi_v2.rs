@@ -1,14 +1,15 @@
 //! `/openapi/v2`, generated from the resource table. kubectl 1.27/1.28 load it (as gnostic
 //! protobuf, `openapi.v2.Document`) before `create -f` with default validation, and look at
-//! the PATCH operations' `fieldValidation` parameter to learn that the server validates fields.
-//! No schema definitions are served, so kubectl's client-side schema check has nothing to
-//! object to and the server's strict decoding does the validating.
+//! the PATCH operations' `fieldValidation` parameter to learn that the server validates fields
+//! (then the server's strict decoding does the validating). The definitions are the v3
+//! schemas with their list markers (`openapi_v2_schema`), which `kubectl apply` reads.
 
 use hyper::body::Bytes;
 use serde_json::{Map, Value, json};
 
 use super::api::Reply;
 use super::openapi::gv_path;
+use super::openapi_v2_schema;
 use super::resources::{RESOURCES, ResourceDef};
 use super::status::ApiError;
 
@@ -25,7 +26,7 @@ fn varint(mut v: u64, out: &mut Vec<u8>) {
 }
 
 /// A length-delimited field (strings, bytes, sub-messages).
-fn ld(field: u64, data: &[u8]) -> Vec<u8> {
+pub(super) fn ld(field: u64, data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() + 4);
     varint((field << 3) | 2, &mut out);
     varint(data.len() as u64, &mut out);
@@ -80,7 +81,14 @@ pub fn document_protobuf() -> Vec<u8> {
         paths.extend(ld(2, &[ld(1, path.as_bytes()), ld(2, &path_item)].concat())); // Paths.path
     }
     let info = [ld(1, b"Kubernetes"), ld(2, b"v1.33.1")].concat();
-    [ld(1, b"2.0"), ld(2, &info), ld(8, &paths)].concat()
+    let definitions = openapi_v2_schema::definitions_protobuf();
+    [
+        ld(1, b"2.0"),
+        ld(2, &info),
+        ld(8, &paths),
+        ld(9, &definitions),
+    ]
+    .concat()
 }
 
 /// The same document as Swagger 2.0 JSON, for clients that ask for JSON.
@@ -96,24 +104,33 @@ pub fn document_json() -> Value {
             }}),
         );
     }
-    json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.1"}, "paths": paths})
+    let definitions = openapi_v2_schema::definitions_json();
+    json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.1"}, "paths": paths, "definitions": definitions})
 }
 
+/// The document, built once per process (it holds every served schema).
 pub fn serve(accept: Option<&str>) -> Result<Reply, ApiError> {
+    static PROTO: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+    static JSON: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
     let accept = accept.unwrap_or_default();
     if accept.contains("protobuf") {
         return Ok(Reply::Raw {
             code: 200,
             content_type: PROTO_MIME,
-            body: Bytes::from(document_protobuf()),
+            body: PROTO
+                .get_or_init(|| Bytes::from(document_protobuf()))
+                .clone(),
         });
     }
-    let mut body = serde_json::to_vec(&document_json()).unwrap_or_default();
-    body.push(b'\n');
+    let body = JSON.get_or_init(|| {
+        let mut body = serde_json::to_vec(&document_json()).unwrap_or_default();
+        body.push(b'\n');
+        Bytes::from(body)
+    });
     Ok(Reply::Raw {
         code: 200,
         content_type: "application/json",
-        body: Bytes::from(body),
+        body: body.clone(),
     })
 }
 

@@ -1,8 +1,14 @@
-//! PATCH bodies: JSON merge patch (RFC 7386), strategic merge patch (merge by key for the keyed
-//! lists kubectl patches: containers, volumes, env, conditions...), and JSON patch (RFC 6902).
+//! PATCH bodies: JSON merge patch (RFC 7386), strategic merge patch (lists merged by the
+//! patch merge key of [`list_types`], the same the OpenAPI documents announce), and JSON patch
+//! (RFC 6902). Server-side apply has its own module, `apply`. Of the strategic directives,
+//! `$patch: delete` on a keyed list item and `$deleteFromPrimitiveList` are honoured;
+//! `$setElementOrder` (order only), `$retainKeys` and `$patch: replace` are not modelled.
 
 use serde_json::{Map, Value};
 
+use super::list_types;
+use super::openapi;
+use super::resources::ResourceDef;
 use super::status::ApiError;
 
 /// The patch types kube-apiserver accepts for a built-in kind, in the order its 415 names them.
@@ -13,7 +19,15 @@ const PATCH_TYPES: [&str; 4] = [
     "application/apply-patch+yaml",
 ];
 
-fn merge(target: &mut Value, patch: &Value, strategic: bool) {
+/// Where a merge is in the object: the schemas of its kind and the schema of the current level
+/// (None for JSON merge patch, which knows no list keys).
+#[derive(Clone, Copy)]
+struct Level<'a> {
+    schemas: &'a Map<String, Value>,
+    ty: Option<&'a str>,
+}
+
+fn merge(target: &mut Value, patch: &Value, level: Option<Level<'_>>) {
     let Value::Object(p) = patch else {
         *target = patch.clone();
         return;
@@ -22,28 +36,45 @@ fn merge(target: &mut Value, patch: &Value, strategic: bool) {
         *target = Value::Object(Map::new());
     }
     let Value::Object(t) = target else { return };
+    let strategic = level.is_some();
     for (k, pv) in p {
+        if strategic && let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+            // kubectl's way to take values out of a merged list of scalars (finalizers).
+            if let (Some(Value::Array(ta)), Value::Array(gone)) = (t.get_mut(field), pv) {
+                ta.retain(|v| !gone.contains(v));
+            }
+            continue;
+        }
         if strategic && k.starts_with("$") {
-            continue; // directives ($patch, $setElementOrder...) carry no data of their own
+            continue; // other directives ($setElementOrder, $retainKeys) only order or prune
         }
         if pv.is_null() {
             t.remove(k);
             continue;
         }
+        let child_ty = level.and_then(|l| {
+            l.ty.and_then(|ty| list_types::property_type(l.schemas, ty, k))
+        });
+        let child = level.map(|l| Level {
+            schemas: l.schemas,
+            ty: child_ty.as_deref(),
+        });
+        let list = level.and_then(|l| l.ty.and_then(|ty| list_types::lookup(ty, k)));
+        let merges = list
+            .and_then(|d| d.strategy)
+            .is_some_and(|s| s.contains("merge"));
         match (t.get_mut(k), pv) {
-            (Some(tv @ Value::Object(_)), Value::Object(_)) => merge(tv, pv, strategic),
-            (Some(Value::Array(ta)), Value::Array(pa)) if strategic && list_key(pa).is_some() => {
-                let key = list_key(pa).unwrap_or("name");
-                for item in pa {
-                    let id = item.get(key).cloned();
-                    let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
-                    match ta.iter().position(|x| x.get(key) == id.as_ref()) {
-                        Some(i) if delete => {
-                            ta.remove(i);
+            (Some(tv @ Value::Object(_)), Value::Object(_)) => merge(tv, pv, child),
+            (Some(Value::Array(ta)), Value::Array(pa)) if merges => {
+                match list.and_then(|d| d.merge_key) {
+                    Some(key) => merge_keyed(ta, pa, key, child),
+                    // A merged list of scalars (finalizers): the union, in order.
+                    None => {
+                        for item in pa {
+                            if !ta.contains(item) {
+                                ta.push(item.clone());
+                            }
                         }
-                        Some(i) => merge(&mut ta[i], item, true),
-                        None if !delete => ta.push(item.clone()),
-                        None => {}
                     }
                 }
             }
@@ -54,11 +85,20 @@ fn merge(target: &mut Value, patch: &Value, strategic: bool) {
     }
 }
 
-/// The merge key of a list of objects, when every item has one.
-fn list_key(items: &[Value]) -> Option<&'static str> {
-    ["name", "type", "mountPath", "containerPort", "key"]
-        .into_iter()
-        .find(|k| !items.is_empty() && items.iter().all(|i| i.get(*k).is_some()))
+/// Strategic merge of a list by its `x-kubernetes-patch-merge-key`, honouring `$patch: delete`.
+fn merge_keyed(ta: &mut Vec<Value>, pa: &[Value], key: &str, item: Option<Level<'_>>) {
+    for p in pa {
+        let id = p.get(key);
+        let delete = p.get("$patch").and_then(Value::as_str) == Some("delete");
+        match ta.iter().position(|x| x.get(key) == id) {
+            Some(i) if delete => {
+                ta.remove(i);
+            }
+            Some(i) => merge(&mut ta[i], p, item),
+            None if !delete => ta.push(p.clone()),
+            None => {}
+        }
+    }
 }
 
 fn pointer_parts(path: &str) -> Vec<String> {
@@ -175,8 +215,13 @@ fn json_patch(doc: &Value, ops: &Value) -> Result<Value, String> {
     Ok(doc)
 }
 
-/// Apply a PATCH body of the given Content-Type to the current object.
-pub fn apply(content_type: &str, current: &Value, body: &[u8]) -> Result<Value, ApiError> {
+/// Apply a PATCH body of the given Content-Type to the current object of kind `def`.
+pub fn apply(
+    def: &ResourceDef,
+    content_type: &str,
+    current: &Value,
+    body: &[u8],
+) -> Result<Value, ApiError> {
     let mt = content_type
         .split(';')
         .next()
@@ -193,12 +238,18 @@ pub fn apply(content_type: &str, current: &Value, body: &[u8]) -> Result<Value, 
     match mt.as_str() {
         "application/merge-patch+json" => {
             let mut out = current.clone();
-            merge(&mut out, &patch, false);
+            merge(&mut out, &patch, None);
             Ok(out)
         }
         "application/strategic-merge-patch+json" | "application/apply-patch+yaml" => {
             let mut out = current.clone();
-            merge(&mut out, &patch, true);
+            let schemas = openapi::kind_schemas(def);
+            let root = openapi::root_schema(def);
+            let level = Level {
+                schemas,
+                ty: Some(&root),
+            };
+            merge(&mut out, &patch, Some(level));
             Ok(out)
         }
         "application/json-patch+json" => {
@@ -222,16 +273,47 @@ pub fn patch_resource_version(content_type: &str, body: &[u8]) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apiserver::resources::RESOURCES;
     use serde_json::json;
+
+    fn pod() -> &'static ResourceDef {
+        RESOURCES
+            .iter()
+            .find(|r| r.kind == "Pod")
+            .unwrap_or(&RESOURCES[0])
+    }
+
+    #[test]
+    fn strategic_merge_follows_the_schema_not_the_item_shape() {
+        // Ports merge by containerPort; tolerations have no strategy, so the patch replaces them
+        // even though every item has a `key` (the old shape-guessing merged them).
+        let cur = json!({"spec": {
+            "containers": [{"name": "a", "image": "x", "ports": [{"containerPort": 80, "name": "http"}]}],
+            "tolerations": [{"key": "a", "operator": "Exists"}],
+        }});
+        let p = br#"{"spec":{"containers":[{"name":"a","ports":[{"containerPort":80,"name":"web"},{"containerPort":443}]}],"tolerations":[{"key":"b","operator":"Exists"}]}}"#;
+        let out =
+            apply(pod(), "application/strategic-merge-patch+json", &cur, p).unwrap_or_default();
+        assert_eq!(
+            out.pointer("/spec/containers/0/ports"),
+            Some(&json!([{"containerPort": 80, "name": "web"}, {"containerPort": 443}]))
+        );
+        assert_eq!(out.pointer("/spec/containers/0/image"), Some(&json!("x")));
+        assert_eq!(
+            out.pointer("/spec/tolerations"),
+            Some(&json!([{"key": "b", "operator": "Exists"}]))
+        );
+    }
 
     #[test]
     fn strategic_merges_containers_by_name() {
         let cur = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}});
         let p = br#"{"spec":{"containers":[{"name":"b","image":"z"}]}}"#;
-        let out = apply("application/strategic-merge-patch+json", &cur, p).unwrap_or_default();
+        let out =
+            apply(pod(), "application/strategic-merge-patch+json", &cur, p).unwrap_or_default();
         assert_eq!(out.pointer("/spec/containers/1/image"), Some(&json!("z")));
         assert_eq!(out.pointer("/spec/containers/0/image"), Some(&json!("x")));
-        let out = apply("application/merge-patch+json", &cur, p).unwrap_or_default();
+        let out = apply(pod(), "application/merge-patch+json", &cur, p).unwrap_or_default();
         assert_eq!(
             out.pointer("/spec/containers")
                 .and_then(Value::as_array)
@@ -241,10 +323,22 @@ mod tests {
     }
 
     #[test]
+    fn strategic_merge_deletes_from_a_merged_list_of_scalars() {
+        let cur = json!({"metadata": {"finalizers": ["a", "b"]}});
+        let p = br#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],"finalizers":["c"]}}"#;
+        let out =
+            apply(pod(), "application/strategic-merge-patch+json", &cur, p).unwrap_or_default();
+        assert_eq!(
+            out.pointer("/metadata/finalizers"),
+            Some(&json!(["b", "c"]))
+        );
+    }
+
+    #[test]
     fn json_patch_ops() {
         let cur = json!({"metadata": {"labels": {"a": "1"}}});
         let p = br#"[{"op":"add","path":"/metadata/labels/b","value":"2"},{"op":"remove","path":"/metadata/labels/a"}]"#;
-        let out = apply("application/json-patch+json", &cur, p).unwrap_or_default();
+        let out = apply(pod(), "application/json-patch+json", &cur, p).unwrap_or_default();
         assert_eq!(out, json!({"metadata": {"labels": {"b": "2"}}}));
     }
 }

@@ -4,12 +4,14 @@
 use serde_json::{Value, json};
 
 use super::api::{Ctx, Reply};
+use super::apply;
 use super::body::Format;
 use super::decode;
 use super::defaults;
 use super::dry_run;
 use super::events;
 use super::kinds;
+use super::managed_fields::Stamp;
 use super::patch;
 use super::resources::ResourceDef;
 use super::selectors::{FieldSelector, LabelSelector};
@@ -102,12 +104,14 @@ pub fn selectors(
     Ok((ls, fs))
 }
 
-/// Store an update (PUT, PATCH or the status subresource) with optimistic concurrency.
-pub fn apply_update(
+/// Store an update (PUT, PATCH or the status subresource) with optimistic concurrency;
+/// `stamp` says how its managed fields are recorded.
+pub(crate) fn apply_update(
     ctx: &mut Ctx<'_>,
     def: &'static ResourceDef,
     sub: &str,
     incoming: Value,
+    stamp: Stamp,
 ) -> Result<Reply, ApiError> {
     let name = ctx.info.name.clone();
     let body_name = incoming
@@ -158,6 +162,7 @@ pub fn apply_update(
             None => {}
         }
         next["metadata"]["name"] = json!(name);
+        stamp.record(def, sub, cur, &incoming, &mut next);
         // An unconditional update applies to the stored revision; upstream sets it before
         // validating.
         if next["metadata"]["resourceVersion"]
@@ -234,17 +239,65 @@ fn update_causes(def: &ResourceDef, sub: &str, next: &Value, cur: &Value) -> Vec
 
 pub fn update(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
     let incoming = decode_body(ctx, def)?;
-    apply_update(ctx, def, sub, incoming)
+    let stamp = Stamp::update(ctx);
+    apply_update(ctx, def, sub, incoming, stamp)
 }
 
 pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
+    if apply::is_apply(&ctx.content_type) {
+        return apply::apply(ctx, def, sub);
+    }
+    if ctx.info.query("force").is_some() {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![Cause::forbidden(
+                "force",
+                "may not be specified for non-apply patch",
+            )],
+        ));
+    }
+    if patch::patch_resource_version(&ctx.content_type, &ctx.body).is_some() {
+        return patch_once(ctx, def, sub); // its own precondition: a moved object is its 409
+    }
+    retry_stale(ctx, def, sub, patch_once)
+}
+
+/// How often a patch is recomputed against a fresh read when the object moved meanwhile
+/// (upstream retries until the request's deadline; a bound keeps a livelock finite).
+const PATCH_ATTEMPTS: usize = 32;
+
+/// Run `attempt` again when the object changed between its read and its write, as upstream's
+/// `GuaranteedUpdate` re-applies a patch to the newer object: a patch that names no
+/// resourceVersion is never refused because a controller wrote first.
+pub(crate) fn retry_stale(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    sub: &str,
+    attempt: fn(&mut Ctx<'_>, &'static ResourceDef, &str) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
+    let warnings = ctx.warnings.len();
+    let mut left = PATCH_ATTEMPTS;
+    loop {
+        match attempt(ctx, def, sub) {
+            Err(e) if e.is_stale() && left > 1 => {
+                left -= 1;
+                ctx.warnings.truncate(warnings);
+            }
+            result => return result,
+        }
+    }
+}
+
+fn patch_once(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
     let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
     let cur = ctx
         .api
         .store
         .get(&key)
         .ok_or_else(|| ApiError::not_found(def.group, def.plural, &ctx.info.name))?;
-    let patched = patch::apply(&ctx.content_type, &output(def, &cur), &ctx.body)?;
+    let patched = patch::apply(def, &ctx.content_type, &output(def, &cur), &ctx.body)?;
     let mut patched = if def.group == "events.k8s.io" {
         events::from_events_v1(&patched)
     } else {
@@ -281,5 +334,6 @@ pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<
         .to_string();
     let (typed, warnings) = decode::decode_object(def, patched, &fv)?;
     ctx.warnings.extend(warnings);
-    apply_update(ctx, def, sub, typed)
+    let stamp = Stamp::update(ctx);
+    apply_update(ctx, def, sub, typed, stamp)
 }

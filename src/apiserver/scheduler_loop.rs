@@ -196,6 +196,7 @@ fn cycle(
                         let mut conds: Vec<Value> = conds.into_iter().filter(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled")).collect();
                         conds.push(json!({"type": "PodScheduled", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "Unschedulable", "message": msg}));
                         next["status"]["conditions"] = Value::Array(conds);
+                        super::managed_fields::record_pod_status_write(cur, &mut next, "kube-scheduler");
                         Ok(next)
                     });
                 }

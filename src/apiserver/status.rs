@@ -72,6 +72,9 @@ fn render_value(v: &Value) -> String {
     }
 }
 
+const STALE: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
 /// An API error: HTTP code, reason and message, ready to become a `Status` body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
@@ -219,13 +222,47 @@ impl ApiError {
         Self::new(409, "Conflict", msg, Some(details(name, group, resource)))
     }
 
+    /// 409 from server-side apply (upstream's `NewApplyConflict`): `conflicts` are the printed
+    /// manager and the field path of each conflict, one cause each.
+    pub fn apply_conflict(conflicts: &[(String, String)]) -> Self {
+        let msg = match conflicts {
+            [(manager, path)] => {
+                format!("Apply failed with 1 conflict: conflict with {manager}: {path}")
+            }
+            _ => {
+                let mut managers: Vec<&String> = conflicts.iter().map(|(m, _)| m).collect();
+                managers.sort();
+                managers.dedup();
+                let mut lines = Vec::new();
+                for m in managers {
+                    lines.push(format!("conflicts with {m}:"));
+                    for (_, path) in conflicts.iter().filter(|(cm, _)| cm == m) {
+                        lines.push(format!("- {path}"));
+                    }
+                }
+                format!(
+                    "Apply failed with {} conflicts: {}",
+                    conflicts.len(),
+                    lines.join("\n")
+                )
+            }
+        };
+        let causes: Vec<Value> = conflicts
+            .iter()
+            .map(|(m, path)| {
+                json!({"reason": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": path})
+            })
+            .collect();
+        Self::new(409, "Conflict", msg, Some(json!({ "causes": causes })))
+    }
+
     pub fn stale(group: &str, resource: &str, name: &str) -> Self {
-        Self::conflict(
-            group,
-            resource,
-            name,
-            "the object has been modified; please apply your changes to the latest version and try again",
-        )
+        Self::conflict(group, resource, name, STALE)
+    }
+
+    /// Whether this is [`ApiError::stale`]: the object moved since it was read.
+    pub fn is_stale(&self) -> bool {
+        self.code == 409 && self.message.ends_with(STALE)
     }
 
     /// 422 Invalid; `kind` is the Kind (`Pod`), `group` its API group.

@@ -1,0 +1,379 @@
+//! `kubectl apply`, client-side and server-side, with every kubectl on the machine against
+//! `kexplore serve` (issue 12 §A.3 and §A.6): an unchanged manifest is "unchanged" and moves no
+//! resourceVersion; `--server-side` creates, records managedFields per manager, answers a
+//! conflicting manager with upstream's 409 and gives way to `--force-conflicts`.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+mod apiserver_support;
+use apiserver_support::{ServeProcess, kubectls, wait_for};
+
+struct Kubectl {
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+    dir: tempfile::TempDir,
+    label: String,
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Kubectl {
+    fn run(&self, args: &[&str]) -> Out {
+        let o = Command::new(&self.bin)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kubectl");
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into(),
+            stderr: String::from_utf8_lossy(&o.stderr).into(),
+        }
+    }
+
+    fn ok(&self, args: &[&str]) -> Out {
+        let o = self.run(args);
+        assert_eq!(
+            o.code, 0,
+            "{}: kubectl {args:?} failed: {}{}",
+            self.label, o.stdout, o.stderr
+        );
+        o
+    }
+
+    /// Write `text` to a file named `name` and return its path as a string.
+    fn manifest(&self, name: &str, text: &str) -> String {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).expect("write manifest");
+        p.to_string_lossy().into_owned()
+    }
+
+    fn pod_json(&self, name: &str) -> serde_json::Value {
+        let o = self.ok(&["get", "pod", name, "-o", "json", "--show-managed-fields"]);
+        serde_json::from_str(&o.stdout).expect("pod json")
+    }
+
+    /// The pod's resourceVersion once the scheduler and the kubelet are done with it.
+    fn settled_rv(&self, name: &str) -> String {
+        let rv = |k: &Kubectl| {
+            k.pod_json(name)["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        wait_for(Duration::from_secs(20), || {
+            let phase = self.pod_json(name)["status"]["phase"].clone();
+            if phase != "Running" {
+                return None;
+            }
+            let a = rv(self);
+            std::thread::sleep(Duration::from_millis(400));
+            (rv(self) == a).then_some(a)
+        })
+        .unwrap_or_else(|| panic!("{}: pod {name} never settled", self.label))
+    }
+}
+
+fn pod(name: &str, image: &str, labels: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\nspec:\n  containers:\n  - name: nginx\n    image: {image}\n    ports:\n    - containerPort: 80\n"
+    )
+}
+
+fn managers(pod: &serde_json::Value) -> Vec<(String, String, serde_json::Value)> {
+    pod["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap_or_default().to_string(),
+                e["operation"].as_str().unwrap_or_default().to_string(),
+                e["fieldsV1"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn image_path(fields: &serde_json::Value) -> Option<&serde_json::Value> {
+    fields.pointer("/f:spec/f:containers/k:{\"name\":\"nginx\"}/f:image")
+}
+
+/// §A.6: a second client-side apply of the same manifest changes nothing.
+fn client_side_unchanged(k: &Kubectl) {
+    let m = k.manifest("csa.yaml", &pod("csa", "nginx:1.25", "app: csa"));
+    let first = k.ok(&["apply", "-f", &m]);
+    assert!(
+        first.stdout.contains("pod/csa created"),
+        "{}: {}",
+        k.label,
+        first.stdout
+    );
+    let rv = k.settled_rv("csa");
+    // The create's Update entry owns the scheme's defaults too, and the labels map itself.
+    let ms = managers(&k.pod_json("csa"));
+    let csa = ms
+        .iter()
+        .find(|(m, op, _)| m == "kubectl-client-side-apply" && op == "Update")
+        .map(|(_, _, f)| f.clone())
+        .unwrap_or_default();
+    for p in [
+        "/f:spec/f:dnsPolicy",
+        "/f:spec/f:containers/k:{\"name\":\"nginx\"}/f:imagePullPolicy",
+        "/f:metadata/f:labels/.",
+    ] {
+        assert!(csa.pointer(p).is_some(), "{}: {p} in {csa}", k.label);
+    }
+    let second = k.ok(&["apply", "-f", &m]);
+    assert_eq!(second.stdout.trim(), "pod/csa unchanged", "{}", k.label);
+    assert_eq!(
+        k.settled_rv("csa"),
+        rv,
+        "{}: the resourceVersion moved",
+        k.label
+    );
+    // Moving to server-side apply: what client-side apply last applied is kubectl's to change,
+    // not a conflict with "kubectl-client-side-apply".
+    let newer = k.manifest("csa2.yaml", &pod("csa", "nginx:1.26", "app: csa"));
+    k.ok(&["apply", "--server-side", "-f", &newer]);
+    assert_eq!(
+        k.pod_json("csa")["spec"]["containers"][0]["image"],
+        "nginx:1.26",
+        "{}",
+        k.label
+    );
+    // Another manager still conflicts over the image.
+    let other = k.manifest("csa3.yaml", &pod("csa", "nginx:1.27", "app: csa"));
+    let refused = k.run(&[
+        "apply",
+        "--server-side",
+        "--field-manager=zed",
+        "-f",
+        &other,
+    ]);
+    assert!(
+        refused
+            .stderr
+            .contains("Apply failed with 1 conflict: conflict with \"kubectl")
+            && refused
+                .stderr
+                .contains(".spec.containers[name=\"nginx\"].image"),
+        "{}: {}",
+        k.label,
+        refused.stderr
+    );
+}
+
+/// A merged list of scalars: kubectl sends `$deleteFromPrimitiveList/finalizers` to drop one.
+fn client_side_drops_a_finalizer(k: &Kubectl) {
+    let fin = |list: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: fin\n  finalizers: [{list}]\nspec:\n  containers:\n  - name: c\n    image: busybox\n"
+        )
+    };
+    let both = k.manifest("fin.yaml", &fin("example.com/a, example.com/b"));
+    k.ok(&["apply", "-f", &both]);
+    let one = k.manifest("fin2.yaml", &fin("example.com/a"));
+    k.ok(&["apply", "-f", &one]);
+    assert_eq!(
+        k.pod_json("fin")["metadata"]["finalizers"],
+        serde_json::json!(["example.com/a"]),
+        "{}",
+        k.label
+    );
+}
+
+/// §A.3: create, re-apply, change, conflict, force, and a dropped field removed.
+fn server_side(k: &Kubectl) {
+    let m = k.manifest("ssa.yaml", &pod("ssa", "nginx:1.25", "app: ssa, tier: web"));
+    // -v=6 prints each response's status: the create must be a 201, not a 404.
+    let created = k.ok(&["apply", "--server-side", "-f", &m, "-v=6"]);
+    assert!(
+        created.stdout.contains("pod/ssa serverside-applied"),
+        "{}: {}",
+        k.label,
+        created.stdout
+    );
+    assert!(
+        created.stderr.contains("201 Created"),
+        "{}: {}",
+        k.label,
+        created.stderr
+    );
+    let p = k.pod_json("ssa");
+    let ms = managers(&p);
+    // The applier's entry first (Apply sorts before Update); the kubelet may already have
+    // written status, through the status subresource.
+    assert_eq!(
+        (ms[0].0.as_str(), ms[0].1.as_str()),
+        ("kubectl", "Apply"),
+        "{}: {ms:?}",
+        k.label
+    );
+    assert!(
+        ms[1..]
+            .iter()
+            .all(|(m, op, _)| m == "kubelet" && op == "Update"),
+        "{}: {ms:?}",
+        k.label
+    );
+    assert!(image_path(&ms[0].2).is_some(), "{}: {:?}", k.label, ms[0].2);
+    assert!(
+        ms[0].2.pointer("/f:spec/f:containers/k:{\"name\":\"nginx\"}/f:ports/k:{\"containerPort\":80,\"protocol\":\"TCP\"}/f:containerPort").is_some(),
+        "{}: {:?}", k.label, ms[0].2
+    );
+    let shown = k.ok(&["get", "pod", "ssa", "-o", "yaml", "--show-managed-fields"]);
+    assert!(
+        shown.stdout.contains("operation: Apply"),
+        "{}: {}",
+        k.label,
+        shown.stdout
+    );
+    assert!(shown.stdout.contains("fieldsType: FieldsV1"), "{}", k.label);
+
+    let rv = k.settled_rv("ssa");
+    let p = k.pod_json("ssa");
+    let kubelet = p["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["manager"] == "kubelet");
+    assert_eq!(
+        kubelet.map(|e| (e["operation"].clone(), e["subresource"].clone())),
+        Some((serde_json::json!("Update"), serde_json::json!("status"))),
+        "{}: {p}",
+        k.label
+    );
+    k.ok(&["apply", "--server-side", "-f", &m]);
+    assert_eq!(
+        k.settled_rv("ssa"),
+        rv,
+        "{}: an unchanged apply moved the resourceVersion",
+        k.label
+    );
+
+    let changed = k.manifest(
+        "ssa2.yaml",
+        &pod("ssa", "nginx:1.26", "app: ssa, tier: web"),
+    );
+    k.ok(&["apply", "--server-side", "-f", &changed]);
+    assert_eq!(
+        k.pod_json("ssa")["spec"]["containers"][0]["image"],
+        "nginx:1.26",
+        "{}",
+        k.label
+    );
+
+    // `other` co-owns `app` (same value) but not `tier`.
+    let other = k.manifest("ssa3.yaml", &pod("ssa", "nginx:1.27", "app: ssa"));
+    let refused = k.run(&[
+        "apply",
+        "--server-side",
+        "--field-manager=other",
+        "-f",
+        &other,
+    ]);
+    assert_eq!(
+        refused.code, 1,
+        "{}: {}{}",
+        k.label, refused.stdout, refused.stderr
+    );
+    assert!(
+        refused.stderr.contains(
+            "Apply failed with 1 conflict: conflict with \"kubectl\": .spec.containers[name=\"nginx\"].image"
+        ),
+        "{}: {}",
+        k.label,
+        refused.stderr
+    );
+    assert_eq!(
+        k.pod_json("ssa")["spec"]["containers"][0]["image"],
+        "nginx:1.26",
+        "{}",
+        k.label
+    );
+
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=other",
+        "--force-conflicts",
+        "-f",
+        &other,
+    ]);
+    let p = k.pod_json("ssa");
+    assert_eq!(
+        p["spec"]["containers"][0]["image"], "nginx:1.27",
+        "{}",
+        k.label
+    );
+    let ms = managers(&p);
+    let owner = |name: &str| {
+        ms.iter()
+            .find(|(m, _, _)| m == name)
+            .map(|(_, _, f)| f.clone())
+    };
+    assert!(
+        owner("other").as_ref().and_then(image_path).is_some(),
+        "{}: {ms:?}",
+        k.label
+    );
+    assert!(
+        owner("kubectl").as_ref().and_then(image_path).is_none(),
+        "{}: {ms:?}",
+        k.label
+    );
+
+    // kubectl stops applying the `tier` label: no one else owns it, so it goes.
+    let fewer = k.manifest("ssa4.yaml", &pod("ssa", "nginx:1.27", "app: ssa"));
+    k.ok(&["apply", "--server-side", "-f", &fewer]);
+    let labels = k.pod_json("ssa")["metadata"]["labels"].clone();
+    assert_eq!(labels, serde_json::json!({"app": "ssa"}), "{}", k.label);
+}
+
+fn run_version(label: &str) {
+    let all = kubectls();
+    let Some((_, bin)) = all.iter().find(|(l, _)| l == label) else {
+        eprintln!("note: kubectl {label} is not installed here; skipping");
+        return;
+    };
+    let server = ServeProcess::start(&[]);
+    let k = Kubectl {
+        bin: bin.clone(),
+        kubeconfig: server.kubeconfig(),
+        cache: tempfile::tempdir().expect("cache dir"),
+        dir: tempfile::tempdir().expect("manifest dir"),
+        label: label.to_string(),
+    };
+    client_side_unchanged(&k);
+    client_side_drops_a_finalizer(&k);
+    server_side(&k);
+}
+
+macro_rules! versions {
+    ($($name:ident => $label:expr),* $(,)?) => {
+        $( #[test] fn $name() { run_version($label); } )*
+    };
+}
+
+versions! {
+    kubectl_default => "kubectl",
+    kubectl_1_27 => "1.27",
+    kubectl_1_28 => "1.28",
+    kubectl_1_29 => "1.29",
+    kubectl_1_30 => "1.30",
+    kubectl_1_31 => "1.31",
+    kubectl_1_32 => "1.32",
+    kubectl_1_33 => "1.33",
+}
