@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::journey::{source_word, text};
-use crate::journey::run::namespace_of;
+use crate::journey::run::{WriteMode, namespace_of};
 use crate::journey::{Source, Stage, Status};
 use crate::tui::journey::request;
 use crate::tui::state::AppState;
@@ -55,17 +55,19 @@ pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'stati
     let style = if warn { theme.warn } else { theme.muted };
     out.extend(field::lines("", 0, &sentence, width, style, style));
     out.extend(row("manifest", j.path.display().to_string(), width, theme));
+    // The request lines show what was (or Space will be) sent, dry run included.
+    let dry_run = j.shown_write() == WriteMode::DryRun;
     out.push(Line::styled("as curl (the seed):", theme.label));
     out.extend(field::lines(
         "",
         2,
-        &request::curl(&server, &ns, &file),
+        &request::curl(&server, &ns, &file, dry_run),
         width,
         theme.text,
         theme.text,
     ));
     out.push(Line::styled("as kubectl sends it:", theme.label));
-    for l in request::kubectl(&ns, &file) {
+    for l in request::kubectl(&ns, &file, dry_run) {
         out.extend(field::lines("", 2, &l, width, theme.text, theme.text));
     }
     out.push(Line::styled("body:", theme.label));
