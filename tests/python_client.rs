@@ -1,0 +1,52 @@
+//! The official Python `kubernetes` client against `kexplore serve` — a real client nobody here
+//! wrote. `.ci/run` installs it in `.venv`; elsewhere set `KEXPLORE_PYTHON` to a python that has
+//! it, or the test says why it skipped. The checks live in `tests/python/client_truth.py`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+mod apiserver_support;
+use apiserver_support::ServeProcess;
+
+fn python() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("KEXPLORE_PYTHON").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python")),
+    ];
+    candidates.into_iter().flatten().find(|p| {
+        Command::new(p)
+            .args(["-c", "import kubernetes"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+#[test]
+fn the_python_client_sees_dry_runs_stay_dry_apply_create_and_pods_run() {
+    let Some(py) = python() else {
+        eprintln!("note: no python with the kubernetes client (.venv or KEXPLORE_PYTHON): skipped");
+        return;
+    };
+    let serve = ServeProcess::start(&[]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/client_truth.py");
+    let out = Command::new(py)
+        .arg(script)
+        .arg(serve.kubeconfig())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client:\n{stdout}\n{stderr}");
+    for line in [
+        "dry runs: nothing changed",
+        "dryRun=Bogus: 422 Unsupported value",
+        "server-side apply created py-ssa, managed by python",
+        "watch: py-ssa Running",
+        "health and version: 200 without credentials",
+    ] {
+        assert!(
+            stdout.contains(line),
+            "missing {line:?} in:\n{stdout}\n{stderr}"
+        );
+    }
+}
