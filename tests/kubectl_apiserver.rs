@@ -4,56 +4,13 @@
 //! note, not a failure.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 mod apiserver_support;
-use apiserver_support::{SEED_POD, ServeProcess, kubectls, wait_for};
-
-struct Kubectl {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    cache: tempfile::TempDir,
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Kubectl {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(&self.bin);
-        c.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args);
-        c.stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Out {
-        let o = self.cmd(args).output().expect("run kubectl");
-        Out {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into(),
-            stderr: String::from_utf8_lossy(&o.stderr).into(),
-        }
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert_eq!(
-            o.code, 0,
-            "kubectl {args:?} failed: {}{}",
-            o.stdout, o.stderr
-        );
-        o.stdout
-    }
-}
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{SEED_POD, ServeProcess, wait_for};
 
 /// A `kubectl get pods -w` running in the background; killed on drop.
 struct Watcher {
@@ -69,11 +26,7 @@ impl Drop for Watcher {
 
 fn journey_for(label: &str, bin: &Path) {
     let srv = ServeProcess::start(&[]);
-    let k = Kubectl {
-        bin: bin.to_path_buf(),
-        kubeconfig: srv.kubeconfig(),
-        cache: tempfile::tempdir().expect("cache dir"),
-    };
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
     let pod_file = srv.dir.path().join("app.json");
     std::fs::write(&pod_file, SEED_POD).expect("write app.json");
     let pod_file = pod_file.to_string_lossy().into_owned();
@@ -366,33 +319,7 @@ fn typed_creates(label: &str, k: &Kubectl) {
 }
 
 fn run_version(label: &str) {
-    let all = kubectls();
-    match all.iter().find(|(l, _)| l == label) {
-        Some((_, bin)) => journey_for(label, bin),
-        None => eprintln!(
-            "note: {} is not installed here; skipping",
-            if label == "kubectl" {
-                "kubectl".to_string()
-            } else {
-                format!("kubectl.{label}")
-            }
-        ),
-    }
+    with_kubectl(label, journey_for);
 }
 
-macro_rules! versions {
-    ($($name:ident => $label:expr),* $(,)?) => {
-        $( #[test] fn $name() { run_version($label); } )*
-    };
-}
-
-versions! {
-    kubectl_default => "kubectl",
-    kubectl_1_27 => "1.27",
-    kubectl_1_28 => "1.28",
-    kubectl_1_29 => "1.29",
-    kubectl_1_30 => "1.30",
-    kubectl_1_31 => "1.31",
-    kubectl_1_32 => "1.32",
-    kubectl_1_33 => "1.33",
-}
+per_kubectl!(run_version);

@@ -3,55 +3,27 @@
 //! resourceVersion; `--server-side` creates, records managedFields per manager, answers a
 //! conflicting manager with upstream's 409 and gives way to `--force-conflicts`.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 mod apiserver_support;
-use apiserver_support::{ServeProcess, kubectls, wait_for};
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{ServeProcess, wait_for};
 
-struct Kubectl {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    cache: tempfile::TempDir,
+/// A kubectl with a directory for the manifests it applies.
+struct Applier {
+    k: Kubectl,
     dir: tempfile::TempDir,
-    label: String,
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
+impl std::ops::Deref for Applier {
+    type Target = Kubectl;
+    fn deref(&self) -> &Kubectl {
+        &self.k
+    }
 }
 
-impl Kubectl {
-    fn run(&self, args: &[&str]) -> Out {
-        let o = Command::new(&self.bin)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run kubectl");
-        Out {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into(),
-            stderr: String::from_utf8_lossy(&o.stderr).into(),
-        }
-    }
-
-    fn ok(&self, args: &[&str]) -> Out {
-        let o = self.run(args);
-        assert_eq!(
-            o.code, 0,
-            "{}: kubectl {args:?} failed: {}{}",
-            self.label, o.stdout, o.stderr
-        );
-        o
-    }
-
+impl Applier {
     /// Write `text` to a file named `name` and return its path as a string.
     fn manifest(&self, name: &str, text: &str) -> String {
         let p = self.dir.path().join(name);
@@ -60,13 +32,13 @@ impl Kubectl {
     }
 
     fn pod_json(&self, name: &str) -> serde_json::Value {
-        let o = self.ok(&["get", "pod", name, "-o", "json", "--show-managed-fields"]);
+        let o = self.ok_out(&["get", "pod", name, "-o", "json", "--show-managed-fields"]);
         serde_json::from_str(&o.stdout).expect("pod json")
     }
 
     /// The pod's resourceVersion once the scheduler and the kubelet are done with it.
     fn settled_rv(&self, name: &str) -> String {
-        let rv = |k: &Kubectl| {
+        let rv = |k: &Applier| {
             k.pod_json(name)["metadata"]["resourceVersion"]
                 .as_str()
                 .unwrap_or_default()
@@ -111,9 +83,9 @@ fn image_path(fields: &serde_json::Value) -> Option<&serde_json::Value> {
 }
 
 /// §A.6: a second client-side apply of the same manifest changes nothing.
-fn client_side_unchanged(k: &Kubectl) {
+fn client_side_unchanged(k: &Applier) {
     let m = k.manifest("csa.yaml", &pod("csa", "nginx:1.25", "app: csa"));
-    let first = k.ok(&["apply", "-f", &m]);
+    let first = k.ok_out(&["apply", "-f", &m]);
     assert!(
         first.stdout.contains("pod/csa created"),
         "{}: {}",
@@ -135,7 +107,7 @@ fn client_side_unchanged(k: &Kubectl) {
     ] {
         assert!(csa.pointer(p).is_some(), "{}: {p} in {csa}", k.label);
     }
-    let second = k.ok(&["apply", "-f", &m]);
+    let second = k.ok_out(&["apply", "-f", &m]);
     assert_eq!(second.stdout.trim(), "pod/csa unchanged", "{}", k.label);
     assert_eq!(
         k.settled_rv("csa"),
@@ -146,7 +118,7 @@ fn client_side_unchanged(k: &Kubectl) {
     // Moving to server-side apply: what client-side apply last applied is kubectl's to change,
     // not a conflict with "kubectl-client-side-apply".
     let newer = k.manifest("csa2.yaml", &pod("csa", "nginx:1.26", "app: csa"));
-    k.ok(&["apply", "--server-side", "-f", &newer]);
+    k.ok_out(&["apply", "--server-side", "-f", &newer]);
     assert_eq!(
         k.pod_json("csa")["spec"]["containers"][0]["image"],
         "nginx:1.26",
@@ -176,16 +148,16 @@ fn client_side_unchanged(k: &Kubectl) {
 }
 
 /// A merged list of scalars: kubectl sends `$deleteFromPrimitiveList/finalizers` to drop one.
-fn client_side_drops_a_finalizer(k: &Kubectl) {
+fn client_side_drops_a_finalizer(k: &Applier) {
     let fin = |list: &str| {
         format!(
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: fin\n  finalizers: [{list}]\nspec:\n  containers:\n  - name: c\n    image: busybox\n"
         )
     };
     let both = k.manifest("fin.yaml", &fin("example.com/a, example.com/b"));
-    k.ok(&["apply", "-f", &both]);
+    k.ok_out(&["apply", "-f", &both]);
     let one = k.manifest("fin2.yaml", &fin("example.com/a"));
-    k.ok(&["apply", "-f", &one]);
+    k.ok_out(&["apply", "-f", &one]);
     assert_eq!(
         k.pod_json("fin")["metadata"]["finalizers"],
         serde_json::json!(["example.com/a"]),
@@ -195,10 +167,10 @@ fn client_side_drops_a_finalizer(k: &Kubectl) {
 }
 
 /// §A.3: create, re-apply, change, conflict, force, and a dropped field removed.
-fn server_side(k: &Kubectl) {
+fn server_side(k: &Applier) {
     let m = k.manifest("ssa.yaml", &pod("ssa", "nginx:1.25", "app: ssa, tier: web"));
     // -v=6 prints each response's status: the create must be a 201, not a 404.
-    let created = k.ok(&["apply", "--server-side", "-f", &m, "-v=6"]);
+    let created = k.ok_out(&["apply", "--server-side", "-f", &m, "-v=6"]);
     assert!(
         created.stdout.contains("pod/ssa serverside-applied"),
         "{}: {}",
@@ -233,7 +205,7 @@ fn server_side(k: &Kubectl) {
         ms[0].2.pointer("/f:spec/f:containers/k:{\"name\":\"nginx\"}/f:ports/k:{\"containerPort\":80,\"protocol\":\"TCP\"}/f:containerPort").is_some(),
         "{}: {:?}", k.label, ms[0].2
     );
-    let shown = k.ok(&["get", "pod", "ssa", "-o", "yaml", "--show-managed-fields"]);
+    let shown = k.ok_out(&["get", "pod", "ssa", "-o", "yaml", "--show-managed-fields"]);
     assert!(
         shown.stdout.contains("operation: Apply"),
         "{}: {}",
@@ -255,7 +227,7 @@ fn server_side(k: &Kubectl) {
         "{}: {p}",
         k.label
     );
-    k.ok(&["apply", "--server-side", "-f", &m]);
+    k.ok_out(&["apply", "--server-side", "-f", &m]);
     assert_eq!(
         k.settled_rv("ssa"),
         rv,
@@ -267,7 +239,7 @@ fn server_side(k: &Kubectl) {
         "ssa2.yaml",
         &pod("ssa", "nginx:1.26", "app: ssa, tier: web"),
     );
-    k.ok(&["apply", "--server-side", "-f", &changed]);
+    k.ok_out(&["apply", "--server-side", "-f", &changed]);
     assert_eq!(
         k.pod_json("ssa")["spec"]["containers"][0]["image"],
         "nginx:1.26",
@@ -304,7 +276,7 @@ fn server_side(k: &Kubectl) {
         k.label
     );
 
-    k.ok(&[
+    k.ok_out(&[
         "apply",
         "--server-side",
         "--field-manager=other",
@@ -337,43 +309,24 @@ fn server_side(k: &Kubectl) {
 
     // kubectl stops applying the `tier` label: no one else owns it, so it goes.
     let fewer = k.manifest("ssa4.yaml", &pod("ssa", "nginx:1.27", "app: ssa"));
-    k.ok(&["apply", "--server-side", "-f", &fewer]);
+    k.ok_out(&["apply", "--server-side", "-f", &fewer]);
     let labels = k.pod_json("ssa")["metadata"]["labels"].clone();
     assert_eq!(labels, serde_json::json!({"app": "ssa"}), "{}", k.label);
 }
 
 fn run_version(label: &str) {
-    let all = kubectls();
-    let Some((_, bin)) = all.iter().find(|(l, _)| l == label) else {
-        eprintln!("note: kubectl {label} is not installed here; skipping");
-        return;
-    };
+    with_kubectl(label, apply_with);
+}
+
+fn apply_with(label: &str, bin: &Path) {
     let server = ServeProcess::start(&[]);
-    let k = Kubectl {
-        bin: bin.clone(),
-        kubeconfig: server.kubeconfig(),
-        cache: tempfile::tempdir().expect("cache dir"),
+    let k = Applier {
+        k: Kubectl::new(label, bin, server.kubeconfig()),
         dir: tempfile::tempdir().expect("manifest dir"),
-        label: label.to_string(),
     };
     client_side_unchanged(&k);
     client_side_drops_a_finalizer(&k);
     server_side(&k);
 }
 
-macro_rules! versions {
-    ($($name:ident => $label:expr),* $(,)?) => {
-        $( #[test] fn $name() { run_version($label); } )*
-    };
-}
-
-versions! {
-    kubectl_default => "kubectl",
-    kubectl_1_27 => "1.27",
-    kubectl_1_28 => "1.28",
-    kubectl_1_29 => "1.29",
-    kubectl_1_30 => "1.30",
-    kubectl_1_31 => "1.31",
-    kubectl_1_32 => "1.32",
-    kubectl_1_33 => "1.33",
-}
+per_kubectl!(run_version);

@@ -11,52 +11,10 @@ use serde_json::Value;
 
 mod apiserver_support;
 mod remote_support;
-use apiserver_support::{ServeProcess, kubectls, wait_for, which};
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{ServeProcess, wait_for, which};
 use remote_support::request;
 
-struct Kubectl {
-    label: String,
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    cache: tempfile::TempDir,
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Kubectl {
-    fn run(&self, args: &[&str]) -> Out {
-        let o = Command::new(&self.bin)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run kubectl");
-        Out {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into(),
-            stderr: String::from_utf8_lossy(&o.stderr).into(),
-        }
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert_eq!(
-            o.code, 0,
-            "{}: kubectl {args:?} failed: {}{}",
-            self.label, o.stdout, o.stderr
-        );
-        o.stdout
-    }
-}
-
-/// `curl -N` on a watch URL, its output kept in a file; killed on drop.
 struct Watch {
     child: Child,
     out: PathBuf,
@@ -121,12 +79,7 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
         return;
     }
     let srv = ServeProcess::start(&[]);
-    let k = Kubectl {
-        label: label.to_string(),
-        bin: bin.to_path_buf(),
-        kubeconfig: srv.kubeconfig(),
-        cache: tempfile::tempdir().expect("cache dir"),
-    };
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
     // A pod no scheduler picks up, for the binding subresource.
     let manual = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"manual"},"spec":{"schedulerName":"manual","containers":[{"name":"c","image":"nginx:1.27"}]}}"#;
     assert_eq!(
@@ -461,25 +414,7 @@ fn updates_refused(k: &Kubectl, srv: &ServeProcess) {
 }
 
 fn run_version(label: &str) {
-    match kubectls().iter().find(|(l, _)| l == label) {
-        Some((_, bin)) => dry_runs_for(label, bin),
-        None => eprintln!("note: kubectl {label} is not installed here; skipping"),
-    }
+    with_kubectl(label, dry_runs_for);
 }
 
-macro_rules! versions {
-    ($($name:ident => $label:expr),* $(,)?) => {
-        $( #[test] fn $name() { run_version($label); } )*
-    };
-}
-
-versions! {
-    kubectl_default => "kubectl",
-    kubectl_1_27 => "1.27",
-    kubectl_1_28 => "1.28",
-    kubectl_1_29 => "1.29",
-    kubectl_1_30 => "1.30",
-    kubectl_1_31 => "1.31",
-    kubectl_1_32 => "1.32",
-    kubectl_1_33 => "1.33",
-}
+per_kubectl!(run_version);

@@ -2,6 +2,8 @@
 //! on port 0 and kill it when the test ends (also on panic), plus tool discovery.
 #![allow(dead_code)]
 
+pub mod kubectl;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
