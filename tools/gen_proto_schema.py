@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Writes src/apiserver/proto_schema.rs: the protobuf field numbers, JSON names and types of
+"""Writes src/apiserver/codec/proto_schema.rs: the protobuf field numbers, JSON names and types of
 every kind `kexplore serve` stores, read from the k8s-pb crate (kube-rs' prost bindings generated
 from upstream's generated.proto files) and k8s-openapi (the JSON names).
 
     python3 tools/gen_proto_schema.py ~/.cargo/registry/src/*/k8s-pb-0.9.0 \
-        ~/.cargo/registry/src/*/k8s-openapi-0.29.0 > src/apiserver/proto_schema.rs
+        ~/.cargo/registry/src/*/k8s-openapi-0.29.0 > src/apiserver/codec/proto_schema.rs
     cargo fmt
 
 (`cargo info k8s-pb` downloads the crate's source.) Fields newer than the Kubernetes release

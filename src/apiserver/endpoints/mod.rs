@@ -1,0 +1,17 @@
+//! The REST endpoints after routing (upstream `endpoints/handlers`): get, list, create, update,
+//! patch, apply, delete, watch, dry-run, subresources and the non-resource paths.
+
+pub(crate) mod apply;
+pub mod create;
+pub mod delete;
+pub(crate) mod dry_run;
+pub(crate) mod health;
+pub mod list;
+pub mod list_options;
+pub(crate) mod managed_fields;
+pub mod patch;
+pub mod pods;
+pub mod rest;
+pub mod reviews;
+pub mod router;
+pub mod watch;

@@ -1,0 +1,4 @@
+//! Storage: the etcd-like MVCC store with its history, and views kept current from it.
+
+pub mod store;
+pub mod tracked_keys;
