@@ -9,7 +9,8 @@ use hyper::body::Bytes;
 use hyper::{Method, Request};
 use kexplore::apiserver::controllers::bootstrap;
 use kexplore::apiserver::filters::authn::TokenFile;
-use kexplore::apiserver::filters::chain::{self, Api};
+use kexplore::apiserver::filters::chain;
+use kexplore::apiserver::request::context::Api;
 use kexplore::apiserver::transport::tls::ConnInfo;
 use serde_json::{Value, json};
 

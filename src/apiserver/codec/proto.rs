@@ -1,5 +1,7 @@
 //! Just enough protobuf to read what kubectl 1.32+ sends as `application/vnd.kubernetes.protobuf`:
-//! the `k8s\0` envelope (runtime.Unknown) and the fields of the review types inside it.
+//! the `k8s\0` envelope (runtime.Unknown) and the fields of the review types inside it; the
+//! schema vocabulary (`Ty`, `Msg`) the generated tables are written in; and the one writer the
+//! OpenAPI v2 document needs.
 
 /// A decoded protobuf message: (field number, value) pairs in wire order.
 #[derive(Debug, Default)]
@@ -97,6 +99,58 @@ pub fn unwrap_envelope(body: &[u8]) -> Option<(String, String, &[u8])> {
         type_meta.string(2),
         unknown.bytes(2).unwrap_or_default(),
     ))
+}
+
+/// A varint as the wire writes it.
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A length-delimited field (strings, bytes, sub-messages).
+pub(crate) fn ld(field: u64, data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 4);
+    varint((field << 3) | 2, &mut out);
+    varint(data.len() as u64, &mut out);
+    out.extend_from_slice(data);
+    out
+}
+
+/// How one field is written on the wire and read into JSON.
+#[derive(Clone, Copy)]
+pub(crate) enum Ty {
+    Str,
+    /// int32 or int64 (varint; an int32 below zero is sign-extended to ten bytes).
+    Int,
+    Bool,
+    /// `metav1.Time`: whole seconds, RFC 3339.
+    Time,
+    /// `metav1.MicroTime`: RFC 3339 with microseconds.
+    MicroTime,
+    /// `resource.Quantity`: its string form.
+    Quantity,
+    /// `intstr.IntOrString`: a number or a string.
+    IntOrString,
+    /// `runtime.RawExtension`, `metav1.FieldsV1`: JSON bytes embedded as they are.
+    RawJson,
+    /// `ExtraValue`: a message around a string list, a plain list in JSON.
+    Items,
+    List(&'static Ty),
+    Map(&'static Ty),
+    Msg(&'static Msg),
+    Msgs(&'static Msg),
+    /// A Go struct embedded with `json:",inline"` (a Volume's VolumeSource, a Probe's
+    /// ProbeHandler): its own message on the wire, its fields the parent's in JSON.
+    Inline(&'static Msg),
+}
+
+/// One message: its name (for errors) and its fields as (number, JSON name, type).
+pub(crate) struct Msg {
+    pub name: &'static str,
+    pub fields: &'static [(u64, &'static str, Ty)],
 }
 
 #[cfg(test)]

@@ -8,43 +8,9 @@
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 
-use crate::apiserver::codec::proto::{Field, Message, unwrap_envelope};
+use crate::apiserver::codec::proto::{Field, Message, Msg, Ty, unwrap_envelope};
 use crate::apiserver::codec::proto_schema;
 use crate::apiserver::util;
-
-/// How one field is written on the wire and read into JSON.
-#[derive(Clone, Copy)]
-pub(crate) enum Ty {
-    Str,
-    /// int32 or int64 (varint; an int32 below zero is sign-extended to ten bytes).
-    Int,
-    Bool,
-    /// `metav1.Time`: whole seconds, RFC 3339.
-    Time,
-    /// `metav1.MicroTime`: RFC 3339 with microseconds.
-    MicroTime,
-    /// `resource.Quantity`: its string form.
-    Quantity,
-    /// `intstr.IntOrString`: a number or a string.
-    IntOrString,
-    /// `runtime.RawExtension`, `metav1.FieldsV1`: JSON bytes embedded as they are.
-    RawJson,
-    /// `ExtraValue`: a message around a string list, a plain list in JSON.
-    Items,
-    List(&'static Ty),
-    Map(&'static Ty),
-    Msg(&'static Msg),
-    Msgs(&'static Msg),
-    /// A Go struct embedded with `json:",inline"` (a Volume's VolumeSource, a Probe's
-    /// ProbeHandler): its own message on the wire, its fields the parent's in JSON.
-    Inline(&'static Msg),
-}
-
-/// One message: its name (for errors) and its fields as (number, JSON name, type).
-pub(crate) struct Msg {
-    pub name: &'static str,
-    pub fields: &'static [(u64, &'static str, Ty)],
-}
 
 /// Go writes every non-pointer scalar, zero or not, where its JSON form omits the zero
 /// (`omitempty`); these are the pointer fields whose zero says something (`runAsUser: 0` is

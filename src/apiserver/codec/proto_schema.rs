@@ -2,7 +2,7 @@
 //! k8s-openapi 0.29 (JSON names): do not edit. Field numbers, JSON names and types of every
 //! kind `kexplore serve` stores, for proto_objects.rs.
 
-use super::proto_objects::{Msg, Ty};
+use super::proto::{Msg, Ty};
 
 /// The message of `kind` in `api_version`, if the server decodes it from protobuf.
 pub(crate) fn root(api_version: &str, kind: &str) -> Option<&'static Msg> {

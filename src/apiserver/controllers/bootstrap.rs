@@ -5,14 +5,11 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::filters::chain::Api;
+use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
+use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::{Store, Write};
 use crate::apiserver::util;
-
-/// What upstream's system:public-info-viewer lets everyone, anonymous included, `get`.
-pub(crate) const PUBLIC_INFO_URLS: [&str; 5] =
-    ["/healthz", "/livez", "/readyz", "/version", "/version/"];
 
 fn meta(name: &str, ns: Option<&str>) -> Value {
     let mut m = json!({"name": name, "uid": util::uuid(), "creationTimestamp": util::now()});

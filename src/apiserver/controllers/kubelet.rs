@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
-use crate::apiserver::filters::chain::Api;
+use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;

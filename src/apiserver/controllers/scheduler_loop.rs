@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::placement::{Engine, KubeScheduler};
 use crate::apiserver::endpoints::pods;
-use crate::apiserver::filters::chain::Api;
+use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;

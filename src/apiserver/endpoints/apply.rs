@@ -18,11 +18,12 @@ use crate::apiserver::endpoints::create::create_as;
 use crate::apiserver::endpoints::managed_fields::{
     self as mf, Entry, FieldSet, Path, Scope, Stamp, has_descendant, item_matches,
 };
-use crate::apiserver::endpoints::rest::{apply_update, output, retry_stale};
-use crate::apiserver::filters::chain::{Ctx, Reply};
+use crate::apiserver::endpoints::reply::output;
+use crate::apiserver::endpoints::update::{apply_update, retry_stale};
 use crate::apiserver::registry::list_types::{self, ListType};
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::storage::store::object_rv;
 use crate::apiserver::util;

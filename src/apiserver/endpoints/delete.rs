@@ -3,67 +3,14 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::codec::decode;
-use crate::apiserver::codec::proto_objects;
+use crate::apiserver::endpoints::delete_options::delete_options;
 use crate::apiserver::endpoints::dry_run;
+use crate::apiserver::endpoints::list_options::selectors;
 use crate::apiserver::endpoints::pods;
-use crate::apiserver::endpoints::rest::{object_reply, output, selectors, store_err};
-use crate::apiserver::filters::chain::{Ctx, Reply};
+use crate::apiserver::endpoints::reply::{object_reply, output, store_err};
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{self, ApiError};
-
-/// DeleteOptions from the body and query.
-pub struct DeleteOptions {
-    pub grace: Option<i64>,
-    pub uid: Option<String>,
-    pub rv: Option<String>,
-    /// `dryRun`, from the body, or from the query when there is no body (as upstream).
-    pub dry_run: Vec<String>,
-}
-
-pub(crate) fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
-    let body: Value = if ctx.body.is_empty() {
-        json!({})
-    } else if decode::is_protobuf(&ctx.content_type) {
-        // kubectl 1.32+ drain sends its DeleteOptions so.
-        proto_objects::decode("DeleteOptions", &ctx.body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: {e}"
-            ))
-        })?
-    } else {
-        serde_json::from_slice(&ctx.body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: {e}"
-            ))
-        })?
-    };
-    let grace = body
-        .get("gracePeriodSeconds")
-        .and_then(Value::as_i64)
-        .or_else(|| {
-            ctx.info
-                .query("gracePeriodSeconds")
-                .and_then(|g| g.parse().ok())
-        });
-    let dry_run = if ctx.body.is_empty() {
-        ctx.info.query_all("dryRun")
-    } else {
-        dry_run::from_delete_options(&body)?
-    };
-    Ok(DeleteOptions {
-        dry_run,
-        grace,
-        uid: body
-            .pointer("/preconditions/uid")
-            .and_then(Value::as_str)
-            .map(String::from),
-        rv: body
-            .pointer("/preconditions/resourceVersion")
-            .and_then(Value::as_str)
-            .map(String::from),
-    })
-}
 
 pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let opts = delete_options(ctx)?;

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::endpoints::delete;
-use crate::apiserver::filters::chain::Ctx;
+use crate::apiserver::endpoints::delete_options::delete_options;
+use crate::apiserver::request::context::Ctx;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::{RequestTrace, StageStatus};
 use crate::apiserver::storage::store::Write;
@@ -33,40 +33,11 @@ pub(crate) fn gate(ctx: &Ctx<'_>) -> Result<Write, ApiError> {
         return Ok(Write::Commit);
     };
     let values = if kind == "DeleteOptions" {
-        delete::delete_options(ctx)?.dry_run
+        delete_options(ctx)?.dry_run
     } else {
         ctx.info.query_all("dryRun")
     };
     judge(kind, &values)
-}
-
-/// `dryRun` of a DeleteOptions body. A value that is not a list of strings is refused as Go's
-/// decoder refuses it (400), rather than read as no dry run, which would delete for real.
-pub(crate) fn from_delete_options(body: &Value) -> Result<Vec<String>, ApiError> {
-    let refuse = |found: &Value, want: &str| {
-        let kind = match found {
-            Value::Bool(_) => "bool",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            _ => "object",
-        };
-        ApiError::bad_request(format!(
-            "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: json: cannot unmarshal {kind} into Go struct field DeleteOptions.dryRun of type {want}"
-        ))
-    };
-    match body.get("dryRun") {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s.clone()),
-                Value::Null => Ok(String::new()),
-                other => Err(refuse(other, "string")),
-            })
-            .collect(),
-        Some(other) => Err(refuse(other, "[]string")),
-    }
 }
 
 /// `ValidateDryRun`: any value other than `All` (an empty one too) refuses the whole list.
@@ -155,22 +126,6 @@ mod tests {
         assert_eq!(
             judge("CreateOptions", &strings(&["All", "All"])).ok(),
             Some(Write::DryRun)
-        );
-    }
-
-    #[test]
-    fn a_delete_body_whose_dry_run_is_not_a_list_is_refused_not_ignored() {
-        let read = |v: Value| from_delete_options(&v).map_err(|e| (e.code, e.message));
-        assert_eq!(read(json!({})), Ok(vec![]));
-        assert_eq!(read(json!({"dryRun": ["All"]})), Ok(strings(&["All"])));
-        assert_eq!(read(json!({"dryRun": [null]})), Ok(strings(&[""])));
-        assert_eq!(
-            read(json!({"dryRun": "All"})),
-            Err((400, r#"DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string"#.into()))
-        );
-        assert_eq!(
-            read(json!({"dryRun": [1]})).map_err(|e| e.1),
-            Err(r#"DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type string"#.into())
         );
     }
 

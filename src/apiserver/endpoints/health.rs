@@ -4,7 +4,7 @@
 
 use hyper::body::Bytes;
 
-use crate::apiserver::filters::chain::Reply;
+use crate::apiserver::request::context::Reply;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::status::ApiError;
 

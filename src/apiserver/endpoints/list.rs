@@ -6,11 +6,12 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::apiserver::codec::body::Format;
+use crate::apiserver::endpoints::list_options::selectors;
 use crate::apiserver::endpoints::list_options::{self, ContinueToken, ReadAt};
-use crate::apiserver::endpoints::rest::{output, selectors};
-use crate::apiserver::filters::chain::{Ctx, Reply};
+use crate::apiserver::endpoints::reply::output;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
+use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::StageStatus;
 use crate::apiserver::storage::store::StoreError;
@@ -167,27 +168,4 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         value,
         table_kind: None,
     })
-}
-
-/// Encoded list responses keyed by path+query, each tagged with the store revision it shows.
-#[derive(Default)]
-pub struct ListCache {
-    inner: std::sync::Mutex<std::collections::HashMap<String, (u64, hyper::body::Bytes)>>,
-}
-
-impl ListCache {
-    pub fn get(&self, key: &str, rv: u64) -> Option<hyper::body::Bytes> {
-        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.get(key)
-            .filter(|(at, _)| *at == rv)
-            .map(|(_, b)| b.clone())
-    }
-
-    pub fn put(&self, key: String, rv: u64, bytes: hyper::body::Bytes) {
-        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if g.len() >= 256 {
-            g.clear(); // bounded: a burst of distinct lists just starts over
-        }
-        g.insert(key, (rv, bytes));
-    }
 }

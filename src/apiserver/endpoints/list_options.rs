@@ -4,6 +4,9 @@
 use base64::Engine;
 use serde_json::json;
 
+use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::registry::selectors::{FieldSelector, LabelSelector};
+use crate::apiserver::request::context::Ctx;
 use crate::apiserver::request::status::{ApiError, Cause};
 
 /// A `continue` token as upstream encodes it (base64 of this JSON). `rv` -1 is the token of a
@@ -224,6 +227,19 @@ pub fn continue_expired(start: &str) -> ApiError {
 /// The 410 for an `Exact` read older than the history.
 pub fn list_too_old() -> ApiError {
     ApiError::expired("The resourceVersion for the provided list is too old.")
+}
+
+/// Selectors from the query (400 on bad syntax or unsupported fields).
+pub fn selectors(
+    ctx: &Ctx<'_>,
+    def: &ResourceDef,
+) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    let ls = LabelSelector::parse(ctx.info.query("labelSelector").unwrap_or_default())?;
+    let fs = FieldSelector::parse(
+        def.kind,
+        ctx.info.query("fieldSelector").unwrap_or_default(),
+    )?;
+    Ok((ls, fs))
 }
 
 #[cfg(test)]

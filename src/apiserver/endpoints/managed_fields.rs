@@ -13,10 +13,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::apiserver::filters::chain::Ctx;
 use crate::apiserver::registry::list_types::{self, ListType};
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::{self, ResourceDef};
+use crate::apiserver::request::context::Ctx;
 use crate::apiserver::util;
 
 /// One path element, ordered as its `FieldsV1` key sorts.

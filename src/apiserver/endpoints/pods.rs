@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use crate::apiserver::codec::decode;
 use crate::apiserver::endpoints::dry_run;
-use crate::apiserver::filters::chain::{Api, Ctx, Reply};
 use crate::apiserver::registry::resources;
+use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::status::{self, ApiError};
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::apiserver::codec::decode;
 use crate::apiserver::filters::authz::Attributes;
-use crate::apiserver::filters::chain::{Ctx, Reply};
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::StageStatus;
 use crate::apiserver::util;

@@ -5,17 +5,22 @@ use hyper::Method;
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 
+use crate::apiserver::endpoints::apply;
+use crate::apiserver::endpoints::create;
+use crate::apiserver::endpoints::delete;
 use crate::apiserver::endpoints::dry_run;
+use crate::apiserver::endpoints::get;
 use crate::apiserver::endpoints::health;
+use crate::apiserver::endpoints::list;
 use crate::apiserver::endpoints::pods;
-use crate::apiserver::endpoints::rest;
 use crate::apiserver::endpoints::reviews;
+use crate::apiserver::endpoints::update;
 use crate::apiserver::endpoints::watch;
 use crate::apiserver::filters::authz::{self, Attributes};
-use crate::apiserver::filters::chain::{Ctx, Reply};
 use crate::apiserver::registry::discovery;
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::{self, ResourceDef};
+use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 
 fn json_reply(value: Value) -> Result<Reply, ApiError> {
@@ -63,14 +68,14 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
         _ => {}
     }
     match verb {
-        "get" => rest::get(ctx, def),
-        "list" => rest::list(ctx, def),
+        "get" => get::get(ctx, def),
+        "list" => list::list(ctx, def),
         "watch" => watch::start(ctx, def),
-        "create" => rest::create(ctx, def),
-        "update" => rest::update(ctx, def, ""),
-        "patch" => rest::patch(ctx, def, ""),
-        "delete" => rest::delete(ctx, def),
-        "deletecollection" => rest::delete_collection(ctx, def),
+        "create" => create::create(ctx, def),
+        "update" => update::update(ctx, def, ""),
+        "patch" => patch(ctx, def, ""),
+        "delete" => delete::delete(ctx, def),
+        "deletecollection" => delete::delete_collection(ctx, def),
         _ => Err(ApiError::method_not_allowed()),
     }
 }
@@ -85,16 +90,24 @@ async fn subresource(
         return Err(ApiError::no_route());
     }
     let write = match (sub.as_str(), method.as_str()) {
-        ("status", "GET") => return rest::get(ctx, def),
+        ("status", "GET") => return get::get(ctx, def),
         ("binding", "POST") | ("status", "PUT" | "PATCH") => dry_run::gate(ctx)?,
         _ => return Err(ApiError::method_not_allowed()),
     };
     ctx.write = write;
     match sub.as_str() {
         "binding" => pods::binding(ctx, Some(ctx.info.name.clone())),
-        _ if method == Method::PUT => rest::update(ctx, def, "status"),
-        _ => rest::patch(ctx, def, "status"),
+        _ if method == Method::PUT => update::update(ctx, def, "status"),
+        _ => patch(ctx, def, "status"),
     }
+}
+
+/// A PATCH: server-side apply by its content type, else the JSON, merge or strategic patch.
+fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
+    if apply::is_apply(&ctx.content_type) {
+        return apply::apply(ctx, def, sub);
+    }
+    update::patch(ctx, def, sub)
 }
 
 fn non_resource(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError> {

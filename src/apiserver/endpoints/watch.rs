@@ -17,10 +17,10 @@ use tokio::sync::mpsc;
 
 use crate::apiserver::codec::body::{ApiBody, Format};
 use crate::apiserver::endpoints::list_options;
-use crate::apiserver::endpoints::rest;
-use crate::apiserver::filters::chain::{Ctx, Reply};
+use crate::apiserver::endpoints::reply;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
+use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::StageStatus;
 use crate::apiserver::storage::store::{EventType, StoreError, StoreEvent};
@@ -72,7 +72,7 @@ impl Encoder {
                 t
             }
             _ if kind == "ERROR" => obj.clone(),
-            _ => rest::output(self.def, obj),
+            _ => reply::output(self.def, obj),
         };
         let mut out =
             serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
@@ -95,7 +95,7 @@ const PAGE_EVENTS: usize = 4096;
 const UNRESPONSIVE: Duration = Duration::from_secs(10);
 
 pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
-    let (ls, fs) = rest::selectors(ctx, def)?;
+    let (ls, fs) = list_options::selectors(ctx, def)?;
     let prefix = def.prefix_for(&ctx.info.namespace);
     let from = match ctx.info.query("resourceVersion").filter(|s| !s.is_empty()) {
         Some(s) => Some(
@@ -343,7 +343,8 @@ mod tests {
     use crate::apiserver::codec::body::ApiBody;
     use crate::apiserver::controllers::bootstrap;
     use crate::apiserver::filters::authn::TokenFile;
-    use crate::apiserver::filters::chain::{self, Api};
+    use crate::apiserver::filters::chain;
+    use crate::apiserver::request::context::Api;
     use crate::apiserver::storage::store::Write;
     use crate::apiserver::transport::tls::ConnInfo;
 

@@ -10,10 +10,12 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use crate::apiserver::controllers::bootstrap::PUBLIC_INFO_URLS;
-use crate::apiserver::transport::tls::ConnInfo;
+use crate::apiserver::transport::tls::{ConnInfo, cert_facts};
+
+/// What upstream's system:public-info-viewer lets everyone, anonymous included, `get`.
+pub(crate) const PUBLIC_INFO_URLS: [&str; 5] =
+    ["/healthz", "/livez", "/readyz", "/version", "/version/"];
 
 /// An authenticated user (upstream `user.Info`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
@@ -114,47 +116,6 @@ impl TokenFile {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Self::parse(path, &text)
     }
-}
-
-/// Facts about the presented client certificate, for the trace (no key material).
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct CertFacts {
-    pub subject: String,
-    pub issuer: String,
-    pub serial: String,
-    pub common_name: String,
-    pub organizations: Vec<String>,
-    pub sha256: String,
-    pub not_after: String,
-}
-
-pub fn cert_facts(der: &[u8]) -> Option<CertFacts> {
-    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
-    let cn = cert
-        .subject()
-        .iter_common_name()
-        .next()
-        .and_then(|a| a.as_str().ok())
-        .unwrap_or_default();
-    let orgs = cert
-        .subject()
-        .iter_organization()
-        .filter_map(|a| a.as_str().ok())
-        .map(String::from)
-        .collect();
-    Some(CertFacts {
-        subject: cert.subject().to_string(),
-        issuer: cert.issuer().to_string(),
-        serial: cert.serial.to_string(),
-        common_name: cn.to_string(),
-        organizations: orgs,
-        sha256: hex(&Sha256::digest(der)),
-        not_after: cert.validity().not_after.to_string(),
-    })
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// The result of authentication, with the detail the trace shows.

@@ -6,11 +6,11 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use crate::apiserver::admission::plugins;
-use crate::apiserver::filters::chain::Api;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::validation;
 use crate::apiserver::registry::validation_update;
+use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::{RequestTrace, StageStatus};
 

@@ -7,32 +7,16 @@
 use hyper::body::Bytes;
 use serde_json::{Map, Value, json};
 
-use crate::apiserver::filters::chain::Reply;
+use crate::apiserver::codec::proto::ld;
 use crate::apiserver::registry::openapi::gv_path;
 use crate::apiserver::registry::openapi_v2_schema;
 use crate::apiserver::registry::resources::{RESOURCES, ResourceDef};
+use crate::apiserver::request::context::Reply;
 use crate::apiserver::request::status::ApiError;
 
 /// What kube-openapi answers with: the Accept type with `@` replaced, because Go's
 /// mime parser (used by client-go on every response) rejects `@` in a subtype.
 const PROTO_MIME: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
-
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// A length-delimited field (strings, bytes, sub-messages).
-pub(super) fn ld(field: u64, data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() + 4);
-    varint((field << 3) | 2, &mut out);
-    varint(data.len() as u64, &mut out);
-    out.extend_from_slice(data);
-    out
-}
 
 /// The PATCH item paths with their GVK, one per resource that can be patched.
 fn patchable() -> Vec<(String, &'static ResourceDef)> {

@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::apiserver::codec::proto::ld;
 use crate::apiserver::registry::openapi;
-use crate::apiserver::registry::openapi_v2::ld;
 
 const V3_REFS: &str = "#/components/schemas/";
 const V2_REFS: &str = "#/definitions/";

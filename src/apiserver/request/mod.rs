@@ -1,6 +1,7 @@
 //! The shared request types every stage may import: what a request asks for (`info`), its
 //! per-stage trace, the Status errors, and the context a handler runs with.
 
+pub mod context;
 pub mod info;
 pub mod status;
 pub mod trace;

@@ -1,5 +1,5 @@
 //! The HTTPS server: accept TCP, complete TLS (client certificate requested, verdict deferred),
-//! learn the connection's facts once, then serve HTTP/1.1 or HTTP/2 (ALPN) through `api::handle`.
+//! learn the connection's facts once, then serve HTTP/1.1 or HTTP/2 (ALPN) through `chain::handle`.
 //! Also starts the control loops (scheduler, kubelets) and stops everything on shutdown.
 //! The connection-level limits live here: the connection cap, header size and read timeout,
 //! the idle timeout, HTTP/2 keep-alive, accept() back-off and the graceful shutdown.
@@ -23,7 +23,8 @@ use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::scheduler_loop;
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
-use crate::apiserver::filters::chain::{self, Api};
+use crate::apiserver::filters::chain;
+use crate::apiserver::request::context::Api;
 use crate::apiserver::transport::activity::Activity;
 use crate::apiserver::transport::body_read::TimedBody;
 use crate::apiserver::transport::limits::Limits;

@@ -5,6 +5,9 @@
 
 use std::sync::Arc;
 
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
 use rustls::server::WebPkiClientVerifier;
@@ -128,7 +131,7 @@ pub struct ConnInfo {
     /// Ok when the chain verified against the cluster CA; the error text otherwise.
     pub chain_verdict: Option<Result<(), String>>,
     /// The leaf's subject facts, parsed once per connection rather than per request.
-    pub client_facts: Option<crate::apiserver::filters::authn::CertFacts>,
+    pub client_facts: Option<CertFacts>,
 }
 
 impl ConnInfo {
@@ -164,11 +167,50 @@ impl ConnInfo {
                 .alpn_protocol()
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .unwrap_or_default(),
-            client_facts: client_chain
-                .first()
-                .and_then(|c| crate::apiserver::filters::authn::cert_facts(c)),
+            client_facts: client_chain.first().and_then(|c| cert_facts(c)),
             client_chain,
             chain_verdict,
         }
     }
+}
+
+/// Facts about the presented client certificate, for the trace (no key material).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct CertFacts {
+    pub subject: String,
+    pub issuer: String,
+    pub serial: String,
+    pub common_name: String,
+    pub organizations: Vec<String>,
+    pub sha256: String,
+    pub not_after: String,
+}
+
+pub fn cert_facts(der: &[u8]) -> Option<CertFacts> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    let cn = cert
+        .subject()
+        .iter_common_name()
+        .next()
+        .and_then(|a| a.as_str().ok())
+        .unwrap_or_default();
+    let orgs = cert
+        .subject()
+        .iter_organization()
+        .filter_map(|a| a.as_str().ok())
+        .map(String::from)
+        .collect();
+    Some(CertFacts {
+        subject: cert.subject().to_string(),
+        issuer: cert.issuer().to_string(),
+        serial: cert.serial.to_string(),
+        common_name: cn.to_string(),
+        organizations: orgs,
+        sha256: hex(&Sha256::digest(der)),
+        not_after: cert.validity().not_after.to_string(),
+    })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }

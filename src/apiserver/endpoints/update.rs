@@ -1,109 +1,26 @@
-//! Generic REST handlers over the store, shared pieces and the update path: get, update
-//! (PUT, PATCH, status) with optimistic concurrency. Create, list and delete have their own files.
+//! The update path: PUT, non-apply PATCH and the status subresource, stored with optimistic
+//! concurrency (a patch that names no resourceVersion is re-applied when the object moved).
 
 use serde_json::{Value, json};
 
-use crate::apiserver::codec::body::Format;
 use crate::apiserver::codec::decode;
 use crate::apiserver::controllers::events;
-use crate::apiserver::endpoints::apply;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::Stamp;
 use crate::apiserver::endpoints::patch;
-use crate::apiserver::filters::chain::{Ctx, Reply};
 use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
-use crate::apiserver::registry::selectors::{FieldSelector, LabelSelector};
-use crate::apiserver::registry::table;
 use crate::apiserver::registry::validation;
 use crate::apiserver::registry::validation_update;
+use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::StageStatus;
 use crate::apiserver::storage::store::{StoreError, object_rv};
 use k8s_openapi::api::core::v1::Pod;
 
-pub use crate::apiserver::endpoints::create::create;
 use crate::apiserver::endpoints::create::decode_body;
-pub use crate::apiserver::endpoints::delete::{delete, delete_collection};
-pub use crate::apiserver::endpoints::list::list;
-
-/// Output conversion: events are stored as core/v1 and served in the asked group.
-pub fn output(def: &ResourceDef, v: &Value) -> Value {
-    if def.group == "events.k8s.io" {
-        events::to_events_v1(v)
-    } else {
-        v.clone()
-    }
-}
-
-/// An object reply, as a Table when the client asked for one.
-pub fn object_reply(
-    ctx: &Ctx<'_>,
-    def: &'static ResourceDef,
-    code: u16,
-    v: Value,
-) -> Result<Reply, ApiError> {
-    if let Format::Table { v1beta1 } = ctx.format {
-        let rv = v
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let include = ctx.info.query("includeObject").unwrap_or("Metadata");
-        let t = table::table(def.kind, &[&v], &rv, include, v1beta1, true);
-        return Ok(Reply::Object {
-            code,
-            value: t,
-            table_kind: Some(def.kind),
-        });
-    }
-    Ok(Reply::Object {
-        code,
-        value: output(def, &v),
-        table_kind: Some(def.kind),
-    })
-}
-
-pub(super) fn store_err(def: &ResourceDef, name: &str, e: StoreError) -> ApiError {
-    match e {
-        StoreError::Exists => ApiError::already_exists(def.group, def.plural, name),
-        StoreError::NotFound => ApiError::not_found(def.group, def.plural, name),
-        StoreError::Conflict => ApiError::stale(def.group, def.plural, name),
-        StoreError::TooOld(a, b) => {
-            ApiError::expired(format!("too old resource version: {a} ({b})"))
-        }
-        StoreError::Rejected(m) => ApiError::conflict(def.group, def.plural, name, &m),
-    }
-}
-
-pub fn get(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
-    let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
-    let v = ctx
-        .api
-        .store
-        .get(&key)
-        .ok_or_else(|| ApiError::not_found(def.group, def.plural, &ctx.info.name))?;
-    ctx.trace.stage(
-        "storage",
-        StageStatus::Ok,
-        json!({"operation": "get", "key": key}),
-    );
-    object_reply(ctx, def, 200, (*v).clone())
-}
-
-/// Selectors from the query (400 on bad syntax or unsupported fields).
-pub fn selectors(
-    ctx: &Ctx<'_>,
-    def: &ResourceDef,
-) -> Result<(LabelSelector, FieldSelector), ApiError> {
-    let ls = LabelSelector::parse(ctx.info.query("labelSelector").unwrap_or_default())?;
-    let fs = FieldSelector::parse(
-        def.kind,
-        ctx.info.query("fieldSelector").unwrap_or_default(),
-    )?;
-    Ok((ls, fs))
-}
+use crate::apiserver::endpoints::reply::{object_reply, output, store_err};
 
 /// Store an update (PUT, PATCH or the status subresource) with optimistic concurrency;
 /// `stamp` says how its managed fields are recorded.
@@ -245,9 +162,6 @@ pub fn update(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result
 }
 
 pub fn patch(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result<Reply, ApiError> {
-    if apply::is_apply(&ctx.content_type) {
-        return apply::apply(ctx, def, sub);
-    }
     if ctx.info.query("force").is_some() {
         return Err(ApiError::invalid(
             "meta.k8s.io",
