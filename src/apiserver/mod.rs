@@ -5,13 +5,13 @@
 //! Entry points: [`transport::server::start`] (used by `kexplore serve`, `journey` and tests) and
 //! [`filters::chain::handle`] (one request, no socket — used by router tests).
 
-pub mod admission;
-pub mod codec;
+pub(crate) mod admission;
+pub(crate) mod codec;
 pub mod controllers;
-pub mod endpoints;
+pub(crate) mod endpoints;
 pub mod filters;
-pub mod registry;
+pub(crate) mod registry;
 pub mod request;
 pub mod storage;
 pub mod transport;
-pub mod util;
+pub(crate) mod util;

@@ -1,3 +1,3 @@
 //! Admission plugins, run by the create and update endpoints after decoding and defaulting.
 
-pub mod plugins;
+pub(crate) mod plugins;

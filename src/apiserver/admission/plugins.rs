@@ -2,8 +2,6 @@
 //! (ServiceAccount → Priority → DefaultTolerationSeconds, after API defaulting) and the
 //! validating NamespaceLifecycle check. Each plugin reports which fields it changed.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::{
     ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath,
     ObjectFieldSelector, Pod, ProjectedVolumeSource, ServiceAccountTokenProjection, Toleration,
@@ -457,15 +455,6 @@ pub fn namespace_lifecycle(
         return (rec("rejected", Some(e.message.clone())), Err(e));
     }
     (rec("allowed", None), Ok(()))
-}
-
-/// A summary map `plugin → changed paths` for journey output.
-pub fn summary(records: &[PluginRecord]) -> BTreeMap<String, Vec<String>> {
-    records
-        .iter()
-        .filter(|r| !r.changed.is_empty())
-        .map(|r| (r.plugin.to_string(), r.changed.clone()))
-        .collect()
 }
 
 #[cfg(test)]

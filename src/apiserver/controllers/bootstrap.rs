@@ -20,7 +20,7 @@ fn meta(name: &str, ns: Option<&str>) -> Value {
 }
 
 /// Create an object as the server itself would (no admission): used for bootstrap and scenarios.
-pub fn put(store: &Store, def: &ResourceDef, mut obj: Value) {
+pub(crate) fn put(store: &Store, def: &ResourceDef, mut obj: Value) {
     let ns = obj
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
@@ -51,7 +51,7 @@ fn def(group: &str, plural: &str) -> Option<&'static ResourceDef> {
         .find(|r| r.group == group && r.plural == plural)
 }
 
-pub fn ensure_default_sa(store: &Store, ns: &str) {
+pub(crate) fn ensure_default_sa(store: &Store, ns: &str) {
     if let Some(d) = def("", "serviceaccounts") {
         put(store, d, json!({"metadata": meta("default", Some(ns))}));
     }
@@ -214,7 +214,7 @@ pub fn system(api: &Api) {
 }
 
 /// A node as a kubelet registers it.
-pub fn node(name: &str, cpu: &str, memory: &str, index: u32, control_plane: bool) -> Value {
+pub(crate) fn node(name: &str, cpu: &str, memory: &str, index: u32, control_plane: bool) -> Value {
     let mut labels = json!({"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"});
     let mut spec = json!({"podCIDR": format!("10.244.{index}.0/24"), "podCIDRs": [format!("10.244.{index}.0/24")]});
     if control_plane {
@@ -295,7 +295,7 @@ pub fn demo(api: &Api) {
 }
 
 /// Preload manifests (`--scenario`): single objects, multi-document YAML, `kind: List`, JSON.
-pub fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, String> {
+pub(crate) fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut objects = Vec::new();
     for doc in serde_yaml::Deserializer::from_str(&text) {

@@ -2,7 +2,7 @@
 //! controller): the scheduler loop and its placement engines, simulated kubelets, events.
 
 pub mod bootstrap;
-pub mod events;
-pub mod kubelet;
-pub mod placement;
-pub mod scheduler_loop;
+pub(crate) mod events;
+pub(crate) mod kubelet;
+pub(crate) mod placement;
+pub(crate) mod scheduler_loop;

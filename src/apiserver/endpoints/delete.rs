@@ -93,7 +93,6 @@ pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
     Ok(Reply::Object {
         code: 200,
         value: status::success(200, Some(d)),
-        table_kind: None,
     })
 }
 
@@ -131,9 +130,5 @@ pub fn delete_collection(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result
     );
     let rv = ctx.api.store.current_rv().to_string();
     let value = json!({"kind": def.list_kind(), "apiVersion": def.api_version(), "metadata": {"resourceVersion": rv}, "items": deleted});
-    Ok(Reply::Object {
-        code: 200,
-        value,
-        table_kind: None,
-    })
+    Ok(Reply::Object { code: 200, value })
 }

@@ -130,7 +130,6 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         return Ok(Reply::Object {
             code: 200,
             value: t,
-            table_kind: Some(def.kind),
         });
     }
     if ctx.format == Format::Json && def.group != "events.k8s.io" {
@@ -163,9 +162,5 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
     }
     let items: Vec<Value> = items.iter().map(|v| output(def, v)).collect();
     let value = json!({"kind": def.list_kind(), "apiVersion": def.api_version(), "metadata": meta, "items": items});
-    Ok(Reply::Object {
-        code: 200,
-        value,
-        table_kind: None,
-    })
+    Ok(Reply::Object { code: 200, value })
 }

@@ -142,7 +142,6 @@ pub fn binding(ctx: &mut Ctx<'_>, url_name: Option<String>) -> Result<Reply, Api
     Ok(Reply::Object {
         code: 201,
         value: status::success(201, None),
-        table_kind: None,
     })
 }
 

@@ -35,16 +35,11 @@ pub fn object_reply(
             .to_string();
         let include = ctx.info.query("includeObject").unwrap_or("Metadata");
         let t = table::table(def.kind, &[&v], &rv, include, v1beta1, true);
-        return Ok(Reply::Object {
-            code,
-            value: t,
-            table_kind: Some(def.kind),
-        });
+        return Ok(Reply::Object { code, value: t });
     }
     Ok(Reply::Object {
         code,
         value: output(def, &v),
-        table_kind: Some(def.kind),
     })
 }
 

@@ -41,11 +41,7 @@ pub fn self_subject_review(
         StageStatus::Skipped,
         json!({"note": "reviews are computed, not stored"}),
     );
-    Ok(Reply::Object {
-        code: 201,
-        value,
-        table_kind: None,
-    })
+    Ok(Reply::Object { code: 201, value })
 }
 
 pub fn self_subject_access_review(
@@ -128,9 +124,5 @@ pub fn self_subject_access_review(
         StageStatus::Skipped,
         json!({"note": "reviews are computed, not stored", "allowed": d.allowed}),
     );
-    Ok(Reply::Object {
-        code: 201,
-        value,
-        table_kind: None,
-    })
+    Ok(Reply::Object { code: 201, value })
 }

@@ -24,11 +24,7 @@ use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 
 fn json_reply(value: Value) -> Result<Reply, ApiError> {
-    Ok(Reply::Object {
-        code: 200,
-        value,
-        table_kind: None,
-    })
+    Ok(Reply::Object { code: 200, value })
 }
 
 pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError> {

@@ -34,7 +34,7 @@ impl AuditLog {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn record(
+    pub(crate) fn record(
         &self,
         trace: &RequestTrace,
         info: &RequestInfo,

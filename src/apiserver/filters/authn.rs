@@ -19,7 +19,7 @@ pub(crate) const PUBLIC_INFO_URLS: [&str; 5] =
 
 /// An authenticated user (upstream `user.Info`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-pub struct UserInfo {
+pub(crate) struct UserInfo {
     pub username: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub uid: String,
@@ -120,14 +120,13 @@ impl TokenFile {
 
 /// The result of authentication, with the detail the trace shows.
 #[derive(Debug, Clone)]
-pub struct AuthnOutcome {
+pub(crate) struct AuthnOutcome {
     pub user: Option<UserInfo>,
-    pub method: &'static str,
     pub detail: Value,
 }
 
 /// Run the authenticator chain for one request to `path`.
-pub fn authenticate(
+pub(crate) fn authenticate(
     conn: &ConnInfo,
     authorization: Option<&str>,
     tokens: &TokenFile,
@@ -232,7 +231,6 @@ fn finish(
     }
     AuthnOutcome {
         user,
-        method,
         detail: Value::Object(detail),
     }
 }

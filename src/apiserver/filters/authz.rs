@@ -147,7 +147,7 @@ impl Authorizer {
         p
     }
 
-    pub fn authorize(&self, store: &Store, user: &UserInfo, a: &Attributes) -> Decision {
+    pub(crate) fn authorize(&self, store: &Store, user: &UserInfo, a: &Attributes) -> Decision {
         if user.in_group("system:masters") {
             return Decision {
                 allowed: true,

@@ -362,7 +362,7 @@ async fn finish(
     let audit_id = trace.audit_id.clone();
     let (resp, code, status_obj) = match result {
         Err(e) => (error_response(&e, &audit_id), e.code, Some(e.to_status())),
-        Ok((Reply::Object { code, value, .. }, format)) => {
+        Ok((Reply::Object { code, value }, format)) => {
             let mut r = Response::new(ApiBody::full(format.encode(&value)));
             *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
             r.headers_mut().insert(

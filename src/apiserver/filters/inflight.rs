@@ -24,7 +24,7 @@ impl Default for Limiter {
 }
 
 /// Holds a slot until dropped.
-pub struct Slot(Arc<AtomicUsize>);
+pub(crate) struct Slot(Arc<AtomicUsize>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
@@ -51,7 +51,7 @@ impl Limiter {
     }
 
     /// A slot for a request with this verb, or None when the server is at its limit.
-    pub fn acquire(&self, verb: &str) -> Option<Slot> {
+    pub(crate) fn acquire(&self, verb: &str) -> Option<Slot> {
         let mutating = matches!(
             verb,
             "create" | "update" | "patch" | "delete" | "deletecollection"
@@ -64,7 +64,7 @@ impl Limiter {
     }
 
     /// A slot for one watch stream, held for the stream's lifetime; None at `max_watches`.
-    pub fn acquire_watch(&self) -> Option<Slot> {
+    pub(crate) fn acquire_watch(&self) -> Option<Slot> {
         take(&self.watches, self.max_watches)
     }
 
@@ -80,7 +80,7 @@ impl Limiter {
     }
 }
 
-pub const TOO_MANY: &str = "Too many requests, please try again later.\n";
+pub(crate) const TOO_MANY: &str = "Too many requests, please try again later.\n";
 
 #[cfg(test)]
 mod tests {

@@ -62,13 +62,9 @@ impl Api {
 }
 
 /// What a handler produces before encoding.
-pub enum Reply {
-    /// An object (or list) of `kind`; `kind` lets Table output pick its printer.
-    Object {
-        code: u16,
-        value: Value,
-        table_kind: Option<&'static str>,
-    },
+pub(crate) enum Reply {
+    /// An object or list, as JSON.
+    Object { code: u16, value: Value },
     /// Pre-encoded bytes.
     Raw {
         code: u16,
@@ -83,7 +79,7 @@ pub enum Reply {
 }
 
 /// Everything a handler needs about the request.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub api: &'a Arc<Api>,
     pub info: &'a RequestInfo,
     pub user: &'a UserInfo,
@@ -99,7 +95,7 @@ pub struct Ctx<'a> {
     pub write: Write,
 }
 
-pub fn attributes(info: &RequestInfo) -> Attributes {
+pub(crate) fn attributes(info: &RequestInfo) -> Attributes {
     Attributes {
         verb: info.verb.clone(),
         resource_request: info.is_resource_request,

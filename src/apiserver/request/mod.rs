@@ -2,6 +2,6 @@
 //! per-stage trace, the Status errors, and the context a handler runs with.
 
 pub mod context;
-pub mod info;
-pub mod status;
+pub(crate) mod info;
+pub(crate) mod status;
 pub mod trace;

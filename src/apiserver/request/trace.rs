@@ -43,7 +43,7 @@ pub struct RequestTrace {
     pub stages: Vec<TraceStage>,
     /// Set when the request impersonated: who actually sent it (the audit log's `user`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub impersonated_by: Option<crate::apiserver::filters::authn::UserInfo>,
+    pub(crate) impersonated_by: Option<crate::apiserver::filters::authn::UserInfo>,
     #[serde(skip)]
     start: Option<Instant>,
 }

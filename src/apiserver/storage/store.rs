@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::watch as signal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum EventType {
+pub(crate) enum EventType {
     #[serde(rename = "ADDED")]
     Added,
     #[serde(rename = "MODIFIED")]
@@ -35,7 +35,7 @@ impl EventType {
 /// history keeps: about a tenth of the parsed `Value`'s memory), decoded only by watchers that
 /// need to look inside (selectors, Table rows, other API versions).
 #[derive(Debug, Clone)]
-pub struct StoreEvent {
+pub(crate) struct StoreEvent {
     pub rv: u64,
     pub kind: EventType,
     pub key: String,
@@ -76,7 +76,7 @@ fn encode(v: &Value) -> Bytes {
 /// stored, but moves no revision, records no history and wakes no watcher or control loop,
 /// as upstream's `DryRunnableStorage` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Write {
+pub(crate) enum Write {
     Commit,
     DryRun,
 }
@@ -118,7 +118,7 @@ impl Default for HistoryLimits {
 }
 
 /// One page of a read at a past revision (`Store::list_keys_at`).
-pub struct PastPage {
+pub(crate) struct PastPage {
     pub items: Vec<(String, Arc<Value>)>,
     pub more: bool,
     pub remaining_from_start: Option<usize>,
@@ -136,8 +136,9 @@ fn decode(b: &Bytes) -> Arc<Value> {
 
 /// What the history holds now: events, their bytes as `HistoryLimits` counts them, and the
 /// oldest revision in it.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HistoryStats {
+pub(crate) struct HistoryStats {
     pub events: usize,
     pub bytes: usize,
     pub oldest: Option<u64>,
@@ -169,7 +170,7 @@ impl std::fmt::Debug for Store {
     }
 }
 
-pub fn object_rv(v: &Value) -> Option<u64> {
+pub(crate) fn object_rv(v: &Value) -> Option<u64> {
     v.pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok())
@@ -183,7 +184,7 @@ fn set_rv(v: &mut Value, rv: u64) {
 
 /// A watcher's start: the current objects as ADDED events (a watch without a revision), the
 /// revision after which it reads the history, and the signal that wakes it on changes.
-pub struct WatchStart {
+pub(crate) struct WatchStart {
     pub snapshot: Vec<Arc<StoreEvent>>,
     pub rv: u64,
     pub changes: signal::Receiver<u64>,
@@ -191,7 +192,7 @@ pub struct WatchStart {
 
 /// One read of the history: the matching events, and the revision the read got through (every
 /// revision up to it was looked at, matching or not).
-pub struct HistoryPage {
+pub(crate) struct HistoryPage {
     pub events: Vec<Arc<StoreEvent>>,
     pub through: u64,
     /// More history after `through` was already there but beyond the page's limits.
@@ -252,7 +253,7 @@ impl Store {
     /// is what etcd's read at a revision gives. Returns them, whether more follow, and how
     /// many keys there are from `start` on at `at` when `count` is asked (remainingItemCount).
     /// TooOld when the history no longer reaches back to `at`.
-    pub fn list_keys_at(
+    pub(crate) fn list_keys_at(
         &self,
         prefix: &str,
         start: &str,
@@ -411,7 +412,8 @@ impl Store {
         self.revision.send_replace(g.rv);
     }
 
-    pub fn history_stats(&self) -> HistoryStats {
+    #[cfg(test)]
+    pub(crate) fn history_stats(&self) -> HistoryStats {
         let g = self.read();
         HistoryStats {
             events: g.history.len(),
@@ -436,7 +438,7 @@ impl Store {
 
     /// The changes under `prefix` after revision `after`, in revision order, at most
     /// `max_events` looked at and about `max_bytes` of matching events (at least one).
-    pub fn history_after(
+    pub(crate) fn history_after(
         &self,
         prefix: &str,
         after: u64,
@@ -471,7 +473,7 @@ impl Store {
 
     /// Create; the object gets the new revision as its resourceVersion. A dry run answers the
     /// object without one, as kube-apiserver's dry-run create does.
-    pub fn create(
+    pub(crate) fn create(
         &self,
         key: &str,
         mut value: Value,
@@ -497,7 +499,7 @@ impl Store {
     /// Guaranteed update: `f` sees the current object and returns the new one (or refuses).
     /// With `expected_rv`, a different stored revision is a Conflict (optimistic concurrency).
     /// A dry run answers the new object at the current object's resourceVersion.
-    pub fn update<F>(
+    pub(crate) fn update<F>(
         &self,
         key: &str,
         expected_rv: Option<u64>,
@@ -543,7 +545,12 @@ impl Store {
 
     /// Delete; `check` may refuse (preconditions). Watchers get the last state at the new revision.
     /// A dry run answers the current object, unchanged.
-    pub fn delete<F>(&self, key: &str, write: Write, check: F) -> Result<Arc<Value>, StoreError>
+    pub(crate) fn delete<F>(
+        &self,
+        key: &str,
+        write: Write,
+        check: F,
+    ) -> Result<Arc<Value>, StoreError>
     where
         F: FnOnce(&Value) -> Result<(), StoreError>,
     {
@@ -568,7 +575,7 @@ impl Store {
 
     /// Start a watch on `prefix`. `from`: None = current objects as ADDED then changes;
     /// Some(n) = changes after revision n, or TooOld when the history no longer reaches back.
-    pub fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError> {
+    pub(crate) fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError> {
         let g = self.read();
         let changes = self.revision.subscribe();
         let (snapshot, rv) = match from {

@@ -41,10 +41,10 @@ pub struct Limits {
     pub history: crate::apiserver::storage::store::HistoryLimits,
 }
 
-pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
-pub const DEFAULT_MAX_HEADER_BYTES: usize = 1024 * 1024;
+pub(crate) const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_HEADER_BYTES: usize = 1024 * 1024;
 /// hyper refuses a read buffer smaller than this.
-pub const MIN_MAX_HEADER_BYTES: usize = 8192;
+pub(crate) const MIN_MAX_HEADER_BYTES: usize = 8192;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -70,7 +70,7 @@ impl Default for Limits {
 
 /// A Go-style duration as kube-apiserver flags take them: `90s`, `1m30s`, `500ms`, `0`.
 /// Units: `ms`, `s`, `m`, `h`; a bare `0` is zero.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if t == "0" {
         return Ok(Duration::ZERO);

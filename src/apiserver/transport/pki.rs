@@ -17,7 +17,7 @@ pub struct ClusterPki {
     pub jane: Minted,
 }
 
-pub const SERVING_DNS: &[&str] = &[
+pub(crate) const SERVING_DNS: &[&str] = &[
     "localhost",
     "kubernetes",
     "kubernetes.default",
@@ -134,7 +134,7 @@ fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), String> {
 }
 
 /// Reuse the PKI kept in `dir`, creating whatever is missing (the CA first, then leaves).
-pub fn load_or_create(dir: &Path) -> Result<ClusterPki, String> {
+pub(crate) fn load_or_create(dir: &Path) -> Result<ClusterPki, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     refuse_exposed_key(dir, "ca")?;
     for (name, _) in leaf_specs() {
@@ -219,7 +219,7 @@ pub fn kubeconfig_yaml(pki: &ClusterPki, server: &str) -> String {
 }
 
 /// Write a private file atomically (temp file in the same directory, then rename), mode 0600.
-pub fn write_atomic_private(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write_atomic_private(path: &Path, text: &str) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

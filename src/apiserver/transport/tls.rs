@@ -17,7 +17,7 @@ use rustls::{DigitallySignedStruct, DistinguishedName, RootCertStore, SignatureS
 /// Accepts any client chain during the handshake (the signature over the handshake is still
 /// verified, proving possession of the key) and keeps the real verifier for authentication.
 #[derive(Debug)]
-pub struct DeferredClientVerifier {
+pub(crate) struct DeferredClientVerifier {
     inner: Arc<dyn ClientCertVerifier>,
 }
 
@@ -85,7 +85,7 @@ impl ClientCertVerifier for DeferredClientVerifier {
 }
 
 /// The rustls server config: serving chain (leaf + CA), deferred client verification, h2 + 1.1.
-pub fn server_config(
+pub(crate) fn server_config(
     serving_chain: Vec<CertificateDer<'static>>,
     serving_key: PrivateKeyDer<'static>,
     verifier: Arc<DeferredClientVerifier>,
@@ -131,11 +131,11 @@ pub struct ConnInfo {
     /// Ok when the chain verified against the cluster CA; the error text otherwise.
     pub chain_verdict: Option<Result<(), String>>,
     /// The leaf's subject facts, parsed once per connection rather than per request.
-    pub client_facts: Option<CertFacts>,
+    pub(crate) client_facts: Option<CertFacts>,
 }
 
 impl ConnInfo {
-    pub fn from_tls(
+    pub(crate) fn from_tls(
         conn: &rustls::ServerConnection,
         remote: Option<std::net::SocketAddr>,
         verifier: &DeferredClientVerifier,
@@ -176,7 +176,7 @@ impl ConnInfo {
 
 /// Facts about the presented client certificate, for the trace (no key material).
 #[derive(Debug, Clone, Serialize, Default)]
-pub struct CertFacts {
+pub(crate) struct CertFacts {
     pub subject: String,
     pub issuer: String,
     pub serial: String,
@@ -186,7 +186,7 @@ pub struct CertFacts {
     pub not_after: String,
 }
 
-pub fn cert_facts(der: &[u8]) -> Option<CertFacts> {
+pub(crate) fn cert_facts(der: &[u8]) -> Option<CertFacts> {
     let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
     let cn = cert
         .subject()
