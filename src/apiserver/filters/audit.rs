@@ -9,9 +9,9 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::filters::authn::UserInfo;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::transport::tls::ConnInfo;
 use crate::apiserver::util;
 

@@ -8,31 +8,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::transport::tls::{ConnInfo, cert_facts};
 
 /// What upstream's system:public-info-viewer lets everyone, anonymous included, `get`.
 pub(crate) const PUBLIC_INFO_URLS: [&str; 5] =
     ["/healthz", "/livez", "/readyz", "/version", "/version/"];
-
-/// An authenticated user (upstream `user.Info`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-pub(crate) struct UserInfo {
-    pub username: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub uid: String,
-    pub groups: Vec<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub extra: BTreeMap<String, Vec<String>>,
-}
-
-impl UserInfo {
-    pub fn in_group(&self, g: &str) -> bool {
-        self.groups.iter().any(|x| x == g)
-    }
-}
 
 /// One row of a `--token-auth-file`. The token itself is only ever compared, never shown.
 #[derive(Clone)]
@@ -112,7 +95,7 @@ impl TokenFile {
         Ok(TokenFile { tokens })
     }
 
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub(crate) fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Self::parse(path, &text)
     }

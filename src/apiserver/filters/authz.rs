@@ -10,7 +10,8 @@ use k8s_openapi::api::rbac::v1::{
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::apiserver::filters::authn::UserInfo;
+use crate::apiserver::request::info::RequestInfo;
+use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::storage::store::Store;
 
 /// The attributes a decision is about (upstream `authorizer.Attributes`).
@@ -290,4 +291,18 @@ pub fn forbidden_text(user: &str, a: &Attributes) -> String {
 /// The detail the trace records for a decision.
 pub fn trace_detail(a: &Attributes, d: &Decision) -> Value {
     serde_json::json!({"attributes": a, "decision": d.decision, "reason": d.reason, "authorizer": d.authorizer})
+}
+
+/// What authorization is asked about a request.
+pub(crate) fn attributes(info: &RequestInfo) -> Attributes {
+    Attributes {
+        verb: info.verb.clone(),
+        resource_request: info.is_resource_request,
+        group: info.api_group.clone(),
+        resource: info.resource.clone(),
+        subresource: info.subresource.clone(),
+        namespace: info.namespace.clone(),
+        name: info.name.clone(),
+        path: info.path.clone(),
+    }
 }

@@ -12,14 +12,15 @@ use serde_json::{Value, json};
 
 use crate::apiserver::codec::body::{ApiBody, Format, negotiate};
 use crate::apiserver::endpoints::router;
-use crate::apiserver::filters::authn::{self, UserInfo};
-use crate::apiserver::filters::authz::{self};
+use crate::apiserver::filters::authn;
+use crate::apiserver::filters::authz::{self, attributes};
 use crate::apiserver::filters::impersonation;
 use crate::apiserver::filters::inflight::TOO_MANY;
-use crate::apiserver::request::context::{Api, Ctx, Reply, attributes};
+use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::info::{self as request_info, RequestInfo};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::transport::body_read::{Incoming, announced_len, discard, read_body};
 use crate::apiserver::transport::tls::ConnInfo;

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::filters::authn::UserInfo;
 use crate::apiserver::filters::authz::{self, Attributes, Authorizer};
 use crate::apiserver::request::status::ApiError;
+use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::storage::store::Store;
 
 /// What the headers ask to act as.

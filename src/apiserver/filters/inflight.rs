@@ -75,7 +75,7 @@ impl Limiter {
         )
     }
 
-    pub fn watches(&self) -> usize {
+    pub(crate) fn watches(&self) -> usize {
         self.watches.load(Ordering::SeqCst)
     }
 }

@@ -1,6 +1,6 @@
 //! What a handler runs with: the server's shared state ([`Api`]), the request in hand ([`Ctx`]) and
-//! what it answers ([`Reply`]) before encoding. Every stage may import this; it imports only
-//! the state it names, never a stage that handles requests.
+//! what it answers ([`Reply`]) before encoding. Every stage may import this; it imports only the
+//! types of the state it holds (store, authorizer, tokens, audit log, limiter), never a handler.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,11 +9,12 @@ use serde_json::Value;
 
 use crate::apiserver::codec::body::{ApiBody, Format};
 use crate::apiserver::filters::audit::AuditLog;
-use crate::apiserver::filters::authn::{TokenFile, UserInfo};
-use crate::apiserver::filters::authz::{Attributes, Authorizer};
+use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::filters::authz::Authorizer;
 use crate::apiserver::filters::inflight::Limiter;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::trace::{RequestTrace, TraceLog};
+use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::storage::list_cache::ListCache;
 use crate::apiserver::storage::store::{Store, Write};
 use crate::apiserver::transport::limits::Limits;
@@ -41,7 +42,7 @@ impl Api {
 
     /// The state with the request-level limits of `limits` (the connection-level ones are the
     /// server's).
-    pub fn with_limits(tokens: TokenFile, audit: Option<AuditLog>, limits: &Limits) -> Self {
+    pub(crate) fn with_limits(tokens: TokenFile, audit: Option<AuditLog>, limits: &Limits) -> Self {
         let mut limiter = Limiter::new(
             limits.max_requests_inflight,
             limits.max_mutating_requests_inflight,
@@ -93,17 +94,4 @@ pub(crate) struct Ctx<'a> {
     /// Whether this request's writes are kept: set by the router's `dryRun` gate before any
     /// handler runs, and passed to every store write the handlers make.
     pub write: Write,
-}
-
-pub(crate) fn attributes(info: &RequestInfo) -> Attributes {
-    Attributes {
-        verb: info.verb.clone(),
-        resource_request: info.is_resource_request,
-        group: info.api_group.clone(),
-        resource: info.resource.clone(),
-        subresource: info.subresource.clone(),
-        namespace: info.namespace.clone(),
-        name: info.name.clone(),
-        path: info.path.clone(),
-    }
 }

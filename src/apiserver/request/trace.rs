@@ -43,7 +43,7 @@ pub struct RequestTrace {
     pub stages: Vec<TraceStage>,
     /// Set when the request impersonated: who actually sent it (the audit log's `user`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) impersonated_by: Option<crate::apiserver::filters::authn::UserInfo>,
+    pub(crate) impersonated_by: Option<crate::apiserver::request::user::UserInfo>,
     #[serde(skip)]
     start: Option<Instant>,
 }
@@ -66,7 +66,7 @@ impl RequestTrace {
         }
     }
 
-    pub fn stage(&mut self, stage: &str, status: StageStatus, detail: Value) {
+    pub(crate) fn stage(&mut self, stage: &str, status: StageStatus, detail: Value) {
         let at_us = self
             .start
             .map(|s| s.elapsed().as_micros() as u64)
@@ -116,7 +116,7 @@ const MAX_REQUESTS: usize = 2000;
 const MAX_PODS: usize = 2000;
 
 impl TraceLog {
-    pub fn push(&self, t: RequestTrace) {
+    pub(crate) fn push(&self, t: RequestTrace) {
         let t = Arc::new(t);
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if t.verb == "create"
@@ -150,7 +150,7 @@ impl TraceLog {
     }
 
     /// Change the control-loop trace of pod `ns/name`.
-    pub fn with_pod(&self, key: &str, f: impl FnOnce(&mut PodTrace)) {
+    pub(crate) fn with_pod(&self, key: &str, f: impl FnOnce(&mut PodTrace)) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         f(Self::pod_entry(&mut g, key));
     }
@@ -158,7 +158,7 @@ impl TraceLog {
     /// Change the control-loop trace of pod `ns/name` whose uid is `uid`: a trace left by an
     /// earlier pod of the same name is dropped first. The uid itself is left for the create
     /// handler to set, so that `reset_pod` can tell this pod's early records from old ones.
-    pub fn with_pod_of(&self, key: &str, uid: &str, f: impl FnOnce(&mut PodTrace)) {
+    pub(crate) fn with_pod_of(&self, key: &str, uid: &str, f: impl FnOnce(&mut PodTrace)) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let t = Self::pod_entry(&mut g, key);
         if t.uid.as_deref().is_some_and(|u| u != uid) {
@@ -170,7 +170,7 @@ impl TraceLog {
     /// Forget the trace of an earlier pod of the same name (one whose create handler set its
     /// uid), as a new pod starts afresh. A trace without a uid is this new pod's own: the
     /// scheduler can record its decision between the store's commit and this call.
-    pub fn reset_pod(&self, key: &str) {
+    pub(crate) fn reset_pod(&self, key: &str) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if g.pods.get(key).is_some_and(|t| t.uid.is_some()) {
             g.pods.remove(key);
@@ -189,11 +189,6 @@ impl TraceLog {
             .rev()
             .find(|t| t.audit_id == audit_id)
             .cloned()
-    }
-
-    pub fn recent(&self, n: usize) -> Vec<Arc<RequestTrace>> {
-        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.requests.iter().rev().take(n).cloned().collect()
     }
 }
 

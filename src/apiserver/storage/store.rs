@@ -22,7 +22,7 @@ pub(crate) enum EventType {
 }
 
 impl EventType {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EventType::Added => "ADDED",
             EventType::Modified => "MODIFIED",
@@ -47,15 +47,15 @@ pub(crate) struct StoreEvent {
 impl StoreEvent {
     /// What keeping this event in the history costs. `prev` is the same buffer as the event
     /// before it (or the live object's), so it is not counted again.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         std::mem::size_of::<StoreEvent>() + self.key.len() + self.object.len()
     }
 
-    pub fn value(&self) -> Value {
+    pub(crate) fn value(&self) -> Value {
         serde_json::from_slice(&self.object).unwrap_or(Value::Null)
     }
 
-    pub fn prev_value(&self) -> Option<Value> {
+    pub(crate) fn prev_value(&self) -> Option<Value> {
         self.prev
             .as_ref()
             .map(|p| serde_json::from_slice(p).unwrap_or(Value::Null))
@@ -232,12 +232,12 @@ impl Store {
         self.read().rv
     }
 
-    pub fn get(&self, key: &str) -> Option<Arc<Value>> {
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<Value>> {
         self.read().objects.get(key).map(|o| o.value.clone())
     }
 
     /// All objects under `prefix` (key order) and the revision the list is consistent at.
-    pub fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
+    pub(crate) fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
         let g = self.read();
         let items = g
             .objects
@@ -334,7 +334,7 @@ impl Store {
     }
 
     /// Like `list` but with keys, for chunking (`continue` tokens carry the next key).
-    pub fn list_keys_from(
+    pub(crate) fn list_keys_from(
         &self,
         prefix: &str,
         start: &str,

@@ -34,7 +34,7 @@ impl DeferredClientVerifier {
 
     /// The verdict the x509 authenticator uses: does this chain verify against the cluster CA
     /// (signature, validity, clientAuth usage)?
-    pub fn verify_chain(&self, chain: &[CertificateDer<'static>]) -> Result<(), String> {
+    pub(crate) fn verify_chain(&self, chain: &[CertificateDer<'static>]) -> Result<(), String> {
         let Some((leaf, intermediates)) = chain.split_first() else {
             return Err("no certificate".into());
         };
