@@ -104,8 +104,8 @@ impl TokenFile {
 /// The result of authentication, with the detail the trace shows.
 #[derive(Debug, Clone)]
 pub(crate) struct AuthnOutcome {
-    pub user: Option<UserInfo>,
-    pub detail: Value,
+    pub(crate) user: Option<UserInfo>,
+    pub(crate) detail: Value,
 }
 
 /// Run the authenticator chain for one request to `path`.

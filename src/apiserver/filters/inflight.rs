@@ -12,9 +12,9 @@ pub struct Limiter {
     readonly: Arc<AtomicUsize>,
     mutating: Arc<AtomicUsize>,
     watches: Arc<AtomicUsize>,
-    pub max_readonly: usize,
-    pub max_mutating: usize,
-    pub max_watches: usize,
+    pub(crate) max_readonly: usize,
+    pub(crate) max_mutating: usize,
+    pub(crate) max_watches: usize,
 }
 
 impl Default for Limiter {

@@ -23,16 +23,16 @@ use crate::apiserver::transport::limits::Limits;
 pub struct Api {
     pub store: Store,
     pub traces: TraceLog,
-    pub authorizer: Authorizer,
-    pub tokens: TokenFile,
-    pub audit: Option<AuditLog>,
+    pub(crate) authorizer: Authorizer,
+    pub(crate) tokens: TokenFile,
+    pub(crate) audit: Option<AuditLog>,
     /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
-    pub server_address: Mutex<String>,
+    pub(crate) server_address: Mutex<String>,
     pub limiter: Limiter,
     /// Largest request body accepted (`--max-resource-write-bytes`).
-    pub max_request_body_bytes: usize,
+    pub(crate) max_request_body_bytes: usize,
     /// Encoded JSON lists by request, valid while the store revision is unchanged.
-    pub list_cache: ListCache,
+    pub(crate) list_cache: ListCache,
 }
 
 impl Api {
@@ -81,17 +81,17 @@ pub(crate) enum Reply {
 
 /// Everything a handler needs about the request.
 pub(crate) struct Ctx<'a> {
-    pub api: &'a Arc<Api>,
-    pub info: &'a RequestInfo,
-    pub user: &'a UserInfo,
-    pub body: Bytes,
-    pub content_type: String,
-    pub accept: Option<String>,
-    pub user_agent: String,
-    pub format: Format,
-    pub trace: &'a mut RequestTrace,
-    pub warnings: Vec<String>,
+    pub(crate) api: &'a Arc<Api>,
+    pub(crate) info: &'a RequestInfo,
+    pub(crate) user: &'a UserInfo,
+    pub(crate) body: Bytes,
+    pub(crate) content_type: String,
+    pub(crate) accept: Option<String>,
+    pub(crate) user_agent: String,
+    pub(crate) format: Format,
+    pub(crate) trace: &'a mut RequestTrace,
+    pub(crate) warnings: Vec<String>,
     /// Whether this request's writes are kept: set by the router's `dryRun` gate before any
     /// handler runs, and passed to every store write the handlers make.
-    pub write: Write,
+    pub(crate) write: Write,
 }

@@ -23,23 +23,23 @@ pub struct TraceStage {
     pub stage: String,
     pub status: StageStatus,
     /// Microseconds since the request was received.
-    pub at_us: u64,
+    pub(crate) at_us: u64,
     pub detail: Value,
 }
 
 /// The trace of one HTTP request through the server.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestTrace {
-    pub audit_id: String,
-    pub received: String,
-    pub method: String,
-    pub uri: String,
-    pub verb: String,
-    pub user: Option<String>,
+    pub(crate) audit_id: String,
+    pub(crate) received: String,
+    pub(crate) method: String,
+    pub(crate) uri: String,
+    pub(crate) verb: String,
+    pub(crate) user: Option<String>,
     /// `namespace/name` of the object the request was about, when it had one.
-    pub object: Option<String>,
-    pub resource: String,
-    pub code: u16,
+    pub(crate) object: Option<String>,
+    pub(crate) resource: String,
+    pub(crate) code: u16,
     pub stages: Vec<TraceStage>,
     /// Set when the request impersonated: who actually sent it (the audit log's `user`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,14 +89,14 @@ impl RequestTrace {
 pub struct PodTrace {
     /// The audit ID of the request that created the pod.
     pub create_audit_id: Option<String>,
-    pub uid: Option<String>,
+    pub(crate) uid: Option<String>,
     /// The scheduler's trace (filter/score per node), as the scheduling engine reported it.
     pub scheduling: Option<Value>,
-    pub binding: Option<Value>,
+    pub(crate) binding: Option<Value>,
     /// Kubelet steps in order: `{step, at, detail}`.
     pub kubelet: Vec<Value>,
     /// Watch events that carried this pod to watchers: `{type, resourceVersion, phase, nodeName}`.
-    pub watch: Vec<Value>,
+    pub(crate) watch: Vec<Value>,
 }
 
 /// Recent request traces and per-pod control-loop traces, bounded so memory stays flat.

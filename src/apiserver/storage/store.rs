@@ -36,12 +36,12 @@ impl EventType {
 /// need to look inside (selectors, Table rows, other API versions).
 #[derive(Debug, Clone)]
 pub(crate) struct StoreEvent {
-    pub rv: u64,
-    pub kind: EventType,
-    pub key: String,
-    pub object: Bytes,
+    pub(crate) rv: u64,
+    pub(crate) kind: EventType,
+    pub(crate) key: String,
+    pub(crate) object: Bytes,
     /// The state before a MODIFIED, so selector watchers can see objects leave their view.
-    pub prev: Option<Bytes>,
+    pub(crate) prev: Option<Bytes>,
 }
 
 impl StoreEvent {
@@ -119,9 +119,9 @@ impl Default for HistoryLimits {
 
 /// One page of a read at a past revision (`Store::list_keys_at`).
 pub(crate) struct PastPage {
-    pub items: Vec<(String, Arc<Value>)>,
-    pub more: bool,
-    pub remaining_from_start: Option<usize>,
+    pub(crate) items: Vec<(String, Arc<Value>)>,
+    pub(crate) more: bool,
+    pub(crate) remaining_from_start: Option<usize>,
 }
 
 /// A key's state in a past read: from the history (encoded) or still the live object.
@@ -139,9 +139,9 @@ fn decode(b: &Bytes) -> Arc<Value> {
 #[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HistoryStats {
-    pub events: usize,
-    pub bytes: usize,
-    pub oldest: Option<u64>,
+    pub(crate) events: usize,
+    pub(crate) bytes: usize,
+    pub(crate) oldest: Option<u64>,
 }
 
 /// A live object, parsed (for handlers) and encoded (for watchers and the history).
@@ -185,18 +185,18 @@ fn set_rv(v: &mut Value, rv: u64) {
 /// A watcher's start: the current objects as ADDED events (a watch without a revision), the
 /// revision after which it reads the history, and the signal that wakes it on changes.
 pub(crate) struct WatchStart {
-    pub snapshot: Vec<Arc<StoreEvent>>,
-    pub rv: u64,
-    pub changes: signal::Receiver<u64>,
+    pub(crate) snapshot: Vec<Arc<StoreEvent>>,
+    pub(crate) rv: u64,
+    pub(crate) changes: signal::Receiver<u64>,
 }
 
 /// One read of the history: the matching events, and the revision the read got through (every
 /// revision up to it was looked at, matching or not).
 pub(crate) struct HistoryPage {
-    pub events: Vec<Arc<StoreEvent>>,
-    pub through: u64,
+    pub(crate) events: Vec<Arc<StoreEvent>>,
+    pub(crate) through: u64,
     /// More history after `through` was already there but beyond the page's limits.
-    pub more: bool,
+    pub(crate) more: bool,
 }
 
 impl Default for Store {

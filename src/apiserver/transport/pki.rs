@@ -12,7 +12,7 @@ use crate::pki::mint::{Attr, Authority, CertSpec, KeyKind, Minted, generate_key,
 #[derive(Debug, Clone)]
 pub struct ClusterPki {
     pub ca: Minted,
-    pub serving: Minted,
+    pub(crate) serving: Minted,
     pub admin: Minted,
     pub jane: Minted,
 }

@@ -123,13 +123,13 @@ fn server_provider() -> rustls::crypto::CryptoProvider {
 /// What the TLS layer learnt about one connection, handed to every request on it.
 #[derive(Debug, Clone, Default)]
 pub struct ConnInfo {
-    pub remote: Option<std::net::SocketAddr>,
-    pub tls_version: String,
-    pub cipher_suite: String,
-    pub alpn: String,
-    pub client_chain: Vec<CertificateDer<'static>>,
+    pub(crate) remote: Option<std::net::SocketAddr>,
+    pub(crate) tls_version: String,
+    pub(crate) cipher_suite: String,
+    pub(crate) alpn: String,
+    pub(crate) client_chain: Vec<CertificateDer<'static>>,
     /// Ok when the chain verified against the cluster CA; the error text otherwise.
-    pub chain_verdict: Option<Result<(), String>>,
+    pub(crate) chain_verdict: Option<Result<(), String>>,
     /// The leaf's subject facts, parsed once per connection rather than per request.
     pub(crate) client_facts: Option<CertFacts>,
 }
@@ -177,13 +177,13 @@ impl ConnInfo {
 /// Facts about the presented client certificate, for the trace (no key material).
 #[derive(Debug, Clone, Serialize, Default)]
 pub(crate) struct CertFacts {
-    pub subject: String,
-    pub issuer: String,
-    pub serial: String,
-    pub common_name: String,
-    pub organizations: Vec<String>,
-    pub sha256: String,
-    pub not_after: String,
+    pub(crate) subject: String,
+    pub(crate) issuer: String,
+    pub(crate) serial: String,
+    pub(crate) common_name: String,
+    pub(crate) organizations: Vec<String>,
+    pub(crate) sha256: String,
+    pub(crate) not_after: String,
 }
 
 pub(crate) fn cert_facts(der: &[u8]) -> Option<CertFacts> {
