@@ -13,13 +13,13 @@ use serde_json::{Map, Value};
 
 use crate::apiserver::codec::decode;
 use crate::apiserver::codec::yaml_parse;
-use crate::apiserver::controllers::events;
 use crate::apiserver::endpoints::create::create_as;
 use crate::apiserver::endpoints::managed_fields::{
     self as mf, Entry, FieldSet, Path, Scope, Stamp, has_descendant, item_matches,
 };
 use crate::apiserver::endpoints::reply::output;
 use crate::apiserver::endpoints::update::{apply_update, retry_stale};
+use crate::apiserver::registry::events;
 use crate::apiserver::registry::list_types::{self, ListType};
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::ResourceDef;

@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use crate::apiserver::admission::plugins;
 use crate::apiserver::codec::decode;
-use crate::apiserver::controllers::events;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::{self, FieldSet, Scope};
 use crate::apiserver::endpoints::reply::{object_reply, store_err};
+use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::apiserver::codec::body::Format;
-use crate::apiserver::controllers::events;
+use crate::apiserver::registry::events;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
 use crate::apiserver::request::context::{Ctx, Reply};

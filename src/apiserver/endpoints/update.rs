@@ -4,11 +4,11 @@
 use serde_json::{Value, json};
 
 use crate::apiserver::codec::decode;
-use crate::apiserver::controllers::events;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::Stamp;
 use crate::apiserver::endpoints::patch;
 use crate::apiserver::registry::defaults;
+use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::validation;

@@ -3,6 +3,7 @@
 
 pub(crate) mod defaults;
 pub(crate) mod discovery;
+pub(crate) mod events;
 pub(crate) mod kinds;
 pub(crate) mod list_types;
 pub(crate) mod openapi;
