@@ -256,6 +256,42 @@ fn apiserver_files_import_without_cycles() {
     );
 }
 
+/// The shared request types (`request/`) are what every stage imports, so they import no stage
+/// that handles a request: no endpoint, admission plugin, registry entry or controller, and not
+/// the handler chain.
+#[test]
+fn the_shared_request_types_import_no_handling_stage() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/apiserver");
+    let mut files = BTreeMap::new();
+    modules(&root, &[], &mut files);
+    let handling = |m: &Module| {
+        matches!(
+            m.first().map(String::as_str),
+            Some("endpoints" | "admission" | "registry" | "controllers")
+        ) || m.as_slice() == ["filters", "chain"]
+    };
+    let edges = graph(&files);
+    let wrong: Vec<String> = edges
+        .iter()
+        .filter(|(m, _)| m.first().map(String::as_str) == Some("request"))
+        .flat_map(|(m, deps)| {
+            deps.iter()
+                .filter(|d| handling(d))
+                .map(move |d| format!("{} -> {}", name(m), name(d)))
+        })
+        .collect();
+    assert!(
+        edges
+            .keys()
+            .any(|m| m.first().map(String::as_str) == Some("request")),
+        "no request/ folder read"
+    );
+    assert!(
+        wrong.is_empty(),
+        "request/ imports a handling stage: {wrong:?}"
+    );
+}
+
 fn files(list: &[(&str, &str)]) -> BTreeMap<Module, String> {
     list.iter()
         .map(|(path, src)| {
