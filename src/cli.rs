@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::apiserver::limits::{Limits, MIN_MAX_HEADER_BYTES, parse_duration};
+use crate::apiserver::transport::limits::{Limits, MIN_MAX_HEADER_BYTES, parse_duration};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -6,11 +6,11 @@
 
 use std::process::Command;
 
-use kexplore::apiserver::authn::TokenFile;
-use kexplore::apiserver::limits::Limits;
-use kexplore::apiserver::pki::{self, ClusterPki};
-use kexplore::apiserver::server::{self, Running, ServeOptions};
-use kexplore::apiserver::store::HistoryLimits;
+use kexplore::apiserver::filters::authn::TokenFile;
+use kexplore::apiserver::storage::store::HistoryLimits;
+use kexplore::apiserver::transport::limits::Limits;
+use kexplore::apiserver::transport::pki::{self, ClusterPki};
+use kexplore::apiserver::transport::server::{self, Running, ServeOptions};
 use serde_json::{Value, json};
 
 mod apiserver_support;

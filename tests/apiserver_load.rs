@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use kexplore::apiserver::authn::TokenFile;
-use kexplore::apiserver::pki;
-use kexplore::apiserver::server::{self, ServeOptions};
+use kexplore::apiserver::filters::authn::TokenFile;
+use kexplore::apiserver::transport::pki;
+use kexplore::apiserver::transport::server::{self, ServeOptions};
 use serde_json::{Value, json};
 
 fn env(name: &str, default: u64) -> u64 {

@@ -2,9 +2,9 @@
 //! certificate (401 Status), a certificate from a foreign CA (401 Status, not a broken
 //! handshake), HTTP/2 and HTTP/1.1, and an RBAC denial for jane.
 
-use kexplore::apiserver::authn::TokenFile;
-use kexplore::apiserver::pki::{self, ClusterPki};
-use kexplore::apiserver::server::{self, Running, ServeOptions};
+use kexplore::apiserver::filters::authn::TokenFile;
+use kexplore::apiserver::transport::pki::{self, ClusterPki};
+use kexplore::apiserver::transport::server::{self, Running, ServeOptions};
 use serde_json::{Value, json};
 
 mod apiserver_support;

@@ -1,4 +1,4 @@
-//! Router tests without sockets: requests go straight into `api::handle` with bearer tokens
+//! Router tests without sockets: requests go straight into `chain::handle` with bearer tokens
 //! from a token file, so every pipeline stage runs but no TLS is involved.
 
 use std::path::Path;
@@ -7,10 +7,11 @@ use std::sync::Arc;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request};
-use kexplore::apiserver::api::{self, Api};
-use kexplore::apiserver::authn::TokenFile;
-use kexplore::apiserver::bootstrap;
-use kexplore::apiserver::tls::ConnInfo;
+use kexplore::apiserver::controllers::bootstrap;
+use kexplore::apiserver::filters::authn::TokenFile;
+use kexplore::apiserver::filters::chain;
+use kexplore::apiserver::request::context::Api;
+use kexplore::apiserver::transport::tls::ConnInfo;
 use serde_json::{Value, json};
 
 mod apiserver_support;
@@ -50,7 +51,7 @@ async fn call(
     let req = b
         .body(Full::new(Bytes::copy_from_slice(body)))
         .expect("request");
-    let resp = api::handle(api, &ConnInfo::default(), req).await;
+    let resp = chain::handle(api, &ConnInfo::default(), req).await;
     let code = resp.status().as_u16();
     let headers = resp.headers().clone();
     let bytes = resp
@@ -480,7 +481,7 @@ async fn table_selectors_and_watch() {
         .header("authorization", "Bearer admin-token")
         .body(Full::new(Bytes::new()))
         .expect("request");
-    let resp = api::handle(&api, &ConnInfo::default(), req).await;
+    let resp = chain::handle(&api, &ConnInfo::default(), req).await;
     assert_eq!(resp.status().as_u16(), 200);
     let mut body = resp.into_body();
     let r = call(
@@ -528,7 +529,7 @@ impl hyper::body::Body for Endless {
 async fn max_in_flight_answers_429_in_plain_text() {
     let tokens = TokenFile::parse(Path::new("tokens.csv"), TOKENS).expect("tokens");
     let mut api = Api::new(tokens, None);
-    api.limiter = kexplore::apiserver::inflight::Limiter::new(1, 1);
+    api.limiter = kexplore::apiserver::filters::inflight::Limiter::new(1, 1);
     let api = Arc::new(api);
     bootstrap::system(&api);
     let held = {
@@ -540,7 +541,7 @@ async fn max_in_flight_answers_429_in_plain_text() {
                 .header("authorization", "Bearer jane-token")
                 .body(Endless)
                 .expect("request");
-            api::handle(&api, &ConnInfo::default(), req).await
+            chain::handle(&api, &ConnInfo::default(), req).await
         })
     };
     for _ in 0..50 {

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request};
-use kexplore::apiserver::api::{self, Api};
-use kexplore::apiserver::authn::TokenFile;
-use kexplore::apiserver::bootstrap;
-use kexplore::apiserver::tls::ConnInfo;
-use kexplore::apiserver::trace::StageStatus;
+use kexplore::apiserver::controllers::bootstrap;
+use kexplore::apiserver::filters::authn::TokenFile;
+use kexplore::apiserver::filters::chain;
+use kexplore::apiserver::request::context::Api;
+use kexplore::apiserver::request::trace::StageStatus;
+use kexplore::apiserver::transport::tls::ConnInfo;
 use serde_json::{Value, json};
 
 mod apiserver_support;
@@ -49,7 +50,7 @@ async fn call(
     let req = b
         .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
         .expect("request");
-    let resp = api::handle(api, &ConnInfo::default(), req).await;
+    let resp = chain::handle(api, &ConnInfo::default(), req).await;
     let code = resp.status().as_u16();
     let audit = resp
         .headers()

@@ -1,5 +1,5 @@
 //! Any bytes as one HTTP request to the embedded API server, handled exactly as a connection's
-//! request would be (`api::handle`: authentication, authorization, admission, validation,
+//! request would be (`chain::handle`: authentication, authorization, admission, validation,
 //! storage, response) but without sockets. The input is HTTP/1-like text so the corpus can be
 //! seeded with real requests and mutated meaningfully:
 //!
@@ -22,10 +22,11 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request};
-use kexplore::apiserver::api::{self, Api};
-use kexplore::apiserver::authn::TokenFile;
-use kexplore::apiserver::bootstrap;
-use kexplore::apiserver::tls::ConnInfo;
+use kexplore::apiserver::filters::chain;
+use kexplore::apiserver::request::context::Api;
+use kexplore::apiserver::filters::authn::TokenFile;
+use kexplore::apiserver::controllers::bootstrap;
+use kexplore::apiserver::transport::tls::ConnInfo;
 use libfuzzer_sys::fuzz_target;
 
 const TOKENS: &str = "admin-token,kexplore-admin,1,system:masters\njane-token,jane,2,developers\n";
@@ -84,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
     bootstrap::system(&api);
     bootstrap::demo(&api);
     runtime().block_on(async {
-        let resp = api::handle(&api, &ConnInfo::default(), req).await;
+        let resp = chain::handle(&api, &ConnInfo::default(), req).await;
         let _ = tokio::time::timeout(Duration::from_millis(20), resp.into_body().collect()).await;
     });
 });

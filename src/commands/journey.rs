@@ -14,9 +14,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{CommandError, CommandResult};
-use crate::apiserver::authn::TokenFile;
-use crate::apiserver::pki;
-use crate::apiserver::server::{self, ServeOptions};
+use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::transport::pki;
+use crate::apiserver::transport::server::{self, ServeOptions};
 use crate::cli::{GlobalArgs, JourneyArgs, OutputFormat};
 use crate::journey::build::build;
 use crate::journey::run::{RunOptions, WriteMode, run as run_journey};

@@ -4,11 +4,11 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use super::{CommandError, CommandResult};
-use crate::apiserver::authn::TokenFile;
-use crate::apiserver::limits::Limits;
-use crate::apiserver::pki::{self, ClusterPki};
-use crate::apiserver::server::{self, ServeOptions};
-use crate::apiserver::store::HistoryLimits;
+use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::storage::store::HistoryLimits;
+use crate::apiserver::transport::limits::Limits;
+use crate::apiserver::transport::pki::{self, ClusterPki};
+use crate::apiserver::transport::server::{self, ServeOptions};
 use crate::cli::{GlobalArgs, ServeArgs};
 
 /// The URL clients use: a wildcard listen address is reached on loopback.

@@ -33,7 +33,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
             // repository's scenario file.
             let dir = scratch_dir()?;
             let path = dir.join("app.json");
-            crate::apiserver::pki::write_atomic_private(&path, DEFAULT_POD)
+            crate::apiserver::transport::pki::write_atomic_private(&path, DEFAULT_POD)
                 .map_err(CommandError::Failed)?;
             (path, DEFAULT_POD.to_string(), Some(dir))
         }

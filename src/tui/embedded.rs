@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::apiserver::authn::TokenFile;
-use crate::apiserver::pki;
-use crate::apiserver::server::{self, Running, ServeOptions};
+use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::transport::pki;
+use crate::apiserver::transport::server::{self, Running, ServeOptions};
 
 /// A running embedded server and the kubeconfig written for it. `stop` must be called (the
 /// TUI does it after restoring the terminal) to end the server and remove the kubeconfig.

@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::apiserver::authn::TokenFile;
-use crate::apiserver::pki::{self, ClusterPki};
-use crate::apiserver::server::{self, Running, ServeOptions};
+use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::transport::pki::{self, ClusterPki};
+use crate::apiserver::transport::server::{self, Running, ServeOptions};
 use crate::kubeconfig::{Kubeconfig, ResolvedContext};
 use crate::pki::CredentialReport;
 use crate::pki::mint::{Attr, Authority, CertSpec, KeyKind, generate_key};

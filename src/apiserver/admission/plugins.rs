@@ -1,0 +1,512 @@
+//! Admission for pods: the mutating plugins a default kube-apiserver runs on a pod CREATE
+//! (ServiceAccount → Priority → DefaultTolerationSeconds, after API defaulting) and the
+//! validating NamespaceLifecycle check. Each plugin reports which fields it changed.
+
+use k8s_openapi::api::core::v1::{
+    ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath,
+    ObjectFieldSelector, Pod, ProjectedVolumeSource, ServiceAccountTokenProjection, Toleration,
+    Volume, VolumeMount, VolumeProjection,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::apiserver::registry::defaults;
+use crate::apiserver::request::status::ApiError;
+use crate::apiserver::storage::store::Store;
+
+/// What one admission plugin did, for the trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginRecord {
+    pub plugin: &'static str,
+    pub phase: &'static str,
+    /// `changed`, `unchanged`, `allowed` or `rejected`.
+    pub result: &'static str,
+    /// JSON paths this plugin set or changed (`/spec/serviceAccountName`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// The same paths with the value before and after this plugin, so a reader sees what it
+    /// did without replaying the pipeline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FieldChange>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One field a plugin set or changed: its value before (`None`: unset) and after (`None`:
+/// removed), each written compactly and cut at `VALUE_CHARS` so a trace stays small whatever
+/// the pod holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldChange {
+    pub path: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+/// Longest value text a record keeps, in characters (an ellipsis marks the cut).
+pub const VALUE_CHARS: usize = 160;
+
+/// A value as one short line: strings bare, objects and lists in flow style
+/// (`{key: node.kubernetes.io/not-ready, operator: Exists}`), cut at `VALUE_CHARS`.
+pub fn value_text(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        // Stop descending once the text is long enough to be cut anyway.
+        if out.chars().count() > VALUE_CHARS {
+            return;
+        }
+        match v {
+            Value::String(s) => out.push_str(s),
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            Value::Object(o) => {
+                out.push('{');
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(k);
+                    out.push_str(": ");
+                    write(x, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    if out.chars().count() > VALUE_CHARS {
+        out = out.chars().take(VALUE_CHARS - 1).collect();
+        out.push('…');
+    }
+    out
+}
+
+/// The before/after values at each changed path. A list that did not exist before is given
+/// element by element (`/spec/tolerations/0`, `/1`), as appended elements are.
+pub fn field_changes(before: &Value, after: &Value, paths: &[String]) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    for p in paths {
+        let old = before.pointer(p);
+        match (old, after.pointer(p)) {
+            (None, Some(Value::Array(items))) if !items.is_empty() => {
+                out.extend(items.iter().enumerate().map(|(i, v)| FieldChange {
+                    path: format!("{p}/{i}"),
+                    old: None,
+                    new: Some(value_text(v)),
+                }))
+            }
+            (old, new) => out.push(FieldChange {
+                path: p.clone(),
+                old: old.map(value_text),
+                new: new.map(value_text),
+            }),
+        }
+    }
+    out
+}
+
+/// Paths (JSON pointer) where `b` differs from `a`: what a plugin added or changed.
+pub fn diff_paths(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, vb) in y {
+                // JSON pointer escaping, so a label key like `app.kubernetes.io/name` stays one
+                // segment.
+                let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
+                match x.get(k) {
+                    Some(va) => diff_paths(va, vb, &p, out),
+                    None => out.push(p),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                diff_paths(va, vb, &format!("{path}/{i}"), out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if y.len() > x.len() && y.starts_with(x) => {
+            for i in x.len()..y.len() {
+                out.push(format!("{path}/{i}"));
+            }
+        }
+        _ if a != b => out.push(path.to_string()),
+        _ => {}
+    }
+}
+
+fn step(
+    records: &mut Vec<PluginRecord>,
+    plugin: &'static str,
+    pod: &mut Pod,
+    f: impl FnOnce(&mut Pod) -> Result<(), String>,
+) -> Result<(), String> {
+    let before = serde_json::to_value(&*pod).unwrap_or(Value::Null);
+    let res = f(pod);
+    let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
+    let mut changed = Vec::new();
+    diff_paths(&before, &after, "", &mut changed);
+    let changes = field_changes(&before, &after, &changed);
+    let (result, message) = match &res {
+        Err(m) => ("rejected", Some(m.clone())),
+        Ok(()) if changed.is_empty() => ("unchanged", None),
+        Ok(()) => ("changed", None),
+    };
+    records.push(PluginRecord {
+        plugin,
+        phase: "mutating",
+        result,
+        changed,
+        changes,
+        message,
+    });
+    res
+}
+
+/// 5 characters from the alphabet upstream uses for generated names.
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut buf = [0u8; 5];
+    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut buf);
+    buf.iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+const SA_MOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+fn service_account(pod: &mut Pod, ns: &str, store: &Store) -> Result<(), String> {
+    let Some(spec) = pod.spec.as_mut() else {
+        return Ok(());
+    };
+    let sa_name = spec
+        .service_account_name
+        .get_or_insert_with(|| "default".into())
+        .clone();
+    let Some(sa) = store.get(&format!("/registry/serviceaccounts/{ns}/{sa_name}")) else {
+        return Err(format!(
+            "error looking up service account {ns}/{sa_name}: serviceaccount \"{sa_name}\" not found"
+        ));
+    };
+    let sa_automount = sa
+        .get("automountServiceAccountToken")
+        .and_then(Value::as_bool);
+    let automount = spec
+        .automount_service_account_token
+        .or(sa_automount)
+        .unwrap_or(true);
+    if spec.image_pull_secrets.as_ref().is_none_or(Vec::is_empty)
+        && let Some(secrets) = sa
+            .get("imagePullSecrets")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    {
+        spec.image_pull_secrets = Some(secrets);
+    }
+    if !automount {
+        return Ok(());
+    }
+    let volumes = spec.volumes.get_or_insert_with(Vec::new);
+    let vol_name = match volumes
+        .iter()
+        .find(|v| v.name.starts_with("kube-api-access-"))
+    {
+        Some(v) => v.name.clone(),
+        None => {
+            let name = format!("kube-api-access-{}", random_suffix());
+            volumes.push(Volume {
+                name: name.clone(),
+                projected: Some(ProjectedVolumeSource {
+                    default_mode: Some(420),
+                    sources: Some(vec![
+                        VolumeProjection {
+                            service_account_token: Some(ServiceAccountTokenProjection {
+                                expiration_seconds: Some(3607),
+                                path: "token".into(),
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        },
+                        VolumeProjection {
+                            config_map: Some(ConfigMapProjection {
+                                name: "kube-root-ca.crt".into(),
+                                items: Some(vec![KeyToPath {
+                                    key: "ca.crt".into(),
+                                    path: "ca.crt".into(),
+                                    mode: None,
+                                }]),
+                                optional: None,
+                            }),
+                            ..Default::default()
+                        },
+                        VolumeProjection {
+                            downward_api: Some(DownwardAPIProjection {
+                                items: Some(vec![DownwardAPIVolumeFile {
+                                    path: "namespace".into(),
+                                    field_ref: Some(ObjectFieldSelector {
+                                        api_version: Some("v1".into()),
+                                        field_path: "metadata.namespace".into(),
+                                    }),
+                                    ..Default::default()
+                                }]),
+                            }),
+                            ..Default::default()
+                        },
+                    ]),
+                }),
+                ..Default::default()
+            });
+            name
+        }
+    };
+    let mount = VolumeMount {
+        name: vol_name,
+        read_only: Some(true),
+        mount_path: SA_MOUNT.into(),
+        ..Default::default()
+    };
+    for c in spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten())
+    {
+        let mounts = c.volume_mounts.get_or_insert_with(Vec::new);
+        if !mounts.iter().any(|m| m.mount_path == SA_MOUNT) {
+            mounts.push(mount.clone());
+        }
+    }
+    Ok(())
+}
+
+fn priority(pod: &mut Pod, store: &Store) -> Result<(), String> {
+    let Some(spec) = pod.spec.as_mut() else {
+        return Ok(());
+    };
+    let (classes, _) = store.list("/registry/priorityclasses/");
+    let (name, value, policy) = match spec
+        .priority_class_name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+    {
+        Some(n) => {
+            let Some(pc) = classes
+                .iter()
+                .find(|c| c.pointer("/metadata/name").and_then(Value::as_str) == Some(n))
+            else {
+                return Err(format!("no PriorityClass with name {n} was found"));
+            };
+            (
+                Some(n.to_string()),
+                pc.get("value").and_then(Value::as_i64).unwrap_or(0) as i32,
+                pc.get("preemptionPolicy")
+                    .and_then(Value::as_str)
+                    .map(String::from),
+            )
+        }
+        None => {
+            let default = classes
+                .iter()
+                .filter(|c| c.get("globalDefault").and_then(Value::as_bool) == Some(true))
+                .min_by_key(|c| c.get("value").and_then(Value::as_i64).unwrap_or(0));
+            match default {
+                Some(pc) => (
+                    pc.pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .map(String::from),
+                    pc.get("value").and_then(Value::as_i64).unwrap_or(0) as i32,
+                    pc.get("preemptionPolicy")
+                        .and_then(Value::as_str)
+                        .map(String::from),
+                ),
+                None => (None, 0, None),
+            }
+        }
+    };
+    let policy = policy.unwrap_or_else(|| "PreemptLowerPriority".into());
+    if let Some(p) = spec.priority
+        && p != value
+    {
+        return Err(format!(
+            "the integer value of priority ({p}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
+        ));
+    }
+    if let Some(p) = &spec.preemption_policy
+        && *p != policy
+    {
+        return Err(format!(
+            "the string value of PreemptionPolicy ({p}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
+        ));
+    }
+    if name.is_some() {
+        spec.priority_class_name = name;
+    }
+    spec.priority = Some(value);
+    spec.preemption_policy = Some(policy);
+    Ok(())
+}
+
+fn default_toleration_seconds(pod: &mut Pod) -> Result<(), String> {
+    let Some(spec) = pod.spec.as_mut() else {
+        return Ok(());
+    };
+    let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        let covered = tolerations.iter().any(|t| {
+            let k = t.key.as_deref().unwrap_or_default();
+            let e = t.effect.as_deref().unwrap_or_default();
+            (k.is_empty() && t.operator.as_deref() == Some("Exists") || k == key)
+                && (e.is_empty() || e == "NoExecute")
+        });
+        if !covered {
+            tolerations.push(Toleration {
+                key: Some(key.into()),
+                operator: Some("Exists".into()),
+                effect: Some("NoExecute".into()),
+                toleration_seconds: Some(300),
+                value: None,
+            });
+        }
+    }
+    Ok(())
+}
+
+type Plugin<'a> = (&'static str, &'a dyn Fn(&mut Pod) -> Result<(), String>);
+
+/// Decode-time defaults plus the mutating plugins, in kube-apiserver's order.
+/// Returns the records and, when a plugin rejected the pod, its 403.
+pub fn mutate_pod(
+    pod: &mut Pod,
+    ns: &str,
+    store: &Store,
+) -> (Vec<PluginRecord>, Result<(), ApiError>) {
+    let mut records = Vec::new();
+    let name = pod
+        .metadata
+        .name
+        .clone()
+        .or_else(|| pod.metadata.generate_name.clone())
+        .unwrap_or_default();
+    let _ = step(&mut records, "APIDefaults", pod, |p| {
+        defaults::default_pod(p);
+        Ok(())
+    });
+    let plugins: [Plugin<'_>; 3] = [
+        ("ServiceAccount", &|p| service_account(p, ns, store)),
+        ("Priority", &|p| priority(p, store)),
+        ("DefaultTolerationSeconds", &default_toleration_seconds),
+    ];
+    for (plugin, f) in plugins {
+        if let Err(msg) = step(&mut records, plugin, pod, f) {
+            return (
+                records,
+                Err(ApiError::admission_forbidden("", "pods", &name, &msg)),
+            );
+        }
+    }
+    (records, Ok(()))
+}
+
+/// NamespaceLifecycle (validating): the namespace must exist and not be terminating.
+pub fn namespace_lifecycle(
+    store: &Store,
+    operation: &str,
+    namespace: &str,
+    group: &str,
+    resource: &str,
+    name: &str,
+) -> (PluginRecord, Result<(), ApiError>) {
+    let rec = |result, message: Option<String>| PluginRecord {
+        plugin: "NamespaceLifecycle",
+        phase: "validating",
+        result,
+        changed: vec![],
+        changes: vec![],
+        message,
+    };
+    if namespace.is_empty() || operation == "delete" {
+        return (rec("allowed", None), Ok(()));
+    }
+    let Some(ns) = store.get(&format!("/registry/namespaces/{namespace}")) else {
+        let e = ApiError::not_found("", "namespaces", namespace);
+        return (rec("rejected", Some(e.message.clone())), Err(e));
+    };
+    if operation == "create"
+        && ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+    {
+        let text = format!(
+            "unable to create new content in namespace {namespace} because it is being terminated"
+        );
+        let mut e = ApiError::admission_forbidden(group, resource, name, &text);
+        if let Some(Value::Object(d)) = e.details.as_mut() {
+            d.insert(
+                "causes".into(),
+                serde_json::json!([{"reason": "NamespaceTerminating", "message": format!("namespace {namespace} is being terminated"), "field": "metadata.namespace"}]),
+            );
+        }
+        return (rec("rejected", Some(e.message.clone())), Err(e));
+    }
+    (rec("allowed", None), Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_change_keeps_its_values_before_and_after() {
+        let mut pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "app"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}], "dnsPolicy": "Default"}
+        }))
+        .expect("pod");
+        let mut records = Vec::new();
+        step(&mut records, "Test", &mut pod, |p| {
+            let spec = p.spec.as_mut().expect("spec");
+            spec.dns_policy = Some("ClusterFirst".into());
+            default_toleration_seconds(p)
+        })
+        .expect("no rejection");
+        let changes = &records[0].changes;
+        assert_eq!(
+            changes[0],
+            FieldChange {
+                path: "/spec/dnsPolicy".into(),
+                old: Some("Default".into()),
+                new: Some("ClusterFirst".into()),
+            }
+        );
+        assert_eq!(records[0].changed[1], "/spec/tolerations");
+        assert_eq!(
+            changes[1],
+            FieldChange {
+                path: "/spec/tolerations/0".into(),
+                old: None,
+                new: Some(
+                    "{effect: NoExecute, key: node.kubernetes.io/not-ready, operator: Exists, tolerationSeconds: 300}"
+                        .into()
+                ),
+            },
+            "a new list, element by element"
+        );
+        assert_eq!(changes[2].path, "/spec/tolerations/1");
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        let long = Value::String("x".repeat(10_000));
+        let t = value_text(&json!({"a": [long.clone(), long]}));
+        assert_eq!(t.chars().count(), VALUE_CHARS);
+        assert!(t.ends_with('…'));
+        assert_eq!(value_text(&json!({"n": 3, "b": true})), "{b: true, n: 3}");
+    }
+}

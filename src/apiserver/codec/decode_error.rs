@@ -1,0 +1,253 @@
+//! A body that does not fit its kind's types, worded as kube-apiserver's JSON decoder (Go's
+//! encoding/json, forked as sigs.k8s.io/json) words it:
+//! `json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container`
+//! — the innermost struct, the path of struct fields from the root (no indices, no map keys)
+//! and the Go type. The types come from the same k8s-openapi schemas the OpenAPI document
+//! serves; an error that is not a type mismatch keeps serde's words after the exact path.
+//! The schemas do not carry Go's names for named scalar types, so a `v1.RestartPolicy` field
+//! is reported as `string`; named maps of quantities are `v1.ResourceList`, as in core/v1.
+
+use serde_json::{Map, Value};
+use serde_path_to_error::{Path, Segment};
+
+use std::sync::OnceLock;
+
+use crate::apiserver::registry::openapi;
+use crate::apiserver::registry::resources::{RESOURCES, ResourceDef};
+use crate::apiserver::registry::validation::parse_quantity;
+
+/// The k8s-openapi schemas of `def`'s kind and every type it references, built once.
+fn schemas(def: &ResourceDef) -> &'static Map<String, Value> {
+    // One map per entry of RESOURCES, in its order.
+    static ALL: OnceLock<Vec<Map<String, Value>>> = OnceLock::new();
+    static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
+    let all = ALL.get_or_init(|| RESOURCES.iter().map(openapi::type_schemas).collect());
+    RESOURCES
+        .iter()
+        .position(|r| (r.group, r.version, r.kind) == (def.group, def.version, def.kind))
+        .and_then(|i| all.get(i))
+        .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+}
+
+/// upstream `resource.ErrFormatWrong`, which a malformed quantity gets while decoding.
+const QUANTITY_FORMAT: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/// The first malformed quantity anywhere in a decoded object, in upstream's words followed by
+/// what and where it is (upstream names neither).
+pub(crate) fn malformed_quantity(def: &ResourceDef, obj: &Value) -> Option<String> {
+    let defs = schemas(def);
+    let root = defs.get(root_name(def, defs)?)?;
+    let mut path = String::new();
+    find_quantity(defs, root, obj, &mut path)
+        .map(|(q, at)| format!("{QUANTITY_FORMAT} (got {q:?} at {at})"))
+}
+
+fn find_quantity(
+    defs: &Map<String, Value>,
+    schema: &Value,
+    value: &Value,
+    path: &mut String,
+) -> Option<(String, String)> {
+    if ref_name(schema) == Some(QUANTITY) {
+        return match value {
+            Value::String(q) if parse_quantity(q).is_none() => Some((q.clone(), path.clone())),
+            _ => None,
+        };
+    }
+    let schema = resolve(defs, schema).1;
+    let len = path.len();
+    let found = match value {
+        Value::Object(m) => m.iter().find_map(|(k, v)| {
+            let sub = schema
+                .get("properties")
+                .and_then(|p| p.get(k))
+                .or_else(|| schema.get("additionalProperties"))?;
+            path.truncate(len);
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(k);
+            find_quantity(defs, sub, v, path)
+        }),
+        Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+            path.truncate(len);
+            path.push_str(&format!("[{i}]"));
+            find_quantity(defs, schema.get("items")?, v, path)
+        }),
+        _ => None,
+    };
+    path.truncate(len);
+    found
+}
+
+/// The message for a body of `def` whose decoding failed at `path` with serde's `message`.
+pub(crate) fn describe(def: &ResourceDef, input: &Value, path: &Path, message: &str) -> String {
+    let defs = schemas(def);
+    match mismatch(def, defs, input, path) {
+        Some(m) => m,
+        None if path.iter().next().is_none() => message.to_string(),
+        None => format!("{path}: {message}"),
+    }
+}
+
+/// The Go package's last element and type name of a schema name
+/// (`io.k8s.api.core.v1.Container` → `v1.Container`).
+fn go_named(name: &str) -> String {
+    let mut parts = name.rsplit('.');
+    let ty = parts.next().unwrap_or_default();
+    match parts.next() {
+        Some(pkg) => format!("{pkg}.{ty}"),
+        None => ty.to_string(),
+    }
+}
+
+/// The definition a schema refers to, directly or as `allOf: [{$ref}]` (how a described
+/// field refers to its type).
+fn ref_name(schema: &Value) -> Option<&str> {
+    schema
+        .get("$ref")
+        .or_else(|| schema.pointer("/allOf/0/$ref"))
+        .and_then(Value::as_str)
+        .and_then(|r| r.rsplit('/').next())
+}
+
+const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+
+/// Go's `reflect.Type.String()` of the field a schema describes.
+fn go_type(schema: &Value) -> String {
+    if let Some(name) = ref_name(schema) {
+        return go_named(name);
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("array") => format!("[]{}", go_type(&schema["items"])),
+        // Every map of quantities in the served kinds is core/v1's named `ResourceList`.
+        Some("object") if ref_name(&schema["additionalProperties"]) == Some(QUANTITY) => {
+            "v1.ResourceList".into()
+        }
+        Some("object") => format!("map[string]{}", go_type(&schema["additionalProperties"])),
+        Some("integer") => schema
+            .get("format")
+            .and_then(Value::as_str)
+            .unwrap_or("int64")
+            .to_string(),
+        Some("number") => "float64".into(),
+        Some("boolean") => "bool".into(),
+        Some("string") => "string".into(),
+        _ => "interface {}".into(),
+    }
+}
+
+/// Go's description of a JSON value that does not fit (`UnmarshalTypeError.Value`).
+fn go_value(v: &Value) -> String {
+    match v {
+        Value::String(_) => "string".into(),
+        Value::Number(_) => "number".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Array(_) => "array".into(),
+        Value::Object(_) => "object".into(),
+        Value::Null => "null".into(),
+    }
+}
+
+/// Why `value` does not fit `schema` in Go's words, or None when it fits.
+fn misfit(defs: &Map<String, Value>, schema: &Value, value: &Value) -> Option<String> {
+    let resolved = resolve(defs, schema).1;
+    let ty = resolved.get("type").and_then(Value::as_str);
+    let int_or_string = resolved.get("x-kubernetes-int-or-string").is_some();
+    let fits = match (value, ty) {
+        (Value::Null, _) => true,
+        _ if int_or_string => matches!(value, Value::String(_)) || value.is_i64(),
+        // resource.Quantity reads a bare number too.
+        (Value::Number(_), Some("string")) => ref_name(schema) == Some(QUANTITY),
+        (Value::String(_), Some("string")) => true,
+        (Value::Number(n), Some("integer")) => {
+            let bits32 = resolved.get("format").and_then(Value::as_str) == Some("int32");
+            let fits = n
+                .as_i64()
+                .is_some_and(|i| !bits32 || i32::try_from(i).is_ok());
+            if !fits {
+                return Some(format!("number {n}"));
+            }
+            true
+        }
+        (Value::Number(_), Some("number")) => true,
+        (Value::Bool(_), Some("boolean")) => true,
+        (Value::Array(_), Some("array")) => true,
+        (Value::Object(_), Some("object") | None) => true,
+        _ => false,
+    };
+    (!fits).then(|| go_value(value))
+}
+
+/// A schema with its `$ref` followed, and the definition name it came from.
+fn resolve<'a>(defs: &'a Map<String, Value>, schema: &'a Value) -> (Option<&'a str>, &'a Value) {
+    match ref_name(schema) {
+        Some(name) => (Some(name), defs.get(name).unwrap_or(schema)),
+        None => (None, schema),
+    }
+}
+
+/// The definition name of `def`'s kind among `defs` (`io.k8s.api.core.v1.Pod`).
+fn root_name<'a>(def: &ResourceDef, defs: &'a Map<String, Value>) -> Option<&'a String> {
+    let pkg = match def.group {
+        "" => "core",
+        g => g.split('.').next().unwrap_or(g),
+    };
+    let suffix = format!(".{pkg}.{}.{}", def.version, def.kind);
+    defs.keys().find(|k| k.ends_with(&suffix))
+}
+
+/// Walk the schema along the path serde failed at; the Go message when the value there does
+/// not fit its type.
+fn mismatch(
+    def: &ResourceDef,
+    defs: &Map<String, Value>,
+    input: &Value,
+    path: &Path,
+) -> Option<String> {
+    let root = root_name(def, defs)?;
+    let mut schema = defs.get(root)?;
+    let mut current = Some(root.as_str());
+    let mut owner = def.kind.to_string();
+    let mut fields: Vec<String> = Vec::new();
+    let mut value = input;
+    for seg in path.iter() {
+        let (name, resolved) = resolve(defs, schema);
+        if name.is_some() {
+            current = name;
+        }
+        match seg {
+            Segment::Map { key } => {
+                value = value.get(key)?;
+                if let Some(p) = resolved.get("properties").and_then(|p| p.get(key)) {
+                    owner = current
+                        .and_then(|n| n.rsplit('.').next())
+                        .unwrap_or_default()
+                        .to_string();
+                    fields.push(key.clone());
+                    schema = p;
+                } else {
+                    schema = resolved.get("additionalProperties")?;
+                }
+                current = None;
+            }
+            Segment::Seq { index } => {
+                value = value.get(*index)?;
+                schema = resolved.get("items")?;
+                current = None;
+            }
+            _ => return None,
+        }
+    }
+    let what = misfit(defs, schema, value)?;
+    let ty = go_type(schema);
+    Some(if fields.is_empty() {
+        format!("json: cannot unmarshal {what} into Go value of type {ty}")
+    } else {
+        format!(
+            "json: cannot unmarshal {what} into Go struct field {owner}.{} of type {ty}",
+            fields.join(".")
+        )
+    })
+}

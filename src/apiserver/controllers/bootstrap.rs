@@ -1,0 +1,398 @@
+//! What a fresh cluster holds before anyone talks to it: system namespaces with their
+//! `default` ServiceAccounts, built-in PriorityClasses, the bootstrap RBAC policy (plus the
+//! `developers` role of the workshop), and the demo cluster of the seed: three workers and a
+//! tainted control-plane node, with running pods using the seed's resources.
+
+use serde_json::{Value, json};
+
+use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
+use crate::apiserver::registry::resources::{self, ResourceDef};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::store::{Store, Write};
+use crate::apiserver::util;
+
+fn meta(name: &str, ns: Option<&str>) -> Value {
+    let mut m = json!({"name": name, "uid": util::uuid(), "creationTimestamp": util::now()});
+    if let Some(ns) = ns {
+        m["namespace"] = json!(ns);
+    }
+    m
+}
+
+/// Create an object as the server itself would (no admission): used for bootstrap and scenarios.
+pub(crate) fn put(store: &Store, def: &ResourceDef, mut obj: Value) {
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default")
+        .to_string();
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    obj["kind"] = json!(def.kind);
+    obj["apiVersion"] = json!(def.api_version());
+    if obj.pointer("/metadata/uid").is_none() {
+        obj["metadata"]["uid"] = json!(util::uuid());
+    }
+    if obj.pointer("/metadata/creationTimestamp").is_none() {
+        obj["metadata"]["creationTimestamp"] = json!(util::now());
+    }
+    if def.namespaced {
+        obj["metadata"]["namespace"] = json!(ns);
+    }
+    let _ = store.create(&def.key_for(&ns, &name), obj, Write::Commit);
+}
+
+fn def(group: &str, plural: &str) -> Option<&'static ResourceDef> {
+    resources::RESOURCES
+        .iter()
+        .find(|r| r.group == group && r.plural == plural)
+}
+
+pub(crate) fn ensure_default_sa(store: &Store, ns: &str) {
+    if let Some(d) = def("", "serviceaccounts") {
+        put(store, d, json!({"metadata": meta("default", Some(ns))}));
+    }
+}
+
+fn namespace(store: &Store, name: &str) {
+    if let Some(d) = def("", "namespaces") {
+        put(
+            store,
+            d,
+            json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
+        );
+    }
+    ensure_default_sa(store, name);
+}
+
+fn rbac_labels() -> Value {
+    json!({"kubernetes.io/bootstrapping": "rbac-defaults"})
+}
+
+fn cluster_role(store: &Store, name: &str, rules: Value) {
+    if let Some(d) = def(resources::RBAC, "clusterroles") {
+        let mut m = meta(name, None);
+        m["labels"] = rbac_labels();
+        m["annotations"] = json!({"rbac.authorization.kubernetes.io/autoupdate": "true"});
+        put(store, d, json!({"metadata": m, "rules": rules}));
+    }
+}
+
+fn cluster_role_binding(store: &Store, name: &str, role: &str, groups: &[&str]) {
+    if let Some(d) = def(resources::RBAC, "clusterrolebindings") {
+        let mut m = meta(name, None);
+        m["labels"] = rbac_labels();
+        m["annotations"] = json!({"rbac.authorization.kubernetes.io/autoupdate": "true"});
+        let subjects: Vec<Value> = groups
+            .iter()
+            .map(|g| json!({"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": g}))
+            .collect();
+        put(
+            store,
+            d,
+            json!({"metadata": m, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}, "subjects": subjects}),
+        );
+    }
+}
+
+/// Namespaces, service accounts, priority classes and RBAC policy.
+pub fn system(api: &Api) {
+    let store = &api.store;
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        namespace(store, ns);
+    }
+    if let Some(d) = def("scheduling.k8s.io", "priorityclasses") {
+        for (name, value, desc) in [
+            (
+                "system-cluster-critical",
+                2000000000,
+                "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+            ),
+            (
+                "system-node-critical",
+                2000001000,
+                "Used for system critical pods that must not be moved from their current node.",
+            ),
+        ] {
+            put(
+                store,
+                d,
+                json!({"metadata": meta(name, None), "value": value, "description": desc, "preemptionPolicy": "PreemptLowerPriority"}),
+            );
+        }
+    }
+    cluster_role(
+        store,
+        "cluster-admin",
+        json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, {"verbs": ["*"], "nonResourceURLs": ["*"]}]),
+    );
+    cluster_role_binding(store, "cluster-admin", "cluster-admin", &["system:masters"]);
+    cluster_role(
+        store,
+        "system:discovery",
+        json!([{"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]}]),
+    );
+    cluster_role_binding(
+        store,
+        "system:discovery",
+        "system:discovery",
+        &["system:authenticated"],
+    );
+    // kexplore's trace endpoints; the handlers narrow them to the caller's own requests and to
+    // pods the caller may get.
+    cluster_role(
+        store,
+        "kexplore:trace-reader",
+        json!([{"verbs": ["get"], "nonResourceURLs": ["/debug/kexplore/*"]}]),
+    );
+    cluster_role_binding(
+        store,
+        "kexplore:trace-reader",
+        "kexplore:trace-reader",
+        &["system:authenticated"],
+    );
+    cluster_role(
+        store,
+        "system:public-info-viewer",
+        json!([{"verbs": ["get"], "nonResourceURLs": PUBLIC_INFO_URLS}]),
+    );
+    cluster_role_binding(
+        store,
+        "system:public-info-viewer",
+        "system:public-info-viewer",
+        &["system:authenticated", "system:unauthenticated"],
+    );
+    cluster_role(
+        store,
+        "system:basic-user",
+        json!([
+            {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+            {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]}
+        ]),
+    );
+    cluster_role_binding(
+        store,
+        "system:basic-user",
+        "system:basic-user",
+        &["system:authenticated"],
+    );
+    cluster_role(
+        store,
+        "system:kube-scheduler",
+        json!([
+            {"verbs": ["create"], "apiGroups": [""], "resources": ["bindings", "pods/binding"]},
+            {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["nodes", "pods"]},
+            {"verbs": ["patch", "update"], "apiGroups": [""], "resources": ["pods/status"]},
+            {"verbs": ["create", "patch", "update"], "apiGroups": ["", "events.k8s.io"], "resources": ["events"]}
+        ]),
+    );
+    // The workshop's restricted user: group `developers` manages pods in `default` only.
+    if let (Some(rd), Some(bd)) = (
+        def(resources::RBAC, "roles"),
+        def(resources::RBAC, "rolebindings"),
+    ) {
+        put(
+            store,
+            rd,
+            json!({"metadata": meta("pod-manager", Some("default")), "rules": [
+                {"verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], "apiGroups": [""], "resources": ["pods"]},
+                {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["pods/log", "pods/status", "events"]},
+                {"verbs": ["get", "list", "watch"], "apiGroups": ["events.k8s.io"], "resources": ["events"]}
+            ]}),
+        );
+        put(
+            store,
+            bd,
+            json!({"metadata": meta("developers-pod-manager", Some("default")),
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-manager"},
+                   "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "developers"}]}),
+        );
+    }
+}
+
+/// A node as a kubelet registers it.
+pub(crate) fn node(name: &str, cpu: &str, memory: &str, index: u32, control_plane: bool) -> Value {
+    let mut labels = json!({"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"});
+    let mut spec = json!({"podCIDR": format!("10.244.{index}.0/24"), "podCIDRs": [format!("10.244.{index}.0/24")]});
+    if control_plane {
+        labels["node-role.kubernetes.io/control-plane"] = json!("");
+        spec["taints"] =
+            json!([{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]);
+    }
+    let now = util::now();
+    let cap = json!({"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"});
+    json!({
+        "metadata": {"name": name, "labels": labels, "annotations": {"kexplore.dev/simulated": "true"}},
+        "spec": spec,
+        "status": {
+            "capacity": cap, "allocatable": cap,
+            "conditions": [
+                {"type": "MemoryPressure", "status": "False", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available"},
+                {"type": "DiskPressure", "status": "False", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletHasNoDiskPressure", "message": "kubelet has no disk pressure"},
+                {"type": "PIDPressure", "status": "False", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletHasSufficientPID", "message": "kubelet has sufficient PID available"},
+                {"type": "Ready", "status": "True", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletReady", "message": "kubelet is posting ready status (simulated by kexplore)"}
+            ],
+            "addresses": [{"type": "InternalIP", "address": format!("10.0.0.{}", 10 + index)}, {"type": "Hostname", "address": name}],
+            "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "6.1.0-kexplore", "osImage": "kexplore simulated node",
+                          "containerRuntimeVersion": "simulated://1.0", "kubeletVersion": "v1.33.1", "kubeProxyVersion": "", "operatingSystem": "linux", "architecture": "amd64"}
+        }
+    })
+}
+
+/// A running pod already on a node, taking `cpu`/`memory` of it.
+fn running_pod(ns: &str, name: &str, node: &str, cpu: &str, memory: &str, ip: &str) -> Value {
+    let now = util::now();
+    json!({
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10", "imagePullPolicy": "IfNotPresent",
+                 "resources": {"requests": {"cpu": cpu, "memory": memory}}, "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+                 "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "terminationGracePeriodSeconds": 30,
+                 "serviceAccountName": "default", "serviceAccount": "default", "securityContext": {}, "enableServiceLinks": true, "priority": 0, "preemptionPolicy": "PreemptLowerPriority"},
+        "status": {"phase": "Running", "qosClass": "Burstable", "hostIP": "", "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
+                   "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now},
+                                  {"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": now},
+                                  {"type": "ContainersReady", "status": "True", "lastProbeTime": null, "lastTransitionTime": now},
+                                  {"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": now}],
+                   "containerStatuses": [{"name": "main", "ready": true, "started": true, "restartCount": 0, "image": "registry.k8s.io/pause:3.10",
+                                          "imageID": "", "containerID": "simulated://main", "state": {"running": {"startedAt": now}}}]}
+    })
+}
+
+/// The seed's cluster: node-1 4 CPU/8Gi (2.5/3Gi used), node-2 2/4Gi (1.8/3.5Gi),
+/// node-3 8/16Gi (3/6Gi), and a tainted control-plane node.
+pub fn demo(api: &Api) {
+    let store = &api.store;
+    let Some(nd) = def("", "nodes") else { return };
+    let Some(pd) = def("", "pods") else { return };
+    namespace(store, "demo");
+    for (i, (name, cpu, mem, used_cpu, used_mem)) in [
+        ("node-1", "4", "8Gi", "2500m", "3Gi"),
+        ("node-2", "2", "4Gi", "1800m", "3584Mi"),
+        ("node-3", "8", "16Gi", "3", "6Gi"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let idx = i as u32 + 1;
+        put(store, nd, node(name, cpu, mem, idx, false));
+        put(
+            store,
+            pd,
+            running_pod(
+                "demo",
+                &format!("workload-{name}"),
+                name,
+                used_cpu,
+                used_mem,
+                &format!("10.244.{idx}.2"),
+            ),
+        );
+    }
+    put(store, nd, node("control-plane", "2", "4Gi", 0, true));
+}
+
+/// Preload manifests (`--scenario`): single objects, multi-document YAML, `kind: List`, JSON.
+pub(crate) fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut objects = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let v: Value =
+            serde::Deserialize::deserialize(doc).map_err(|e| format!("{}: {e}", path.display()))?;
+        if v.is_null() {
+            continue;
+        }
+        if !v.is_object() {
+            return Err(format!(
+                "{}: every document must be a Kubernetes object",
+                path.display()
+            ));
+        }
+        match v.get("kind").and_then(Value::as_str) {
+            Some(k) if k.ends_with("List") => objects.extend(
+                v.get("items")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+            _ => objects.push(v),
+        }
+    }
+    let mut n = 0;
+    for o in objects {
+        let av = o.get("apiVersion").and_then(Value::as_str).unwrap_or("v1");
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let group = av.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+        let Some(d) = resources::by_kind(group, kind).filter(|d| d.stored()) else {
+            return Err(format!(
+                "{}: kind {kind:?} in {av:?} is not served by the embedded server",
+                path.display()
+            ));
+        };
+        // Typed first: a manifest that is not a valid object of its kind is bad input, not a crash.
+        let o = crate::apiserver::codec::decode::roundtrip(d, &o).map_err(|e| {
+            let name = o
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("(unnamed)");
+            format!("{}: {kind} {name}: {e}", path.display())
+        })?;
+        if o.pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err(format!(
+                "{}: a {kind} without metadata.name",
+                path.display()
+            ));
+        }
+        let ns = o
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_string();
+        if d.namespaced && store_missing_ns(&api.store, &ns) {
+            namespace(&api.store, &ns);
+        }
+        let mut o = o.clone();
+        if d.kind == "Pod" {
+            prepare_scenario_pod(&mut o);
+        }
+        if d.kind == "Node" && o.pointer("/status/allocatable").is_none() {
+            // Node defaulting: allocatable is the capacity unless the kubelet reserves some.
+            if let Some(c) = o.pointer("/status/capacity").cloned() {
+                o["status"]["allocatable"] = c;
+            }
+        }
+        put(&api.store, d, o);
+        n += 1;
+    }
+    Ok(n)
+}
+
+fn store_missing_ns(store: &Store, ns: &str) -> bool {
+    store.get(&format!("/registry/namespaces/{ns}")).is_none()
+}
+
+/// Scenario pods: defaults applied; pods with a nodeName count as running there.
+fn prepare_scenario_pod(o: &mut Value) {
+    if let Ok(mut p) = serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(o.clone()) {
+        crate::apiserver::registry::defaults::default_pod(&mut p);
+        if let Ok(v) = serde_json::to_value(&p) {
+            *o = v;
+        }
+    }
+    let bound = o
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    if o.pointer("/status/phase").is_none() {
+        o["status"] = if bound {
+            json!({"phase": "Running", "qosClass": "Burstable"})
+        } else {
+            json!({"phase": "Pending", "qosClass": "BestEffort"})
+        };
+    }
+}

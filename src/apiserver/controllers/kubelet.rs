@@ -1,0 +1,365 @@
+//! Simulated kubelets — one per node, no containers run: bound pods go Pending →
+//! ContainerCreating → Running with the conditions, pod IPs (from the node's podCIDR) and
+//! events (Pulling, Pulled, Created, Started) a kubelet reports; terminating pods are stopped
+//! and removed; nodes keep a Lease heartbeat. Everything they write says it is simulated.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::apiserver::controllers::events::{self, Reporter};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::store::Write;
+use crate::apiserver::storage::tracked_keys::TrackedKeys;
+use crate::apiserver::util;
+
+/// How long each simulated step takes: long enough for `kubectl get -w` to show the phases.
+const STEP: Duration = Duration::from_millis(400);
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A bound pod the kubelet has to act on: one being deleted, or one not started yet.
+fn needs_kubelet(p: &Value) -> bool {
+    if s(p, "/spec/nodeName").is_empty() {
+        return false;
+    }
+    let terminating = p.pointer("/metadata/deletionTimestamp").is_some();
+    let fresh =
+        p.pointer("/status/containerStatuses").is_none() && s(p, "/status/phase") == "Pending";
+    terminating || fresh
+}
+
+pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
+    let mut changes = api.store.changes();
+    let mut busy: HashSet<String> = HashSet::new();
+    let mut next_ip: HashMap<String, u32> = HashMap::new();
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let mut heartbeat = tokio::time::interval(Duration::from_secs(10));
+    let mut beats: u64 = 0;
+    let mut todo = TrackedKeys::new("/registry/pods/", needs_kubelet);
+    loop {
+        changes.borrow_and_update();
+        todo.catch_up(&api.store);
+        for key in &todo.keys {
+            let Some(p) = api.store.get(key) else {
+                continue;
+            };
+            let node = s(&p, "/spec/nodeName").to_string();
+            let key = format!(
+                "{}/{}",
+                s(&p, "/metadata/namespace"),
+                s(&p, "/metadata/name")
+            );
+            let terminating = p.pointer("/metadata/deletionTimestamp").is_some();
+            if busy.insert(key.clone()) {
+                let api = api.clone();
+                let done = done_tx.clone();
+                let pod = (*p).clone();
+                let ip = if terminating {
+                    String::new()
+                } else {
+                    let n = next_ip.entry(node.clone()).or_insert(10);
+                    *n += 1;
+                    pod_ip(&api, &node, *n)
+                };
+                tokio::spawn(async move {
+                    if terminating {
+                        stop_pod(&api, &pod).await;
+                    } else {
+                        start_pod(&api, &pod, &ip).await;
+                    }
+                    let _ = done.send(key);
+                });
+            }
+        }
+        tokio::select! {
+            _ = stop.changed() => return,
+            Some(k) = done_rx.recv() => { busy.remove(&k); }
+            _ = heartbeat.tick() => {
+                beats += 1;
+                // Lease every 10 s; the node's own status (Ready's heartbeat) every 5 minutes,
+                // as nodeStatusReportFrequency does when nothing changed.
+                heartbeats(&api, beats.is_multiple_of(30));
+            }
+            r = changes.changed() => if r.is_err() { return },
+        }
+    }
+}
+
+/// The n-th address of the node's podCIDR (`10.244.3.0/24` → `10.244.3.n`).
+fn pod_ip(api: &Api, node: &str, n: u32) -> String {
+    let cidr = api
+        .store
+        .get(&format!("/registry/minions/{node}"))
+        .map(|v| s(&v, "/spec/podCIDR").to_string())
+        .unwrap_or_default();
+    let base = cidr.split('/').next().unwrap_or("10.244.0.0");
+    let mut octets: Vec<&str> = base.split('.').collect();
+    let last = (n % 250).to_string();
+    if octets.len() == 4 {
+        octets[3] = &last;
+        octets.join(".")
+    } else {
+        format!("10.244.0.{last}")
+    }
+}
+
+fn host_ip(api: &Api, node: &str) -> String {
+    api.store
+        .get(&format!("/registry/minions/{node}"))
+        .and_then(|v| {
+            v.pointer("/status/addresses")
+                .and_then(Value::as_array)
+                .and_then(|a| {
+                    a.iter()
+                        .find(|x| s(x, "/type") == "InternalIP")
+                        .map(|x| s(x, "/address").to_string())
+                })
+        })
+        .unwrap_or_default()
+}
+
+fn cond(t: &str, status: &str, now: &str) -> Value {
+    json!({"type": t, "status": status, "lastProbeTime": null, "lastTransitionTime": now})
+}
+
+/// Write pod status as the kubelet's status manager does (status only, pod must still exist).
+fn set_status(api: &Api, pod: &Value, f: impl FnOnce(&mut Value)) -> Option<Arc<Value>> {
+    let key = format!(
+        "/registry/pods/{}/{}",
+        s(pod, "/metadata/namespace"),
+        s(pod, "/metadata/name")
+    );
+    let uid = s(pod, "/metadata/uid").to_string();
+    api.store
+        .update(&key, None, Write::Commit, |cur| {
+            if s(cur, "/metadata/uid") != uid {
+                return Err(crate::apiserver::storage::store::StoreError::Rejected(
+                    "pod was replaced".into(),
+                ));
+            }
+            let mut next = cur.clone();
+            f(&mut next["status"]);
+            crate::apiserver::endpoints::managed_fields::record_pod_status_write(
+                cur, &mut next, "kubelet",
+            );
+            Ok(next)
+        })
+        .ok()
+}
+
+fn step(api: &Api, pod: &Value, name: &str, detail: Value) {
+    let key = format!(
+        "{}/{}",
+        s(pod, "/metadata/namespace"),
+        s(pod, "/metadata/name")
+    );
+    api.traces.with_pod(&key, |t| {
+        t.kubelet.push(
+            json!({"step": name, "at": util::now_micro(), "detail": detail, "simulated": true}),
+        )
+    });
+}
+
+async fn start_pod(api: &Api, pod: &Value, ip: &str) {
+    let node = s(pod, "/spec/nodeName").to_string();
+    let containers: Vec<Value> = pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let now = util::now();
+    let host = host_ip(api, &node);
+    let waiting: Vec<Value> = containers
+        .iter()
+        .map(|c| json!({"name": c["name"], "image": c["image"], "imageID": "", "ready": false, "started": false, "restartCount": 0,
+                         "state": {"waiting": {"reason": "ContainerCreating"}}}))
+        .collect();
+    let Some(p) = set_status(api, pod, |st| {
+        st["hostIP"] = json!(host);
+        st["hostIPs"] = json!([{"ip": host}]);
+        st["startTime"] = json!(now);
+        st["conditions"] = json!([cond("PodReadyToStartContainers", "False", &now), cond("Initialized", "True", &now),
+            {"type": "Ready", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "ContainersNotReady", "message": format!("containers with unready status: [{}]", containers.iter().map(|c| s(c, "/name")).collect::<Vec<_>>().join(" "))},
+            {"type": "ContainersReady", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "ContainersNotReady", "message": "containers with unready status"},
+            cond("PodScheduled", "True", &now)]);
+        st["containerStatuses"] = json!(waiting);
+    }) else {
+        return;
+    };
+    step(
+        api,
+        &p,
+        "ContainerCreating",
+        json!({"node": node, "hostIP": host}),
+    );
+    for c in &containers {
+        let image = s(c, "/image");
+        let cname = s(c, "/name");
+        let field = format!("spec.containers{{{cname}}}");
+        tokio::time::sleep(STEP / 2).await;
+        events::record(
+            &api.store,
+            &p,
+            Reporter::Kubelet { node: &node },
+            "Normal",
+            "Pulling",
+            "",
+            &format!("Pulling image {image:?}"),
+            &field,
+        );
+        step(api, &p, "Pulling", json!({"image": image}));
+        tokio::time::sleep(STEP / 2).await;
+        events::record(
+            &api.store,
+            &p,
+            Reporter::Kubelet { node: &node },
+            "Normal",
+            "Pulled",
+            "",
+            &format!(
+                "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
+            ),
+            &field,
+        );
+        events::record(
+            &api.store,
+            &p,
+            Reporter::Kubelet { node: &node },
+            "Normal",
+            "Created",
+            "",
+            &format!("Created container: {cname}"),
+            &field,
+        );
+        events::record(
+            &api.store,
+            &p,
+            Reporter::Kubelet { node: &node },
+            "Normal",
+            "Started",
+            "",
+            &format!("Started container {cname}"),
+            &field,
+        );
+        step(
+            api,
+            &p,
+            "Started",
+            json!({"container": cname, "note": "simulated: no container runs"}),
+        );
+    }
+    tokio::time::sleep(STEP / 2).await;
+    let now = util::now();
+    let running: Vec<Value> = containers
+        .iter()
+        .map(|c| json!({"name": c["name"], "image": c["image"], "imageID": format!("{}@sha256:simulated", s(c, "/image")), "containerID": format!("simulated://{}", s(c, "/name")),
+                         "ready": true, "started": true, "restartCount": 0, "state": {"running": {"startedAt": now}}}))
+        .collect();
+    let ip = ip.to_string();
+    if let Some(p) = set_status(api, pod, |st| {
+        st["phase"] = json!("Running");
+        st["podIP"] = json!(ip);
+        st["podIPs"] = json!([{"ip": ip}]);
+        st["conditions"] = json!([
+            cond("PodReadyToStartContainers", "True", &now),
+            cond("Initialized", "True", &now),
+            cond("Ready", "True", &now),
+            cond("ContainersReady", "True", &now),
+            cond("PodScheduled", "True", &now)
+        ]);
+        st["containerStatuses"] = json!(running);
+    }) {
+        step(
+            api,
+            &p,
+            "Running",
+            json!({"podIP": ip, "resourceVersion": p.pointer("/metadata/resourceVersion")}),
+        );
+    }
+}
+
+async fn stop_pod(api: &Api, pod: &Value) {
+    let node = s(pod, "/spec/nodeName").to_string();
+    for c in pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+    {
+        let cname = s(&c, "/name");
+        events::record(
+            &api.store,
+            pod,
+            Reporter::Kubelet { node: &node },
+            "Normal",
+            "Killing",
+            "",
+            &format!("Stopping container {cname}"),
+            &format!("spec.containers{{{cname}}}"),
+        );
+    }
+    tokio::time::sleep(STEP).await;
+    let key = format!(
+        "/registry/pods/{}/{}",
+        s(pod, "/metadata/namespace"),
+        s(pod, "/metadata/name")
+    );
+    let uid = s(pod, "/metadata/uid").to_string();
+    // The kubelet's final delete with gracePeriodSeconds=0, guarded by the pod's UID.
+    let _ = api.store.delete(&key, Write::Commit, |cur| {
+        if s(cur, "/metadata/uid") == uid {
+            Ok(())
+        } else {
+            Err(crate::apiserver::storage::store::StoreError::Rejected(
+                "uid changed".into(),
+            ))
+        }
+    });
+}
+
+/// Node Lease renewals in kube-node-lease (the heartbeat the node lifecycle controller reads),
+/// and with `status` the nodes' condition heartbeats.
+fn heartbeats(api: &Api, status: bool) {
+    let (nodes, _) = api.store.list("/registry/minions/");
+    let now = util::now_micro();
+    if status {
+        let t = util::now();
+        for n in nodes.iter() {
+            let key = format!("/registry/minions/{}", s(n, "/metadata/name"));
+            let _ = api.store.update(&key, None, Write::Commit, |cur| {
+                let mut next = cur.clone();
+                if let Some(conds) = next
+                    .pointer_mut("/status/conditions")
+                    .and_then(Value::as_array_mut)
+                {
+                    for c in conds.iter_mut() {
+                        c["lastHeartbeatTime"] = json!(t);
+                    }
+                }
+                Ok(next)
+            });
+        }
+    }
+    for n in nodes.iter() {
+        let name = s(n, "/metadata/name").to_string();
+        let key = format!("/registry/leases/kube-node-lease/{name}");
+        if api.store.get(&key).is_some() {
+            let _ = api.store.update(&key, None, Write::Commit, |cur| {
+                let mut next = cur.clone();
+                next["spec"]["renewTime"] = json!(now);
+                Ok(next)
+            });
+        } else {
+            let lease = json!({"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+                "metadata": {"name": name, "namespace": "kube-node-lease", "uid": util::uuid(), "creationTimestamp": util::now()},
+                "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": now}});
+            let _ = api.store.create(&key, lease, Write::Commit);
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Control loops inside the embedded cluster (upstream kube-scheduler, kubelet and the bootstrap
+//! controller): the scheduler loop and its placement engines, simulated kubelets, events.
+
+pub mod bootstrap;
+pub(crate) mod events;
+pub(crate) mod kubelet;
+pub(crate) mod placement;
+pub(crate) mod scheduler_loop;

@@ -1,0 +1,89 @@
+//! The seam between the scheduler loop and a scheduling engine. The loop hands over a snapshot
+//! (k8s-openapi Nodes and Pods) and one pending pod; the engine returns where it goes and its
+//! own trace. `KubeScheduler` runs the `scheduler` module's simulation of kube-scheduler.
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use serde_json::{Value, json};
+
+/// One scheduling cycle's verdict.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub selected: Option<String>,
+    /// The FitError text when no node fits (`0/4 nodes are available: ...`).
+    pub message: Option<String>,
+    /// Filter and score detail per node, in the contract's shape.
+    pub filter: Value,
+    pub score: Value,
+    /// The engine's full trace (PodTrace for `KubeScheduler`).
+    pub trace: Option<Value>,
+    /// Which engine decided, for the trace.
+    pub engine: &'static str,
+}
+
+pub trait Engine: Send + Sync {
+    fn schedule(&self, nodes: &[Node], pods: &[Pod], pod: &Pod) -> Placement;
+}
+
+/// kube-scheduler as the `scheduler` module simulates it, at the release this server reports.
+pub struct KubeScheduler {
+    version: crate::scheduler::KubeVersion,
+    inner: std::sync::Mutex<crate::scheduler::Scheduler>,
+}
+
+impl KubeScheduler {
+    pub fn new() -> Self {
+        // The release `/version` reports, mapped as every client maps it.
+        let reported = crate::apiserver::registry::discovery::version();
+        let version =
+            crate::scheduler::release::Modelling::for_server(reported["gitVersion"].as_str())
+                .version;
+        KubeScheduler {
+            version,
+            inner: std::sync::Mutex::new(crate::scheduler::Scheduler::new(version, None, 0)),
+        }
+    }
+}
+
+impl Default for KubeScheduler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine for KubeScheduler {
+    fn schedule(&self, nodes: &[Node], pods: &[Pod], pod: &Pod) -> Placement {
+        let failed = |message: String| Placement {
+            selected: None,
+            message: Some(message),
+            filter: json!([]),
+            score: json!([]),
+            trace: None,
+            engine: "kube-scheduler simulation (kexplore scheduler module)",
+        };
+        let mut snap = match crate::scheduler::Snapshot::build(
+            nodes,
+            pods,
+            self.version.pod_level_resources(),
+        ) {
+            Ok(s) => s,
+            Err(e) => return failed(format!("snapshot: {} {}: {}", e.object, e.field, e.message)),
+        };
+        let info = match snap.pod_info(pod) {
+            Ok(i) => i,
+            Err(e) => return failed(format!("pod: {} {}: {}", e.object, e.field, e.message)),
+        };
+        let trace = self
+            .inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .schedule_one(&snap, &info);
+        Placement {
+            selected: trace.selected.clone(),
+            message: trace.message.clone(),
+            filter: serde_json::to_value(&trace.filter).unwrap_or(Value::Null),
+            score: serde_json::to_value(&trace.score).unwrap_or(Value::Null),
+            trace: serde_json::to_value(&trace).ok(),
+            engine: "kube-scheduler simulation (kexplore scheduler module)",
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Delete: DeleteOptions (grace period, preconditions), graceful pod deletion, namespace
+//! termination, and deletecollection.
+
+use serde_json::{Value, json};
+
+use crate::apiserver::endpoints::delete_options::delete_options;
+use crate::apiserver::endpoints::dry_run;
+use crate::apiserver::endpoints::list_options::selectors;
+use crate::apiserver::endpoints::pods;
+use crate::apiserver::endpoints::reply::{object_reply, output, store_err};
+use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::request::context::{Ctx, Reply};
+use crate::apiserver::request::status::{self, ApiError};
+
+pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
+    let opts = delete_options(ctx)?;
+    let name = ctx.info.name.clone();
+    if def.kind == "Namespace" && ["default", "kube-system", "kube-public"].contains(&name.as_str())
+    {
+        return Err(ApiError::admission_forbidden(
+            "",
+            "namespaces",
+            &name,
+            "this namespace may not be deleted",
+        ));
+    }
+    let key = def.key_for(&ctx.info.namespace, &name);
+    let cur = ctx
+        .api
+        .store
+        .get(&key)
+        .ok_or_else(|| ApiError::not_found(def.group, def.plural, &name))?;
+    let uid = cur
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let rv = cur
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if let Some(u) = &opts.uid
+        && *u != uid
+    {
+        return Err(ApiError::conflict(
+            "",
+            def.kind,
+            &name,
+            &format!(
+                "the UID in the precondition ({u}) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
+            ),
+        ));
+    }
+    if let Some(r) = &opts.rv
+        && *r != rv
+    {
+        return Err(ApiError::conflict(
+            "",
+            def.kind,
+            &name,
+            &format!(
+                "the ResourceVersion in the precondition ({r}) does not match the ResourceVersion in record ({rv}). The object might have been modified"
+            ),
+        ));
+    }
+    let write = ctx.write;
+    if def.kind == "Pod" {
+        let v = pods::delete(ctx.api, &key, &cur, opts.grace, write)
+            .map_err(|e| store_err(def, &name, e))?;
+        dry_run::storage_stage(
+            ctx.trace,
+            write,
+            json!({"operation": "delete", "key": key, "resourceVersion": v.pointer("/metadata/resourceVersion")}),
+        );
+        return object_reply(ctx, def, 200, (*v).clone());
+    }
+    if def.kind == "Namespace" {
+        let v =
+            pods::delete_namespace(ctx.api, &name, write).map_err(|e| store_err(def, &name, e))?;
+        dry_run::storage_stage(ctx.trace, write, json!({"operation": "delete", "key": key}));
+        return object_reply(ctx, def, 200, (*v).clone());
+    }
+    ctx.api
+        .store
+        .delete(&key, write, |_| Ok(()))
+        .map_err(|e| store_err(def, &name, e))?;
+    dry_run::storage_stage(ctx.trace, write, json!({"operation": "delete", "key": key}));
+    let mut d = json!({"name": name, "kind": def.plural, "uid": uid});
+    if !def.group.is_empty() {
+        d["group"] = json!(def.group);
+    }
+    Ok(Reply::Object {
+        code: 200,
+        value: status::success(200, Some(d)),
+    })
+}
+
+pub fn delete_collection(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
+    let (ls, fs) = selectors(ctx, def)?;
+    let opts = delete_options(ctx)?;
+    let (items, _) = ctx.api.store.list(&def.prefix_for(&ctx.info.namespace));
+    let mut deleted = Vec::new();
+    for v in items
+        .iter()
+        .filter(|v| ls.matches(v) && fs.matches(def.kind, v))
+    {
+        let ns = v
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = v
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let key = def.key_for(ns, name);
+        let res = if def.kind == "Pod" {
+            pods::delete(ctx.api, &key, v, opts.grace, ctx.write)
+        } else {
+            ctx.api.store.delete(&key, ctx.write, |_| Ok(()))
+        };
+        if let Ok(d) = res {
+            deleted.push(output(def, &d));
+        }
+    }
+    dry_run::storage_stage(
+        ctx.trace,
+        ctx.write,
+        json!({"operation": "deletecollection", "prefix": def.prefix_for(&ctx.info.namespace), "deleted": deleted.len()}),
+    );
+    let rv = ctx.api.store.current_rv().to_string();
+    let value = json!({"kind": def.list_kind(), "apiVersion": def.api_version(), "metadata": {"resourceVersion": rv}, "items": deleted});
+    Ok(Reply::Object { code: 200, value })
+}

@@ -1,0 +1,56 @@
+//! What every handler answers with: an object as the client asked for it (Table or the served
+//! group's form) and store errors as kube-apiserver's Status errors.
+
+use serde_json::Value;
+
+use crate::apiserver::codec::body::Format;
+use crate::apiserver::registry::events;
+use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::registry::table;
+use crate::apiserver::request::context::{Ctx, Reply};
+use crate::apiserver::request::status::ApiError;
+use crate::apiserver::storage::store::StoreError;
+
+/// Output conversion: events are stored as core/v1 and served in the asked group.
+pub fn output(def: &ResourceDef, v: &Value) -> Value {
+    if def.group == "events.k8s.io" {
+        events::to_events_v1(v)
+    } else {
+        v.clone()
+    }
+}
+
+/// An object reply, as a Table when the client asked for one.
+pub fn object_reply(
+    ctx: &Ctx<'_>,
+    def: &'static ResourceDef,
+    code: u16,
+    v: Value,
+) -> Result<Reply, ApiError> {
+    if let Format::Table { v1beta1 } = ctx.format {
+        let rv = v
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let include = ctx.info.query("includeObject").unwrap_or("Metadata");
+        let t = table::table(def.kind, &[&v], &rv, include, v1beta1, true);
+        return Ok(Reply::Object { code, value: t });
+    }
+    Ok(Reply::Object {
+        code,
+        value: output(def, &v),
+    })
+}
+
+pub(crate) fn store_err(def: &ResourceDef, name: &str, e: StoreError) -> ApiError {
+    match e {
+        StoreError::Exists => ApiError::already_exists(def.group, def.plural, name),
+        StoreError::NotFound => ApiError::not_found(def.group, def.plural, name),
+        StoreError::Conflict => ApiError::stale(def.group, def.plural, name),
+        StoreError::TooOld(a, b) => {
+            ApiError::expired(format!("too old resource version: {a} ({b})"))
+        }
+        StoreError::Rejected(m) => ApiError::conflict(def.group, def.plural, name, &m),
+    }
+}

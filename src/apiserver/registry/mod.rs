@@ -1,0 +1,17 @@
+//! What each served kind is (upstream `pkg/registry` and `pkg/apis`): the resource table,
+//! strategies, defaulting, validation, printers, selectors, list merge types, discovery and OpenAPI.
+
+pub(crate) mod defaults;
+pub(crate) mod discovery;
+pub(crate) mod events;
+pub(crate) mod kinds;
+pub(crate) mod list_types;
+pub(crate) mod openapi;
+pub(crate) mod openapi_v2;
+pub(crate) mod openapi_v2_schema;
+pub(crate) mod resources;
+pub(crate) mod selectors;
+pub(crate) mod table;
+pub(crate) mod table_columns;
+pub(crate) mod validation;
+pub(crate) mod validation_update;

@@ -1,0 +1,354 @@
+//! Object validation after mutating admission (upstream `pkg/apis/core/validation`): all errors
+//! are collected and returned together as one 422 with kube-apiserver's field paths and texts.
+
+use std::collections::HashSet;
+
+use k8s_openapi::api::core::v1::{Container, Pod};
+use serde_json::{Value, json};
+
+use crate::apiserver::request::status::Cause;
+
+const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+pub fn is_dns1123_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(is_dns1123_label)
+}
+
+/// Object names: most kinds use DNS-1123 subdomains (RBAC kinds allow any path segment).
+pub fn validate_name(kind: &str, name: &str, generate_name: &str, out: &mut Vec<Cause>) {
+    if name.is_empty() {
+        if generate_name.is_empty() {
+            out.push(Cause::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
+        }
+        return;
+    }
+    if matches!(
+        kind,
+        "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
+    ) {
+        if name == "." || name == ".." || name.contains('/') || name.contains('%') {
+            out.push(Cause::invalid(
+                "metadata.name",
+                &json!(name),
+                "may not contain '/' or '%'",
+            ));
+        }
+        return;
+    }
+    if kind == "Namespace" {
+        if !is_dns1123_label(name) {
+            out.push(Cause::invalid("metadata.name", &json!(name), DNS1123_LABEL));
+        } else if name.len() > 63 {
+            out.push(Cause::invalid(
+                "metadata.name",
+                &json!(name),
+                "must be no more than 63 characters",
+            ));
+        }
+        return;
+    }
+    if name.len() > 253 {
+        out.push(Cause::invalid(
+            "metadata.name",
+            &json!(name),
+            "must be no more than 253 characters",
+        ));
+    } else if !is_dns1123_subdomain(name) {
+        out.push(Cause::invalid(
+            "metadata.name",
+            &json!(name),
+            DNS1123_SUBDOMAIN,
+        ));
+    }
+}
+
+/// A quantity as a number (e.g. `1.5Gi` → 1610612736, `250m` → 0.25); None when malformed.
+pub fn parse_quantity(q: &str) -> Option<f64> {
+    let q = q.trim();
+    let split = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(q.len());
+    let (num, suffix) = q.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult = match suffix {
+        "" => 1.0,
+        "n" => 1e-9,
+        "u" => 1e-6,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        s if s.starts_with(['e', 'E']) => 10f64.powi(s[1..].parse().ok()?),
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+fn validate_port_name(field: &str, name: &str, out: &mut Vec<Cause>) {
+    let v = json!(name);
+    if name.len() > 15 {
+        out.push(Cause::invalid(
+            field,
+            &v,
+            "must be no more than 15 characters",
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        out.push(Cause::invalid(
+            field,
+            &v,
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+        ));
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        out.push(Cause::invalid(
+            field,
+            &v,
+            "must contain at least one letter (a-z)",
+        ));
+    }
+    if name.contains("--") {
+        out.push(Cause::invalid(
+            field,
+            &v,
+            "must not contain consecutive hyphens",
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push(Cause::invalid(
+            field,
+            &v,
+            "must not begin or end with a hyphen",
+        ));
+    }
+}
+
+fn validate_container(
+    c: &Container,
+    path: &str,
+    names: &mut HashSet<String>,
+    out: &mut Vec<Cause>,
+) {
+    let name_field = format!("{path}.name");
+    if c.name.is_empty() {
+        out.push(Cause::required(&name_field, ""));
+    } else if !is_dns1123_label(&c.name) {
+        out.push(Cause::invalid(&name_field, &json!(c.name), DNS1123_LABEL));
+    } else if c.name.len() > 63 {
+        out.push(Cause::invalid(
+            &name_field,
+            &json!(c.name),
+            "must be no more than 63 characters",
+        ));
+    } else if !names.insert(c.name.clone()) {
+        out.push(Cause::duplicate(&name_field, &json!(c.name)));
+    }
+    match c.image.as_deref() {
+        None | Some("") => out.push(Cause::required(&format!("{path}.image"), "")),
+        Some(i) if i.trim() != i => out.push(Cause::invalid(
+            &format!("{path}.image"),
+            &json!(i),
+            "must not have leading or trailing whitespace",
+        )),
+        _ => {}
+    }
+    let mut port_names = HashSet::new();
+    for (i, p) in c.ports.iter().flatten().enumerate() {
+        let pp = format!("{path}.ports[{i}]");
+        if let Some(n) = p.name.as_deref().filter(|n| !n.is_empty()) {
+            validate_port_name(&format!("{pp}.name"), n, out);
+            if !port_names.insert(n.to_string()) {
+                out.push(Cause::duplicate(&format!("{pp}.name"), &json!(n)));
+            }
+        }
+        if p.container_port == 0 {
+            out.push(Cause::required(&format!("{pp}.containerPort"), ""));
+        } else if !(1..=65535).contains(&p.container_port) {
+            out.push(Cause::invalid(
+                &format!("{pp}.containerPort"),
+                &json!(p.container_port),
+                "must be between 1 and 65535, inclusive",
+            ));
+        }
+        if let Some(h) = p.host_port.filter(|h| *h != 0)
+            && !(1..=65535).contains(&h)
+        {
+            out.push(Cause::invalid(
+                &format!("{pp}.hostPort"),
+                &json!(h),
+                "must be between 1 and 65535, inclusive",
+            ));
+        }
+        if let Some(proto) = p.protocol.as_deref()
+            && !["SCTP", "TCP", "UDP"].contains(&proto)
+        {
+            out.push(Cause::not_supported(
+                &format!("{pp}.protocol"),
+                &json!(proto),
+                &["SCTP", "TCP", "UDP"],
+            ));
+        }
+    }
+    if let Some(pp) = c.image_pull_policy.as_deref()
+        && !["Always", "IfNotPresent", "Never"].contains(&pp)
+    {
+        out.push(Cause::not_supported(
+            &format!("{path}.imagePullPolicy"),
+            &json!(pp),
+            &["Always", "IfNotPresent", "Never"],
+        ));
+    }
+    if let Some(tp) = c.termination_message_policy.as_deref()
+        && !["File", "FallbackToLogsOnError"].contains(&tp)
+    {
+        out.push(Cause::not_supported(
+            &format!("{path}.terminationMessagePolicy"),
+            &json!(tp),
+            &["File", "FallbackToLogsOnError"],
+        ));
+    }
+    if let Some(res) = &c.resources {
+        for (which, m) in [("requests", &res.requests), ("limits", &res.limits)] {
+            for (k, q) in m.iter().flatten() {
+                if parse_quantity(&q.0).is_some_and(|v| v < 0.0) {
+                    out.push(Cause::invalid(
+                        &format!("{path}.resources.{which}[{k}]"),
+                        &json!(q.0),
+                        "must be greater than or equal to 0",
+                    ));
+                }
+            }
+        }
+        if let (Some(req), Some(lim)) = (&res.requests, &res.limits) {
+            for (k, r) in req {
+                if let (Some(l), Some(rv)) = (lim.get(k), parse_quantity(&r.0))
+                    && parse_quantity(&l.0).is_some_and(|lv| rv > lv)
+                {
+                    out.push(Cause::invalid(
+                        &format!("{path}.resources.requests"),
+                        &json!(r.0),
+                        &format!("must be less than or equal to {k} limit of {}", l.0),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Validate a pod for create (after defaults and mutating admission).
+pub fn validate_pod(pod: &Pod) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let m = &pod.metadata;
+    validate_name(
+        "Pod",
+        m.name.as_deref().unwrap_or_default(),
+        m.generate_name.as_deref().unwrap_or_default(),
+        &mut out,
+    );
+    let Some(spec) = &pod.spec else {
+        out.push(Cause::required("spec.containers", ""));
+        return out;
+    };
+    if spec.containers.is_empty() {
+        out.push(Cause::required("spec.containers", ""));
+    }
+    let mut names = HashSet::new();
+    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+        validate_container(
+            c,
+            &format!("spec.initContainers[{i}]"),
+            &mut names,
+            &mut out,
+        );
+    }
+    for (i, c) in spec.containers.iter().enumerate() {
+        validate_container(c, &format!("spec.containers[{i}]"), &mut names, &mut out);
+    }
+    if let Some(rp) = spec.restart_policy.as_deref()
+        && !["Always", "OnFailure", "Never"].contains(&rp)
+    {
+        out.push(Cause::not_supported(
+            "spec.restartPolicy",
+            &json!(rp),
+            &["Always", "OnFailure", "Never"],
+        ));
+    }
+    if let Some(dp) = spec.dns_policy.as_deref() {
+        let ok = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
+        if !ok.contains(&dp) {
+            out.push(Cause::not_supported("spec.dnsPolicy", &json!(dp), &ok));
+        }
+    }
+    if let Some(g) = spec.termination_grace_period_seconds
+        && g < 0
+    {
+        out.push(Cause::invalid(
+            "spec.terminationGracePeriodSeconds",
+            &json!(g),
+            "must be greater than or equal to 0",
+        ));
+    }
+    out
+}
+
+/// Generic metadata checks for kinds without their own validation.
+pub fn validate_meta(kind: &str, obj: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let s = |p: &str| {
+        obj.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    validate_name(
+        kind,
+        &s("/metadata/name"),
+        &s("/metadata/generateName"),
+        &mut out,
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities() {
+        assert_eq!(parse_quantity("250m"), Some(0.25));
+        assert_eq!(parse_quantity("1Gi"), Some(1073741824.0));
+        assert_eq!(parse_quantity("abc"), None);
+        assert_eq!(parse_quantity("1x"), None);
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_dns1123_subdomain("app.v1"));
+        assert!(!is_dns1123_subdomain("App"));
+        assert!(!is_dns1123_label("a.b"));
+    }
+}

@@ -1,0 +1,97 @@
+//! What a handler runs with: the server's shared state ([`Api`]), the request in hand ([`Ctx`]) and
+//! what it answers ([`Reply`]) before encoding. Every stage may import this; it imports only the
+//! types of the state it holds (store, authorizer, tokens, audit log, limiter), never a handler.
+
+use std::sync::{Arc, Mutex};
+
+use hyper::body::Bytes;
+use serde_json::Value;
+
+use crate::apiserver::codec::body::{ApiBody, Format};
+use crate::apiserver::filters::audit::AuditLog;
+use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::filters::authz::Authorizer;
+use crate::apiserver::filters::inflight::Limiter;
+use crate::apiserver::request::info::RequestInfo;
+use crate::apiserver::request::trace::{RequestTrace, TraceLog};
+use crate::apiserver::request::user::UserInfo;
+use crate::apiserver::storage::list_cache::ListCache;
+use crate::apiserver::storage::store::{Store, Write};
+use crate::apiserver::transport::limits::Limits;
+
+/// The server's state, shared by every connection and by the control loops.
+pub struct Api {
+    pub store: Store,
+    pub traces: TraceLog,
+    pub(crate) authorizer: Authorizer,
+    pub(crate) tokens: TokenFile,
+    pub(crate) audit: Option<AuditLog>,
+    /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
+    pub(crate) server_address: Mutex<String>,
+    pub limiter: Limiter,
+    /// Largest request body accepted (`--max-resource-write-bytes`).
+    pub(crate) max_request_body_bytes: usize,
+    /// Encoded JSON lists by request, valid while the store revision is unchanged.
+    pub(crate) list_cache: ListCache,
+}
+
+impl Api {
+    pub fn new(tokens: TokenFile, audit: Option<AuditLog>) -> Self {
+        Api::with_limits(tokens, audit, &Limits::default())
+    }
+
+    /// The state with the request-level limits of `limits` (the connection-level ones are the
+    /// server's).
+    pub(crate) fn with_limits(tokens: TokenFile, audit: Option<AuditLog>, limits: &Limits) -> Self {
+        let mut limiter = Limiter::new(
+            limits.max_requests_inflight,
+            limits.max_mutating_requests_inflight,
+        );
+        limiter.max_watches = limits.max_watches;
+        Api {
+            store: Store::new(limits.history),
+            traces: TraceLog::default(),
+            authorizer: Authorizer::default(),
+            tokens,
+            audit,
+            server_address: Mutex::new(String::new()),
+            limiter,
+            max_request_body_bytes: limits.max_request_body_bytes,
+            list_cache: ListCache::default(),
+        }
+    }
+}
+
+/// What a handler produces before encoding.
+pub(crate) enum Reply {
+    /// An object or list, as JSON.
+    Object { code: u16, value: Value },
+    /// Pre-encoded bytes.
+    Raw {
+        code: u16,
+        content_type: &'static str,
+        body: Bytes,
+    },
+    /// A watch stream.
+    Stream {
+        content_type: &'static str,
+        body: ApiBody,
+    },
+}
+
+/// Everything a handler needs about the request.
+pub(crate) struct Ctx<'a> {
+    pub(crate) api: &'a Arc<Api>,
+    pub(crate) info: &'a RequestInfo,
+    pub(crate) user: &'a UserInfo,
+    pub(crate) body: Bytes,
+    pub(crate) content_type: String,
+    pub(crate) accept: Option<String>,
+    pub(crate) user_agent: String,
+    pub(crate) format: Format,
+    pub(crate) trace: &'a mut RequestTrace,
+    pub(crate) warnings: Vec<String>,
+    /// Whether this request's writes are kept: set by the router's `dryRun` gate before any
+    /// handler runs, and passed to every store write the handlers make.
+    pub(crate) write: Write,
+}

@@ -1,0 +1,8 @@
+//! The shared request types every stage may import: what a request asks for (`info`), who asks
+//! (`user`), its per-stage trace, the Status errors, and the context a handler runs with.
+
+pub mod context;
+pub(crate) mod info;
+pub(crate) mod status;
+pub mod trace;
+pub(crate) mod user;

@@ -1,0 +1,25 @@
+//! Encoded list responses, reused while the store's revision is unchanged: the server's
+//! answer to many clients listing the same thing at once.
+
+/// Encoded list responses keyed by path+query, each tagged with the store revision it shows.
+#[derive(Default)]
+pub struct ListCache {
+    inner: std::sync::Mutex<std::collections::HashMap<String, (u64, hyper::body::Bytes)>>,
+}
+
+impl ListCache {
+    pub fn get(&self, key: &str, rv: u64) -> Option<hyper::body::Bytes> {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.get(key)
+            .filter(|(at, _)| *at == rv)
+            .map(|(_, b)| b.clone())
+    }
+
+    pub fn put(&self, key: String, rv: u64, bytes: hyper::body::Bytes) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if g.len() >= 256 {
+            g.clear(); // bounded: a burst of distinct lists just starts over
+        }
+        g.insert(key, (rv, bytes));
+    }
+}

@@ -1,0 +1,877 @@
+//! An etcd-like store: keys such as `/registry/pods/default/app`, one global monotonically
+//! increasing revision (the resourceVersion of every write), optimistic concurrency, and a
+//! history of changes bounded by count and by bytes, like etcd's compaction window. Watchers
+//! read that history at their own pace (a slow watcher costs nothing until it falls out of the
+//! window; then it gets 410 Expired and relists), woken by a revision signal.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, RwLock};
+
+use hyper::body::Bytes;
+use serde_json::Value;
+use tokio::sync::watch as signal;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub(crate) enum EventType {
+    #[serde(rename = "ADDED")]
+    Added,
+    #[serde(rename = "MODIFIED")]
+    Modified,
+    #[serde(rename = "DELETED")]
+    Deleted,
+}
+
+impl EventType {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as a watcher sees it: the object at the change's revision as JSON (what the
+/// history keeps: about a tenth of the parsed `Value`'s memory), decoded only by watchers that
+/// need to look inside (selectors, Table rows, other API versions).
+#[derive(Debug, Clone)]
+pub(crate) struct StoreEvent {
+    pub(crate) rv: u64,
+    pub(crate) kind: EventType,
+    pub(crate) key: String,
+    pub(crate) object: Bytes,
+    /// The state before a MODIFIED, so selector watchers can see objects leave their view.
+    pub(crate) prev: Option<Bytes>,
+}
+
+impl StoreEvent {
+    /// What keeping this event in the history costs. `prev` is the same buffer as the event
+    /// before it (or the live object's), so it is not counted again.
+    pub(crate) fn bytes(&self) -> usize {
+        std::mem::size_of::<StoreEvent>() + self.key.len() + self.object.len()
+    }
+
+    pub(crate) fn value(&self) -> Value {
+        serde_json::from_slice(&self.object).unwrap_or(Value::Null)
+    }
+
+    pub(crate) fn prev_value(&self) -> Option<Value> {
+        self.prev
+            .as_ref()
+            .map(|p| serde_json::from_slice(p).unwrap_or(Value::Null))
+    }
+}
+
+fn encode(v: &Value) -> Bytes {
+    // Not shrunk to size: trimming each long-lived buffer in place leaves a small free
+    // fragment beside it, and under the soak glibc's arenas then grew (+18–31 % RSS after
+    // warm-up in release runs, heap in use flat) where whole power-of-two buffers stay
+    // reusable (+3 %).
+    Bytes::from(serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// Whether a write is kept or only tried. Every writer names one, so no path can forget a
+/// client's `dryRun=All`: a dry run makes every check the write would make (existence,
+/// optimistic concurrency, preconditions, the update function) and returns what would be
+/// stored, but moves no revision, records no history and wakes no watcher or control loop,
+/// as upstream's `DryRunnableStorage` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Write {
+    Commit,
+    DryRun,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum StoreError {
+    #[error("key exists")]
+    Exists,
+    #[error("key not found")]
+    NotFound,
+    #[error("resourceVersion conflict")]
+    Conflict,
+    /// The watch or list start is older than the history kept: (asked, oldest available - 1).
+    #[error("too old resource version: {0} ({1})")]
+    TooOld(u64, u64),
+    /// A precondition or update function refused the change.
+    #[error("{0}")]
+    Rejected(String),
+}
+
+/// How much change history the store keeps. Upstream, etcd keeps every revision until the
+/// apiserver compacts (every 5 minutes) and the watch cache keeps up to 102,400 events; here
+/// memory is the bound that matters, so both a count and the events' encoded bytes cap it.
+/// 32 MiB is ~17,000 changes of a small pod: tens of seconds of 200 clients writing flat out
+/// on two cores, far more than a workshop writes in an hour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryLimits {
+    pub max_events: usize,
+    pub max_bytes: usize,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits {
+            max_events: 100_000,
+            max_bytes: 32 << 20,
+        }
+    }
+}
+
+/// One page of a read at a past revision (`Store::list_keys_at`).
+pub(crate) struct PastPage {
+    pub(crate) items: Vec<(String, Arc<Value>)>,
+    pub(crate) more: bool,
+    pub(crate) remaining_from_start: Option<usize>,
+}
+
+/// A key's state in a past read: from the history (encoded) or still the live object.
+enum Either<'a> {
+    Past(&'a Bytes),
+    Live(&'a Arc<Value>),
+}
+
+fn decode(b: &Bytes) -> Arc<Value> {
+    Arc::new(serde_json::from_slice(b).unwrap_or(Value::Null))
+}
+
+/// What the history holds now: events, their bytes as `HistoryLimits` counts them, and the
+/// oldest revision in it.
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HistoryStats {
+    pub(crate) events: usize,
+    pub(crate) bytes: usize,
+    pub(crate) oldest: Option<u64>,
+}
+
+/// A live object, parsed (for handlers) and encoded (for watchers and the history).
+struct Stored {
+    value: Arc<Value>,
+    json: Bytes,
+}
+
+struct Inner {
+    rv: u64,
+    objects: BTreeMap<String, Stored>,
+    history: VecDeque<Arc<StoreEvent>>,
+    history_bytes: usize,
+}
+
+pub struct Store {
+    inner: RwLock<Inner>,
+    /// The latest revision, for whoever waits for changes (watchers, control loops).
+    revision: signal::Sender<u64>,
+    limits: HistoryLimits,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Store(rv={})", self.current_rv())
+    }
+}
+
+pub(crate) fn object_rv(v: &Value) -> Option<u64> {
+    v.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+}
+
+fn set_rv(v: &mut Value, rv: u64) {
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.insert("resourceVersion".into(), Value::String(rv.to_string()));
+    }
+}
+
+/// A watcher's start: the current objects as ADDED events (a watch without a revision), the
+/// revision after which it reads the history, and the signal that wakes it on changes.
+pub(crate) struct WatchStart {
+    pub(crate) snapshot: Vec<Arc<StoreEvent>>,
+    pub(crate) rv: u64,
+    pub(crate) changes: signal::Receiver<u64>,
+}
+
+/// One read of the history: the matching events, and the revision the read got through (every
+/// revision up to it was looked at, matching or not).
+pub(crate) struct HistoryPage {
+    pub(crate) events: Vec<Arc<StoreEvent>>,
+    pub(crate) through: u64,
+    /// More history after `through` was already there but beyond the page's limits.
+    pub(crate) more: bool,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new(HistoryLimits::default())
+    }
+}
+
+impl Store {
+    pub fn new(limits: HistoryLimits) -> Self {
+        let (revision, _) = signal::channel(1);
+        Store {
+            inner: RwLock::new(Inner {
+                rv: 1,
+                objects: BTreeMap::new(),
+                history: VecDeque::new(),
+                history_bytes: 0,
+            }),
+            revision,
+            limits,
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn current_rv(&self) -> u64 {
+        self.read().rv
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<Value>> {
+        self.read().objects.get(key).map(|o| o.value.clone())
+    }
+
+    /// All objects under `prefix` (key order) and the revision the list is consistent at.
+    pub(crate) fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
+        let g = self.read();
+        let items = g
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, o)| o.value.clone())
+            .collect();
+        (items, g.rv)
+    }
+
+    /// The objects under `prefix` from key `start` on (at most `limit`), as they were at
+    /// revision `at`: the live objects with every later change undone from the history, which
+    /// is what etcd's read at a revision gives. Returns them, whether more follow, and how
+    /// many keys there are from `start` on at `at` when `count` is asked (remainingItemCount).
+    /// TooOld when the history no longer reaches back to `at`.
+    pub(crate) fn list_keys_at(
+        &self,
+        prefix: &str,
+        start: &str,
+        at: u64,
+        limit: usize,
+        count: bool,
+    ) -> Result<PastPage, StoreError> {
+        let g = self.read();
+        let at = at.min(g.rv);
+        Self::check_not_compacted(&g, at)?;
+        let from = if start.is_empty() { prefix } else { start };
+        // Each key changed after `at` has its state at `at` in its earliest later event: absent
+        // before an ADDED, the `prev` of a MODIFIED or DELETED.
+        let mut past: BTreeMap<&str, Option<&Bytes>> = BTreeMap::new();
+        let first = g.history.partition_point(|e| e.rv <= at);
+        for ev in g.history.range(first..) {
+            if ev.key.starts_with(prefix) && ev.key.as_str() >= from {
+                past.entry(ev.key.as_str()).or_insert(match ev.kind {
+                    EventType::Added => None,
+                    EventType::Modified | EventType::Deleted => {
+                        Some(ev.prev.as_ref().unwrap_or(&ev.object))
+                    }
+                });
+            }
+        }
+        let mut live = g
+            .objects
+            .range::<str, _>((std::ops::Bound::Included(from), std::ops::Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .peekable();
+        let mut old = past.into_iter().peekable();
+        let mut page = PastPage {
+            items: Vec::new(),
+            more: false,
+            remaining_from_start: count.then_some(0),
+        };
+        loop {
+            // The next key in order, from whichever side holds it; a key on both sides takes
+            // its state at `at` from the history.
+            let (key, state): (&str, Option<Either<'_>>) = match (live.peek(), old.peek()) {
+                (None, None) => break,
+                (Some((lk, _)), Some((ok, _))) if lk.as_str() == *ok => {
+                    let _ = live.next();
+                    let (k, b) = old.next().unwrap_or_default();
+                    (k, b.map(Either::Past))
+                }
+                (Some((lk, _)), Some((ok, _))) if *ok < lk.as_str() => {
+                    let (k, b) = old.next().unwrap_or_default();
+                    (k, b.map(Either::Past))
+                }
+                (Some(_), _) => match live.next() {
+                    Some((k, o)) => (k.as_str(), Some(Either::Live(&o.value))),
+                    None => break,
+                },
+                (None, Some(_)) => {
+                    let (k, b) = old.next().unwrap_or_default();
+                    (k, b.map(Either::Past))
+                }
+            };
+            let Some(state) = state else { continue };
+            if let Some(n) = page.remaining_from_start.as_mut() {
+                *n += 1;
+            }
+            if page.items.len() == limit {
+                page.more = true;
+                if !count {
+                    break;
+                }
+                continue;
+            }
+            let value = match state {
+                Either::Past(b) => decode(b),
+                Either::Live(v) => v.clone(),
+            };
+            page.items.push((key.to_string(), value));
+        }
+        Ok(page)
+    }
+
+    /// Like `list` but with keys, for chunking (`continue` tokens carry the next key).
+    pub(crate) fn list_keys_from(
+        &self,
+        prefix: &str,
+        start: &str,
+        limit: usize,
+    ) -> (Vec<(String, Arc<Value>)>, bool, u64) {
+        let g = self.read();
+        let from = if start.is_empty() {
+            prefix.to_string()
+        } else {
+            start.to_string()
+        };
+        let mut it = g
+            .objects
+            .range(from..)
+            .take_while(|(k, _)| k.starts_with(prefix));
+        let mut out = Vec::new();
+        for (k, v) in it.by_ref() {
+            if out.len() == limit {
+                return (out, true, g.rv);
+            }
+            out.push((k.clone(), v.value.clone()));
+        }
+        (out, false, g.rv)
+    }
+
+    /// Make `object` the state of `key` at the current revision (None: deleted) and record
+    /// the change in the history.
+    fn commit(
+        &self,
+        g: &mut Inner,
+        kind: EventType,
+        key: &str,
+        object: Option<Arc<Value>>,
+        last: &Value,
+    ) {
+        let json = encode(last);
+        // The state before the change: selector watchers see objects leave their view by it,
+        // and a list at an older revision undoes the change with it.
+        let prev = match kind {
+            EventType::Modified | EventType::Deleted => g.objects.get(key).map(|o| o.json.clone()),
+            EventType::Added => None,
+        };
+        match object {
+            Some(value) => {
+                g.objects.insert(
+                    key.to_string(),
+                    Stored {
+                        value,
+                        json: json.clone(),
+                    },
+                );
+            }
+            None => {
+                g.objects.remove(key);
+            }
+        }
+        let ev = Arc::new(StoreEvent {
+            rv: g.rv,
+            kind,
+            key: key.to_string(),
+            object: json,
+            prev,
+        });
+        g.history_bytes += ev.bytes();
+        g.history.push_back(ev);
+        // Compaction: the oldest revisions go first; the newest always stays.
+        while g.history.len() > 1
+            && (g.history.len() > self.limits.max_events || g.history_bytes > self.limits.max_bytes)
+        {
+            if let Some(old) = g.history.pop_front() {
+                g.history_bytes -= old.bytes();
+            }
+        }
+        // Under the write lock, so a woken reader finds the event in the history.
+        self.revision.send_replace(g.rv);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn history_stats(&self) -> HistoryStats {
+        let g = self.read();
+        HistoryStats {
+            events: g.history.len(),
+            bytes: g.history_bytes,
+            oldest: g.history.front().map(|e| e.rv),
+        }
+    }
+
+    /// Wakes on every revision (`changed().await`), for loops that re-read the store.
+    pub fn changes(&self) -> signal::Receiver<u64> {
+        self.revision.subscribe()
+    }
+
+    /// TooOld when revisions after `after` are no longer all in the history.
+    fn check_not_compacted(g: &Inner, after: u64) -> Result<(), StoreError> {
+        let oldest = g.history.front().map(|e| e.rv).unwrap_or(g.rv + 1);
+        if after + 1 < oldest && after < g.rv {
+            return Err(StoreError::TooOld(after, oldest.saturating_sub(1)));
+        }
+        Ok(())
+    }
+
+    /// The changes under `prefix` after revision `after`, in revision order, at most
+    /// `max_events` looked at and about `max_bytes` of matching events (at least one).
+    pub(crate) fn history_after(
+        &self,
+        prefix: &str,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> Result<HistoryPage, StoreError> {
+        let g = self.read();
+        Self::check_not_compacted(&g, after)?;
+        let start = g.history.partition_point(|e| e.rv <= after);
+        let mut page = HistoryPage {
+            events: Vec::new(),
+            through: after,
+            more: false,
+        };
+        let mut bytes = 0;
+        for (n, ev) in g.history.range(start..).enumerate() {
+            if n == max_events || (bytes >= max_bytes && !page.events.is_empty()) {
+                page.more = true;
+                return Ok(page);
+            }
+            page.through = ev.rv;
+            if ev.key.starts_with(prefix) {
+                bytes += ev.bytes();
+                page.events.push(ev.clone());
+            }
+        }
+        // Everything written so far was looked at (the history holds every revision since its
+        // oldest, and `check_not_compacted` said that reaches back to `after`).
+        page.through = after.max(g.rv);
+        Ok(page)
+    }
+
+    /// Create; the object gets the new revision as its resourceVersion. A dry run answers the
+    /// object without one, as kube-apiserver's dry-run create does.
+    pub(crate) fn create(
+        &self,
+        key: &str,
+        mut value: Value,
+        write: Write,
+    ) -> Result<Arc<Value>, StoreError> {
+        if write == Write::DryRun {
+            return match self.read().objects.contains_key(key) {
+                true => Err(StoreError::Exists),
+                false => Ok(Arc::new(value)),
+            };
+        }
+        let mut g = self.write();
+        if g.objects.contains_key(key) {
+            return Err(StoreError::Exists);
+        }
+        g.rv += 1;
+        set_rv(&mut value, g.rv);
+        let obj = Arc::new(value);
+        self.commit(&mut g, EventType::Added, key, Some(obj.clone()), &obj);
+        Ok(obj)
+    }
+
+    /// Guaranteed update: `f` sees the current object and returns the new one (or refuses).
+    /// With `expected_rv`, a different stored revision is a Conflict (optimistic concurrency).
+    /// A dry run answers the new object at the current object's resourceVersion.
+    pub(crate) fn update<F>(
+        &self,
+        key: &str,
+        expected_rv: Option<u64>,
+        write: Write,
+        f: F,
+    ) -> Result<Arc<Value>, StoreError>
+    where
+        F: FnOnce(&Value) -> Result<Value, StoreError>,
+    {
+        if write == Write::DryRun {
+            let cur = self.get(key).ok_or(StoreError::NotFound)?;
+            let rv = object_rv(&cur);
+            if expected_rv.is_some_and(|exp| rv != Some(exp)) {
+                return Err(StoreError::Conflict);
+            }
+            let mut next = f(&cur)?;
+            if let Some(rv) = rv {
+                set_rv(&mut next, rv);
+            }
+            return Ok(Arc::new(next));
+        }
+        let mut g = self.write();
+        let cur = g
+            .objects
+            .get(key)
+            .map(|o| o.value.clone())
+            .ok_or(StoreError::NotFound)?;
+        if let Some(exp) = expected_rv
+            && object_rv(&cur) != Some(exp)
+        {
+            return Err(StoreError::Conflict);
+        }
+        let mut next = f(&cur)?;
+        if next == *cur {
+            return Ok(cur); // no-op updates do not bump the revision, as upstream
+        }
+        g.rv += 1;
+        set_rv(&mut next, g.rv);
+        let obj = Arc::new(next);
+        self.commit(&mut g, EventType::Modified, key, Some(obj.clone()), &obj);
+        Ok(obj)
+    }
+
+    /// Delete; `check` may refuse (preconditions). Watchers get the last state at the new revision.
+    /// A dry run answers the current object, unchanged.
+    pub(crate) fn delete<F>(
+        &self,
+        key: &str,
+        write: Write,
+        check: F,
+    ) -> Result<Arc<Value>, StoreError>
+    where
+        F: FnOnce(&Value) -> Result<(), StoreError>,
+    {
+        if write == Write::DryRun {
+            let cur = self.get(key).ok_or(StoreError::NotFound)?;
+            check(&cur)?;
+            return Ok(cur);
+        }
+        let mut g = self.write();
+        let cur = g
+            .objects
+            .get(key)
+            .map(|o| o.value.clone())
+            .ok_or(StoreError::NotFound)?;
+        check(&cur)?;
+        g.rv += 1;
+        let mut last = (*cur).clone();
+        set_rv(&mut last, g.rv);
+        self.commit(&mut g, EventType::Deleted, key, None, &last);
+        Ok(Arc::new(last))
+    }
+
+    /// Start a watch on `prefix`. `from`: None = current objects as ADDED then changes;
+    /// Some(n) = changes after revision n, or TooOld when the history no longer reaches back.
+    pub(crate) fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError> {
+        let g = self.read();
+        let changes = self.revision.subscribe();
+        let (snapshot, rv) = match from {
+            None | Some(0) => (
+                g.objects
+                    .range(prefix.to_string()..)
+                    .take_while(|(k, _)| k.starts_with(prefix))
+                    .map(|(k, o)| {
+                        Arc::new(StoreEvent {
+                            rv: object_rv(&o.value).unwrap_or(g.rv),
+                            kind: EventType::Added,
+                            key: k.clone(),
+                            object: o.json.clone(),
+                            prev: None,
+                        })
+                    })
+                    .collect(),
+                g.rv,
+            ),
+            Some(n) => {
+                Self::check_not_compacted(&g, n)?;
+                (Vec::new(), n)
+            }
+        };
+        Ok(WatchStart {
+            snapshot,
+            rv,
+            changes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(name: &str) -> Value {
+        json!({"metadata": {"name": name}})
+    }
+
+    #[test]
+    fn revisions_and_conflicts() {
+        let s = Store::default();
+        let a = s
+            .create("/registry/pods/default/a", obj("a"), Write::Commit)
+            .ok()
+            .and_then(|v| object_rv(&v));
+        let b = s
+            .create("/registry/pods/default/b", obj("b"), Write::Commit)
+            .ok()
+            .and_then(|v| object_rv(&v));
+        assert!(a < b);
+        assert_eq!(
+            s.create("/registry/pods/default/a", obj("a"), Write::Commit)
+                .err(),
+            Some(StoreError::Exists)
+        );
+        let stale = s.update("/registry/pods/default/a", Some(1), Write::Commit, |v| {
+            Ok(v.clone())
+        });
+        assert_eq!(stale.err(), Some(StoreError::Conflict));
+        let (items, _) = s.list("/registry/pods/default/");
+        assert_eq!(items.len(), 2);
+    }
+
+    fn limits(max_events: usize, max_bytes: usize) -> HistoryLimits {
+        HistoryLimits {
+            max_events,
+            max_bytes,
+        }
+    }
+
+    #[test]
+    fn watch_from_history_and_too_old() {
+        let s = Store::new(limits(2, usize::MAX));
+        for n in ["a", "b", "c", "d"] {
+            let _ = s.create(
+                &format!("/registry/pods/default/{n}"),
+                obj(n),
+                Write::Commit,
+            );
+        }
+        // Revisions 2..=5; the history keeps 4 and 5.
+        let w = s.watch("/registry/pods/", Some(4));
+        assert_eq!(w.as_ref().map(|w| w.rv).ok(), Some(4));
+        let page = s.history_after("/registry/pods/", 4, 100, usize::MAX);
+        assert_eq!(page.as_ref().map(|p| p.events.len()).ok(), Some(1));
+        assert_eq!(page.as_ref().map(|p| p.through).ok(), Some(5));
+        assert!(matches!(
+            s.watch("/registry/pods/", Some(1)),
+            Err(StoreError::TooOld(1, 3))
+        ));
+        assert!(matches!(
+            s.history_after("/registry/pods/", 2, 100, usize::MAX),
+            Err(StoreError::TooOld(2, 3))
+        ));
+    }
+
+    #[test]
+    fn history_is_bounded_by_bytes_and_pages_are_in_order() {
+        let big =
+            |n: usize| json!({"metadata": {"name": format!("p{n}")}, "data": "x".repeat(10_000)});
+        let s = Store::new(limits(1_000, 100_000));
+        for n in 0..50 {
+            let _ = s.create(
+                &format!("/registry/pods/default/p{n}"),
+                big(n),
+                Write::Commit,
+            );
+        }
+        let st = s.history_stats();
+        assert!(st.bytes <= 100_000, "{st:?}");
+        assert!((8..=10).contains(&st.events), "{st:?}");
+        // Paging from the oldest kept revision walks every later one, in order, once.
+        let mut after = st.oldest.unwrap_or(0) - 1;
+        let mut seen = Vec::new();
+        loop {
+            let p = s
+                .history_after("/registry/pods/", after, 2, usize::MAX)
+                .unwrap_or_else(|e| panic!("{e}"));
+            seen.extend(p.events.iter().map(|e| e.rv));
+            after = p.through;
+            if !p.more {
+                break;
+            }
+        }
+        assert_eq!(after, s.current_rv());
+        let want: Vec<u64> = (st.oldest.unwrap_or(0)..=s.current_rv()).collect();
+        assert_eq!(seen, want);
+        // Another prefix: nothing matches, but the read still gets through to the end.
+        let p = s.history_after("/registry/events/", after - 3, 100, usize::MAX);
+        assert_eq!(
+            p.as_ref().map(|p| (p.events.len(), p.through)).ok(),
+            Some((0, after))
+        );
+    }
+
+    #[test]
+    fn a_dry_run_checks_everything_and_changes_nothing() {
+        let s = Store::default();
+        let key = "/registry/pods/default/a";
+        let _ = s.create(key, obj("a"), Write::Commit);
+        let rv = s.current_rv();
+        let before = s.history_stats();
+        let mut c = s.changes();
+        c.borrow_and_update();
+        // Create: the name must be free; the answer carries no resourceVersion.
+        assert_eq!(
+            s.create(key, obj("a"), Write::DryRun).err(),
+            Some(StoreError::Exists)
+        );
+        let b = s.create("/registry/pods/default/b", obj("b"), Write::DryRun);
+        assert_eq!(b.map(|v| object_rv(&v)).ok(), Some(None));
+        // Update: optimistic concurrency and the update function run; the answer is the new
+        // object at the current resourceVersion.
+        let stale = s.update(key, Some(rv + 7), Write::DryRun, |v| Ok(v.clone()));
+        assert_eq!(stale.err(), Some(StoreError::Conflict));
+        let labelled = s.update(key, Some(rv), Write::DryRun, |v| {
+            let mut v = v.clone();
+            v["metadata"]["labels"] = json!({"x": "1"});
+            Ok(v)
+        });
+        let labelled = labelled.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(labelled["metadata"]["labels"]["x"], "1");
+        assert_eq!(object_rv(&labelled), Some(rv));
+        let refused = s.update(key, None, Write::DryRun, |_| {
+            Err(StoreError::Rejected("no".into()))
+        });
+        assert_eq!(refused.err(), Some(StoreError::Rejected("no".into())));
+        // Delete: the check runs; the answer is the object as it is.
+        let refused = s.delete(key, Write::DryRun, |_| Err(StoreError::Conflict));
+        assert_eq!(refused.err(), Some(StoreError::Conflict));
+        let gone = s.delete(key, Write::DryRun, |_| Ok(()));
+        assert_eq!(gone.ok().and_then(|v| object_rv(&v)), Some(rv));
+        assert_eq!(
+            s.delete("/registry/pods/default/b", Write::DryRun, |_| Ok(()))
+                .err(),
+            Some(StoreError::NotFound)
+        );
+        // Nothing moved: revision, history, live objects, the change signal.
+        assert_eq!(s.current_rv(), rv);
+        assert_eq!(s.history_stats(), before);
+        assert!(s.get("/registry/pods/default/b").is_none());
+        assert!(
+            s.get(key)
+                .is_some_and(|v| v.pointer("/metadata/labels").is_none())
+        );
+        assert_eq!(c.has_changed().ok(), Some(false));
+    }
+
+    #[test]
+    fn a_commit_wakes_the_change_signal() {
+        let s = Store::default();
+        let mut c = s.changes();
+        c.borrow_and_update();
+        let _ = s.create("/registry/pods/default/a", obj("a"), Write::Commit);
+        assert_eq!(c.has_changed().ok(), Some(true));
+        assert_eq!(*c.borrow_and_update(), s.current_rv());
+    }
+
+    #[test]
+    fn events_carry_the_object_and_its_previous_state() {
+        let s = Store::default();
+        let key = "/registry/pods/default/a";
+        let _ = s.create(key, obj("a"), Write::Commit);
+        let _ = s.update(key, None, Write::Commit, |v| {
+            let mut v = v.clone();
+            v["metadata"]["labels"] = json!({"x": "1"});
+            Ok(v)
+        });
+        let _ = s.delete(key, Write::Commit, |_| Ok(()));
+        let page = s
+            .history_after("/registry/pods/", 1, 100, usize::MAX)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let seen: Vec<(EventType, u64, Option<u64>)> = page
+            .events
+            .iter()
+            .map(|e| (e.kind, e.rv, e.prev_value().as_ref().and_then(object_rv)))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (EventType::Added, 2, None),
+                (EventType::Modified, 3, Some(2)),
+                (EventType::Deleted, 4, Some(3))
+            ]
+        );
+        assert_eq!(object_rv(&page.events[2].value()), Some(4));
+        assert_eq!(page.events[1].value()["metadata"]["labels"]["x"], "1");
+    }
+
+    #[test]
+    fn a_read_at_a_past_revision_undoes_later_changes() {
+        let s = Store::default();
+        let p = "/registry/pods/default/";
+        for n in ["a", "b", "c"] {
+            let _ = s.create(&format!("{p}{n}"), obj(n), Write::Commit);
+        }
+        let _ = s.create("/registry/pods/other/z", obj("z"), Write::Commit);
+        let at = s.current_rv();
+        let _ = s.update(&format!("{p}b"), None, Write::Commit, |v| {
+            let mut v = v.clone();
+            v["metadata"]["labels"] = json!({"changed": "yes"});
+            Ok(v)
+        });
+        let _ = s.delete(&format!("{p}c"), Write::Commit, |_| Ok(()));
+        let _ = s.create(&format!("{p}aa"), obj("aa"), Write::Commit);
+        let _ = s.create(&format!("{p}d"), obj("d"), Write::Commit);
+        let names = |page: &PastPage| -> Vec<String> {
+            page.items
+                .iter()
+                .map(|(_, v)| v["metadata"]["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        };
+        let then = s
+            .list_keys_at(p, "", at, 10, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&then), ["a", "b", "c"]);
+        assert!(
+            then.items[1].1["metadata"].get("labels").is_none(),
+            "b as it was"
+        );
+        assert_eq!(then.remaining_from_start, Some(3));
+        // Paging at that revision: two, then the rest from the next key.
+        let first = s
+            .list_keys_at(p, "", at, 2, true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (names(&first), first.more, first.remaining_from_start),
+            (vec!["a".to_string(), "b".into()], true, Some(3))
+        );
+        let rest = s
+            .list_keys_at(p, &format!("{p}b\u{0}"), at, 2, false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((names(&rest), rest.more), (vec!["c".to_string()], false));
+        // Now: the live state.
+        let now = s
+            .list_keys_at(p, "", s.current_rv(), 10, false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&now), ["a", "aa", "b", "d"]);
+        // Compacted past `at`: too old.
+        let small = Store::new(limits(2, usize::MAX));
+        for n in ["a", "b", "c", "d"] {
+            let _ = small.create(&format!("{p}{n}"), obj(n), Write::Commit);
+        }
+        assert!(matches!(
+            small.list_keys_at(p, "", 1, 10, false),
+            Err(StoreError::TooOld(..))
+        ));
+        assert_eq!(
+            small
+                .list_keys_at(p, "", small.current_rv() - 1, 10, false)
+                .map(|pg| pg.items.len())
+                .ok(),
+            Some(3)
+        );
+    }
+}
