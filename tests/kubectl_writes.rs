@@ -387,7 +387,17 @@ fn updates_refused(k: &Kubectl, srv: &ServeProcess) {
         "{label}: {}",
         out.stderr
     );
-    // What upstream allows still goes through.
+    // What upstream allows still goes through: a zero Go leaves out is no change,
+    k.ok(&[
+        "patch",
+        "-n",
+        "demo",
+        "pod",
+        "workload-node-1",
+        "-p",
+        r#"{"spec":{"hostNetwork":false}}"#,
+    ]);
+    // and a new image.
     k.ok(&[
         "set",
         "image",

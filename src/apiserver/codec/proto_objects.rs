@@ -10,40 +10,8 @@ use time::OffsetDateTime;
 
 use crate::apiserver::codec::proto::{Field, Message, Msg, Ty, unwrap_envelope};
 use crate::apiserver::codec::proto_schema;
+use crate::apiserver::registry::go_zero::omitted;
 use crate::apiserver::util;
-
-/// Go writes every non-pointer scalar, zero or not, where its JSON form omits the zero
-/// (`omitempty`); these are the pointer fields whose zero says something (`runAsUser: 0` is
-/// root, `gracePeriodSeconds: 0` deletes at once) and so is kept.
-const KEEP_ZERO: &[&str] = &[
-    "activeDeadlineSeconds",
-    "allowPrivilegeEscalation",
-    "automountServiceAccountToken",
-    "defaultMode",
-    "enableServiceLinks",
-    "expirationSeconds",
-    "fsGroup",
-    "gracePeriodSeconds",
-    "hostUsers",
-    "ignoreStoreReadErrorWithClusterBreakingPotential",
-    "leaseDurationSeconds",
-    "leaseTransitions",
-    "minDomains",
-    "mode",
-    "optional",
-    "orphanDependents",
-    "priority",
-    "privileged",
-    "readOnlyRootFilesystem",
-    "runAsGroup",
-    "runAsNonRoot",
-    "runAsUser",
-    "setHostnameAsFQDN",
-    "shareProcessNamespace",
-    "terminationGracePeriodSeconds",
-    "tolerationSeconds",
-    "value",
-];
 
 /// Whether a protobuf body of this kind can be read.
 pub fn supported(api_version: &str, kind: &str) -> bool {
@@ -119,17 +87,6 @@ fn object(msg: &Message<'_>, schema: &Msg, depth: usize) -> Result<Map<String, V
         out.insert(name.into(), v);
     }
     Ok(out)
-}
-
-/// The JSON form leaves out what Go's `omitempty` leaves out, except meaningful pointer zeros.
-fn omitted(name: &str, v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::String(s) => s.is_empty(),
-        Value::Bool(false) => !KEEP_ZERO.contains(&name),
-        Value::Number(n) => n.as_i64() == Some(0) && !KEEP_ZERO.contains(&name),
-        _ => false,
-    }
 }
 
 /// A map entry with no value holds the value type's zero.

@@ -4,6 +4,7 @@
 pub(crate) mod defaults;
 pub(crate) mod discovery;
 pub(crate) mod events;
+pub(crate) mod go_zero;
 pub(crate) mod kinds;
 pub(crate) mod list_types;
 pub(crate) mod openapi;

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::apiserver::registry::go_zero;
 use crate::apiserver::request::status::Cause;
 
 /// The fields a pod update may change, as upstream's `updatablePodSpecFields` lists them.
@@ -492,10 +493,10 @@ fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
         .unwrap_or_default()
 }
 
-/// The value with null, `[]` and `{}` members left out: upstream's semantic equality treats a
-/// nil and an empty slice or map alike. JSON does not say which `{}` is a map and which a
-/// pointer to an empty struct, so both count as absent here; without the schema a spelled-out
-/// zero value (`hostNetwork: false`) is not, so it must be spelled the same on both sides.
+/// The value with null, `[]` and `{}` members left out (upstream's semantic equality treats a
+/// nil and an empty slice or map alike), and the zeros Go's JSON leaves out (`hostNetwork:
+/// false`, which kube-apiserver decodes to the same struct as no `hostNetwork`). JSON does not
+/// say which `{}` is a map and which a pointer to an empty struct, so both count as absent.
 fn normalized(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
@@ -503,10 +504,9 @@ fn normalized(v: &Value) -> Value {
             for (k, x) in m {
                 let x = normalized(x);
                 let empty = match &x {
-                    Value::Null => true,
                     Value::Array(a) => a.is_empty(),
                     Value::Object(o) => o.is_empty(),
-                    _ => false,
+                    other => go_zero::omitted(k, other),
                 };
                 if !empty {
                     out.insert(k.clone(), x);
@@ -814,6 +814,17 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn zeros_go_omits_are_the_same_as_absent_and_pointer_zeros_are_not() {
+        let e = spec_errors(
+            json!({}),
+            json!({"hostNetwork": false, "hostIPC": false, "subdomain": ""}),
+        );
+        assert!(e.is_empty(), "{e:?}");
+        assert!(!spec_errors(json!({}), json!({"hostNetwork": true})).is_empty());
+        assert!(!spec_errors(json!({}), json!({"automountServiceAccountToken": false})).is_empty());
     }
 
     #[test]
