@@ -198,7 +198,7 @@ fn walk_embedded(tag: &str, size: (u16, u16), env: &str) {
     wait_sentence(
         &tmux,
         "view 5's header, whole",
-        "(+/- change cpu, c switches, t tolerations, s nodeSelector)",
+        "the server's release (v1.33.1-kexplore) · 4 nodes · https://127.0.0.1:",
     );
     press_n(&tmux, "Space", 8);
     tmux.wait_all("view 5's result", &["Selected: node-3", "★"]);

@@ -32,6 +32,18 @@ const PANEL: u16 = 8;
 fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
     let step = state.sched.current(predict(state));
     let formula = state.sched.formula && !matches!(step, Some(Step::Result));
+    // Header and summary wrap rather than cut: their rows are counted, not assumed. Row
+    // counts do not depend on colours, so the default theme measures them.
+    let (head, summary) = state.sched.model().map_or((3, 3), |m| {
+        let all = state.sched.steps(predict(state));
+        let idx = state.sched.step.min(all.len().saturating_sub(1));
+        let step = all.get(idx).cloned().unwrap_or(Step::Nodes);
+        let theme = Theme::default();
+        (
+            head_lines(state, m, body.width, &theme).len() as u16,
+            summary_lines(m, &step, idx, all.len(), body.width, &theme).len() as u16,
+        )
+    });
     let panel = match step {
         // A formula gets the rows it needs, up to half the view.
         _ if formula => {
@@ -48,23 +60,14 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
             let rows = state.sched.model().map_or(1, |m| {
                 result_lines(state, m, body.width.saturating_sub(2) as usize, &theme).len()
             }) as u16;
-            (rows + 2).min(PANEL.min(body.height / 3))
+            // The node list keeps a row for every node (up to ten); the panel gets the rest.
+            let list = state.sched.order.len().min(10) as u16 + 3;
+            let left = body.height.saturating_sub(head + summary + list);
+            (rows + 2).min(PANEL.min(body.height / 3).max(left)).max(3)
         }
         _ if state.sched.formula => PANEL.min(body.height / 3),
         _ => 0,
     };
-    // Header and summary wrap rather than cut: their rows are counted, not assumed. Row
-    // counts do not depend on colours, so the default theme measures them.
-    let (head, summary) = state.sched.model().map_or((3, 3), |m| {
-        let all = state.sched.steps(predict(state));
-        let idx = state.sched.step.min(all.len().saturating_sub(1));
-        let step = all.get(idx).cloned().unwrap_or(Step::Nodes);
-        let theme = Theme::default();
-        (
-            head_lines(state, m, body.width, &theme).len() as u16,
-            summary_lines(m, &step, idx, all.len(), body.width, &theme).len() as u16,
-        )
-    });
     Layout::vertical([
         Constraint::Length(head),
         Constraint::Length(summary),
@@ -201,7 +204,7 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
         Resource::Cpu => "cpu",
         Resource::Memory => "memory",
     };
-    let line1 = vec![
+    let mut line1 = vec![
         Span::styled(format!("pod {} ", m.trace.pod), theme.accent),
         Span::styled(
             format!(
@@ -237,6 +240,11 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
         Span::styled(format!(" · {}", m.data.source), theme.muted),
     ];
     let w = width as usize;
+    // The key hint is optional: it shares the pod's row or gives way (the help lists the keys).
+    let fits = line1.iter().map(|p| p.width()).sum::<usize>() < w;
+    if whatif.is_empty() && !fits {
+        line1.pop();
+    }
     let mut lines = flow::rows(line1, w);
     lines.extend(flow::rows(line2, w));
     if let Some(e) = &m.error {
@@ -502,14 +510,18 @@ fn draw_panel(
             (None, _) => lines.push(Line::styled("no node under the cursor", theme.muted)),
         }
     } else {
-        title = "Result".to_string();
+        title = if m.trace.selected.is_some() {
+            "Result".to_string()
+        } else {
+            "Result: node by node".to_string()
+        };
         lines = result_lines(state, m, width, theme);
     }
     frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
 }
 
 /// The result panel's lines: the winner, a tie, the scores when the rows above do not already
-/// show each total's breakdown, the FitError node by node, and a bound pod's comparison.
+/// show each total's breakdown, each node's reason when none fits, and a bound pod's comparison.
 fn result_lines(state: &AppState, m: &Model, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines: Vec<Line<'static>> = Vec::new();
     let t = &m.trace;
@@ -583,22 +595,19 @@ fn result_lines(state: &AppState, m: &Model, width: usize, theme: &Theme) -> Vec
             }
             why_lines(&mut lines, state, m, width, theme);
         }
+        // The step's summary above already says upstream's FitError whole: here each node's
+        // reason, turned around into numbers, wrapped rather than cut.
         None => {
-            if let Some(msg) = &t.message {
-                for l in crate::tui::widgets::field::wrap(msg, width) {
-                    lines.push(Line::styled(l, theme.error));
-                }
-            }
-            lines.push(Line::styled("node by node:", theme.label));
             for v in t.filter.iter().filter(|v| !v.passed).take(40) {
                 if let Some(&k) = m.snapshot.node_index.get(&*v.node) {
-                    lines.push(Line::styled(
-                        ellipsize(
-                            &format!("✗ {}", formula::inverted(m, k, v.reasons())),
-                            width,
-                        ),
-                        theme.text,
-                    ));
+                    let text = format!("✗ {}", formula::inverted(m, k, v.reasons()));
+                    for (i, l) in field::wrap(&text, width.saturating_sub(2))
+                        .into_iter()
+                        .enumerate()
+                    {
+                        let indent = if i == 0 { "" } else { "  " };
+                        lines.push(Line::styled(format!("{indent}{l}"), theme.text));
+                    }
                 }
             }
         }
@@ -624,7 +633,14 @@ fn why_lines(
         } else {
             theme.text
         };
-        lines.push(Line::styled(ellipsize(&l, width), style));
+        // A reason is a sentence: it wraps under its bullet rather than being cut.
+        for (i, piece) in field::wrap(&l, width.saturating_sub(4))
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if i == 0 { "" } else { "    " };
+            lines.push(Line::styled(format!("{indent}{piece}"), style));
+        }
     }
 }
 
