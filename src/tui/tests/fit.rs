@@ -110,6 +110,18 @@ fn view1(c: &mut Checker) {
     needles.extend(kc.contexts.iter().map(|c| c.value.name.clone()));
     needles.extend(kc.clusters.iter().map(|c| c.value.name.clone()));
     needles.extend(kc.users.iter().map(|u| u.value.name.clone()));
+    // The tables' values: a server and an auth kind are never cut (a less important column
+    // gives way first).
+    needles.extend(
+        kc.clusters
+            .iter()
+            .filter_map(|c| c.value.cluster.server.clone()),
+    );
+    needles.extend(
+        kc.users
+            .iter()
+            .map(|u| crate::tui::views::kubeconfig_lists::auth_kind(&u.value.user)),
+    );
     c.check(&s, "view 1", &needles);
 }
 
