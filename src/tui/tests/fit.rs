@@ -137,6 +137,7 @@ fn view2(c: &mut Checker) {
         .filter_map(|c| c.extra.common_name.as_ref().map(|cn| format!("CN={cn}")))
         .collect();
     needles.extend(r.checks.iter().map(|c| c.message.clone()));
+    needles.push(crate::tui::views::certificates::TREE_TITLE.into());
     c.check(&s, "view 2", &needles);
 }
 
@@ -205,6 +206,25 @@ fn view5(c: &mut Checker) {
         crate::tui::update::update(&mut s, crate::tui::action::Action::More);
     }
     view5_steps(c, s, "view 5 FitError");
+}
+
+/// 5,000 nodes: the list scrolls and the row under the cursor stays on screen at every step.
+fn view5_big(c: &mut Checker) {
+    let mut s = fixtures::state();
+    s.view = View::Scheduler;
+    s.sched.model = Some(Model::new(fx::big_cluster(5000)));
+    s.sched.reorder(false);
+    for _ in 0..3 {
+        crate::tui::update::update(&mut s, crate::tui::action::Action::PageDown);
+    }
+    let n = s.sched.steps(false).len();
+    for i in 0..n {
+        s.sched.step = i;
+        let m = s.sched.model().expect("a model");
+        let k = s.sched.order[s.sched.cursor];
+        let needles = vec![format!("▶ {}", m.snapshot.nodes[k].name)];
+        c.check(&s, &format!("view 5 5000 nodes step {}", i + 1), &needles);
+    }
 }
 
 fn view5_live_cluster(c: &mut Checker) {
@@ -341,4 +361,12 @@ fn view5_live_fits_80x24() {
 #[test]
 fn view5_live_fits_120x40() {
     at(LARGE, view5_live_cluster)
+}
+#[test]
+fn view5_5000_nodes_keep_the_cursor_row_80x24() {
+    at(SMALL, view5_big)
+}
+#[test]
+fn view5_5000_nodes_keep_the_cursor_row_120x40() {
+    at(LARGE, view5_big)
 }
