@@ -239,10 +239,11 @@ fn view5_live_cluster(c: &mut Checker) {
 }
 
 fn view5_steps(c: &mut Checker, mut s: AppState, case: &str) {
-    let all = s.sched.steps(false);
+    let present = crate::tui::stepped::predict(&s);
+    let all = s.sched.steps(present);
     for (i, step) in all.iter().enumerate() {
         s.sched.step = i;
-        s.sched.reorder(false);
+        s.sched.reorder(present);
         let m = s.sched.model().expect("a model");
         let t = &m.trace;
         let mut needles = vec![
@@ -369,4 +370,20 @@ fn view5_5000_nodes_keep_the_cursor_row_80x24() {
 #[test]
 fn view5_5000_nodes_keep_the_cursor_row_120x40() {
     at(LARGE, view5_big)
+}
+
+/// Presenter mode: the same sentences, whole, in the larger layout.
+fn view5_presenter(c: &mut Checker) {
+    let mut s = demo5();
+    s.present = true;
+    view5_steps(c, s, "view 5 presenter");
+}
+
+#[test]
+fn view5_presenter_fits_80x24() {
+    at(SMALL, view5_presenter)
+}
+#[test]
+fn view5_presenter_fits_120x40() {
+    at(LARGE, view5_presenter)
 }
