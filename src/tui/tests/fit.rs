@@ -156,6 +156,12 @@ fn view3(c: &mut Checker) {
 }
 
 fn view4(c: &mut Checker) {
+    view4_of(c, None);
+    // A Deployment's pod in a longer namespace: the title must not cut the step count.
+    view4_of(c, Some("workshop-team-a/web-7c79c4bf97-x2b4k"));
+}
+
+fn view4_of(c: &mut Checker, pod: Option<&str>) {
     let mut s = fixtures::state();
     s.view = View::PodJourney;
     s.journey = JourneyState::new(
@@ -163,15 +169,19 @@ fn view4(c: &mut Checker) {
         Some(include_str!("../../../scenarios/app.json")),
         true,
     );
-    s.journey.collected = Some(journey_data::collected());
+    let mut collected = journey_data::collected();
+    if let Some(p) = pod {
+        collected.pod = p.into();
+    }
+    s.journey.collected = Some(collected);
     let journey = s.journey.journey().expect("a journey");
     for step in 0..STEP_COUNT {
         s.journey.step = step;
-        let mut needles = vec![format!(
-            "4 Pod journey · {} · {step}/{}",
-            journey.pod,
-            STEP_COUNT - 1
-        )];
+        // The step count and the pod's name, each whole.
+        let mut needles = vec![
+            format!("4 Pod journey · {step}/{}", STEP_COUNT - 1),
+            journey.pod.clone(),
+        ];
         // The current stage stays in the list, and the detail pane says which it is and how
         // it was learned.
         if let Some(st) = step.checked_sub(1).and_then(|i| journey.stages.get(i)) {
@@ -386,4 +396,32 @@ fn view5_presenter_fits_80x24() {
 #[test]
 fn view5_presenter_fits_120x40() {
     at(LARGE, view5_presenter)
+}
+
+/// With the pod's name on rows of its own above the stages, a click still lands on the stage
+/// drawn under it.
+#[test]
+fn view4_click_lands_on_the_stage_below_a_long_pod_name() {
+    let mut s = fixtures::state();
+    s.view = View::PodJourney;
+    s.journey = JourneyState::new(
+        "app.json".into(),
+        Some(include_str!("../../../scenarios/app.json")),
+        true,
+    );
+    let mut collected = journey_data::collected();
+    collected.pod = "workshop-team-a/web-7c79c4bf97-x2b4k".into();
+    s.journey.collected = Some(collected);
+    s.journey.step = 12;
+    let screen = render(&s, 120, 40);
+    let y = screen
+        .lines()
+        .position(|l| l.contains("Authorization"))
+        .expect("the stage is drawn") as u16;
+    let body = crate::tui::views::body_area((120, 40));
+    assert_eq!(
+        crate::tui::views::journey::step_at(body, &s, 5, y),
+        Some(3),
+        "{screen}"
+    );
 }
