@@ -425,3 +425,58 @@ fn view4_click_lands_on_the_stage_below_a_long_pod_name() {
         "{screen}"
     );
 }
+
+/// `f` at every score step, on every scored node: the formula's lines whole, with PodTopologySpread's
+/// per-domain counts (`kubernetes.io/hostname=node-1: …`) among them.
+fn view5_formulas(c: &mut Checker) {
+    formulas_on(c, demo5());
+    // The cluster where every score plugin differs (render_finish's), app.json's neighbour.
+    let data = crate::tui::sched::fetch::from_files(
+        &[(
+            "every.yaml".into(),
+            include_str!("data/every_score_plugin.yaml").into(),
+        )],
+        Some("default/web"),
+        fx::app_pod(),
+        crate::scheduler::KubeVersion::parse("1.33").expect("version"),
+    )
+    .expect("cluster");
+    let mut s = fixtures::state();
+    s.view = View::Scheduler;
+    s.sched.model = Some(Model::new(data));
+    formulas_on(c, s);
+}
+
+fn formulas_on(c: &mut Checker, mut s: AppState) {
+    crate::tui::update::update(&mut s, crate::tui::action::Action::ToggleFormula);
+    let all = s.sched.steps(false);
+    for (i, step) in all.iter().enumerate() {
+        let Step::Score(j) = step else { continue };
+        s.sched.step = i;
+        s.sched.reorder(false);
+        for cursor in 0..s.sched.order.len() {
+            s.sched.cursor = cursor;
+            let m = s.sched.model().expect("a model");
+            let k = s.sched.order[cursor];
+            let Some(si) = m.score_of[k] else { continue };
+            let Some(p) = m.trace.score[si].plugins.get(*j) else {
+                continue;
+            };
+            let needles = crate::tui::sched::formula::lines(m, k, p);
+            c.check(
+                &s,
+                &format!("view 5 formula step {} node {k}", i + 1),
+                &needles,
+            );
+        }
+    }
+}
+
+#[test]
+fn view5_formulas_fit_80x24() {
+    at(SMALL, view5_formulas)
+}
+#[test]
+fn view5_formulas_fit_120x40() {
+    at(LARGE, view5_formulas)
+}

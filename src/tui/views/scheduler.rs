@@ -51,8 +51,13 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
                 .sched
                 .model()
                 .and_then(|m| formula_text(state, m, step.as_ref()?))
-                .map_or(0, |l| l.len() as u16 + 2);
-            rows.max(PANEL).min(body.height / 2)
+                .map_or(0, |l| {
+                    wrapped(&l, body.width.saturating_sub(2) as usize).len() as u16 + 2
+                });
+            // Up to half the view, or more on a short screen: what is left after the head, the
+            // summary and the list's row under the cursor.
+            let left = body.height.saturating_sub(head + summary + 3);
+            rows.max(PANEL).min((body.height / 2).max(left))
         }
         // The result says what it has to and leaves the rest to the node list.
         Some(Step::Result) => {
@@ -251,7 +256,8 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
         lines.extend(flow::sentence(&format!("✗ {e}"), theme.error, w));
     } else if let Some(l) = &state.sched.listing {
         lines.extend(live_lines(state, l, m, width, theme));
-    } else {
+    } else if width >= 100 {
+        // A spacer only on a wide terminal: a narrow one already spends rows on wrapping.
         lines.push(Line::raw(""));
     }
     if let Some(live) = &state.sched.live {
@@ -496,8 +502,8 @@ fn draw_panel(
         let node = s.selected_node();
         match (node, formula_text(state, m, step)) {
             (Some(_), Some(text)) => {
-                for l in text {
-                    lines.push(Line::styled(ellipsize(&l, width), theme.text));
+                for l in wrapped(&text, width) {
+                    lines.push(Line::styled(l, theme.text));
                 }
             }
             (Some(k), None) => lines.push(Line::styled(
@@ -642,6 +648,19 @@ fn why_lines(
             lines.push(Line::styled(format!("{indent}{piece}"), style));
         }
     }
+}
+
+/// Formula lines wrapped to `width`, continuations indented: a label such as
+/// `kubernetes.io/hostname=node-1` is never cut.
+fn wrapped(text: &[String], width: usize) -> Vec<String> {
+    text.iter()
+        .flat_map(|l| {
+            field::wrap(l, width.saturating_sub(2))
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| if i == 0 { p } else { format!("  {p}") })
+        })
+        .collect()
 }
 
 /// The formula `f` shows for the node under the cursor: the current score step's plugin, or
