@@ -265,8 +265,11 @@ pub fn draw_entries<'a>(
         Paragraph::new(lines).block(pane(
             if area.width >= 60 {
                 format!("{title} ({n}; → used by the context under the cursor{hidden})")
+            } else if hidden.is_empty() {
+                format!("{title} ({n}; → in use)")
             } else {
-                format!("{title} ({n}; → in use{hidden})")
+                // Narrow: what is missing matters more than the arrow's legend.
+                format!("{title} ({n}{hidden})")
             },
             theme,
             false,
