@@ -194,8 +194,25 @@ fn walk_embedded(tag: &str, size: (u16, u16), env: &str) {
         "view 5 on the journey's pod",
         &["pod default/app", "Nodes (4)", "step 1/"],
     );
+    // Issue 14 §1: the header is whole at every width (it wraps), not cut at the edge.
+    wait_sentence(
+        &tmux,
+        "view 5's header, whole",
+        "the server's release (v1.33.1-kexplore) · 4 nodes · https://127.0.0.1:",
+    );
     press_n(&tmux, "Space", 8);
     tmux.wait_all("view 5's result", &["Selected: node-3", "★"]);
+    // The final reveal shows every node, each total with its whole breakdown.
+    tmux.wait_all(
+        "every node in the final reveal",
+        &[
+            "control-plane",
+            "node-1",
+            "node-2",
+            "node-3",
+            "+ Fit 61 + Image 0",
+        ],
+    );
     if env.contains("NO_COLOR") {
         // Bars, the winner and greyed nodes keep their glyphs and lose every colour.
         let styled = tmux.text(&["capture-pane", "-p", "-e", "-t", "kx"]);

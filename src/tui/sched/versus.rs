@@ -9,7 +9,8 @@ use crate::scheduler::why::{self, BoundPod};
 const SEED: u64 = 0;
 
 /// The head line and the result panel's lines; `agrees` when the simulation of the pod as it
-/// is picks the cluster's node.
+/// is picks the cluster's node. The head gives the first reason, the panel the next, so the
+/// few rows of an 80×24 screen never say the same thing twice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Versus {
     pub agrees: bool,
@@ -45,7 +46,13 @@ pub fn versus(m: &Model, bound: &BoundPod) -> Versus {
                 "! the cluster chose {node}: here it is {}",
                 base.actual_in_simulation
             )];
-            p.extend(base.reasons.iter().take(2).map(|r| format!("  · {r}")));
+            p.extend(
+                base.reasons
+                    .iter()
+                    .skip(1)
+                    .take(1)
+                    .map(|r| format!("  · {r}")),
+            );
             p
         };
         return Versus {
@@ -77,7 +84,13 @@ pub fn versus(m: &Model, bound: &BoundPod) -> Versus {
             "! the cluster chose {node}: without the what-if it is {} here",
             base.actual_in_simulation
         ));
-        panel.extend(base.reasons.iter().take(2).map(|r| format!("  · {r}")));
+        panel.extend(
+            base.reasons
+                .iter()
+                .skip(1)
+                .take(1)
+                .map(|r| format!("  · {r}")),
+        );
     }
     if !changed.agrees {
         panel.push(format!(

@@ -187,10 +187,7 @@ fn view5_every_step() {
     }
     let result = render(&s, 120, 40);
     assert!(result.contains("Selected: node-3"), "{result}");
-    assert!(
-        result.contains("361 = Taint 300 + Fit 61 + Image 0"),
-        "{result}"
-    );
+    assert!(result.contains("Taint 300 + Fit 61 + Image 0"), "{result}");
     s.sched.step = 2;
     let taint = render(&s, 120, 40);
     assert!(

@@ -182,7 +182,14 @@ fn draw_tree(
         .skip(first_row(at, area))
         .flat_map(|&i| row_lines(report, &tree.rows[i], i == tree.cursor, width, now, theme))
         .collect();
-    let mut title = format!("{TREE_TITLE} — ✓ signature verified, ✗ not");
+    // The legend shortens before the title is cut (the rows say what a ✗ means).
+    let mut title = [
+        format!("{TREE_TITLE} — ✓ signature verified, ✗ not"),
+        format!("{TREE_TITLE} (✓ verified)"),
+    ]
+    .into_iter()
+    .find(|t| t.chars().count() <= width.saturating_sub(2))
+    .unwrap_or_else(|| TREE_TITLE.to_string());
     if !tree.filter.is_empty() || tree.typing {
         if tree.visible.is_empty() {
             lines.push(Line::styled(

@@ -39,7 +39,30 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     }
     let (ladder_area, detail_area) = areas(area, state);
     draw_ladder(frame, ladder_area, state, theme);
-    draw_detail(frame, detail_area, c.current(), state.detail_scroll, theme);
+    // A summary the ladder row had to cut is said whole at the top of the details.
+    let room = summary_room(ladder_area, state);
+    let cut = c
+        .current()
+        .is_some_and(|r| r.summary.chars().count() > room);
+    draw_detail(
+        frame,
+        detail_area,
+        c.current(),
+        cut,
+        state.detail_scroll,
+        theme,
+    );
+}
+
+/// The columns a rung's summary gets in the ladder: below the title when each rung takes two
+/// rows, else beside it.
+fn summary_room(area: Rect, state: &AppState) -> usize {
+    let width = inner_width(area);
+    if rows(area, state).per == 2 {
+        width.saturating_sub(7)
+    } else {
+        width.saturating_sub(7 + 26)
+    }
 }
 
 /// The ladder and the details, side by side when wide enough, else one above the other.
@@ -174,7 +197,14 @@ fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     frame.render_widget(Paragraph::new(lines).block(pane(title, theme, true)), area);
 }
 
-fn draw_detail(frame: &mut Frame, area: Rect, rung: Option<&Rung>, scroll: u16, theme: &Theme) {
+fn draw_detail(
+    frame: &mut Frame,
+    area: Rect,
+    rung: Option<&Rung>,
+    summary_cut: bool,
+    scroll: u16,
+    theme: &Theme,
+) {
     let Some(r) = rung else {
         frame.render_widget(pane("Details", theme, false), area);
         return;
@@ -189,6 +219,14 @@ fn draw_detail(frame: &mut Frame, area: Rect, rung: Option<&Rung>, scroll: u16, 
         .min(14)
         + 2;
     let mut lines: Vec<Line> = Vec::new();
+    if summary_cut {
+        lines.extend(
+            field::wrap(&r.summary, width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme.text)),
+        );
+        lines.push(Line::raw(""));
+    }
     if let Some(f) = &r.failure {
         lines.extend(field::lines(
             "✗ Why",
@@ -229,9 +267,16 @@ fn draw_detail(frame: &mut Frame, area: Rect, rung: Option<&Rung>, scroll: u16, 
             theme.text,
         ));
     }
+    // Rows below the pane's end are announced, so a cut list is never mistaken for a whole one.
+    let below = (lines.len() as u16).saturating_sub(scroll + area.height.saturating_sub(2));
+    let keys = if below > 0 {
+        format!("PgDn: {below} more rows")
+    } else {
+        "PgUp/PgDn".to_string()
+    };
     frame.render_widget(
         Paragraph::new(lines).scroll((scroll, 0)).block(pane(
-            format!("{} (PgUp/PgDn)", r.title),
+            format!("{} ({keys})", r.title),
             theme,
             false,
         )),

@@ -15,6 +15,7 @@ use crate::journey::run::WriteMode;
 use crate::journey::{STAGES, Source, Stage, Status};
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::field;
 
 const SIDE_BY_SIDE: u16 = 100;
 
@@ -61,10 +62,20 @@ fn mark<'a>(
     }
 }
 
-/// The stages list and the details, side by side when wide enough.
-fn areas(area: Rect) -> (Rect, Rect) {
+/// The stages list and the details, side by side when wide enough; the list widens (up to half
+/// the view) so its title keeps the pod's name whole.
+fn areas(area: Rect, state: &AppState) -> (Rect, Rect) {
     if area.width >= SIDE_BY_SIDE {
-        let [l, r] = Layout::horizontal([Constraint::Length(40), Constraint::Min(30)]).areas(area);
+        let wanted = state.journey.journey().map_or(0, |j| {
+            list_title(&j.pod, state.journey.step).chars().count() as u16 + 4
+        });
+        // Wider only when that makes the whole title fit; else the pod gets a row of its own.
+        let w = if wanted > 40 && wanted <= area.width / 2 {
+            wanted
+        } else {
+            40
+        };
+        let [l, r] = Layout::horizontal([Constraint::Length(w), Constraint::Min(30)]).areas(area);
         (l, r)
     } else {
         let h = (STAGES.len() as u16 + 3).min(area.height / 2);
@@ -74,34 +85,55 @@ fn areas(area: Rect) -> (Rect, Rect) {
 }
 
 /// The first stage listed: the list scrolls to keep the current one on screen.
-fn first_stage(list_area: Rect, step: usize) -> usize {
-    // Inside the borders, below the request row.
-    let inner = list_area.height.saturating_sub(3) as usize;
+fn first_stage(list_area: Rect, step: usize, pod_rows: usize) -> usize {
+    // Inside the borders, below the pod's own rows and the request row.
+    let inner = (list_area.height.saturating_sub(3) as usize).saturating_sub(pod_rows);
     step.saturating_sub(inner.max(1))
+}
+
+/// The pod's name as rows at the top of the list, when the list's title cannot hold it.
+fn pod_rows(state: &AppState, list_area: Rect) -> Vec<String> {
+    match state.journey.journey() {
+        Some(jj) if !title_fits(&jj.pod, state.journey.step, list_area) => {
+            field::wrap(&format!("pod {}", jj.pod), inner_width(list_area))
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn title_fits(pod: &str, step: usize, list_area: Rect) -> bool {
+    list_title(pod, step).chars().count() + 4 <= list_area.width as usize
 }
 
 /// The step a click at (x, y) asks for: 0 on the request row, else the stage drawn there.
 pub fn step_at(body: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
-    let (list, _) = areas(body);
+    let (list, _) = areas(body, state);
     let top = list.y + 1;
     if x <= list.x || x + 1 >= list.x + list.width || y < top || y + 1 >= list.y + list.height {
         return None;
     }
-    let row = (y - top) as usize;
+    let pod = pod_rows(state, list).len();
+    let row = ((y - top) as usize).checked_sub(pod)?;
     if row == 0 {
         return Some(0);
     }
-    let step = first_stage(list, state.journey.step) + row;
+    let step = first_stage(list, state.journey.step, pod) + row;
     (step <= STAGES.len()).then_some(step)
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let j = &state.journey;
     let journey = j.journey();
-    let (list_area, detail_area) = areas(area);
+    let (list_area, detail_area) = areas(area, state);
     let spin = SPINNER[state.spinner % SPINNER.len()];
     let width = inner_width(list_area);
-    let mut lines = vec![Line::from(vec![
+    let pod = pod_rows(state, list_area);
+    let pod_count = pod.len();
+    let mut lines: Vec<Line> = pod
+        .into_iter()
+        .map(|r| Line::styled(r, theme.accent))
+        .collect();
+    lines.push(Line::from(vec![
         Span::styled(if j.step == 0 { "▶ " } else { "  " }, theme.accent),
         Span::styled(
             ellipsize(
@@ -114,8 +146,8 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
                 theme.text
             },
         ),
-    ])];
-    let skip = first_stage(list_area, j.step);
+    ]));
+    let skip = first_stage(list_area, j.step, pod_count);
     for (i, name) in STAGES.iter().enumerate().skip(skip) {
         let n = i + 1;
         if n > j.step {
@@ -139,9 +171,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             ),
         ]));
     }
+    // The step count comes first so it is never cut; a pod name too long for the title has
+    // the list's first rows (`pod_rows`).
+    let count = format!("4 Pod journey · {}/{}", j.step, STAGES.len());
     let head = match &journey {
-        Some(jj) => format!("4 Pod journey · {} · {}/{}", jj.pod, j.step, STAGES.len()),
-        None => format!("4 Pod journey · {}/{}", j.step, STAGES.len()),
+        Some(jj) if title_fits(&jj.pod, j.step, list_area) => list_title(&jj.pod, j.step),
+        _ => count,
     };
     frame.render_widget(
         Paragraph::new(lines).block(pane(head, theme, true)),
@@ -182,6 +217,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             .block(pane(format!("{detail_title} (PgUp/PgDn)"), theme, false)),
         detail_area,
     );
+}
+
+/// The stages list's title: the view, the step, the pod.
+fn list_title(pod: &str, step: usize) -> String {
+    format!("4 Pod journey · {step}/{} · {pod}", STAGES.len())
 }
 
 /// `W`'s question: which pod, on which server, and that only `y` goes ahead.

@@ -211,12 +211,20 @@ pub fn draw_entries<'a>(
         .max()
         .unwrap_or(0)
         .min(width / 3);
-    let what_w = rows
+    let what_full = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    let file_w = rows
         .iter()
-        .map(|r| r.1.chars().count())
+        .map(|r| file_name(r.2).chars().count())
         .max()
-        .unwrap_or(0)
-        .min(width.saturating_sub(name_w + 16));
+        .unwrap_or(0);
+    // The file is the least important column: it gives way before a server or an auth kind is
+    // cut, and the title says it is hidden (view 1's contexts and the merged view still say it).
+    let show_file = name_w + 4 + what_full + 2 + file_w <= width;
+    let what_w = if show_file {
+        what_full
+    } else {
+        what_full.min(width.saturating_sub(name_w + 4))
+    };
     let mut lines: Vec<Line> = rows
         .iter()
         .map(|(name, what, source)| {
@@ -229,7 +237,14 @@ pub fn draw_entries<'a>(
                     style,
                 ),
                 Span::raw(format!("{:<what_w$}", ellipsize(what, what_w))),
-                Span::styled(format!("  {}", file_name(source)), theme.muted),
+                Span::styled(
+                    if show_file {
+                        format!("  {}", file_name(source))
+                    } else {
+                        String::new()
+                    },
+                    theme.muted,
+                ),
             ])
         })
         .collect();
@@ -241,12 +256,20 @@ pub fn draw_entries<'a>(
         ));
     }
     let n = count(rows.len(), total);
+    let hidden = if show_file || rows.is_empty() {
+        ""
+    } else {
+        "; file hidden"
+    };
     frame.render_widget(
         Paragraph::new(lines).block(pane(
             if area.width >= 60 {
-                format!("{title} ({n}; → used by the context under the cursor)")
-            } else {
+                format!("{title} ({n}; → used by the context under the cursor{hidden})")
+            } else if hidden.is_empty() {
                 format!("{title} ({n}; → in use)")
+            } else {
+                // Narrow: what is missing matters more than the arrow's legend.
+                format!("{title} ({n}{hidden})")
             },
             theme,
             false,

@@ -23,7 +23,7 @@ use crate::tui::sched::watch::Phase;
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::field;
+use crate::tui::widgets::{field, flow};
 
 /// Rows under the node list for the result / formula panel.
 const PANEL: u16 = 8;
@@ -32,6 +32,18 @@ const PANEL: u16 = 8;
 fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
     let step = state.sched.current(predict(state));
     let formula = state.sched.formula && !matches!(step, Some(Step::Result));
+    // Header and summary wrap rather than cut: their rows are counted, not assumed. Row
+    // counts do not depend on colours, so the default theme measures them.
+    let (head, summary) = state.sched.model().map_or((3, 3), |m| {
+        let all = state.sched.steps(predict(state));
+        let idx = state.sched.step.min(all.len().saturating_sub(1));
+        let step = all.get(idx).cloned().unwrap_or(Step::Nodes);
+        let theme = Theme::default();
+        (
+            head_lines(state, m, body.width, &theme).len() as u16,
+            summary_lines(m, &step, idx, all.len(), body.width, &theme).len() as u16,
+        )
+    });
     let panel = match step {
         // A formula gets the rows it needs, up to half the view.
         _ if formula => {
@@ -39,24 +51,31 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
                 .sched
                 .model()
                 .and_then(|m| formula_text(state, m, step.as_ref()?))
-                .map_or(0, |l| l.len() as u16 + 2);
-            rows.max(PANEL).min(body.height / 2)
+                .map_or(0, |l| {
+                    wrapped(&l, body.width.saturating_sub(2) as usize).len() as u16 + 2
+                });
+            // Up to half the view, or more on a short screen: what is left after the head, the
+            // summary and the list's row under the cursor.
+            let left = body.height.saturating_sub(head + summary + 3);
+            rows.max(PANEL).min((body.height / 2).max(left))
         }
-        Some(Step::Result) => PANEL.min(body.height / 3),
+        // The result says what it has to and leaves the rest to the node list.
+        Some(Step::Result) => {
+            let theme = Theme::default();
+            let rows = state.sched.model().map_or(1, |m| {
+                result_lines(state, m, body.width.saturating_sub(2) as usize, &theme).len()
+            }) as u16;
+            // The node list keeps a row for every node (up to ten); the panel gets the rest.
+            let list = state.sched.order.len().min(10) as u16 + 3;
+            let left = body.height.saturating_sub(head + summary + list);
+            (rows + 2).min(PANEL.min(body.height / 3).max(left)).max(3)
+        }
         _ if state.sched.formula => PANEL.min(body.height / 3),
         _ => 0,
     };
-    // A bound pod's comparison wraps: its words must be read whole.
-    let versus = state
-        .sched
-        .model()
-        .filter(|m| m.error.is_none())
-        .and_then(|m| shown_versus(state, m))
-        .map_or(1, |v| versus_rows(&v, body.width).len()) as u16;
-    let head = 2 + versus + u16::from(state.sched.live.is_some());
     Layout::vertical([
         Constraint::Length(head),
-        Constraint::Length(3),
+        Constraint::Length(summary),
         Constraint::Min(3),
         Constraint::Length(panel),
     ])
@@ -135,8 +154,21 @@ pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
     let idx = s.step.min(all.len().saturating_sub(1));
     let step = all.get(idx).cloned().unwrap_or(Step::Nodes);
     let [head, summary, list, panel] = areas(body, state);
-    draw_head(frame, head, state, m, theme);
-    draw_summary(frame, summary, m, &step, idx, all.len(), theme);
+    frame.render_widget(
+        Paragraph::new(head_lines(state, m, head.width, theme)),
+        head,
+    );
+    frame.render_widget(
+        Paragraph::new(summary_lines(
+            m,
+            &step,
+            idx,
+            all.len(),
+            summary.width,
+            theme,
+        )),
+        summary,
+    );
     if s.pods_open && s.listing.is_some() {
         scheduler_pods::draw(frame, list, state, theme);
     } else {
@@ -147,7 +179,9 @@ pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
     }
 }
 
-fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: &Theme) {
+/// The pod with its what-if, the scheduler release and the cluster, and the live lines: each
+/// wrapped to `width` so nothing is cut at 80 columns.
+fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let (cpu, mem) = m.pod_request();
     let w = &m.whatif;
     let mut whatif = Vec::new();
@@ -175,8 +209,8 @@ fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: 
         Resource::Cpu => "cpu",
         Resource::Memory => "memory",
     };
-    let line1 = Line::from(vec![
-        Span::styled(format!(" pod {} ", m.trace.pod), theme.accent),
+    let mut line1 = vec![
+        Span::styled(format!("pod {} ", m.trace.pod), theme.accent),
         Span::styled(
             format!(
                 " requests cpu {} · memory {}",
@@ -193,7 +227,7 @@ fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: 
         } else {
             Span::styled(format!("   what-if: {}", whatif.join(", ")), theme.warn)
         },
-    ]);
+    ];
     // Against a server, the release and how it relates to the server's, in the words
     // `kexplore schedule` prints for the same cluster.
     let r = &m.data.release;
@@ -205,24 +239,31 @@ fn draw_head(frame: &mut Frame, area: Rect, state: &AppState, m: &Model, theme: 
         ),
         _ => r.summary.clone(),
     };
-    let line2 = Line::styled(
-        format!(
-            " {release} · {} nodes · {}",
-            m.snapshot.nodes.len(),
-            m.data.source
-        ),
-        theme.muted,
-    );
-    let mut lines = vec![line1, line2];
+    let line2 = vec![
+        Span::styled(release, theme.muted),
+        Span::styled(format!(" · {} nodes", m.snapshot.nodes.len()), theme.muted),
+        Span::styled(format!(" · {}", m.data.source), theme.muted),
+    ];
+    let w = width as usize;
+    // The key hint is optional: it shares the pod's row or gives way (the help lists the keys).
+    let fits = line1.iter().map(|p| p.width()).sum::<usize>() < w;
+    if whatif.is_empty() && !fits {
+        line1.pop();
+    }
+    let mut lines = flow::rows(line1, w);
+    lines.extend(flow::rows(line2, w));
     if let Some(e) = &m.error {
-        lines.push(Line::styled(format!(" ✗ {e}"), theme.error));
+        lines.extend(flow::sentence(&format!("✗ {e}"), theme.error, w));
     } else if let Some(l) = &state.sched.listing {
-        lines.extend(live_lines(state, l, m, area.width, theme));
+        lines.extend(live_lines(state, l, m, width, theme));
+    } else if width >= 100 {
+        // A spacer only on a wide terminal: a narrow one already spends rows on wrapping.
+        lines.push(Line::raw(""));
     }
     if let Some(live) = &state.sched.live {
         lines.push(watch_line(state, live, theme));
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    lines
 }
 
 /// The bound pod in focus, as the cluster placed it.
@@ -314,15 +355,15 @@ fn watch_line(state: &AppState, live: &LiveState, theme: &Theme) -> Line<'static
     ])
 }
 
-fn draw_summary(
-    frame: &mut Frame,
-    area: Rect,
+/// The step, its title and what it did to all nodes at once, wrapped to `width`.
+fn summary_lines(
     m: &Model,
     step: &Step,
     idx: usize,
     count: usize,
+    width: u16,
     theme: &Theme,
-) {
+) -> Vec<Line<'static>> {
     let t = &m.trace;
     let n = m.snapshot.nodes.len();
     let pos = format!(" step {}/{count} ", idx + 1);
@@ -428,18 +469,19 @@ fn draw_summary(
             (None, None) => ("Not scheduled".into(), t.notes.clone()),
         },
     };
-    let mut lines = vec![Line::from(vec![
-        Span::styled(pos, theme.key_hint),
-        Span::styled(title, theme.title),
-    ])];
-    let width = area.width as usize;
-    for d in detail.into_iter().take(2) {
-        lines.push(Line::styled(
-            format!(" {}", ellipsize(&d, width.saturating_sub(2))),
-            theme.text,
-        ));
+    let w = width as usize;
+    // The title breaks after a plugin's comma, never inside a name.
+    let mut pieces = vec![Span::styled(pos, theme.key_hint)];
+    let mut words = title.split_inclusive(", ");
+    if let Some(first) = words.next() {
+        pieces.push(Span::styled(first.to_string(), theme.title));
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    pieces.extend(words.map(|p| Span::styled(p.to_string(), theme.title)));
+    let mut lines = flow::rows(pieces, w);
+    for d in detail {
+        lines.extend(flow::sentence(&d, theme.text, w));
+    }
+    lines
 }
 
 fn draw_panel(
@@ -460,8 +502,8 @@ fn draw_panel(
         let node = s.selected_node();
         match (node, formula_text(state, m, step)) {
             (Some(_), Some(text)) => {
-                for l in text {
-                    lines.push(Line::styled(ellipsize(&l, width), theme.text));
+                for l in wrapped(&text, width) {
+                    lines.push(Line::styled(l, theme.text));
                 }
             }
             (Some(k), None) => lines.push(Line::styled(
@@ -474,72 +516,109 @@ fn draw_panel(
             (None, _) => lines.push(Line::styled("no node under the cursor", theme.muted)),
         }
     } else {
-        title = "Result".to_string();
-        let t = &m.trace;
-        match &t.selected {
-            Some(node) => {
-                lines.push(Line::styled(
-                    format!("★ {node} — the scheduler binds the pod here (POST …/binding)"),
-                    theme.winner,
-                ));
-                if t.tied.len() > 1 {
-                    let names: Vec<&str> = t.tied.iter().map(|n| &**n).collect();
-                    lines.push(Line::styled(
-                        format!("tie among {}: chosen at random (seeded), as upstream's selectHost does", names.join(", ")),
-                        theme.text,
-                    ));
+        title = if m.trace.selected.is_some() {
+            "Result".to_string()
+        } else {
+            "Result: node by node".to_string()
+        };
+        lines = result_lines(state, m, width, theme);
+    }
+    frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+}
+
+/// The result panel's lines: the winner, a tie, the scores when the rows above do not already
+/// show each total's breakdown, each node's reason when none fits, and a bound pod's comparison.
+fn result_lines(state: &AppState, m: &Model, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let t = &m.trace;
+    match &t.selected {
+        Some(node) => {
+            lines.push(Line::styled(
+                format!("★ {node} — the scheduler binds the pod here (POST …/binding)"),
+                theme.winner,
+            ));
+            if t.tied.len() > 1 {
+                // Every tied name when they fit on two rows, else the count and the first few:
+                // the sentence is whole either way.
+                let names: Vec<&str> = t.tied.iter().map(|n| &**n).collect();
+                let all = names.join(", ");
+                let among = if all.chars().count() <= 2 * width {
+                    all
+                } else {
+                    format!(
+                        "{} nodes ({} and {} more)",
+                        names.len(),
+                        names[..3].join(", "),
+                        names.len() - 3
+                    )
+                };
+                let tie = format!(
+                    "tie among {among}: chosen at random (seeded), as upstream's selectHost does"
+                );
+                for l in field::wrap(&tie, width) {
+                    lines.push(Line::styled(l, theme.text));
                 }
-                let mut best: Vec<_> = t.score.iter().collect();
-                best.sort_by_key(|s| std::cmp::Reverse(s.total));
-                for sc in best.into_iter().take(3) {
-                    let parts: Vec<String> = sc
-                        .plugins
-                        .iter()
-                        .map(|p| format!("{} {}", plugins::short(p.name), p.weighted))
-                        .collect();
-                    lines.push(Line::styled(
-                        ellipsize(
-                            &format!(
-                                "{:<14} {:>4} = {}",
-                                sc.node.to_string(),
-                                sc.total,
-                                parts.join(" + ")
-                            ),
-                            width,
-                        ),
-                        theme.text,
-                    ));
-                }
-                if t.score.is_empty() {
-                    lines.push(Line::styled(
-                        "one feasible node: PreScore and Score do not run (upstream skips them)",
-                        theme.muted,
-                    ));
-                }
-                why_lines(&mut lines, state, m, width, theme);
             }
-            None => {
-                if let Some(msg) = &t.message {
-                    for l in crate::tui::widgets::field::wrap(msg, width) {
-                        lines.push(Line::styled(l, theme.error));
-                    }
-                }
-                lines.push(Line::styled("node by node:", theme.label));
-                for v in t.filter.iter().filter(|v| !v.passed).take(40) {
-                    if let Some(&k) = m.snapshot.node_index.get(&*v.node) {
-                        lines.push(Line::styled(
-                            ellipsize(
-                                &format!("✗ {}", formula::inverted(m, k, v.reasons())),
-                                width,
-                            ),
-                            theme.text,
-                        ));
+            // When the rows above show every scored node with its total's breakdown, repeating
+            // them here would only take rows the node list needs to show every node.
+            let mut best: Vec<_> = t.score.iter().collect();
+            best.sort_by_key(|s| std::cmp::Reverse(s.total));
+            let listed = state
+                .sched
+                .order
+                .iter()
+                .filter(|&&k| m.score_of[k].is_some())
+                .count();
+            let repeat = if scheduler_rows::shows_totals(m) && listed == t.score.len() {
+                0
+            } else {
+                3
+            };
+            for sc in best.into_iter().take(repeat) {
+                let parts: Vec<String> = sc
+                    .plugins
+                    .iter()
+                    .map(|p| format!("{} {}", plugins::short(p.name), p.weighted))
+                    .collect();
+                lines.push(Line::styled(
+                    ellipsize(
+                        &format!(
+                            "{:<14} {:>4} = {}",
+                            sc.node.to_string(),
+                            sc.total,
+                            parts.join(" + ")
+                        ),
+                        width,
+                    ),
+                    theme.text,
+                ));
+            }
+            if t.score.is_empty() {
+                lines.push(Line::styled(
+                    "one feasible node: PreScore and Score do not run (upstream skips them)",
+                    theme.muted,
+                ));
+            }
+            why_lines(&mut lines, state, m, width, theme);
+        }
+        // The step's summary above already says upstream's FitError whole: here each node's
+        // reason, turned around into numbers, wrapped rather than cut.
+        None => {
+            for v in t.filter.iter().filter(|v| !v.passed).take(40) {
+                if let Some(&k) = m.snapshot.node_index.get(&*v.node) {
+                    let text = format!("✗ {}", formula::inverted(m, k, v.reasons()));
+                    for (i, l) in field::wrap(&text, width.saturating_sub(2))
+                        .into_iter()
+                        .enumerate()
+                    {
+                        let indent = if i == 0 { "" } else { "  " };
+                        lines.push(Line::styled(format!("{indent}{l}"), theme.text));
                     }
                 }
             }
         }
     }
-    frame.render_widget(Paragraph::new(lines).block(pane(title, theme, false)), area);
+    lines
 }
 
 /// For a bound pod the simulation disagrees with: how the cluster's node fared here and why
@@ -560,8 +639,28 @@ fn why_lines(
         } else {
             theme.text
         };
-        lines.push(Line::styled(ellipsize(&l, width), style));
+        // A reason is a sentence: it wraps under its bullet rather than being cut.
+        for (i, piece) in field::wrap(&l, width.saturating_sub(4))
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if i == 0 { "" } else { "    " };
+            lines.push(Line::styled(format!("{indent}{piece}"), style));
+        }
     }
+}
+
+/// Formula lines wrapped to `width`, continuations indented: a label such as
+/// `kubernetes.io/hostname=node-1` is never cut.
+fn wrapped(text: &[String], width: usize) -> Vec<String> {
+    text.iter()
+        .flat_map(|l| {
+            field::wrap(l, width.saturating_sub(2))
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| if i == 0 { p } else { format!("  {p}") })
+        })
+        .collect()
 }
 
 /// The formula `f` shows for the node under the cursor: the current score step's plugin, or

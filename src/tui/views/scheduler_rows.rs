@@ -100,7 +100,7 @@ pub fn draw(
         .max()
         .unwrap_or(8)
         .clamp(6, 18);
-    let mut lines = vec![header(step, m, name_w, theme)];
+    let mut lines = vec![header(step, m, name_w, width, theme)];
     let (pc, pm) = m.pod_request();
     for (pos, &k) in s.order.iter().enumerate().skip(first).take(rows) {
         let node = &m.snapshot.nodes[k];
@@ -202,7 +202,7 @@ pub fn draw(
             Step::Score(j) => score_cells(m, k, *j, rest, theme, &mut name_style),
             Step::Result => {
                 let last = steps::score_plugins(m).len();
-                if last > 0 && m.trace.score.len() > 1 {
+                if shows_totals(m) {
                     total_cells(m, k, last - 1, rest, theme, &mut name_style)
                 } else {
                     result_cells(m, k, rest, theme, &mut name_style)
@@ -231,16 +231,26 @@ pub fn draw(
     frame.render_widget(Paragraph::new(lines).block(pane(title, theme, true)), area);
 }
 
-fn header(step: &Step, m: &Model, name_w: usize, theme: &Theme) -> Line<'static> {
+/// Whether the result step's rows show each total with its breakdown (more than one node
+/// was scored), so the result panel need not repeat them.
+pub fn shows_totals(m: &Model) -> bool {
+    !steps::score_plugins(m).is_empty() && m.trace.score.len() > 1
+}
+
+fn header(step: &Step, m: &Model, name_w: usize, width: usize, theme: &Theme) -> Line<'static> {
     let text = match step {
         Step::Score(j) => {
             let (name, w) = steps::score_plugins(m).get(*j).copied().unwrap_or(("?", 1));
-            format!(
-                "  {:<name_w$} {name}: raw → normalized × {w} = weighted   running total",
-                "node"
-            )
+            let columns = format!("raw → normalized × {w} = weighted   running total");
+            let full = format!("  {:<name_w$} {name}: {columns}", "node");
+            // The summary above names the plugin: a narrow table drops the name, not a column.
+            if full.chars().count() <= width {
+                full
+            } else {
+                format!("  {:<name_w$} {columns}", "node")
+            }
         }
-        Step::Result if m.trace.score.len() > 1 => {
+        Step::Result if shows_totals(m) => {
             format!("  {:<name_w$} total   all plugins, weighted", "node")
         }
         _ => format!("  {:<name_w$} ", "node"),
@@ -289,9 +299,6 @@ fn total_cells(
         return vec![Span::styled("– not scored (filtered out)", theme.greyed)];
     };
     let sc = &m.trace.score[si];
-    let bw = rest.saturating_sub(10).min(40);
-    let mut v = vec![Span::styled(format!("{:>5}  ", sc.total), theme.accent)];
-    v.extend(score_bar(m, si, last, bw, theme));
     let parts: Vec<String> = sc
         .plugins
         .iter()
@@ -303,9 +310,14 @@ fn total_cells(
             )
         })
         .collect();
-    let room = rest.saturating_sub(bw + 9);
+    let parts = parts.join(" + ");
+    // The breakdown is the row's reason to be; the bar gets what it leaves, or goes.
+    let room = rest.saturating_sub(parts.chars().count() + 9);
+    let bw = if room < 4 { 0 } else { room.min(40) };
+    let mut v = vec![Span::styled(format!("{:>5}  ", sc.total), theme.accent)];
+    v.extend(score_bar(m, si, last, bw, theme));
     v.push(Span::styled(
-        format!(" {}", ellipsize(&parts.join(" + "), room)),
+        format!(" {}", ellipsize(&parts, rest.saturating_sub(bw + 9))),
         theme.muted,
     ));
     v

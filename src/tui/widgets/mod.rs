@@ -2,4 +2,5 @@
 
 pub mod expiry;
 pub mod field;
+pub mod flow;
 pub mod status;
