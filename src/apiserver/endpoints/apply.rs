@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::apiserver::codec::decode;
 use crate::apiserver::codec::yaml_parse;
-use crate::apiserver::endpoints::create::create_as;
+use crate::apiserver::endpoints::create::{create_as, decode_as_asked};
 use crate::apiserver::endpoints::managed_fields::{
     self as mf, Entry, FieldSet, Path, Scope, Stamp, has_descendant, item_matches,
 };
@@ -42,11 +42,7 @@ pub(crate) fn apply(
     def: &'static ResourceDef,
     sub: &str,
 ) -> Result<Reply, ApiError> {
-    let manager = ctx
-        .info
-        .query("fieldManager")
-        .unwrap_or_default()
-        .to_string();
+    let manager = field_manager(ctx);
     if manager.is_empty() {
         // kubectl always sends one; controllers must (upstream's ValidatePatchOptions).
         return Err(ApiError::invalid(
@@ -78,17 +74,21 @@ pub(crate) fn apply(
     retry_stale(ctx, def, sub, apply_to_live)
 }
 
+/// The `fieldManager` query parameter; apply requires one.
+fn field_manager(ctx: &Ctx<'_>) -> String {
+    ctx.info
+        .query("fieldManager")
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Apply to the object as it is now (a retry reads it again).
 fn apply_to_live(
     ctx: &mut Ctx<'_>,
     def: &'static ResourceDef,
     sub: &str,
 ) -> Result<Reply, ApiError> {
-    let manager = ctx
-        .info
-        .query("fieldManager")
-        .unwrap_or_default()
-        .to_string();
+    let manager = field_manager(ctx);
     let force = ctx.info.query("force") == Some("true");
     let scope = Scope::of(def, sub);
     let applied = applied_part(applied_config(def, &ctx.body)?, scope);
@@ -113,13 +113,7 @@ fn apply_to_live(
         let rv = object_rv(&cur).map(|r| r.to_string()).unwrap_or_default();
         m.insert("resourceVersion".into(), Value::String(rv));
     }
-    let fv = ctx
-        .info
-        .query("fieldValidation")
-        .unwrap_or("Warn")
-        .to_string();
-    let (typed, warnings) = decode::decode_object(def, merged, &fv)?;
-    ctx.warnings.extend(warnings);
+    let typed = decode_as_asked(ctx, def, merged)?;
     apply_update(ctx, def, sub, typed, Stamp::Applied)
 }
 

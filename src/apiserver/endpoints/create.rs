@@ -20,6 +20,21 @@ use crate::apiserver::util;
 /// Parse and decode the body under the request's fieldValidation directive.
 pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
     let parsed = decode::parse_body(def, &ctx.content_type, &ctx.body)?;
+    let typed = decode_as_asked(ctx, def, parsed)?;
+    Ok(if def.group == "events.k8s.io" {
+        events::from_events_v1(&typed)
+    } else {
+        typed
+    })
+}
+
+/// Decode an object under the request's fieldValidation directive (default Warn; protobuf
+/// bodies skip it, as upstream), keeping the warnings for the response.
+pub(super) fn decode_as_asked(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    v: Value,
+) -> Result<Value, ApiError> {
     let fv = if decode::is_protobuf(&ctx.content_type) {
         "Ignore".to_string()
     } else {
@@ -28,13 +43,9 @@ pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Resul
             .unwrap_or("Warn")
             .to_string()
     };
-    let (typed, warnings) = decode::decode_object(def, parsed, &fv)?;
+    let (typed, warnings) = decode::decode_object(def, v, &fv)?;
     ctx.warnings.extend(warnings);
-    Ok(if def.group == "events.k8s.io" {
-        events::from_events_v1(&typed)
-    } else {
-        typed
-    })
+    Ok(typed)
 }
 
 pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {

@@ -19,7 +19,7 @@ use crate::apiserver::request::trace::StageStatus;
 use crate::apiserver::storage::store::{StoreError, object_rv};
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::apiserver::endpoints::create::decode_body;
+use crate::apiserver::endpoints::create::{decode_as_asked, decode_body};
 use crate::apiserver::endpoints::reply::{object_reply, output, store_err};
 
 /// Store an update (PUT, PATCH or the status subresource) with optimistic concurrency;
@@ -242,13 +242,7 @@ fn patch_once(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result
             ));
         }
     }
-    let fv = ctx
-        .info
-        .query("fieldValidation")
-        .unwrap_or("Warn")
-        .to_string();
-    let (typed, warnings) = decode::decode_object(def, patched, &fv)?;
-    ctx.warnings.extend(warnings);
+    let typed = decode_as_asked(ctx, def, patched)?;
     let stamp = Stamp::update(ctx);
     apply_update(ctx, def, sub, typed, stamp)
 }
