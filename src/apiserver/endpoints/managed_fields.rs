@@ -631,13 +631,10 @@ pub(crate) fn manager_name(field_manager: Option<&str>, user_agent: &str) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::registry::resources::RESOURCES;
+    use crate::apiserver::registry::resources;
 
     fn pod() -> &'static ResourceDef {
-        RESOURCES
-            .iter()
-            .find(|r| r.kind == "Pod")
-            .unwrap_or(&RESOURCES[0])
+        resources::lookup("", "v1", "pods").expect("pods are served")
     }
 
     #[test]

@@ -273,14 +273,11 @@ pub fn patch_resource_version(content_type: &str, body: &[u8]) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::registry::resources::RESOURCES;
+    use crate::apiserver::registry::resources;
     use serde_json::json;
 
     fn pod() -> &'static ResourceDef {
-        RESOURCES
-            .iter()
-            .find(|r| r.kind == "Pod")
-            .unwrap_or(&RESOURCES[0])
+        resources::lookup("", "v1", "pods").expect("pods are served")
     }
 
     #[test]
