@@ -58,7 +58,7 @@ async fn creates_are_listed_and_every_watcher_sees_every_event_in_order() {
         .await
         .expect("ns");
     assert_eq!(r.status().as_u16(), 201);
-    let start_rv = srv.api.store.current_rv();
+    let start_rv = srv.api.current_rv();
 
     // Watchers share a few connections (HTTP/2 streams), as informers in one process do.
     let mut watch_tasks = Vec::new();

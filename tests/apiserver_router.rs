@@ -473,7 +473,7 @@ async fn table_selectors_and_watch() {
     assert_eq!(r.body["items"].as_array().map(Vec::len), Some(1));
 
     // Watch from the current revision, then create: the stream carries ADDED.
-    let rv = api.store.current_rv();
+    let rv = api.current_rv();
     let req = Request::builder()
         .uri(format!(
             "/api/v1/namespaces/default/pods?watch=true&resourceVersion={rv}"

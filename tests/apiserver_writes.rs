@@ -182,7 +182,7 @@ async fn a_dry_run_value_other_than_all_is_refused_on_every_verb() {
     let api = api();
     manual_pod(&api).await;
     let (_, pod, _) = call(&api, "GET", POD, "", "").await;
-    let rv = api.store.current_rv();
+    let rv = api.current_rv();
     for (query, shown) in [
         ("dryRun=foo", r#"[]string{"foo"}"#),
         ("dryRun=", r#"[]string{""}"#),
@@ -223,7 +223,7 @@ async fn a_dry_run_value_other_than_all_is_refused_on_every_verb() {
         (400, json!("BadRequest")),
         "{st}"
     );
-    assert_eq!(api.store.current_rv(), rv, "a refused request wrote");
+    assert_eq!(api.current_rv(), rv, "a refused request wrote");
 }
 
 #[tokio::test]
@@ -231,8 +231,8 @@ async fn a_dry_run_on_every_verb_stores_nothing_and_says_so() {
     let api = api();
     manual_pod(&api).await;
     let (_, pod, _) = call(&api, "GET", POD, "", "").await;
-    let rv = api.store.current_rv();
-    let mut changes = api.store.changes();
+    let rv = api.current_rv();
+    let mut changes = api.changes();
     changes.borrow_and_update();
     for (method, path, ct, body, _) in writes(&pod.to_string()) {
         let what = format!("{method} {path}?dryRun=All");
@@ -270,7 +270,7 @@ async fn a_dry_run_on_every_verb_stores_nothing_and_says_so() {
         answer["metadata"]["deletionTimestamp"].is_string(),
         "{answer}"
     );
-    assert_eq!(api.store.current_rv(), rv, "a dry run wrote");
+    assert_eq!(api.current_rv(), rv, "a dry run wrote");
     assert_eq!(
         changes.has_changed().ok(),
         Some(false),

@@ -37,6 +37,26 @@ ROOTS = [
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "api::rbac::v1", "ClusterRoleBinding"),
     ("authentication.k8s.io/v1", "SelfSubjectReview", "api::authentication::v1", "SelfSubjectReview"),
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview", "api::authorization::v1", "SelfSubjectAccessReview"),
+    ("v1", "ConfigMap", "api::core::v1", "ConfigMap"),
+    ("v1", "Secret", "api::core::v1", "Secret"),
+    ("v1", "Service", "api::core::v1", "Service"),
+    ("v1", "Endpoints", "api::core::v1", "Endpoints"),
+    ("v1", "LimitRange", "api::core::v1", "LimitRange"),
+    ("v1", "ResourceQuota", "api::core::v1", "ResourceQuota"),
+    ("v1", "PersistentVolumeClaim", "api::core::v1", "PersistentVolumeClaim"),
+    ("discovery.k8s.io/v1", "EndpointSlice", "api::discovery::v1", "EndpointSlice"),
+    ("apps/v1", "Deployment", "api::apps::v1", "Deployment"),
+    ("apps/v1", "ReplicaSet", "api::apps::v1", "ReplicaSet"),
+    ("apps/v1", "DaemonSet", "api::apps::v1", "DaemonSet"),
+    ("apps/v1", "StatefulSet", "api::apps::v1", "StatefulSet"),
+    ("apps/v1", "ControllerRevision", "api::apps::v1", "ControllerRevision"),
+    ("autoscaling/v1", "Scale", "api::autoscaling::v1", "Scale"),
+    ("batch/v1", "Job", "api::batch::v1", "Job"),
+    ("batch/v1", "CronJob", "api::batch::v1", "CronJob"),
+    ("policy/v1", "PodDisruptionBudget", "api::policy::v1", "PodDisruptionBudget"),
+    ("policy/v1", "Eviction", "api::policy::v1", "Eviction"),
+    ("authentication.k8s.io/v1", "TokenRequest", "api::authentication::v1", "TokenRequest"),
+    ("authentication.k8s.io/v1", "TokenReview", "api::authentication::v1", "TokenReview"),
     ("v1", "DeleteOptions", "apimachinery::pkg::apis::meta::v1", "DeleteOptions"),
 ]
 
@@ -116,6 +136,8 @@ def ty_of(module, attr, rust_ty, where):
         kv = re.search(r'"string, (\w+)"', attr).group(1)
         if kv == "string":
             return "Ty::Map(&Ty::Str)"
+        if kv == "bytes":
+            return "Ty::Map(&Ty::Bytes)"
         target = resolve(module, rust_ty.split(",", 1)[1])
         if "::".join(target) in SPECIAL:
             return f"Ty::Map(&Ty::{SPECIAL['::'.join(target)]})"
@@ -130,7 +152,7 @@ def ty_of(module, attr, rust_ty, where):
             return f"Ty::List(&{t})" if repeated else t
         t = f"&{message(*target)}"
         return f"Ty::Msgs({t})" if repeated else f"Ty::Msg({t})"
-    scalar = {"string": "Str", "bool": "Bool", "int32": "Int", "int64": "Int"}.get(kind)
+    scalar = {"string": "Str", "bool": "Bool", "int32": "Int", "int64": "Int", "bytes": "Bytes"}.get(kind)
     if scalar is None:
         sys.exit(f"{where}: {attr} has no Ty yet")
     return f"Ty::List(&Ty::{scalar})" if repeated else f"Ty::{scalar}"

@@ -33,38 +33,19 @@ pub fn parse_time(s: &str) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(s, &Rfc3339).ok()
 }
 
-/// A random (version 4) UUID, from ring's system RNG. Every request gets one (its audit ID),
-/// so the random bytes are drawn 4 KiB at a time per thread rather than a syscall each.
+/// A random (version 4) UUID: object uids and audit IDs.
 pub fn uuid() -> String {
-    use std::cell::RefCell;
-    const POOL: usize = 4096;
-    thread_local! {
-        static RANDOM: RefCell<(Vec<u8>, usize)> = const { RefCell::new((Vec::new(), 0)) };
-    }
-    let mut b = [0u8; 16];
-    RANDOM.with_borrow_mut(|(pool, at)| {
-        if *at + 16 > pool.len() {
-            pool.resize(POOL, 0);
-            let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), pool);
-            *at = 0;
-        }
-        b.copy_from_slice(&pool[*at..*at + 16]);
-        // Used bytes are cleared so no later reader of the pool can see an issued ID's bytes.
-        pool[*at..*at + 16].fill(0);
-        *at += 16;
-    });
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(36);
-    for (i, x) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
-        }
-        s.push(HEX[usize::from(x >> 4)] as char);
-        s.push(HEX[usize::from(x & 0x0f)] as char);
-    }
-    s
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The five characters a `generateName` gets (upstream `utilrand.String(5)`: consonants and
+/// digits that cannot spell words or be misread).
+pub fn random_suffix() -> String {
+    const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4().as_bytes()[..5]
+        .iter()
+        .map(|b| ALPHANUMS[usize::from(*b) % ALPHANUMS.len()] as char)
+        .collect()
 }
 
 /// kubectl's HumanDuration (`apimachinery/pkg/util/duration`).

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::apiserver::registry::defaults;
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::storage::store::Store;
+use crate::apiserver::storage::interface::Storage;
 
 /// What one admission plugin did, for the trace.
 #[derive(Debug, Clone, Serialize)]
@@ -182,7 +182,7 @@ fn random_suffix() -> String {
 
 const SA_MOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-fn service_account(pod: &mut Pod, ns: &str, store: &Store) -> Result<(), String> {
+fn service_account(pod: &mut Pod, ns: &str, store: &dyn Storage) -> Result<(), String> {
     let Some(spec) = pod.spec.as_mut() else {
         return Ok(());
     };
@@ -284,7 +284,7 @@ fn service_account(pod: &mut Pod, ns: &str, store: &Store) -> Result<(), String>
     Ok(())
 }
 
-fn priority(pod: &mut Pod, store: &Store) -> Result<(), String> {
+fn priority(pod: &mut Pod, store: &dyn Storage) -> Result<(), String> {
     let Some(spec) = pod.spec.as_mut() else {
         return Ok(());
     };
@@ -386,7 +386,7 @@ type Plugin<'a> = (&'static str, &'a dyn Fn(&mut Pod) -> Result<(), String>);
 pub fn mutate_pod(
     pod: &mut Pod,
     ns: &str,
-    store: &Store,
+    store: &dyn Storage,
 ) -> (Vec<PluginRecord>, Result<(), ApiError>) {
     let mut records = Vec::new();
     let name = pod
@@ -417,7 +417,7 @@ pub fn mutate_pod(
 
 /// NamespaceLifecycle (validating): the namespace must exist and not be terminating.
 pub fn namespace_lifecycle(
-    store: &Store,
+    store: &dyn Storage,
     operation: &str,
     namespace: &str,
     group: &str,

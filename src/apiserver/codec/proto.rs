@@ -126,6 +126,8 @@ pub(crate) enum Ty {
     /// int32 or int64 (varint; an int32 below zero is sign-extended to ten bytes).
     Int,
     Bool,
+    /// `bytes` (a Secret's data): base64 in JSON, as Go encodes a `[]byte`.
+    Bytes,
     /// `metav1.Time`: whole seconds, RFC 3339.
     Time,
     /// `metav1.MicroTime`: RFC 3339 with microseconds.

@@ -126,6 +126,10 @@ fn single(f: &Field<'_>, ty: &Ty, depth: usize) -> Result<Value, String> {
         Ty::Str => json!(text(bytes(f)?)?),
         Ty::Int => json!(varint(f)? as i64),
         Ty::Bool => json!(varint(f)? != 0),
+        Ty::Bytes => {
+            use base64::Engine as _;
+            json!(base64::engine::general_purpose::STANDARD.encode(bytes(f)?))
+        }
         Ty::Time | Ty::MicroTime => time_of(bytes(f)?, matches!(ty, Ty::MicroTime))?,
         Ty::Quantity => {
             let m = Message::parse(bytes(f)?).ok_or("malformed Quantity")?;
@@ -441,10 +445,32 @@ mod tests {
     }
 
     #[test]
+    fn a_secrets_bytes_are_base64_as_in_json() {
+        // Secret: metadata 1, data 2 (map<string, bytes>), type 3.
+        let entry = [ld(1, b"password"), ld(2, &[0x00, 0xff, b'x'])].concat();
+        let body = envelope(
+            "v1",
+            "Secret",
+            &[ld(1, &ld(1, b"s")), ld(2, &entry)].concat(),
+        );
+        assert_eq!(
+            captured("Secret", &body),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                   "data": {"password": "AP94"}})
+        );
+    }
+
+    #[test]
     fn wrong_kind_unknown_kind_garbage_and_bad_utf8_are_errors() {
         let raw = ld(1, &ld(1, b"x"));
         assert!(decode("Role", &envelope("v1", "Namespace", &raw)).is_err());
-        assert!(decode("ConfigMap", &envelope("v1", "ConfigMap", &raw)).is_err());
+        assert!(
+            decode(
+                "PersistentVolume",
+                &envelope("v1", "PersistentVolume", &raw)
+            )
+            .is_err()
+        );
         assert!(decode("Role", b"not protobuf").is_err());
         let rbac = "rbac.authorization.k8s.io/v1";
         assert!(decode("Role", &envelope(rbac, "Role", &[0xff])).is_err());
@@ -465,6 +491,7 @@ mod tests {
             Some(json!({"name": "x"}))
         );
         assert!(supported("v1", "Pod") && supported("v1", "DeleteOptions"));
-        assert!(!supported("v1", "ConfigMap") && !supported("v1beta1", "Role"));
+        assert!(!supported("v1", "PersistentVolume") && !supported("v1beta1", "Role"));
+        assert!(supported("apps/v1", "Deployment") && supported("v1", "Secret"));
     }
 }

@@ -24,6 +24,26 @@ pub(crate) fn root(api_version: &str, kind: &str) -> Option<&'static Msg> {
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             &AUTHORIZATION_V1_SELF_SUBJECT_ACCESS_REVIEW
         }
+        ("v1", "ConfigMap") => &CORE_V1_CONFIG_MAP,
+        ("v1", "Secret") => &CORE_V1_SECRET,
+        ("v1", "Service") => &CORE_V1_SERVICE,
+        ("v1", "Endpoints") => &CORE_V1_ENDPOINTS,
+        ("v1", "LimitRange") => &CORE_V1_LIMIT_RANGE,
+        ("v1", "ResourceQuota") => &CORE_V1_RESOURCE_QUOTA,
+        ("v1", "PersistentVolumeClaim") => &CORE_V1_PERSISTENT_VOLUME_CLAIM,
+        ("discovery.k8s.io/v1", "EndpointSlice") => &DISCOVERY_V1_ENDPOINT_SLICE,
+        ("apps/v1", "Deployment") => &APPS_V1_DEPLOYMENT,
+        ("apps/v1", "ReplicaSet") => &APPS_V1_REPLICA_SET,
+        ("apps/v1", "DaemonSet") => &APPS_V1_DAEMON_SET,
+        ("apps/v1", "StatefulSet") => &APPS_V1_STATEFUL_SET,
+        ("apps/v1", "ControllerRevision") => &APPS_V1_CONTROLLER_REVISION,
+        ("autoscaling/v1", "Scale") => &AUTOSCALING_V1_SCALE,
+        ("batch/v1", "Job") => &BATCH_V1_JOB,
+        ("batch/v1", "CronJob") => &BATCH_V1_CRON_JOB,
+        ("policy/v1", "PodDisruptionBudget") => &POLICY_V1_POD_DISRUPTION_BUDGET,
+        ("policy/v1", "Eviction") => &POLICY_V1_EVICTION,
+        ("authentication.k8s.io/v1", "TokenRequest") => &AUTHENTICATION_V1_TOKEN_REQUEST,
+        ("authentication.k8s.io/v1", "TokenReview") => &AUTHENTICATION_V1_TOKEN_REVIEW,
         ("v1", "DeleteOptions") => &META_V1_DELETE_OPTIONS,
         _ => return None,
     })
@@ -1973,6 +1993,870 @@ static AUTHORIZATION_V1_SELF_SUBJECT_ACCESS_REVIEW: Msg = Msg {
     ],
 };
 
+static CORE_V1_CONFIG_MAP: Msg = Msg {
+    name: "ConfigMap",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "data", Ty::Map(&Ty::Str)),
+        (3, "binaryData", Ty::Map(&Ty::Bytes)),
+        (4, "immutable", Ty::Bool),
+    ],
+};
+
+static CORE_V1_SECRET: Msg = Msg {
+    name: "Secret",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "data", Ty::Map(&Ty::Bytes)),
+        (3, "type", Ty::Str),
+        (4, "stringData", Ty::Map(&Ty::Str)),
+        (5, "immutable", Ty::Bool),
+    ],
+};
+
+static CORE_V1_SERVICE_PORT: Msg = Msg {
+    name: "ServicePort",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "protocol", Ty::Str),
+        (3, "port", Ty::Int),
+        (4, "targetPort", Ty::IntOrString),
+        (5, "nodePort", Ty::Int),
+        (6, "appProtocol", Ty::Str),
+    ],
+};
+
+static CORE_V1_CLIENT_IP_CONFIG: Msg = Msg {
+    name: "ClientIpConfig",
+    fields: &[(1, "timeoutSeconds", Ty::Int)],
+};
+
+static CORE_V1_SESSION_AFFINITY_CONFIG: Msg = Msg {
+    name: "SessionAffinityConfig",
+    fields: &[(1, "clientIP", Ty::Msg(&CORE_V1_CLIENT_IP_CONFIG))],
+};
+
+static CORE_V1_SERVICE_SPEC: Msg = Msg {
+    name: "ServiceSpec",
+    fields: &[
+        (1, "ports", Ty::Msgs(&CORE_V1_SERVICE_PORT)),
+        (2, "selector", Ty::Map(&Ty::Str)),
+        (3, "clusterIP", Ty::Str),
+        (4, "type", Ty::Str),
+        (5, "externalIPs", Ty::List(&Ty::Str)),
+        (7, "sessionAffinity", Ty::Str),
+        (8, "loadBalancerIP", Ty::Str),
+        (9, "loadBalancerSourceRanges", Ty::List(&Ty::Str)),
+        (10, "externalName", Ty::Str),
+        (11, "externalTrafficPolicy", Ty::Str),
+        (12, "healthCheckNodePort", Ty::Int),
+        (13, "publishNotReadyAddresses", Ty::Bool),
+        (
+            14,
+            "sessionAffinityConfig",
+            Ty::Msg(&CORE_V1_SESSION_AFFINITY_CONFIG),
+        ),
+        (17, "ipFamilyPolicy", Ty::Str),
+        (18, "clusterIPs", Ty::List(&Ty::Str)),
+        (19, "ipFamilies", Ty::List(&Ty::Str)),
+        (20, "allocateLoadBalancerNodePorts", Ty::Bool),
+        (21, "loadBalancerClass", Ty::Str),
+        (22, "internalTrafficPolicy", Ty::Str),
+        (23, "trafficDistribution", Ty::Str),
+    ],
+};
+
+static CORE_V1_PORT_STATUS: Msg = Msg {
+    name: "PortStatus",
+    fields: &[
+        (1, "port", Ty::Int),
+        (2, "protocol", Ty::Str),
+        (3, "error", Ty::Str),
+    ],
+};
+
+static CORE_V1_LOAD_BALANCER_INGRESS: Msg = Msg {
+    name: "LoadBalancerIngress",
+    fields: &[
+        (1, "ip", Ty::Str),
+        (2, "hostname", Ty::Str),
+        (3, "ipMode", Ty::Str),
+        (4, "ports", Ty::Msgs(&CORE_V1_PORT_STATUS)),
+    ],
+};
+
+static CORE_V1_LOAD_BALANCER_STATUS: Msg = Msg {
+    name: "LoadBalancerStatus",
+    fields: &[(1, "ingress", Ty::Msgs(&CORE_V1_LOAD_BALANCER_INGRESS))],
+};
+
+static META_V1_CONDITION: Msg = Msg {
+    name: "Condition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "observedGeneration", Ty::Int),
+        (4, "lastTransitionTime", Ty::Time),
+        (5, "reason", Ty::Str),
+        (6, "message", Ty::Str),
+    ],
+};
+
+static CORE_V1_SERVICE_STATUS: Msg = Msg {
+    name: "ServiceStatus",
+    fields: &[
+        (1, "loadBalancer", Ty::Msg(&CORE_V1_LOAD_BALANCER_STATUS)),
+        (2, "conditions", Ty::Msgs(&META_V1_CONDITION)),
+    ],
+};
+
+static CORE_V1_SERVICE: Msg = Msg {
+    name: "Service",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&CORE_V1_SERVICE_SPEC)),
+        (3, "status", Ty::Msg(&CORE_V1_SERVICE_STATUS)),
+    ],
+};
+
+static CORE_V1_ENDPOINT_ADDRESS: Msg = Msg {
+    name: "EndpointAddress",
+    fields: &[
+        (1, "ip", Ty::Str),
+        (2, "targetRef", Ty::Msg(&CORE_V1_OBJECT_REFERENCE)),
+        (3, "hostname", Ty::Str),
+        (4, "nodeName", Ty::Str),
+    ],
+};
+
+static CORE_V1_ENDPOINT_PORT: Msg = Msg {
+    name: "EndpointPort",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "port", Ty::Int),
+        (3, "protocol", Ty::Str),
+        (4, "appProtocol", Ty::Str),
+    ],
+};
+
+static CORE_V1_ENDPOINT_SUBSET: Msg = Msg {
+    name: "EndpointSubset",
+    fields: &[
+        (1, "addresses", Ty::Msgs(&CORE_V1_ENDPOINT_ADDRESS)),
+        (2, "notReadyAddresses", Ty::Msgs(&CORE_V1_ENDPOINT_ADDRESS)),
+        (3, "ports", Ty::Msgs(&CORE_V1_ENDPOINT_PORT)),
+    ],
+};
+
+static CORE_V1_ENDPOINTS: Msg = Msg {
+    name: "Endpoints",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "subsets", Ty::Msgs(&CORE_V1_ENDPOINT_SUBSET)),
+    ],
+};
+
+static CORE_V1_LIMIT_RANGE_ITEM: Msg = Msg {
+    name: "LimitRangeItem",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "max", Ty::Map(&Ty::Quantity)),
+        (3, "min", Ty::Map(&Ty::Quantity)),
+        (4, "default", Ty::Map(&Ty::Quantity)),
+        (5, "defaultRequest", Ty::Map(&Ty::Quantity)),
+        (6, "maxLimitRequestRatio", Ty::Map(&Ty::Quantity)),
+    ],
+};
+
+static CORE_V1_LIMIT_RANGE_SPEC: Msg = Msg {
+    name: "LimitRangeSpec",
+    fields: &[(1, "limits", Ty::Msgs(&CORE_V1_LIMIT_RANGE_ITEM))],
+};
+
+static CORE_V1_LIMIT_RANGE: Msg = Msg {
+    name: "LimitRange",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&CORE_V1_LIMIT_RANGE_SPEC)),
+    ],
+};
+
+static CORE_V1_SCOPED_RESOURCE_SELECTOR_REQUIREMENT: Msg = Msg {
+    name: "ScopedResourceSelectorRequirement",
+    fields: &[
+        (1, "scopeName", Ty::Str),
+        (2, "operator", Ty::Str),
+        (3, "values", Ty::List(&Ty::Str)),
+    ],
+};
+
+static CORE_V1_SCOPE_SELECTOR: Msg = Msg {
+    name: "ScopeSelector",
+    fields: &[(
+        1,
+        "matchExpressions",
+        Ty::Msgs(&CORE_V1_SCOPED_RESOURCE_SELECTOR_REQUIREMENT),
+    )],
+};
+
+static CORE_V1_RESOURCE_QUOTA_SPEC: Msg = Msg {
+    name: "ResourceQuotaSpec",
+    fields: &[
+        (1, "hard", Ty::Map(&Ty::Quantity)),
+        (2, "scopes", Ty::List(&Ty::Str)),
+        (3, "scopeSelector", Ty::Msg(&CORE_V1_SCOPE_SELECTOR)),
+    ],
+};
+
+static CORE_V1_RESOURCE_QUOTA_STATUS: Msg = Msg {
+    name: "ResourceQuotaStatus",
+    fields: &[
+        (1, "hard", Ty::Map(&Ty::Quantity)),
+        (2, "used", Ty::Map(&Ty::Quantity)),
+    ],
+};
+
+static CORE_V1_RESOURCE_QUOTA: Msg = Msg {
+    name: "ResourceQuota",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&CORE_V1_RESOURCE_QUOTA_SPEC)),
+        (3, "status", Ty::Msg(&CORE_V1_RESOURCE_QUOTA_STATUS)),
+    ],
+};
+
+static CORE_V1_PERSISTENT_VOLUME_CLAIM_CONDITION: Msg = Msg {
+    name: "PersistentVolumeClaimCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "lastProbeTime", Ty::Time),
+        (4, "lastTransitionTime", Ty::Time),
+        (5, "reason", Ty::Str),
+        (6, "message", Ty::Str),
+    ],
+};
+
+static CORE_V1_MODIFY_VOLUME_STATUS: Msg = Msg {
+    name: "ModifyVolumeStatus",
+    fields: &[
+        (1, "targetVolumeAttributesClassName", Ty::Str),
+        (2, "status", Ty::Str),
+    ],
+};
+
+static CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS: Msg = Msg {
+    name: "PersistentVolumeClaimStatus",
+    fields: &[
+        (1, "phase", Ty::Str),
+        (2, "accessModes", Ty::List(&Ty::Str)),
+        (3, "capacity", Ty::Map(&Ty::Quantity)),
+        (
+            4,
+            "conditions",
+            Ty::Msgs(&CORE_V1_PERSISTENT_VOLUME_CLAIM_CONDITION),
+        ),
+        (5, "allocatedResources", Ty::Map(&Ty::Quantity)),
+        (7, "allocatedResourceStatuses", Ty::Map(&Ty::Str)),
+        (8, "currentVolumeAttributesClassName", Ty::Str),
+        (
+            9,
+            "modifyVolumeStatus",
+            Ty::Msg(&CORE_V1_MODIFY_VOLUME_STATUS),
+        ),
+    ],
+};
+
+static CORE_V1_PERSISTENT_VOLUME_CLAIM: Msg = Msg {
+    name: "PersistentVolumeClaim",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&CORE_V1_PERSISTENT_VOLUME_CLAIM_SPEC)),
+        (
+            3,
+            "status",
+            Ty::Msg(&CORE_V1_PERSISTENT_VOLUME_CLAIM_STATUS),
+        ),
+    ],
+};
+
+static DISCOVERY_V1_ENDPOINT_CONDITIONS: Msg = Msg {
+    name: "EndpointConditions",
+    fields: &[
+        (1, "ready", Ty::Bool),
+        (2, "serving", Ty::Bool),
+        (3, "terminating", Ty::Bool),
+    ],
+};
+
+static DISCOVERY_V1_FOR_ZONE: Msg = Msg {
+    name: "ForZone",
+    fields: &[(1, "name", Ty::Str)],
+};
+
+static DISCOVERY_V1_FOR_NODE: Msg = Msg {
+    name: "ForNode",
+    fields: &[(1, "name", Ty::Str)],
+};
+
+static DISCOVERY_V1_ENDPOINT_HINTS: Msg = Msg {
+    name: "EndpointHints",
+    fields: &[
+        (1, "forZones", Ty::Msgs(&DISCOVERY_V1_FOR_ZONE)),
+        (2, "forNodes", Ty::Msgs(&DISCOVERY_V1_FOR_NODE)),
+    ],
+};
+
+static DISCOVERY_V1_ENDPOINT: Msg = Msg {
+    name: "Endpoint",
+    fields: &[
+        (1, "addresses", Ty::List(&Ty::Str)),
+        (2, "conditions", Ty::Msg(&DISCOVERY_V1_ENDPOINT_CONDITIONS)),
+        (3, "hostname", Ty::Str),
+        (4, "targetRef", Ty::Msg(&CORE_V1_OBJECT_REFERENCE)),
+        (5, "deprecatedTopology", Ty::Map(&Ty::Str)),
+        (6, "nodeName", Ty::Str),
+        (7, "zone", Ty::Str),
+        (8, "hints", Ty::Msg(&DISCOVERY_V1_ENDPOINT_HINTS)),
+    ],
+};
+
+static DISCOVERY_V1_ENDPOINT_PORT: Msg = Msg {
+    name: "EndpointPort",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "protocol", Ty::Str),
+        (3, "port", Ty::Int),
+        (4, "appProtocol", Ty::Str),
+    ],
+};
+
+static DISCOVERY_V1_ENDPOINT_SLICE: Msg = Msg {
+    name: "EndpointSlice",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "endpoints", Ty::Msgs(&DISCOVERY_V1_ENDPOINT)),
+        (3, "ports", Ty::Msgs(&DISCOVERY_V1_ENDPOINT_PORT)),
+        (4, "addressType", Ty::Str),
+    ],
+};
+
+static CORE_V1_POD_TEMPLATE_SPEC: Msg = Msg {
+    name: "PodTemplateSpec",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&CORE_V1_POD_SPEC)),
+    ],
+};
+
+static APPS_V1_ROLLING_UPDATE_DEPLOYMENT: Msg = Msg {
+    name: "RollingUpdateDeployment",
+    fields: &[
+        (1, "maxUnavailable", Ty::IntOrString),
+        (2, "maxSurge", Ty::IntOrString),
+    ],
+};
+
+static APPS_V1_DEPLOYMENT_STRATEGY: Msg = Msg {
+    name: "DeploymentStrategy",
+    fields: &[
+        (1, "type", Ty::Str),
+        (
+            2,
+            "rollingUpdate",
+            Ty::Msg(&APPS_V1_ROLLING_UPDATE_DEPLOYMENT),
+        ),
+    ],
+};
+
+static APPS_V1_DEPLOYMENT_SPEC: Msg = Msg {
+    name: "DeploymentSpec",
+    fields: &[
+        (1, "replicas", Ty::Int),
+        (2, "selector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (3, "template", Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC)),
+        (4, "strategy", Ty::Msg(&APPS_V1_DEPLOYMENT_STRATEGY)),
+        (5, "minReadySeconds", Ty::Int),
+        (6, "revisionHistoryLimit", Ty::Int),
+        (7, "paused", Ty::Bool),
+        (9, "progressDeadlineSeconds", Ty::Int),
+    ],
+};
+
+static APPS_V1_DEPLOYMENT_CONDITION: Msg = Msg {
+    name: "DeploymentCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (4, "reason", Ty::Str),
+        (5, "message", Ty::Str),
+        (6, "lastUpdateTime", Ty::Time),
+        (7, "lastTransitionTime", Ty::Time),
+    ],
+};
+
+static APPS_V1_DEPLOYMENT_STATUS: Msg = Msg {
+    name: "DeploymentStatus",
+    fields: &[
+        (1, "observedGeneration", Ty::Int),
+        (2, "replicas", Ty::Int),
+        (3, "updatedReplicas", Ty::Int),
+        (4, "availableReplicas", Ty::Int),
+        (5, "unavailableReplicas", Ty::Int),
+        (6, "conditions", Ty::Msgs(&APPS_V1_DEPLOYMENT_CONDITION)),
+        (7, "readyReplicas", Ty::Int),
+        (8, "collisionCount", Ty::Int),
+        (9, "terminatingReplicas", Ty::Int),
+    ],
+};
+
+static APPS_V1_DEPLOYMENT: Msg = Msg {
+    name: "Deployment",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&APPS_V1_DEPLOYMENT_SPEC)),
+        (3, "status", Ty::Msg(&APPS_V1_DEPLOYMENT_STATUS)),
+    ],
+};
+
+static APPS_V1_REPLICA_SET_SPEC: Msg = Msg {
+    name: "ReplicaSetSpec",
+    fields: &[
+        (1, "replicas", Ty::Int),
+        (2, "selector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (3, "template", Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC)),
+        (4, "minReadySeconds", Ty::Int),
+    ],
+};
+
+static APPS_V1_REPLICA_SET_CONDITION: Msg = Msg {
+    name: "ReplicaSetCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "lastTransitionTime", Ty::Time),
+        (4, "reason", Ty::Str),
+        (5, "message", Ty::Str),
+    ],
+};
+
+static APPS_V1_REPLICA_SET_STATUS: Msg = Msg {
+    name: "ReplicaSetStatus",
+    fields: &[
+        (1, "replicas", Ty::Int),
+        (2, "fullyLabeledReplicas", Ty::Int),
+        (3, "observedGeneration", Ty::Int),
+        (4, "readyReplicas", Ty::Int),
+        (5, "availableReplicas", Ty::Int),
+        (6, "conditions", Ty::Msgs(&APPS_V1_REPLICA_SET_CONDITION)),
+        (7, "terminatingReplicas", Ty::Int),
+    ],
+};
+
+static APPS_V1_REPLICA_SET: Msg = Msg {
+    name: "ReplicaSet",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&APPS_V1_REPLICA_SET_SPEC)),
+        (3, "status", Ty::Msg(&APPS_V1_REPLICA_SET_STATUS)),
+    ],
+};
+
+static APPS_V1_ROLLING_UPDATE_DAEMON_SET: Msg = Msg {
+    name: "RollingUpdateDaemonSet",
+    fields: &[
+        (1, "maxUnavailable", Ty::IntOrString),
+        (2, "maxSurge", Ty::IntOrString),
+    ],
+};
+
+static APPS_V1_DAEMON_SET_UPDATE_STRATEGY: Msg = Msg {
+    name: "DaemonSetUpdateStrategy",
+    fields: &[
+        (1, "type", Ty::Str),
+        (
+            2,
+            "rollingUpdate",
+            Ty::Msg(&APPS_V1_ROLLING_UPDATE_DAEMON_SET),
+        ),
+    ],
+};
+
+static APPS_V1_DAEMON_SET_SPEC: Msg = Msg {
+    name: "DaemonSetSpec",
+    fields: &[
+        (1, "selector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (2, "template", Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC)),
+        (
+            3,
+            "updateStrategy",
+            Ty::Msg(&APPS_V1_DAEMON_SET_UPDATE_STRATEGY),
+        ),
+        (4, "minReadySeconds", Ty::Int),
+        (6, "revisionHistoryLimit", Ty::Int),
+    ],
+};
+
+static APPS_V1_DAEMON_SET_CONDITION: Msg = Msg {
+    name: "DaemonSetCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "lastTransitionTime", Ty::Time),
+        (4, "reason", Ty::Str),
+        (5, "message", Ty::Str),
+    ],
+};
+
+static APPS_V1_DAEMON_SET_STATUS: Msg = Msg {
+    name: "DaemonSetStatus",
+    fields: &[
+        (1, "currentNumberScheduled", Ty::Int),
+        (2, "numberMisscheduled", Ty::Int),
+        (3, "desiredNumberScheduled", Ty::Int),
+        (4, "numberReady", Ty::Int),
+        (5, "observedGeneration", Ty::Int),
+        (6, "updatedNumberScheduled", Ty::Int),
+        (7, "numberAvailable", Ty::Int),
+        (8, "numberUnavailable", Ty::Int),
+        (9, "collisionCount", Ty::Int),
+        (10, "conditions", Ty::Msgs(&APPS_V1_DAEMON_SET_CONDITION)),
+    ],
+};
+
+static APPS_V1_DAEMON_SET: Msg = Msg {
+    name: "DaemonSet",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&APPS_V1_DAEMON_SET_SPEC)),
+        (3, "status", Ty::Msg(&APPS_V1_DAEMON_SET_STATUS)),
+    ],
+};
+
+static APPS_V1_ROLLING_UPDATE_STATEFUL_SET_STRATEGY: Msg = Msg {
+    name: "RollingUpdateStatefulSetStrategy",
+    fields: &[
+        (1, "partition", Ty::Int),
+        (2, "maxUnavailable", Ty::IntOrString),
+    ],
+};
+
+static APPS_V1_STATEFUL_SET_UPDATE_STRATEGY: Msg = Msg {
+    name: "StatefulSetUpdateStrategy",
+    fields: &[
+        (1, "type", Ty::Str),
+        (
+            2,
+            "rollingUpdate",
+            Ty::Msg(&APPS_V1_ROLLING_UPDATE_STATEFUL_SET_STRATEGY),
+        ),
+    ],
+};
+
+static APPS_V1_STATEFUL_SET_PERSISTENT_VOLUME_CLAIM_RETENTION_POLICY: Msg = Msg {
+    name: "StatefulSetPersistentVolumeClaimRetentionPolicy",
+    fields: &[(1, "whenDeleted", Ty::Str), (2, "whenScaled", Ty::Str)],
+};
+
+static APPS_V1_STATEFUL_SET_ORDINALS: Msg = Msg {
+    name: "StatefulSetOrdinals",
+    fields: &[(1, "start", Ty::Int)],
+};
+
+static APPS_V1_STATEFUL_SET_SPEC: Msg = Msg {
+    name: "StatefulSetSpec",
+    fields: &[
+        (1, "replicas", Ty::Int),
+        (2, "selector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (3, "template", Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC)),
+        (
+            4,
+            "volumeClaimTemplates",
+            Ty::Msgs(&CORE_V1_PERSISTENT_VOLUME_CLAIM),
+        ),
+        (5, "serviceName", Ty::Str),
+        (6, "podManagementPolicy", Ty::Str),
+        (
+            7,
+            "updateStrategy",
+            Ty::Msg(&APPS_V1_STATEFUL_SET_UPDATE_STRATEGY),
+        ),
+        (8, "revisionHistoryLimit", Ty::Int),
+        (9, "minReadySeconds", Ty::Int),
+        (
+            10,
+            "persistentVolumeClaimRetentionPolicy",
+            Ty::Msg(&APPS_V1_STATEFUL_SET_PERSISTENT_VOLUME_CLAIM_RETENTION_POLICY),
+        ),
+        (11, "ordinals", Ty::Msg(&APPS_V1_STATEFUL_SET_ORDINALS)),
+    ],
+};
+
+static APPS_V1_STATEFUL_SET_CONDITION: Msg = Msg {
+    name: "StatefulSetCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "lastTransitionTime", Ty::Time),
+        (4, "reason", Ty::Str),
+        (5, "message", Ty::Str),
+    ],
+};
+
+static APPS_V1_STATEFUL_SET_STATUS: Msg = Msg {
+    name: "StatefulSetStatus",
+    fields: &[
+        (1, "observedGeneration", Ty::Int),
+        (2, "replicas", Ty::Int),
+        (3, "readyReplicas", Ty::Int),
+        (4, "currentReplicas", Ty::Int),
+        (5, "updatedReplicas", Ty::Int),
+        (6, "currentRevision", Ty::Str),
+        (7, "updateRevision", Ty::Str),
+        (9, "collisionCount", Ty::Int),
+        (10, "conditions", Ty::Msgs(&APPS_V1_STATEFUL_SET_CONDITION)),
+        (11, "availableReplicas", Ty::Int),
+    ],
+};
+
+static APPS_V1_STATEFUL_SET: Msg = Msg {
+    name: "StatefulSet",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&APPS_V1_STATEFUL_SET_SPEC)),
+        (3, "status", Ty::Msg(&APPS_V1_STATEFUL_SET_STATUS)),
+    ],
+};
+
+static APPS_V1_CONTROLLER_REVISION: Msg = Msg {
+    name: "ControllerRevision",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "data", Ty::RawJson),
+        (3, "revision", Ty::Int),
+    ],
+};
+
+static AUTOSCALING_V1_SCALE_SPEC: Msg = Msg {
+    name: "ScaleSpec",
+    fields: &[(1, "replicas", Ty::Int)],
+};
+
+static AUTOSCALING_V1_SCALE_STATUS: Msg = Msg {
+    name: "ScaleStatus",
+    fields: &[(1, "replicas", Ty::Int), (2, "selector", Ty::Str)],
+};
+
+static AUTOSCALING_V1_SCALE: Msg = Msg {
+    name: "Scale",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&AUTOSCALING_V1_SCALE_SPEC)),
+        (3, "status", Ty::Msg(&AUTOSCALING_V1_SCALE_STATUS)),
+    ],
+};
+
+static BATCH_V1_POD_FAILURE_POLICY_ON_EXIT_CODES_REQUIREMENT: Msg = Msg {
+    name: "PodFailurePolicyOnExitCodesRequirement",
+    fields: &[
+        (1, "containerName", Ty::Str),
+        (2, "operator", Ty::Str),
+        (3, "values", Ty::List(&Ty::Int)),
+    ],
+};
+
+static BATCH_V1_POD_FAILURE_POLICY_ON_POD_CONDITIONS_PATTERN: Msg = Msg {
+    name: "PodFailurePolicyOnPodConditionsPattern",
+    fields: &[(1, "type", Ty::Str), (2, "status", Ty::Str)],
+};
+
+static BATCH_V1_POD_FAILURE_POLICY_RULE: Msg = Msg {
+    name: "PodFailurePolicyRule",
+    fields: &[
+        (1, "action", Ty::Str),
+        (
+            2,
+            "onExitCodes",
+            Ty::Msg(&BATCH_V1_POD_FAILURE_POLICY_ON_EXIT_CODES_REQUIREMENT),
+        ),
+        (
+            3,
+            "onPodConditions",
+            Ty::Msgs(&BATCH_V1_POD_FAILURE_POLICY_ON_POD_CONDITIONS_PATTERN),
+        ),
+    ],
+};
+
+static BATCH_V1_POD_FAILURE_POLICY: Msg = Msg {
+    name: "PodFailurePolicy",
+    fields: &[(1, "rules", Ty::Msgs(&BATCH_V1_POD_FAILURE_POLICY_RULE))],
+};
+
+static BATCH_V1_SUCCESS_POLICY_RULE: Msg = Msg {
+    name: "SuccessPolicyRule",
+    fields: &[
+        (1, "succeededIndexes", Ty::Str),
+        (2, "succeededCount", Ty::Int),
+    ],
+};
+
+static BATCH_V1_SUCCESS_POLICY: Msg = Msg {
+    name: "SuccessPolicy",
+    fields: &[(1, "rules", Ty::Msgs(&BATCH_V1_SUCCESS_POLICY_RULE))],
+};
+
+static BATCH_V1_JOB_SPEC: Msg = Msg {
+    name: "JobSpec",
+    fields: &[
+        (1, "parallelism", Ty::Int),
+        (2, "completions", Ty::Int),
+        (3, "activeDeadlineSeconds", Ty::Int),
+        (4, "selector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (5, "manualSelector", Ty::Bool),
+        (6, "template", Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC)),
+        (7, "backoffLimit", Ty::Int),
+        (8, "ttlSecondsAfterFinished", Ty::Int),
+        (9, "completionMode", Ty::Str),
+        (10, "suspend", Ty::Bool),
+        (
+            11,
+            "podFailurePolicy",
+            Ty::Msg(&BATCH_V1_POD_FAILURE_POLICY),
+        ),
+        (12, "backoffLimitPerIndex", Ty::Int),
+        (13, "maxFailedIndexes", Ty::Int),
+        (14, "podReplacementPolicy", Ty::Str),
+        (15, "managedBy", Ty::Str),
+        (16, "successPolicy", Ty::Msg(&BATCH_V1_SUCCESS_POLICY)),
+    ],
+};
+
+static BATCH_V1_JOB_CONDITION: Msg = Msg {
+    name: "JobCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "lastProbeTime", Ty::Time),
+        (4, "lastTransitionTime", Ty::Time),
+        (5, "reason", Ty::Str),
+        (6, "message", Ty::Str),
+    ],
+};
+
+static BATCH_V1_UNCOUNTED_TERMINATED_PODS: Msg = Msg {
+    name: "UncountedTerminatedPods",
+    fields: &[
+        (1, "succeeded", Ty::List(&Ty::Str)),
+        (2, "failed", Ty::List(&Ty::Str)),
+    ],
+};
+
+static BATCH_V1_JOB_STATUS: Msg = Msg {
+    name: "JobStatus",
+    fields: &[
+        (1, "conditions", Ty::Msgs(&BATCH_V1_JOB_CONDITION)),
+        (2, "startTime", Ty::Time),
+        (3, "completionTime", Ty::Time),
+        (4, "active", Ty::Int),
+        (5, "succeeded", Ty::Int),
+        (6, "failed", Ty::Int),
+        (7, "completedIndexes", Ty::Str),
+        (
+            8,
+            "uncountedTerminatedPods",
+            Ty::Msg(&BATCH_V1_UNCOUNTED_TERMINATED_PODS),
+        ),
+        (9, "ready", Ty::Int),
+        (10, "failedIndexes", Ty::Str),
+        (11, "terminating", Ty::Int),
+    ],
+};
+
+static BATCH_V1_JOB: Msg = Msg {
+    name: "Job",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&BATCH_V1_JOB_SPEC)),
+        (3, "status", Ty::Msg(&BATCH_V1_JOB_STATUS)),
+    ],
+};
+
+static BATCH_V1_JOB_TEMPLATE_SPEC: Msg = Msg {
+    name: "JobTemplateSpec",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&BATCH_V1_JOB_SPEC)),
+    ],
+};
+
+static BATCH_V1_CRON_JOB_SPEC: Msg = Msg {
+    name: "CronJobSpec",
+    fields: &[
+        (1, "schedule", Ty::Str),
+        (2, "startingDeadlineSeconds", Ty::Int),
+        (3, "concurrencyPolicy", Ty::Str),
+        (4, "suspend", Ty::Bool),
+        (5, "jobTemplate", Ty::Msg(&BATCH_V1_JOB_TEMPLATE_SPEC)),
+        (6, "successfulJobsHistoryLimit", Ty::Int),
+        (7, "failedJobsHistoryLimit", Ty::Int),
+        (8, "timeZone", Ty::Str),
+    ],
+};
+
+static BATCH_V1_CRON_JOB_STATUS: Msg = Msg {
+    name: "CronJobStatus",
+    fields: &[
+        (1, "active", Ty::Msgs(&CORE_V1_OBJECT_REFERENCE)),
+        (4, "lastScheduleTime", Ty::Time),
+        (5, "lastSuccessfulTime", Ty::Time),
+    ],
+};
+
+static BATCH_V1_CRON_JOB: Msg = Msg {
+    name: "CronJob",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&BATCH_V1_CRON_JOB_SPEC)),
+        (3, "status", Ty::Msg(&BATCH_V1_CRON_JOB_STATUS)),
+    ],
+};
+
+static POLICY_V1_POD_DISRUPTION_BUDGET_SPEC: Msg = Msg {
+    name: "PodDisruptionBudgetSpec",
+    fields: &[
+        (1, "minAvailable", Ty::IntOrString),
+        (2, "selector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (3, "maxUnavailable", Ty::IntOrString),
+        (4, "unhealthyPodEvictionPolicy", Ty::Str),
+    ],
+};
+
+static POLICY_V1_POD_DISRUPTION_BUDGET_STATUS: Msg = Msg {
+    name: "PodDisruptionBudgetStatus",
+    fields: &[
+        (1, "observedGeneration", Ty::Int),
+        (2, "disruptedPods", Ty::Map(&Ty::Time)),
+        (3, "disruptionsAllowed", Ty::Int),
+        (4, "currentHealthy", Ty::Int),
+        (5, "desiredHealthy", Ty::Int),
+        (6, "expectedPods", Ty::Int),
+        (7, "conditions", Ty::Msgs(&META_V1_CONDITION)),
+    ],
+};
+
+static POLICY_V1_POD_DISRUPTION_BUDGET: Msg = Msg {
+    name: "PodDisruptionBudget",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&POLICY_V1_POD_DISRUPTION_BUDGET_SPEC)),
+        (
+            3,
+            "status",
+            Ty::Msg(&POLICY_V1_POD_DISRUPTION_BUDGET_STATUS),
+        ),
+    ],
+};
+
 static META_V1_PRECONDITIONS: Msg = Msg {
     name: "Preconditions",
     fields: &[(1, "uid", Ty::Str), (2, "resourceVersion", Ty::Str)],
@@ -1991,5 +2875,78 @@ static META_V1_DELETE_OPTIONS: Msg = Msg {
             "ignoreStoreReadErrorWithClusterBreakingPotential",
             Ty::Bool,
         ),
+    ],
+};
+
+static POLICY_V1_EVICTION: Msg = Msg {
+    name: "Eviction",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "deleteOptions", Ty::Msg(&META_V1_DELETE_OPTIONS)),
+    ],
+};
+
+static AUTHENTICATION_V1_BOUND_OBJECT_REFERENCE: Msg = Msg {
+    name: "BoundObjectReference",
+    fields: &[
+        (1, "kind", Ty::Str),
+        (2, "apiVersion", Ty::Str),
+        (3, "name", Ty::Str),
+        (4, "uid", Ty::Str),
+    ],
+};
+
+static AUTHENTICATION_V1_TOKEN_REQUEST_SPEC: Msg = Msg {
+    name: "TokenRequestSpec",
+    fields: &[
+        (1, "audiences", Ty::List(&Ty::Str)),
+        (
+            3,
+            "boundObjectRef",
+            Ty::Msg(&AUTHENTICATION_V1_BOUND_OBJECT_REFERENCE),
+        ),
+        (4, "expirationSeconds", Ty::Int),
+    ],
+};
+
+static AUTHENTICATION_V1_TOKEN_REQUEST_STATUS: Msg = Msg {
+    name: "TokenRequestStatus",
+    fields: &[(1, "token", Ty::Str), (2, "expirationTimestamp", Ty::Time)],
+};
+
+static AUTHENTICATION_V1_TOKEN_REQUEST: Msg = Msg {
+    name: "TokenRequest",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&AUTHENTICATION_V1_TOKEN_REQUEST_SPEC)),
+        (
+            3,
+            "status",
+            Ty::Msg(&AUTHENTICATION_V1_TOKEN_REQUEST_STATUS),
+        ),
+    ],
+};
+
+static AUTHENTICATION_V1_TOKEN_REVIEW_SPEC: Msg = Msg {
+    name: "TokenReviewSpec",
+    fields: &[(1, "token", Ty::Str), (2, "audiences", Ty::List(&Ty::Str))],
+};
+
+static AUTHENTICATION_V1_TOKEN_REVIEW_STATUS: Msg = Msg {
+    name: "TokenReviewStatus",
+    fields: &[
+        (1, "authenticated", Ty::Bool),
+        (2, "user", Ty::Msg(&AUTHENTICATION_V1_USER_INFO)),
+        (3, "error", Ty::Str),
+        (4, "audiences", Ty::List(&Ty::Str)),
+    ],
+};
+
+static AUTHENTICATION_V1_TOKEN_REVIEW: Msg = Msg {
+    name: "TokenReview",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&AUTHENTICATION_V1_TOKEN_REVIEW_SPEC)),
+        (3, "status", Ty::Msg(&AUTHENTICATION_V1_TOKEN_REVIEW_STATUS)),
     ],
 };

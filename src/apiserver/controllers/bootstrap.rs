@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
-use crate::apiserver::storage::store::{Store, Write};
+use crate::apiserver::storage::interface::Storage;
+use crate::apiserver::storage::store::Write;
 use crate::apiserver::util;
 
 fn meta(name: &str, ns: Option<&str>) -> Value {
@@ -20,7 +21,7 @@ fn meta(name: &str, ns: Option<&str>) -> Value {
 }
 
 /// Create an object as the server itself would (no admission): used for bootstrap and scenarios.
-pub(crate) fn put(store: &Store, def: &ResourceDef, mut obj: Value) {
+pub(crate) fn put(store: &dyn Storage, def: &ResourceDef, mut obj: Value) {
     let ns = obj
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
@@ -51,13 +52,13 @@ fn def(group: &str, plural: &str) -> Option<&'static ResourceDef> {
         .find(|r| r.group == group && r.plural == plural)
 }
 
-pub(crate) fn ensure_default_sa(store: &Store, ns: &str) {
+pub(crate) fn ensure_default_sa(store: &dyn Storage, ns: &str) {
     if let Some(d) = def("", "serviceaccounts") {
         put(store, d, json!({"metadata": meta("default", Some(ns))}));
     }
 }
 
-fn namespace(store: &Store, name: &str) {
+fn namespace(store: &dyn Storage, name: &str) {
     if let Some(d) = def("", "namespaces") {
         put(
             store,
@@ -72,7 +73,7 @@ fn rbac_labels() -> Value {
     json!({"kubernetes.io/bootstrapping": "rbac-defaults"})
 }
 
-fn cluster_role(store: &Store, name: &str, rules: Value) {
+fn cluster_role(store: &dyn Storage, name: &str, rules: Value) {
     if let Some(d) = def(resources::RBAC, "clusterroles") {
         let mut m = meta(name, None);
         m["labels"] = rbac_labels();
@@ -81,7 +82,7 @@ fn cluster_role(store: &Store, name: &str, rules: Value) {
     }
 }
 
-fn cluster_role_binding(store: &Store, name: &str, role: &str, groups: &[&str]) {
+fn cluster_role_binding(store: &dyn Storage, name: &str, role: &str, groups: &[&str]) {
     if let Some(d) = def(resources::RBAC, "clusterrolebindings") {
         let mut m = meta(name, None);
         m["labels"] = rbac_labels();
@@ -100,7 +101,7 @@ fn cluster_role_binding(store: &Store, name: &str, role: &str, groups: &[&str]) 
 
 /// Namespaces, service accounts, priority classes and RBAC policy.
 pub fn system(api: &Api) {
-    let store = &api.store;
+    let store = &*api.store;
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         namespace(store, ns);
     }
@@ -264,7 +265,7 @@ fn running_pod(ns: &str, name: &str, node: &str, cpu: &str, memory: &str, ip: &s
 /// The seed's cluster: node-1 4 CPU/8Gi (2.5/3Gi used), node-2 2/4Gi (1.8/3.5Gi),
 /// node-3 8/16Gi (3/6Gi), and a tainted control-plane node.
 pub fn demo(api: &Api) {
-    let store = &api.store;
+    let store = &*api.store;
     let Some(nd) = def("", "nodes") else { return };
     let Some(pd) = def("", "pods") else { return };
     namespace(store, "demo");
@@ -353,8 +354,8 @@ pub(crate) fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, 
             .and_then(Value::as_str)
             .unwrap_or("default")
             .to_string();
-        if d.namespaced && store_missing_ns(&api.store, &ns) {
-            namespace(&api.store, &ns);
+        if d.namespaced && store_missing_ns(&*api.store, &ns) {
+            namespace(&*api.store, &ns);
         }
         let mut o = o.clone();
         if d.kind == "Pod" {
@@ -366,13 +367,13 @@ pub(crate) fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, 
                 o["status"]["allocatable"] = c;
             }
         }
-        put(&api.store, d, o);
+        put(&*api.store, d, o);
         n += 1;
     }
     Ok(n)
 }
 
-fn store_missing_ns(store: &Store, ns: &str) -> bool {
+fn store_missing_ns(store: &dyn Storage, ns: &str) -> bool {
     store.get(&format!("/registry/namespaces/{ns}")).is_none()
 }
 

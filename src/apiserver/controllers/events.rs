@@ -3,19 +3,28 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::storage::store::{Store, Write};
+use crate::apiserver::storage::interface::Storage;
+use crate::apiserver::storage::store::Write;
 use crate::apiserver::util;
 
-/// Who reports an event: the scheduler (events.k8s.io style) or a kubelet (core/v1 style).
+/// Who reports an event: the scheduler (events.k8s.io style), a kubelet or a controller of
+/// kube-controller-manager (core/v1 style, `source.component` e.g. `deployment-controller`).
 pub enum Reporter<'a> {
     Scheduler,
-    Kubelet { node: &'a str },
+    Kubelet {
+        node: &'a str,
+    },
+    #[expect(dead_code, reason = "the workload controllers of issue 13 land next")]
+    Controller {
+        component: &'a str,
+    },
 }
 
-/// Record an event about a pod. `field_path` is e.g. `spec.containers{app}` for kubelet events.
+/// Record an event about an object (its kind and apiVersion from the object; a pod when the
+/// object does not say). `field_path` is e.g. `spec.containers{app}` for kubelet events.
 #[allow(clippy::too_many_arguments)]
 pub fn record(
-    store: &Store,
+    store: &dyn Storage,
     pod: &Value,
     reporter: Reporter<'_>,
     kind: &str,
@@ -35,11 +44,11 @@ pub fn record(
     let nanos = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
     let ev_name = format!("{name}.{nanos:x}");
     let mut involved = json!({
-        "kind": "Pod",
+        "kind": pod.get("kind").and_then(Value::as_str).unwrap_or("Pod"),
         "namespace": ns,
         "name": name,
         "uid": pod.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
-        "apiVersion": "v1",
+        "apiVersion": pod.get("apiVersion").and_then(Value::as_str).unwrap_or("v1"),
         "resourceVersion": pod.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null),
     });
     if !field_path.is_empty() {
@@ -74,6 +83,15 @@ pub fn record(
             ev["eventTime"] = Value::Null;
             ev["reportingComponent"] = json!("kubelet");
             ev["reportingInstance"] = json!(node);
+        }
+        Reporter::Controller { component } => {
+            ev["source"] = json!({"component": component});
+            ev["firstTimestamp"] = json!(now);
+            ev["lastTimestamp"] = json!(now);
+            ev["count"] = json!(1);
+            ev["eventTime"] = Value::Null;
+            ev["reportingComponent"] = json!(component);
+            ev["reportingInstance"] = json!("");
         }
     }
     let _ = store.create(

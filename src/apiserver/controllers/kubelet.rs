@@ -44,7 +44,7 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
     let mut todo = TrackedKeys::new("/registry/pods/", needs_kubelet);
     loop {
         changes.borrow_and_update();
-        todo.catch_up(&api.store);
+        todo.catch_up(&*api.store);
         for key in &todo.keys {
             let Some(p) = api.store.get(key) else {
                 continue;
@@ -129,7 +129,7 @@ fn cond(t: &str, status: &str, now: &str) -> Value {
 }
 
 /// Write pod status as the kubelet's status manager does (status only, pod must still exist).
-fn set_status(api: &Api, pod: &Value, f: impl FnOnce(&mut Value)) -> Option<Arc<Value>> {
+fn set_status(api: &Api, pod: &Value, mut f: impl FnMut(&mut Value)) -> Option<Arc<Value>> {
     let key = format!(
         "/registry/pods/{}/{}",
         s(pod, "/metadata/namespace"),
@@ -204,7 +204,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
         let field = format!("spec.containers{{{cname}}}");
         tokio::time::sleep(STEP / 2).await;
         events::record(
-            &api.store,
+            &*api.store,
             &p,
             Reporter::Kubelet { node: &node },
             "Normal",
@@ -216,7 +216,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
         step(api, &p, "Pulling", json!({"image": image}));
         tokio::time::sleep(STEP / 2).await;
         events::record(
-            &api.store,
+            &*api.store,
             &p,
             Reporter::Kubelet { node: &node },
             "Normal",
@@ -228,7 +228,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
             &field,
         );
         events::record(
-            &api.store,
+            &*api.store,
             &p,
             Reporter::Kubelet { node: &node },
             "Normal",
@@ -238,7 +238,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
             &field,
         );
         events::record(
-            &api.store,
+            &*api.store,
             &p,
             Reporter::Kubelet { node: &node },
             "Normal",
@@ -294,7 +294,7 @@ async fn stop_pod(api: &Api, pod: &Value) {
     {
         let cname = s(&c, "/name");
         events::record(
-            &api.store,
+            &*api.store,
             pod,
             Reporter::Kubelet { node: &node },
             "Normal",

@@ -2,6 +2,7 @@
 //! controller): the scheduler loop and its placement engines, simulated kubelets, events.
 
 pub mod bootstrap;
+pub(crate) mod client;
 pub(crate) mod events;
 pub(crate) mod kubelet;
 pub(crate) mod placement;

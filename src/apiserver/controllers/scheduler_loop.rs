@@ -47,7 +47,7 @@ pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
         changes.borrow_and_update();
-        queue.catch_up(&api.store);
+        queue.catch_up(&*api.store);
         cycle(&api, engine.as_ref(), &mut failed, &mut queue);
         tokio::select! {
             _ = stop.changed() => return,
@@ -148,7 +148,7 @@ fn cycle(
                         failed.remove(&key);
                         let msg = format!("Successfully assigned {ns}/{name} to {node}");
                         events::record(
-                            &api.store,
+                            &*api.store,
                             &bound,
                             Reporter::Scheduler,
                             "Normal",
@@ -180,7 +180,7 @@ fn cycle(
                 failed.insert(key.clone(), (Instant::now(), msg.clone()));
                 if !repeat {
                     events::record(
-                        &api.store,
+                        &*api.store,
                         pv,
                         Reporter::Scheduler,
                         "Warning",

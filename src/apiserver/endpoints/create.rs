@@ -11,6 +11,7 @@ use crate::apiserver::endpoints::reply::{object_reply, store_err};
 use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::registry::strategy;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::StageStatus;
@@ -106,11 +107,7 @@ pub(super) fn create_as(
         .is_empty()
         && !gen_name.is_empty()
     {
-        let suffix: String = util::uuid()
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .take(5)
-            .collect();
+        let suffix = util::random_suffix();
         obj["metadata"]["name"] = json!(format!("{gen_name}{suffix}"));
     }
     let name = obj
@@ -121,7 +118,7 @@ pub(super) fn create_as(
     let manager = managed_fields::manager_name(ctx.info.query("fieldManager"), &ctx.user_agent);
     // NamespaceLifecycle first: a missing namespace is a 404 before any other plugin looks.
     let (rec, res) = plugins::namespace_lifecycle(
-        &ctx.api.store,
+        &*ctx.api.store,
         "create",
         &url_ns,
         def.group,
@@ -198,6 +195,9 @@ fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
 }
 
 fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
+    if let Some(k) = strategy::of(def.group, def.kind) {
+        k.after_create(ctx.api, stored);
+    }
     match (def.group, def.kind) {
         ("", "Namespace") => {
             // The ServiceAccount controller's job: every namespace gets `default`.
@@ -205,7 +205,7 @@ fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
                 .pointer("/metadata/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            crate::apiserver::controllers::bootstrap::ensure_default_sa(&ctx.api.store, ns);
+            crate::apiserver::controllers::bootstrap::ensure_default_sa(&*ctx.api.store, ns);
         }
         ("", "Pod") => {
             let key = format!(

@@ -103,7 +103,7 @@ pub fn self_subject_access_review(
     let d = ctx
         .api
         .authorizer
-        .authorize(&ctx.api.store, ctx.user, &attrs);
+        .authorize(&*ctx.api.store, ctx.user, &attrs);
     let mut status = json!({"allowed": d.allowed});
     if !d.reason.is_empty() {
         status["reason"] = json!(d.reason);

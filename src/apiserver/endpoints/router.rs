@@ -177,7 +177,7 @@ fn non_resource(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError> {
             let d = ctx
                 .api
                 .authorizer
-                .authorize(&ctx.api.store, ctx.user, &attrs);
+                .authorize(&*ctx.api.store, ctx.user, &attrs);
             if !d.allowed {
                 let text = authz::forbidden_text(&ctx.user.username, &attrs);
                 return Err(ApiError::forbidden("", "pods", name, &text, &d.reason));

@@ -11,6 +11,7 @@ use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::registry::strategy;
 use crate::apiserver::registry::validation;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::{Ctx, Reply};
@@ -151,6 +152,9 @@ fn update_causes(def: &ResourceDef, sub: &str, next: &Value, cur: &Value) -> Vec
             ));
             causes.extend(validation_update::validate_pod_spec_update(next, cur));
         }
+    }
+    if let Some(k) = strategy::of(def.group, def.kind) {
+        causes.extend(k.validate_update(sub, next, cur));
     }
     causes
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::user::UserInfo;
-use crate::apiserver::storage::store::Store;
+use crate::apiserver::storage::interface::Storage;
 
 /// The attributes a decision is about (upstream `authorizer.Attributes`).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -46,7 +46,7 @@ struct Policy {
     role_bindings: Vec<RoleBinding>,
 }
 
-fn decode_all<T: serde::de::DeserializeOwned>(store: &Store, prefix: &str) -> Vec<T> {
+fn decode_all<T: serde::de::DeserializeOwned>(store: &dyn Storage, prefix: &str) -> Vec<T> {
     store
         .list(prefix)
         .0
@@ -130,7 +130,7 @@ pub fn rule_allows(rule: &PolicyRule, a: &Attributes) -> bool {
 }
 
 impl Authorizer {
-    fn policy(&self, store: &Store) -> Arc<Policy> {
+    fn policy(&self, store: &dyn Storage) -> Arc<Policy> {
         let rv = store.current_rv();
         let mut g = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((at, p)) = g.as_ref()
@@ -148,7 +148,12 @@ impl Authorizer {
         p
     }
 
-    pub(crate) fn authorize(&self, store: &Store, user: &UserInfo, a: &Attributes) -> Decision {
+    pub(crate) fn authorize(
+        &self,
+        store: &dyn Storage,
+        user: &UserInfo,
+        a: &Attributes,
+    ) -> Decision {
         if user.in_group("system:masters") {
             return Decision {
                 allowed: true,

@@ -130,7 +130,7 @@ where
     let user = match impersonation::requested(&parts.headers) {
         Ok(None) => user,
         Ok(Some(asked)) => {
-            match impersonation::impersonate(&api.authorizer, &api.store, &user, &asked) {
+            match impersonation::impersonate(&api.authorizer, &*api.store, &user, &asked) {
                 Ok((as_user, detail)) => {
                     trace.stage("impersonation", StageStatus::Ok, detail);
                     trace.user = Some(as_user.username.clone());
@@ -174,7 +174,7 @@ where
 
     // Authorization.
     let attrs = attributes(&info);
-    let decision = api.authorizer.authorize(&api.store, &user, &attrs);
+    let decision = api.authorizer.authorize(&*api.store, &user, &attrs);
     let detail = authz::trace_detail(&attrs, &decision);
     if !decision.allowed {
         trace.stage("authorization", StageStatus::Failed, detail);

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::apiserver::filters::authz::{self, Attributes, Authorizer};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::user::UserInfo;
-use crate::apiserver::storage::store::Store;
+use crate::apiserver::storage::interface::Storage;
 
 /// What the headers ask to act as.
 #[derive(Debug, Default, PartialEq)]
@@ -61,7 +61,7 @@ pub fn requested(headers: &hyper::HeaderMap) -> Result<Option<Requested>, ApiErr
 /// checks made (for the trace). A part not allowed is kube-apiserver's 403.
 pub fn impersonate(
     authorizer: &Authorizer,
-    store: &Store,
+    store: &dyn Storage,
     actor: &UserInfo,
     r: &Requested,
 ) -> Result<(UserInfo, Value), ApiError> {
@@ -236,7 +236,7 @@ mod tests {
             Some(("default", "builder"))
         );
         assert_eq!(service_account("system:serviceaccount:default"), None);
-        let store = Store::default();
+        let store = crate::apiserver::storage::store::Store::default();
         let admin = UserInfo {
             username: "kexplore-admin".into(),
             uid: String::new(),

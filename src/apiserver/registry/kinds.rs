@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::apiserver::admission::plugins;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::registry::strategy;
 use crate::apiserver::registry::validation;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::Api;
@@ -27,6 +28,13 @@ pub fn prepare_create(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    if let Some(k) = strategy::of(def.group, def.kind) {
+        k.prepare_create(api, obj, trace)?;
+        if k.bumps_generation() {
+            obj["metadata"]["generation"] = json!(1);
+        }
+        return Ok(());
+    }
     match (def.group, def.kind) {
         ("", "Pod") => return prepare_pod(api, obj, trace),
         ("", "Namespace") => {
@@ -79,7 +87,7 @@ fn prepare_pod(api: &Api, obj: &mut Value, trace: &mut RequestTrace) -> Result<(
         ))
     })?;
     // Mutating admission (after decode-time defaults), then validation.
-    let (records, res) = plugins::mutate_pod(&mut pod, &ns, &api.store);
+    let (records, res) = plugins::mutate_pod(&mut pod, &ns, &*api.store);
     let status = if res.is_ok() {
         StageStatus::Ok
     } else {
@@ -143,7 +151,9 @@ pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Va
             }
         }
     }
-    if def.kind == "Pod" && current.get("spec") != next.get("spec") {
+    let bumps = def.kind == "Pod"
+        || strategy::of(def.group, def.kind).is_some_and(|k| k.bumps_generation());
+    if bumps && current.get("spec") != next.get("spec") {
         let generation = current
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)

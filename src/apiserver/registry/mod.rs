@@ -1,8 +1,12 @@
 //! What each served kind is (upstream `pkg/registry` and `pkg/apis`): the resource table,
 //! strategies, defaulting, validation, printers, selectors, list merge types, discovery and OpenAPI.
 
+pub(crate) mod apps;
+pub(crate) mod batch;
+pub(crate) mod core;
 pub(crate) mod defaults;
 pub(crate) mod discovery;
+pub(crate) mod discovery_k8s_io;
 pub(crate) mod events;
 pub(crate) mod go_zero;
 pub(crate) mod kinds;
@@ -10,8 +14,10 @@ pub(crate) mod list_types;
 pub(crate) mod openapi;
 pub(crate) mod openapi_v2;
 pub(crate) mod openapi_v2_schema;
+pub(crate) mod policy;
 pub(crate) mod resources;
 pub(crate) mod selectors;
+pub(crate) mod strategy;
 pub(crate) mod table;
 pub(crate) mod table_columns;
 pub(crate) mod validation;

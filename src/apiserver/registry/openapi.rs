@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::apiserver::registry::list_types;
 use crate::apiserver::registry::resources::{RESOURCES, ResourceDef, group_versions};
+use crate::apiserver::registry::strategy;
 
 /// `api/v1` or `apis/<group>/<version>`.
 pub fn gv_path(group: &str, version: &str) -> String {
@@ -170,7 +171,11 @@ pub(crate) fn type_schemas(r: &ResourceDef) -> Map<String, Value> {
         (_, "RoleBinding") => gen_for!(a::rbac::v1::RoleBinding),
         (_, "SelfSubjectReview") => gen_for!(a::authentication::v1::SelfSubjectReview),
         (_, "SelfSubjectAccessReview") => gen_for!(a::authorization::v1::SelfSubjectAccessReview),
-        _ => {}
+        (group, kind) => {
+            if let Some(k) = strategy::of(group, kind) {
+                k.schemas(&mut generator);
+            }
+        }
     }
     let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     list_types::annotate(&mut defs);

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::apiserver::registry::strategy;
 use crate::apiserver::request::status::ApiError;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -154,7 +155,7 @@ fn field_value(kind: &str, field: &str, obj: &Value) -> Option<Option<String>> {
         ("Event", "type") => s("/type"),
         ("Event", "reportingComponent") => s("/reportingComponent"),
         ("Event", "source") => s("/source/component"),
-        _ => return None,
+        _ => return strategy::of_kind(kind).and_then(|k| k.field(field, obj)),
     };
     Some(v)
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::apiserver::registry::strategy;
 use crate::apiserver::registry::table_columns::columns;
 use crate::apiserver::util::age;
 
@@ -279,6 +280,7 @@ pub fn cells(kind: &str, o: &Value) -> Vec<Value> {
             json!(s(o, "/preemptionPolicy")),
         ],
         "ClusterRoleBinding" | "RoleBinding" => binding_cells(o),
+        _ if let Some(k) = strategy::of_kind(kind) => k.cells(o),
         _ => vec![
             json!(s(o, "/metadata/name")),
             json!(s(o, "/metadata/creationTimestamp")),

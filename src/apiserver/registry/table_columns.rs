@@ -3,6 +3,8 @@
 
 use serde_json::{Value, json};
 
+use crate::apiserver::registry::strategy;
+
 fn col(name: &str, ty: &str, priority: i32, description: &str) -> Value {
     let format = if name == "Name" { "name" } else { "" };
     json!({"name": name, "type": ty, "format": format, "description": description, "priority": priority})
@@ -230,6 +232,7 @@ pub fn columns(kind: &str) -> Vec<Value> {
                 "ServiceAccounts in the roleBinding",
             ),
         ],
+        _ if let Some(k) = strategy::of_kind(kind) => k.columns(),
         _ => vec![
             col(
                 "Name",

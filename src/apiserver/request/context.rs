@@ -15,13 +15,15 @@ use crate::apiserver::filters::inflight::Limiter;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::trace::{RequestTrace, TraceLog};
 use crate::apiserver::request::user::UserInfo;
+use crate::apiserver::storage::interface::Storage;
 use crate::apiserver::storage::list_cache::ListCache;
 use crate::apiserver::storage::store::{Store, Write};
 use crate::apiserver::transport::limits::Limits;
 
 /// The server's state, shared by every connection and by the control loops.
 pub struct Api {
-    pub store: Store,
+    /// The storage backend every handler and control loop reads and writes through.
+    pub(crate) store: Box<dyn Storage>,
     pub traces: TraceLog,
     pub(crate) authorizer: Authorizer,
     pub(crate) tokens: TokenFile,
@@ -36,6 +38,16 @@ pub struct Api {
 }
 
 impl Api {
+    /// The store's latest revision (for tests and benchmarks outside the crate).
+    pub fn current_rv(&self) -> u64 {
+        self.store.current_rv()
+    }
+
+    /// Wakes on every store revision (for tests outside the crate).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.store.changes()
+    }
+
     pub fn new(tokens: TokenFile, audit: Option<AuditLog>) -> Self {
         Api::with_limits(tokens, audit, &Limits::default())
     }
@@ -49,7 +61,7 @@ impl Api {
         );
         limiter.max_watches = limits.max_watches;
         Api {
-            store: Store::new(limits.history),
+            store: Box::new(Store::new(limits.history)),
             traces: TraceLog::default(),
             authorizer: Authorizer::default(),
             tokens,

@@ -45,6 +45,15 @@ impl Cause {
     pub fn forbidden(field: &str, detail: &str) -> Self {
         Self::with(field, "FieldValueForbidden", "Forbidden".into(), detail)
     }
+    /// `field.TooLong` with an unrendered value, as upstream's size checks report it.
+    pub fn too_long(field: &str, max_bytes: usize) -> Self {
+        Self::with(
+            field,
+            "FieldValueTooLong",
+            format!("Too long: may not be more than {max_bytes} bytes"),
+            "",
+        )
+    }
     fn with(field: &str, reason: &'static str, body: String, detail: &str) -> Self {
         let message = if detail.is_empty() {
             body

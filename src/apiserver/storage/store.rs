@@ -11,56 +11,10 @@ use hyper::body::Bytes;
 use serde_json::Value;
 use tokio::sync::watch as signal;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub(crate) enum EventType {
-    #[serde(rename = "ADDED")]
-    Added,
-    #[serde(rename = "MODIFIED")]
-    Modified,
-    #[serde(rename = "DELETED")]
-    Deleted,
-}
-
-impl EventType {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            EventType::Added => "ADDED",
-            EventType::Modified => "MODIFIED",
-            EventType::Deleted => "DELETED",
-        }
-    }
-}
-
-/// One change, as a watcher sees it: the object at the change's revision as JSON (what the
-/// history keeps: about a tenth of the parsed `Value`'s memory), decoded only by watchers that
-/// need to look inside (selectors, Table rows, other API versions).
-#[derive(Debug, Clone)]
-pub(crate) struct StoreEvent {
-    pub(crate) rv: u64,
-    pub(crate) kind: EventType,
-    pub(crate) key: String,
-    pub(crate) object: Bytes,
-    /// The state before a MODIFIED, so selector watchers can see objects leave their view.
-    pub(crate) prev: Option<Bytes>,
-}
-
-impl StoreEvent {
-    /// What keeping this event in the history costs. `prev` is the same buffer as the event
-    /// before it (or the live object's), so it is not counted again.
-    pub(crate) fn bytes(&self) -> usize {
-        std::mem::size_of::<StoreEvent>() + self.key.len() + self.object.len()
-    }
-
-    pub(crate) fn value(&self) -> Value {
-        serde_json::from_slice(&self.object).unwrap_or(Value::Null)
-    }
-
-    pub(crate) fn prev_value(&self) -> Option<Value> {
-        self.prev
-            .as_ref()
-            .map(|p| serde_json::from_slice(p).unwrap_or(Value::Null))
-    }
-}
+use crate::apiserver::storage::interface::{CheckFn, Storage, UpdateFn};
+pub(crate) use crate::apiserver::storage::interface::{
+    EventType, HistoryPage, PastPage, StoreError, StoreEvent, WatchStart, Write,
+};
 
 fn encode(v: &Value) -> Bytes {
     // Not shrunk to size: trimming each long-lived buffer in place leaves a small free
@@ -68,33 +22,6 @@ fn encode(v: &Value) -> Bytes {
     // warm-up in release runs, heap in use flat) where whole power-of-two buffers stay
     // reusable (+3 %).
     Bytes::from(serde_json::to_vec(v).unwrap_or_default())
-}
-
-/// Whether a write is kept or only tried. Every writer names one, so no path can forget a
-/// client's `dryRun=All`: a dry run makes every check the write would make (existence,
-/// optimistic concurrency, preconditions, the update function) and returns what would be
-/// stored, but moves no revision, records no history and wakes no watcher or control loop,
-/// as upstream's `DryRunnableStorage` does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Write {
-    Commit,
-    DryRun,
-}
-
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum StoreError {
-    #[error("key exists")]
-    Exists,
-    #[error("key not found")]
-    NotFound,
-    #[error("resourceVersion conflict")]
-    Conflict,
-    /// The watch or list start is older than the history kept: (asked, oldest available - 1).
-    #[error("too old resource version: {0} ({1})")]
-    TooOld(u64, u64),
-    /// A precondition or update function refused the change.
-    #[error("{0}")]
-    Rejected(String),
 }
 
 /// How much change history the store keeps. Upstream, etcd keeps every revision until the
@@ -115,13 +42,6 @@ impl Default for HistoryLimits {
             max_bytes: 32 << 20,
         }
     }
-}
-
-/// One page of a read at a past revision (`Store::list_keys_at`).
-pub(crate) struct PastPage {
-    pub(crate) items: Vec<(String, Arc<Value>)>,
-    pub(crate) more: bool,
-    pub(crate) remaining_from_start: Option<usize>,
 }
 
 /// A key's state in a past read: from the history (encoded) or still the live object.
@@ -180,23 +100,6 @@ fn set_rv(v: &mut Value, rv: u64) {
     if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
         m.insert("resourceVersion".into(), Value::String(rv.to_string()));
     }
-}
-
-/// A watcher's start: the current objects as ADDED events (a watch without a revision), the
-/// revision after which it reads the history, and the signal that wakes it on changes.
-pub(crate) struct WatchStart {
-    pub(crate) snapshot: Vec<Arc<StoreEvent>>,
-    pub(crate) rv: u64,
-    pub(crate) changes: signal::Receiver<u64>,
-}
-
-/// One read of the history: the matching events, and the revision the read got through (every
-/// revision up to it was looked at, matching or not).
-pub(crate) struct HistoryPage {
-    pub(crate) events: Vec<Arc<StoreEvent>>,
-    pub(crate) through: u64,
-    /// More history after `through` was already there but beyond the page's limits.
-    pub(crate) more: bool,
 }
 
 impl Default for Store {
@@ -504,10 +407,10 @@ impl Store {
         key: &str,
         expected_rv: Option<u64>,
         write: Write,
-        f: F,
+        mut f: F,
     ) -> Result<Arc<Value>, StoreError>
     where
-        F: FnOnce(&Value) -> Result<Value, StoreError>,
+        F: FnMut(&Value) -> Result<Value, StoreError>,
     {
         if write == Write::DryRun {
             let cur = self.get(key).ok_or(StoreError::NotFound)?;
@@ -549,10 +452,10 @@ impl Store {
         &self,
         key: &str,
         write: Write,
-        check: F,
+        mut check: F,
     ) -> Result<Arc<Value>, StoreError>
     where
-        F: FnOnce(&Value) -> Result<(), StoreError>,
+        F: FnMut(&Value) -> Result<(), StoreError>,
     {
         if write == Write::DryRun {
             let cur = self.get(key).ok_or(StoreError::NotFound)?;
@@ -605,6 +508,71 @@ impl Store {
             rv,
             changes,
         })
+    }
+}
+
+impl Storage for Store {
+    fn current_rv(&self) -> u64 {
+        Store::current_rv(self)
+    }
+    fn get(&self, key: &str) -> Option<Arc<Value>> {
+        Store::get(self, key)
+    }
+    fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
+        Store::list(self, prefix)
+    }
+    fn list_keys_at(
+        &self,
+        prefix: &str,
+        start: &str,
+        at: u64,
+        limit: usize,
+        count: bool,
+    ) -> Result<PastPage, StoreError> {
+        Store::list_keys_at(self, prefix, start, at, limit, count)
+    }
+    fn list_keys_from(
+        &self,
+        prefix: &str,
+        start: &str,
+        limit: usize,
+    ) -> (Vec<(String, Arc<Value>)>, bool, u64) {
+        Store::list_keys_from(self, prefix, start, limit)
+    }
+    fn changes(&self) -> signal::Receiver<u64> {
+        Store::changes(self)
+    }
+    fn history_after(
+        &self,
+        prefix: &str,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> Result<HistoryPage, StoreError> {
+        Store::history_after(self, prefix, after, max_events, max_bytes)
+    }
+    fn create(&self, key: &str, value: Value, write: Write) -> Result<Arc<Value>, StoreError> {
+        Store::create(self, key, value, write)
+    }
+    fn update_with(
+        &self,
+        key: &str,
+        expected_rv: Option<u64>,
+        write: Write,
+        f: &mut UpdateFn<'_>,
+    ) -> Result<Arc<Value>, StoreError> {
+        Store::update(self, key, expected_rv, write, f)
+    }
+    fn delete_with(
+        &self,
+        key: &str,
+        write: Write,
+        check: &mut CheckFn<'_>,
+    ) -> Result<Arc<Value>, StoreError> {
+        Store::delete(self, key, write, check)
+    }
+    fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError> {
+        Store::watch(self, prefix, from)
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::apiserver::storage::store::Store;
+use crate::apiserver::storage::interface::Storage;
 
 pub struct TrackedKeys {
     pub keys: BTreeSet<String>,
@@ -26,7 +26,7 @@ impl TrackedKeys {
         }
     }
 
-    pub fn catch_up(&mut self, store: &Store) {
+    pub fn catch_up(&mut self, store: &dyn Storage) {
         loop {
             let Some(pos) = self.pos else {
                 let (objects, _, rv) = store.list_keys_from(self.prefix, "", usize::MAX);

@@ -1,0 +1,98 @@
+//! How the control loops write (upstream: kube-controller-manager's client-go clients): every
+//! object a controller creates goes through its kind's create path — defaults, admission,
+//! validation — as a request would, and pods are deleted gracefully, so a controller can never
+//! store what a client could not. Reads go straight to storage, as informers read their cache.
+
+#![expect(
+    dead_code,
+    reason = "the workload controllers of issue 13 are its users; they land next"
+)]
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::apiserver::endpoints::pods;
+use crate::apiserver::registry::kinds;
+use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::request::context::Api;
+use crate::apiserver::request::status::ApiError;
+use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::storage::store::{StoreError, Write};
+use crate::apiserver::util;
+
+fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Create `obj` as `manager` (e.g. `kube-controller-manager`) would: kind and apiVersion set,
+/// a `generateName` completed, the kind's strategy run, then stored with a uid.
+pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc<Value>, ApiError> {
+    obj["kind"] = json!(def.kind);
+    obj["apiVersion"] = json!(def.api_version());
+    if obj.get("metadata").is_none_or(|m| !m.is_object()) {
+        obj["metadata"] = json!({});
+    }
+    if str_at(&obj, "/metadata/name").is_empty() {
+        let base = str_at(&obj, "/metadata/generateName").to_string();
+        if base.is_empty() {
+            return Err(ApiError::bad_request("name or generateName is required"));
+        }
+        obj["metadata"]["name"] = json!(format!("{base}{}", util::random_suffix()));
+    }
+    let ns = str_at(&obj, "/metadata/namespace").to_string();
+    let name = str_at(&obj, "/metadata/name").to_string();
+    let mut trace = RequestTrace::new(util::uuid(), util::now(), "POST", "");
+    kinds::omit_empty_meta_maps(&mut obj);
+    kinds::prepare_create(api, def, &mut obj, &mut trace)?;
+    obj["metadata"]["uid"] = json!(util::uuid());
+    obj["metadata"]["creationTimestamp"] = json!(util::now());
+    api.store
+        .create(&def.key_for(&ns, &name), obj, Write::Commit)
+        .map_err(|e| store_error(def, &name, e))
+}
+
+/// Guaranteed update of a whole object (spec, metadata or status): `f` edits a copy of the
+/// current object; an unchanged object writes nothing.
+pub(crate) fn update(
+    api: &Api,
+    def: &ResourceDef,
+    ns: &str,
+    name: &str,
+    mut f: impl FnMut(&mut Value),
+) -> Result<Arc<Value>, ApiError> {
+    api.store
+        .update(&def.key_for(ns, name), None, Write::Commit, |cur| {
+            let mut next = cur.clone();
+            f(&mut next);
+            Ok(next)
+        })
+        .map_err(|e| store_error(def, name, e))
+}
+
+/// Delete as a client with default options would: pods gracefully (the kubelet stops them),
+/// everything else at once. A missing object is not an error (someone else deleted it).
+pub(crate) fn delete(api: &Api, def: &ResourceDef, ns: &str, name: &str) -> Result<(), ApiError> {
+    let key = def.key_for(ns, name);
+    let Some(cur) = api.store.get(&key) else {
+        return Ok(());
+    };
+    let res = if (def.group, def.kind) == ("", "Pod") {
+        pods::delete(api, &key, &cur, None, Write::Commit)
+    } else {
+        api.store.delete(&key, Write::Commit, |_| Ok(()))
+    };
+    match res {
+        Ok(_) | Err(StoreError::NotFound) => Ok(()),
+        Err(e) => Err(store_error(def, name, e)),
+    }
+}
+
+/// The objects of a kind in one namespace (`""`: all namespaces), in key order.
+pub(crate) fn list(api: &Api, def: &ResourceDef, ns: &str) -> Vec<Arc<Value>> {
+    api.store.list(&def.prefix_for(ns)).0
+}
+
+fn store_error(def: &ResourceDef, name: &str, e: StoreError) -> ApiError {
+    crate::apiserver::endpoints::reply::store_err(def, name, e)
+}

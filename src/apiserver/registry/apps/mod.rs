@@ -1,0 +1,1 @@
+//! The apps kinds (upstream `pkg/registry/apps/<kind>`).

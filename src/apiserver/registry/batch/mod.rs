@@ -1,0 +1,1 @@
+//! The batch kinds (upstream `pkg/registry/batch/<kind>`).

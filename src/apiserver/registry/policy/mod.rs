@@ -1,0 +1,1 @@
+//! The policy kinds (upstream `pkg/registry/policy/<kind>`).

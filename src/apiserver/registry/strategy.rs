@@ -1,0 +1,135 @@
+//! What a kind is, in one place (upstream `pkg/registry/<group>/<kind>/strategy.go` plus its
+//! printer and field-label conversion): a kind's file implements [`Strategy`] and adds itself
+//! to [`STRATEGIES`]; with its line in `resources::RESOURCES` that is all adding a kind takes.
+//! Every method has the behaviour of a plain stored object as its default.
+
+use k8s_openapi::schemars::SchemaGenerator;
+use serde_json::{Value, json};
+
+use crate::apiserver::registry::core;
+use crate::apiserver::registry::validation;
+use crate::apiserver::request::context::Api;
+use crate::apiserver::request::status::{ApiError, Cause};
+use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+
+pub(crate) trait Strategy: Sync {
+    /// The API group (`""` for core) and kind this strategy serves.
+    fn group(&self) -> &'static str;
+    fn kind(&self) -> &'static str;
+
+    /// Register the kind's k8s-openapi type (and so every type it references) with the
+    /// generator: OpenAPI v2/v3, strategic merge patch and server-side apply read these.
+    fn schemas(&self, generator: &mut SchemaGenerator);
+
+    /// Server-side Table columns as kubectl prints them (`kubectl get`); Name and Age default.
+    fn columns(&self) -> Vec<Value> {
+        vec![
+            column("Name", "string", 0, NAME_DESCRIPTION),
+            column("Age", "date", 0, AGE_DESCRIPTION),
+        ]
+    }
+
+    /// One Table row's cells, in [`Strategy::columns`]' order.
+    fn cells(&self, o: &Value) -> Vec<Value> {
+        vec![json!(str_at(o, "/metadata/name")), json!(age_of(o))]
+    }
+
+    /// A field selector's value (`Some(None)`: the field is supported and empty); `None` for a
+    /// field this kind does not support (metadata.name and metadata.namespace always are).
+    fn field(&self, _field: &str, _o: &Value) -> Option<Option<String>> {
+        None
+    }
+
+    /// PrepareForCreate, defaulting, admission of its own and Validate, on the decoded object
+    /// (metadata already has its namespace and name). Record what ran on `trace`.
+    fn prepare_create(
+        &self,
+        _api: &Api,
+        obj: &mut Value,
+        trace: &mut RequestTrace,
+    ) -> Result<(), ApiError> {
+        validate_into_trace(self.group(), self.kind(), obj, trace, Vec::new())
+    }
+
+    /// ValidateUpdate beyond the metadata rules every kind gets (`sub`: "" or "status").
+    fn validate_update(&self, _sub: &str, _next: &Value, _current: &Value) -> Vec<Cause> {
+        Vec::new()
+    }
+
+    /// Whether a change of `spec` bumps metadata.generation (kinds with a status that reports
+    /// observedGeneration: Deployments, ReplicaSets, …).
+    fn bumps_generation(&self) -> bool {
+        false
+    }
+
+    /// Work that follows a committed create (upstream: controllers that react at once).
+    fn after_create(&self, _api: &Api, _stored: &Value) {}
+}
+
+pub(crate) const NAME_DESCRIPTION: &str = "Name must be unique within a namespace.";
+pub(crate) const AGE_DESCRIPTION: &str =
+    "CreationTimestamp is a timestamp representing the server time when this object was created.";
+
+/// A Table column definition (priority 1 shows only with `-o wide`).
+pub(crate) fn column(name: &str, ty: &str, priority: i32, description: &str) -> Value {
+    let format = if name == "Name" { "name" } else { "" };
+    json!({"name": name, "type": ty, "format": format, "description": description, "priority": priority})
+}
+
+pub(crate) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The Age cell: kubectl's short duration since creationTimestamp.
+pub(crate) fn age_of(o: &Value) -> String {
+    crate::apiserver::util::age(
+        o.pointer("/metadata/creationTimestamp")
+            .and_then(Value::as_str),
+    )
+}
+
+/// Validate metadata (name rules) plus the kind's own `causes`, record the validation stage,
+/// and answer 422 with every cause when any.
+pub(crate) fn validate_into_trace(
+    group: &str,
+    kind: &str,
+    obj: &Value,
+    trace: &mut RequestTrace,
+    causes: Vec<Cause>,
+) -> Result<(), ApiError> {
+    let mut all = validation::validate_meta(kind, obj);
+    all.extend(causes);
+    trace.stage(
+        "validation",
+        if all.is_empty() {
+            StageStatus::Ok
+        } else {
+            StageStatus::Failed
+        },
+        json!({"causes": all.iter().map(|c| c.rendered()).collect::<Vec<_>>()}),
+    );
+    if all.is_empty() {
+        return Ok(());
+    }
+    let name = str_at(obj, "/metadata/name").to_string();
+    Err(ApiError::invalid(group, kind, &name, all))
+}
+
+/// Every kind with a strategy of its own; kinds not listed are plain stored objects.
+static STRATEGIES: &[&dyn Strategy] = &[&core::configmap::ConfigMap];
+
+/// The strategy of a kind, if it has one of its own.
+pub(crate) fn of(group: &str, kind: &str) -> Option<&'static dyn Strategy> {
+    STRATEGIES
+        .iter()
+        .copied()
+        .find(|s| s.group() == group && s.kind() == kind)
+}
+
+/// The strategy of a kind by its name alone, for paths that carry only the kind (Tables, field
+/// selectors): every kind with a strategy has a name no other served group uses.
+pub(crate) fn of_kind(kind: &str) -> Option<&'static dyn Strategy> {
+    STRATEGIES.iter().copied().find(|s| s.kind() == kind)
+}

@@ -1,0 +1,205 @@
+//! The storage interface between the endpoints and a backend (upstream `storage.Interface`):
+//! handlers, admission, the control loops and the filters see only this trait, so the in-memory
+//! MVCC store and a real etcd can each sit behind it without touching them.
+//!
+//! It is synchronous on purpose: handlers are synchronous functions, and a networked backend
+//! answers from its own runtime (a watch-fed cache for reads, a blocking round trip for writes).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::watch as signal;
+
+use hyper::body::Bytes;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub(crate) enum EventType {
+    #[serde(rename = "ADDED")]
+    Added,
+    #[serde(rename = "MODIFIED")]
+    Modified,
+    #[serde(rename = "DELETED")]
+    Deleted,
+}
+
+impl EventType {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as a watcher sees it: the object at the change's revision as JSON (what the
+/// history keeps: about a tenth of the parsed `Value`'s memory), decoded only by watchers that
+/// need to look inside (selectors, Table rows, other API versions).
+#[derive(Debug, Clone)]
+pub(crate) struct StoreEvent {
+    pub(crate) rv: u64,
+    pub(crate) kind: EventType,
+    pub(crate) key: String,
+    pub(crate) object: Bytes,
+    /// The state before a MODIFIED, so selector watchers can see objects leave their view.
+    pub(crate) prev: Option<Bytes>,
+}
+
+impl StoreEvent {
+    /// What keeping this event in the history costs. `prev` is the same buffer as the event
+    /// before it (or the live object's), so it is not counted again.
+    pub(crate) fn bytes(&self) -> usize {
+        std::mem::size_of::<StoreEvent>() + self.key.len() + self.object.len()
+    }
+
+    pub(crate) fn value(&self) -> Value {
+        serde_json::from_slice(&self.object).unwrap_or(Value::Null)
+    }
+
+    pub(crate) fn prev_value(&self) -> Option<Value> {
+        self.prev
+            .as_ref()
+            .map(|p| serde_json::from_slice(p).unwrap_or(Value::Null))
+    }
+}
+
+/// Whether a write is kept or only tried. Every writer names one, so no path can forget a
+/// client's `dryRun=All`: a dry run makes every check the write would make (existence,
+/// optimistic concurrency, preconditions, the update function) and returns what would be
+/// stored, but moves no revision, records no history and wakes no watcher or control loop,
+/// as upstream's `DryRunnableStorage` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Write {
+    Commit,
+    DryRun,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum StoreError {
+    #[error("key exists")]
+    Exists,
+    #[error("key not found")]
+    NotFound,
+    #[error("resourceVersion conflict")]
+    Conflict,
+    /// The watch or list start is older than the history kept: (asked, oldest available - 1).
+    #[error("too old resource version: {0} ({1})")]
+    TooOld(u64, u64),
+    /// A precondition or update function refused the change.
+    #[error("{0}")]
+    Rejected(String),
+}
+
+/// One page of a read at a past revision (`Store::list_keys_at`).
+pub(crate) struct PastPage {
+    pub(crate) items: Vec<(String, Arc<Value>)>,
+    pub(crate) more: bool,
+    pub(crate) remaining_from_start: Option<usize>,
+}
+
+/// A watcher's start: the current objects as ADDED events (a watch without a revision), the
+/// revision after which it reads the history, and the signal that wakes it on changes.
+pub(crate) struct WatchStart {
+    pub(crate) snapshot: Vec<Arc<StoreEvent>>,
+    pub(crate) rv: u64,
+    pub(crate) changes: signal::Receiver<u64>,
+}
+
+/// One read of the history: the matching events, and the revision the read got through (every
+/// revision up to it was looked at, matching or not).
+pub(crate) struct HistoryPage {
+    pub(crate) events: Vec<Arc<StoreEvent>>,
+    pub(crate) through: u64,
+    /// More history after `through` was already there but beyond the page's limits.
+    pub(crate) more: bool,
+}
+
+/// A change function of a guaranteed update: sees the current object, returns the next one or
+/// refuses. It may be called more than once when a backend retries on a concurrent write.
+pub(crate) type UpdateFn<'a> = dyn FnMut(&Value) -> Result<Value, StoreError> + 'a;
+/// A delete's precondition check, called on the object about to be deleted.
+pub(crate) type CheckFn<'a> = dyn FnMut(&Value) -> Result<(), StoreError> + 'a;
+
+pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
+    /// The latest revision written (the resourceVersion of a list).
+    fn current_rv(&self) -> u64;
+    fn get(&self, key: &str) -> Option<Arc<Value>>;
+    /// All objects under `prefix`, in key order, and the revision the list is consistent at.
+    fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64);
+    /// One page of the objects under `prefix` from key `start` on, as they were at revision `at`
+    /// (TooOld when that revision is compacted); `count` asks for remainingItemCount.
+    fn list_keys_at(
+        &self,
+        prefix: &str,
+        start: &str,
+        at: u64,
+        limit: usize,
+        count: bool,
+    ) -> Result<PastPage, StoreError>;
+    /// One page of the current objects under `prefix` from key `start` on: the items, whether
+    /// more follow, and the revision.
+    fn list_keys_from(
+        &self,
+        prefix: &str,
+        start: &str,
+        limit: usize,
+    ) -> (Vec<(String, Arc<Value>)>, bool, u64);
+    /// Wakes on every new revision, for loops that re-read the store.
+    fn changes(&self) -> signal::Receiver<u64>;
+    /// The changes under `prefix` after revision `after`, in revision order, bounded.
+    fn history_after(
+        &self,
+        prefix: &str,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> Result<HistoryPage, StoreError>;
+    /// Create `key` unless it exists; the stored object carries the new revision.
+    fn create(&self, key: &str, value: Value, write: Write) -> Result<Arc<Value>, StoreError>;
+    /// Guaranteed update; with `expected_rv`, a different stored revision is a Conflict.
+    fn update_with(
+        &self,
+        key: &str,
+        expected_rv: Option<u64>,
+        write: Write,
+        f: &mut UpdateFn<'_>,
+    ) -> Result<Arc<Value>, StoreError>;
+    /// Delete after `check` accepts the current object; answers its last state.
+    fn delete_with(
+        &self,
+        key: &str,
+        write: Write,
+        check: &mut CheckFn<'_>,
+    ) -> Result<Arc<Value>, StoreError>;
+    /// Start a watch on `prefix`: from now (current objects as ADDED) or after a revision.
+    fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError>;
+}
+
+impl dyn Storage + '_ {
+    /// [`Storage::update_with`] with a closure.
+    pub(crate) fn update<F>(
+        &self,
+        key: &str,
+        expected_rv: Option<u64>,
+        write: Write,
+        mut f: F,
+    ) -> Result<Arc<Value>, StoreError>
+    where
+        F: FnMut(&Value) -> Result<Value, StoreError>,
+    {
+        self.update_with(key, expected_rv, write, &mut f)
+    }
+
+    /// [`Storage::delete_with`] with a closure.
+    pub(crate) fn delete<F>(
+        &self,
+        key: &str,
+        write: Write,
+        mut check: F,
+    ) -> Result<Arc<Value>, StoreError>
+    where
+        F: FnMut(&Value) -> Result<(), StoreError>,
+    {
+        self.delete_with(key, write, &mut check)
+    }
+}
