@@ -7,6 +7,7 @@ use crate::apiserver::codec::decode_error;
 use crate::apiserver::codec::proto_objects;
 use crate::apiserver::codec::yaml_parse;
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::registry::strategy;
 use crate::apiserver::request::status::ApiError;
 
 /// upstream `summarizeData`: how a body that failed to decode is quoted in the error.
@@ -156,7 +157,12 @@ pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
         (_, "RoleBinding") => rt!(a::rbac::v1::RoleBinding),
         (_, "SelfSubjectReview") => rt!(a::authentication::v1::SelfSubjectReview),
         (_, "SelfSubjectAccessReview") => rt!(a::authorization::v1::SelfSubjectAccessReview),
-        _ => Ok(v.clone()),
+        (group, kind) => match strategy::of(group, kind) {
+            Some(k) => k
+                .typed(v.clone())
+                .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string())),
+            None => Ok(v.clone()),
+        },
     }
 }
 

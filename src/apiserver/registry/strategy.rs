@@ -4,6 +4,8 @@
 //! Every method has the behaviour of a plain stored object as its default.
 
 use k8s_openapi::schemars::SchemaGenerator;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::core;
@@ -20,6 +22,10 @@ pub(crate) trait Strategy: Sync {
     /// Register the kind's k8s-openapi type (and so every type it references) with the
     /// generator: OpenAPI v2/v3, strategic merge patch and server-side apply read these.
     fn schemas(&self, generator: &mut SchemaGenerator);
+
+    /// Decode into the kind's k8s-openapi type and back: the typed form of a request body
+    /// (what it cannot hold is an unknown field; a wrong type is a decode error at its path).
+    fn typed(&self, v: Value) -> TypedResult;
 
     /// Server-side Table columns as kubectl prints them (`kubectl get`); Name and Age default.
     fn columns(&self) -> Vec<Value> {
@@ -65,6 +71,33 @@ pub(crate) trait Strategy: Sync {
     /// Work that follows a committed create (upstream: controllers that react at once).
     fn after_create(&self, _api: &Api, _stored: &Value) {}
 }
+
+/// A typed decode: the object as its type writes it, or where and why it did not decode.
+pub(crate) type TypedResult = Result<Value, serde_path_to_error::Error<serde_json::Error>>;
+
+/// [`Strategy::typed`] for the k8s-openapi type `T`.
+pub(crate) fn typed_as<T: DeserializeOwned + Serialize>(v: Value) -> TypedResult {
+    let typed: T = serde_path_to_error::deserialize(v)?;
+    // Serializing a k8s-openapi type to a JSON value has no failure case (string keys only).
+    Ok(serde_json::to_value(&typed).unwrap_or(Value::Null))
+}
+
+/// A kind's two type-driven methods, from its k8s-openapi type:
+/// `impl Strategy for X { kind_type!(k8s_openapi::api::core::v1::ConfigMap); … }`.
+macro_rules! kind_type {
+    ($t:ty) => {
+        fn schemas(&self, generator: &mut k8s_openapi::schemars::SchemaGenerator) {
+            let _ = generator.subschema_for::<$t>();
+        }
+        fn typed(
+            &self,
+            v: serde_json::Value,
+        ) -> $crate::apiserver::registry::strategy::TypedResult {
+            $crate::apiserver::registry::strategy::typed_as::<$t>(v)
+        }
+    };
+}
+pub(crate) use kind_type;
 
 pub(crate) const NAME_DESCRIPTION: &str = "Name must be unique within a namespace.";
 pub(crate) const AGE_DESCRIPTION: &str =

@@ -1,12 +1,11 @@
 //! core/v1 ConfigMap (upstream `pkg/registry/core/configmap`): keys checked as upstream's
 //! `ValidateConfigMap` does, the DATA column counting both maps.
 
-use k8s_openapi::api::core::v1::ConfigMap as ConfigMapType;
-use k8s_openapi::schemars::SchemaGenerator;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::strategy::{
-    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, str_at, validate_into_trace,
+    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
+    validate_into_trace,
 };
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -77,9 +76,7 @@ impl Strategy for ConfigMap {
     fn kind(&self) -> &'static str {
         "ConfigMap"
     }
-    fn schemas(&self, generator: &mut SchemaGenerator) {
-        let _ = generator.subschema_for::<ConfigMapType>();
-    }
+    kind_type!(k8s_openapi::api::core::v1::ConfigMap);
     fn columns(&self) -> Vec<Value> {
         vec![
             column("Name", "string", 0, NAME_DESCRIPTION),
