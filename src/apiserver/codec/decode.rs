@@ -7,7 +7,7 @@ use crate::apiserver::codec::decode_error;
 use crate::apiserver::codec::proto_objects;
 use crate::apiserver::codec::yaml_parse;
 use crate::apiserver::registry::resources::ResourceDef;
-use crate::apiserver::registry::strategy;
+use crate::apiserver::registry::strategies;
 use crate::apiserver::request::status::ApiError;
 
 /// upstream `summarizeData`: how a body that failed to decode is quoted in the error.
@@ -130,39 +130,14 @@ pub fn cannot_handle(def: &ResourceDef, err: impl std::fmt::Display) -> ApiError
 
 /// Decode to the k8s-openapi type of `def` and back: the typed form of the object.
 pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
-    use k8s_openapi::api as a;
-    macro_rules! rt {
-        ($t:ty) => {{
-            let typed: $t = serde_path_to_error::deserialize(v.clone())
-                .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string()))?;
-            serde_json::to_value(&typed).map_err(|e| e.to_string())
-        }};
-    }
     if def.version != "v1" {
         return Ok(v.clone()); // k8s-openapi only has the v1 types (e.g. no SelfSubjectReview v1beta1)
     }
-    match (def.group, def.kind) {
-        ("", "Pod") => rt!(a::core::v1::Pod),
-        ("", "Node") => rt!(a::core::v1::Node),
-        ("", "Namespace") => rt!(a::core::v1::Namespace),
-        ("", "Binding") => rt!(a::core::v1::Binding),
-        ("", "Event") => rt!(a::core::v1::Event),
-        ("", "ServiceAccount") => rt!(a::core::v1::ServiceAccount),
-        ("events.k8s.io", "Event") => rt!(a::events::v1::Event),
-        ("scheduling.k8s.io", _) => rt!(a::scheduling::v1::PriorityClass),
-        ("coordination.k8s.io", _) => rt!(a::coordination::v1::Lease),
-        (_, "ClusterRole") => rt!(a::rbac::v1::ClusterRole),
-        (_, "ClusterRoleBinding") => rt!(a::rbac::v1::ClusterRoleBinding),
-        (_, "Role") => rt!(a::rbac::v1::Role),
-        (_, "RoleBinding") => rt!(a::rbac::v1::RoleBinding),
-        (_, "SelfSubjectReview") => rt!(a::authentication::v1::SelfSubjectReview),
-        (_, "SelfSubjectAccessReview") => rt!(a::authorization::v1::SelfSubjectAccessReview),
-        (group, kind) => match strategy::of(group, kind) {
-            Some(k) => k
-                .typed(v.clone())
-                .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string())),
-            None => Ok(v.clone()),
-        },
+    match strategies::of(def.group, def.kind) {
+        Some(k) => k
+            .typed(v.clone())
+            .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string())),
+        None => Ok(v.clone()),
     }
 }
 

@@ -11,7 +11,7 @@ use crate::apiserver::endpoints::reply::{object_reply, store_err};
 use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
-use crate::apiserver::registry::strategy;
+use crate::apiserver::registry::strategies;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::StageStatus;
@@ -195,7 +195,7 @@ fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
 }
 
 fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
-    if let Some(k) = strategy::of(def.group, def.kind) {
+    if let Some(k) = strategies::of(def.group, def.kind) {
         k.after_create(ctx.api, stored);
     }
     match (def.group, def.kind) {

@@ -125,7 +125,7 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
     if let Format::Table { v1beta1 } = ctx.format {
         let include = ctx.info.query("includeObject").unwrap_or("Metadata");
         let refs: Vec<&Value> = items.iter().map(|v| v.as_ref()).collect();
-        let mut t = table::table(def.kind, &refs, &rv.to_string(), include, v1beta1, true);
+        let mut t = table::table(def, &refs, &rv.to_string(), include, v1beta1, true);
         t["metadata"] = meta;
         return Ok(Reply::Object {
             code: 200,

@@ -34,7 +34,7 @@ pub fn object_reply(
             .unwrap_or_default()
             .to_string();
         let include = ctx.info.query("includeObject").unwrap_or("Metadata");
-        let t = table::table(def.kind, &[&v], &rv, include, v1beta1, true);
+        let t = table::table(def, &[&v], &rv, include, v1beta1, true);
         return Ok(Reply::Object { code, value: t });
     }
     Ok(Reply::Object {

@@ -11,8 +11,7 @@ use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
-use crate::apiserver::registry::strategy;
-use crate::apiserver::registry::validation;
+use crate::apiserver::registry::strategies;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -140,20 +139,7 @@ fn update_causes(def: &ResourceDef, sub: &str, next: &Value, cur: &Value) -> Vec
     let meta = validation_update::validate_object_meta_update(next, cur);
     let mut causes = meta.clone();
     causes.extend(meta);
-    if def.kind == "Pod" {
-        if sub == "status" {
-            causes.extend(validation_update::validate_pod_status_update(next, cur));
-        } else {
-            if let Ok(p) = serde_json::from_value::<Pod>(next.clone()) {
-                causes.extend(validation::validate_pod(&p));
-            }
-            causes.extend(validation_update::validate_pod_annotation_updates(
-                next, cur,
-            ));
-            causes.extend(validation_update::validate_pod_spec_update(next, cur));
-        }
-    }
-    if let Some(k) = strategy::of(def.group, def.kind) {
+    if let Some(k) = strategies::of(def.group, def.kind) {
         causes.extend(k.validate_update(sub, next, cur));
     }
     causes

@@ -61,7 +61,7 @@ impl Encoder {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let t = table::table(
-                    self.def.kind,
+                    self.def,
                     &[obj],
                     rv,
                     &self.include,

@@ -2,7 +2,9 @@
 //! strategies, defaulting, validation, printers, selectors, list merge types, discovery and OpenAPI.
 
 pub(crate) mod apps;
+pub(crate) mod authn;
 pub(crate) mod batch;
+pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod defaults;
 pub(crate) mod discovery;
@@ -15,10 +17,12 @@ pub(crate) mod openapi;
 pub(crate) mod openapi_v2;
 pub(crate) mod openapi_v2_schema;
 pub(crate) mod policy;
+pub(crate) mod rbac;
 pub(crate) mod resources;
+pub(crate) mod scheduling;
 pub(crate) mod selectors;
+pub(crate) mod strategies;
 pub(crate) mod strategy;
 pub(crate) mod table;
-pub(crate) mod table_columns;
 pub(crate) mod validation;
 pub(crate) mod validation_update;

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::apiserver::registry::list_types;
 use crate::apiserver::registry::resources::{RESOURCES, ResourceDef, group_versions};
-use crate::apiserver::registry::strategy;
+use crate::apiserver::registry::strategies;
 
 /// `api/v1` or `apis/<group>/<version>`.
 pub fn gv_path(group: &str, version: &str) -> String {
@@ -147,35 +147,10 @@ pub(crate) fn root_schema(r: &ResourceDef) -> String {
 /// server decodes requests into. Named as upstream names them (`io.k8s.api.core.v1.Pod`), with
 /// the list markers of [`list_types`] that kubectl's strategic merge patch reads.
 pub(crate) fn type_schemas(r: &ResourceDef) -> Map<String, Value> {
-    use k8s_openapi::api as a;
     use k8s_openapi::schemars::generate::SchemaSettings;
     let mut generator = SchemaSettings::openapi3().into_generator();
-    macro_rules! gen_for {
-        ($t:ty) => {{
-            let _ = generator.subschema_for::<$t>();
-        }};
-    }
-    match (r.group, r.kind) {
-        ("", "Pod") => gen_for!(a::core::v1::Pod),
-        ("", "Node") => gen_for!(a::core::v1::Node),
-        ("", "Namespace") => gen_for!(a::core::v1::Namespace),
-        ("", "Binding") => gen_for!(a::core::v1::Binding),
-        ("", "Event") => gen_for!(a::core::v1::Event),
-        ("", "ServiceAccount") => gen_for!(a::core::v1::ServiceAccount),
-        ("events.k8s.io", _) => gen_for!(a::events::v1::Event),
-        ("scheduling.k8s.io", _) => gen_for!(a::scheduling::v1::PriorityClass),
-        ("coordination.k8s.io", _) => gen_for!(a::coordination::v1::Lease),
-        (_, "ClusterRole") => gen_for!(a::rbac::v1::ClusterRole),
-        (_, "ClusterRoleBinding") => gen_for!(a::rbac::v1::ClusterRoleBinding),
-        (_, "Role") => gen_for!(a::rbac::v1::Role),
-        (_, "RoleBinding") => gen_for!(a::rbac::v1::RoleBinding),
-        (_, "SelfSubjectReview") => gen_for!(a::authentication::v1::SelfSubjectReview),
-        (_, "SelfSubjectAccessReview") => gen_for!(a::authorization::v1::SelfSubjectAccessReview),
-        (group, kind) => {
-            if let Some(k) = strategy::of(group, kind) {
-                k.schemas(&mut generator);
-            }
-        }
+    if let Some(k) = strategies::of(r.group, r.kind) {
+        k.schemas(&mut generator);
     }
     let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     list_types::annotate(&mut defs);

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::apiserver::registry::strategy;
+use crate::apiserver::registry::strategies;
 use crate::apiserver::request::status::ApiError;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -132,32 +132,7 @@ fn field_value(kind: &str, field: &str, obj: &Value) -> Option<Option<String>> {
     if common.is_some() {
         return common;
     }
-    let v = match (kind, field) {
-        ("Pod", "spec.nodeName" | "spec.host") => s("/spec/nodeName"),
-        ("Pod", "spec.restartPolicy") => s("/spec/restartPolicy"),
-        ("Pod", "spec.schedulerName") => s("/spec/schedulerName"),
-        ("Pod", "spec.serviceAccountName") => s("/spec/serviceAccountName"),
-        ("Pod", "spec.hostNetwork") => {
-            Some(s("/spec/hostNetwork").unwrap_or_else(|| "false".into()))
-        }
-        ("Pod", "status.phase") => s("/status/phase"),
-        ("Pod", "status.podIP") => s("/status/podIP"),
-        ("Pod", "status.nominatedNodeName") => s("/status/nominatedNodeName"),
-        ("Node", "spec.unschedulable") => {
-            Some(s("/spec/unschedulable").unwrap_or_else(|| "false".into()))
-        }
-        ("Namespace", "status.phase") => s("/status/phase"),
-        ("Event", f) if f.starts_with("involvedObject.") => {
-            let sub = f.trim_start_matches("involvedObject.");
-            s(&format!("/involvedObject/{sub}"))
-        }
-        ("Event", "reason") => s("/reason"),
-        ("Event", "type") => s("/type"),
-        ("Event", "reportingComponent") => s("/reportingComponent"),
-        ("Event", "source") => s("/source/component"),
-        _ => return strategy::of_kind(kind).and_then(|k| k.field(field, obj)),
-    };
-    Some(v)
+    strategies::of_kind(kind).and_then(|k| k.field(field, obj))
 }
 
 impl FieldSelector {

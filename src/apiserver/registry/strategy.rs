@@ -1,14 +1,13 @@
 //! What a kind is, in one place (upstream `pkg/registry/<group>/<kind>/strategy.go` plus its
 //! printer and field-label conversion): a kind's file implements [`Strategy`] and adds itself
-//! to [`STRATEGIES`]; with its line in `resources::RESOURCES` that is all adding a kind takes.
-//! Every method has the behaviour of a plain stored object as its default.
+//! to `strategies::STRATEGIES`; with its line in `resources::RESOURCES` that is all adding a
+//! kind takes. Every method has the behaviour of a plain stored object as its default.
 
 use k8s_openapi::schemars::SchemaGenerator;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::core;
 use crate::apiserver::registry::validation;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -27,17 +26,21 @@ pub(crate) trait Strategy: Sync {
     /// (what it cannot hold is an unknown field; a wrong type is a decode error at its path).
     fn typed(&self, v: Value) -> TypedResult;
 
-    /// Server-side Table columns as kubectl prints them (`kubectl get`); Name and Age default.
+    /// Server-side Table columns as kubectl prints them (`kubectl get`). Without a printer of
+    /// its own a kind gets upstream's default table convertor: Name and Created At.
     fn columns(&self) -> Vec<Value> {
         vec![
             column("Name", "string", 0, NAME_DESCRIPTION),
-            column("Age", "date", 0, AGE_DESCRIPTION),
+            column("Created At", "date", 0, AGE_DESCRIPTION),
         ]
     }
 
     /// One Table row's cells, in [`Strategy::columns`]' order.
     fn cells(&self, o: &Value) -> Vec<Value> {
-        vec![json!(str_at(o, "/metadata/name")), json!(age_of(o))]
+        vec![
+            json!(str_at(o, "/metadata/name")),
+            json!(str_at(o, "/metadata/creationTimestamp")),
+        ]
     }
 
     /// A field selector's value (`Some(None)`: the field is supported and empty); `None` for a
@@ -115,6 +118,25 @@ pub(crate) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_default()
 }
 
+/// A field selector's view of a field: strings as they are, booleans and numbers as text,
+/// null as empty; `None` when the object does not have it.
+pub(crate) fn field_at(o: &Value, pointer: &str) -> Option<String> {
+    o.pointer(pointer).map(|v| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    })
+}
+
+/// `<none>` for an empty cell, as kubectl's printers write it.
+pub(crate) fn or_none(x: &str) -> String {
+    if x.is_empty() {
+        "<none>".into()
+    } else {
+        x.to_string()
+    }
+}
+
 /// The Age cell: kubectl's short duration since creationTimestamp.
 pub(crate) fn age_of(o: &Value) -> String {
     crate::apiserver::util::age(
@@ -148,21 +170,4 @@ pub(crate) fn validate_into_trace(
     }
     let name = str_at(obj, "/metadata/name").to_string();
     Err(ApiError::invalid(group, kind, &name, all))
-}
-
-/// Every kind with a strategy of its own; kinds not listed are plain stored objects.
-static STRATEGIES: &[&dyn Strategy] = &[&core::configmap::ConfigMap];
-
-/// The strategy of a kind, if it has one of its own.
-pub(crate) fn of(group: &str, kind: &str) -> Option<&'static dyn Strategy> {
-    STRATEGIES
-        .iter()
-        .copied()
-        .find(|s| s.group() == group && s.kind() == kind)
-}
-
-/// The strategy of a kind by its name alone, for paths that carry only the kind (Tables, field
-/// selectors): every kind with a strategy has a name no other served group uses.
-pub(crate) fn of_kind(kind: &str) -> Option<&'static dyn Strategy> {
-    STRATEGIES.iter().copied().find(|s| s.kind() == kind)
 }
