@@ -11,13 +11,8 @@ use crate::apiserver::util;
 /// kube-controller-manager (core/v1 style, `source.component` e.g. `deployment-controller`).
 pub enum Reporter<'a> {
     Scheduler,
-    Kubelet {
-        node: &'a str,
-    },
-    #[expect(dead_code, reason = "the workload controllers of issue 13 land next")]
-    Controller {
-        component: &'a str,
-    },
+    Kubelet { node: &'a str },
+    Controller { component: &'a str },
 }
 
 /// Record an event about an object (its kind and apiVersion from the object; a pod when the

@@ -5,5 +5,6 @@ pub mod bootstrap;
 pub(crate) mod client;
 pub(crate) mod events;
 pub(crate) mod kubelet;
+pub(crate) mod leader_election;
 pub(crate) mod placement;
 pub(crate) mod scheduler_loop;

@@ -20,6 +20,7 @@ use tokio::task::JoinSet;
 
 use crate::apiserver::controllers::bootstrap;
 use crate::apiserver::controllers::kubelet;
+use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
@@ -114,11 +115,25 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
     let (stop, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     if opts.control_loops {
-        tasks.spawn(on_own_thread(scheduler_loop::run(
+        // Each component stands for its Lease, as it would beside other replicas on one store.
+        let identity = leader_election::identity();
+        let timings = leader_election::Timings::default();
+        tasks.spawn(leader_election::lead(
             api.clone(),
+            leader_election::KUBE_SCHEDULER,
+            identity.clone(),
+            timings,
             stop_rx.clone(),
-        )));
-        tasks.spawn(on_own_thread(kubelet::run(api.clone(), stop_rx.clone())));
+            |api, stop| on_own_thread(scheduler_loop::run(api, stop)),
+        ));
+        tasks.spawn(leader_election::lead(
+            api.clone(),
+            leader_election::SIMULATED_KUBELETS,
+            identity,
+            timings,
+            stop_rx.clone(),
+            |api, stop| on_own_thread(kubelet::run(api, stop)),
+        ));
     }
     let grace = limits.shutdown_grace_period;
     let shared = Arc::new(Shared {
