@@ -50,3 +50,31 @@ fn the_python_client_sees_dry_runs_stay_dry_apply_create_and_pods_run() {
         );
     }
 }
+
+#[test]
+fn the_python_client_creates_a_deployment_and_watches_its_pods_run() {
+    let Some(py) = python() else {
+        eprintln!("note: no python with the kubernetes client (.venv or KEXPLORE_PYTHON): skipped");
+        return;
+    };
+    let serve = ServeProcess::start(&[]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/deployment_runs.py");
+    let out = Command::new(py)
+        .arg(script)
+        .arg(serve.kubeconfig())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client:\n{stdout}\n{stderr}");
+    for line in [
+        "created py-web with upstream's defaults",
+        "watch: 3 pods Running",
+        "status: 3 available",
+    ] {
+        assert!(
+            stdout.contains(line),
+            "missing {line:?} in:\n{stdout}\n{stderr}"
+        );
+    }
+}

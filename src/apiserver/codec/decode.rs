@@ -128,15 +128,34 @@ pub fn cannot_handle(def: &ResourceDef, err: impl std::fmt::Display) -> ApiError
     ))
 }
 
+/// k8s-openapi writes a required struct field the body left out as `{}`; Go's decoder leaves
+/// such a field (a pointer there: a Deployment's `selector`) nil, and validation then says
+/// `Required value`. So an empty object the body did not send is not kept.
+fn drop_invented_objects(input: &Value, typed: &mut Value) {
+    let (Value::Object(sent), Value::Object(out)) = (input, typed) else {
+        return;
+    };
+    out.retain(|k, v| sent.contains_key(k) || !v.as_object().is_some_and(|m| m.is_empty()));
+    for (k, v) in out.iter_mut() {
+        if let Some(s) = sent.get(k) {
+            drop_invented_objects(s, v);
+        }
+    }
+}
+
 /// Decode to the k8s-openapi type of `def` and back: the typed form of the object.
 pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
     if def.version != "v1" {
         return Ok(v.clone()); // k8s-openapi only has the v1 types (e.g. no SelfSubjectReview v1beta1)
     }
     match strategies::of(def.group, def.kind) {
-        Some(k) => k
-            .typed(v.clone())
-            .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string())),
+        Some(k) => {
+            let mut typed = k
+                .typed(v.clone())
+                .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string()))?;
+            drop_invented_objects(v, &mut typed);
+            Ok(typed)
+        }
         None => Ok(v.clone()),
     }
 }

@@ -3,11 +3,6 @@
 //! validation — as a request would, and pods are deleted gracefully, so a controller can never
 //! store what a client could not. Reads go straight to storage, as informers read their cache.
 
-#![expect(
-    dead_code,
-    reason = "the workload controllers of issue 13 are its users; they land next"
-)]
-
 use std::sync::Arc;
 
 use serde_json::{Value, json};

@@ -24,13 +24,6 @@ use crate::apiserver::util;
 /// The Lease kube-scheduler holds (`SchedulerDefaultLockObjectName`).
 pub(crate) const KUBE_SCHEDULER: &str = "kube-scheduler";
 /// The Lease kube-controller-manager holds.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the workload controllers of issue 13 run under it"
-    )
-)]
 pub(crate) const KUBE_CONTROLLER_MANAGER: &str = "kube-controller-manager";
 /// The simulated kubelets are kexplore's own: their Lease says so.
 pub(crate) const SIMULATED_KUBELETS: &str = "kexplore-simulated-kubelets";

@@ -3,8 +3,14 @@
 
 pub mod bootstrap;
 pub(crate) mod client;
+pub(crate) mod daemonset;
+pub(crate) mod deployment;
 pub(crate) mod events;
+pub(crate) mod history;
 pub(crate) mod kubelet;
 pub(crate) mod leader_election;
 pub(crate) mod placement;
+pub(crate) mod replicaset;
 pub(crate) mod scheduler_loop;
+pub(crate) mod statefulset;
+pub(crate) mod workload;

@@ -3,6 +3,7 @@
 //! own trace. `KubeScheduler` runs the `scheduler` module's simulation of kube-scheduler.
 
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Value, json};
 
 /// One scheduling cycle's verdict.
@@ -20,8 +21,18 @@ pub struct Placement {
     pub engine: &'static str,
 }
 
+/// The workload controllers' selectors, keyed (namespace, kind, name): PodTopologySpread's
+/// system defaults spread a pod among the pods its owner selects.
+pub type Controllers = Vec<((String, String, String), LabelSelector)>;
+
 pub trait Engine: Send + Sync {
-    fn schedule(&self, nodes: &[Node], pods: &[Pod], pod: &Pod) -> Placement;
+    fn schedule(
+        &self,
+        nodes: &[Node],
+        pods: &[Pod],
+        controllers: &Controllers,
+        pod: &Pod,
+    ) -> Placement;
 }
 
 /// kube-scheduler as the `scheduler` module simulates it, at the release this server reports.
@@ -51,7 +62,13 @@ impl Default for KubeScheduler {
 }
 
 impl Engine for KubeScheduler {
-    fn schedule(&self, nodes: &[Node], pods: &[Pod], pod: &Pod) -> Placement {
+    fn schedule(
+        &self,
+        nodes: &[Node],
+        pods: &[Pod],
+        controllers: &Controllers,
+        pod: &Pod,
+    ) -> Placement {
         let failed = |message: String| Placement {
             selected: None,
             message: Some(message),
@@ -68,6 +85,12 @@ impl Engine for KubeScheduler {
             Ok(s) => s,
             Err(e) => return failed(format!("snapshot: {} {}: {}", e.object, e.field, e.message)),
         };
+        for (key, sel) in controllers {
+            snap.controllers.insert(
+                key.clone(),
+                crate::scheduler::selector::Selector::from_label_selector(Some(sel)),
+            );
+        }
         let info = match snap.pod_info(pod) {
             Ok(i) => i,
             Err(e) => return failed(format!("pod: {} {}: {}", e.object, e.field, e.message)),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
-use crate::apiserver::controllers::placement::{Engine, KubeScheduler};
+use crate::apiserver::controllers::placement::{Controllers, Engine, KubeScheduler};
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
@@ -65,6 +65,38 @@ fn decode<T: serde::de::DeserializeOwned>(items: &[Arc<Value>]) -> Vec<T> {
         .collect()
 }
 
+/// The ReplicaSets' and StatefulSets' selectors, as kube-scheduler's informers see them.
+fn controllers(api: &Api) -> Controllers {
+    let mut out = Controllers::new();
+    for (kind, prefix) in [
+        ("ReplicaSet", "/registry/replicasets/"),
+        ("StatefulSet", "/registry/statefulsets/"),
+    ] {
+        for o in api.store.list(prefix).0 {
+            let s = |p: &str| {
+                o.pointer(p)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            if let Some(Ok(sel)) = o
+                .pointer("/spec/selector")
+                .map(|v| serde_json::from_value(v.clone()))
+            {
+                out.push((
+                    (
+                        s("/metadata/namespace"),
+                        kind.to_string(),
+                        s("/metadata/name"),
+                    ),
+                    sel,
+                ));
+            }
+        }
+    }
+    out
+}
+
 fn cycle(
     api: &Api,
     engine: &dyn Engine,
@@ -102,6 +134,7 @@ fn cycle(
     let (node_values, _) = api.store.list("/registry/minions/");
     let nodes: Vec<Node> = decode(&node_values);
     let mut snapshot: Vec<Pod> = decode(&pod_values);
+    let controllers = controllers(api);
     for pv in queue {
         let ns = pv
             .pointer("/metadata/namespace")
@@ -123,7 +156,7 @@ fn cycle(
             continue;
         };
         let started = util::now_micro();
-        let placement = engine.schedule(&nodes, &snapshot, &pod);
+        let placement = engine.schedule(&nodes, &snapshot, &controllers, &pod);
         let detail = json!({
             "profile": "default-scheduler",
             "pod": key,

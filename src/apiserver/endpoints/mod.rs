@@ -16,5 +16,6 @@ pub(crate) mod pods;
 pub(crate) mod reply;
 pub(crate) mod reviews;
 pub(crate) mod router;
+pub(crate) mod scale;
 pub(crate) mod update;
 pub(crate) mod watch;

@@ -14,6 +14,7 @@ use crate::apiserver::endpoints::health;
 use crate::apiserver::endpoints::list;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::endpoints::reviews;
+use crate::apiserver::endpoints::scale;
 use crate::apiserver::endpoints::update;
 use crate::apiserver::endpoints::watch;
 use crate::apiserver::filters::authz::{self, Attributes};
@@ -87,12 +88,14 @@ async fn subresource(
     }
     let write = match (sub.as_str(), method.as_str()) {
         ("status", "GET") => return get::get(ctx, def),
-        ("binding", "POST") | ("status", "PUT" | "PATCH") => dry_run::gate(ctx)?,
+        ("scale", "GET") => return scale::get(ctx, def),
+        ("binding", "POST") | ("status" | "scale", "PUT" | "PATCH") => dry_run::gate(ctx)?,
         _ => return Err(ApiError::method_not_allowed()),
     };
     ctx.write = write;
     match sub.as_str() {
         "binding" => pods::binding(ctx, Some(ctx.info.name.clone())),
+        "scale" => scale::update(ctx, def, method == Method::PATCH),
         _ if method == Method::PUT => update::update(ctx, def, "status"),
         _ => patch(ctx, def, "status"),
     }

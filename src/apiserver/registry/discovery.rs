@@ -61,6 +61,24 @@ pub fn api_group(group: &str) -> Option<Value> {
     Some(e)
 }
 
+/// What a subresource answers: pods/binding takes a Binding, `scale` is autoscaling/v1 Scale
+/// (upstream serves it for every workload kind), `status` is the kind itself.
+fn subresource_kind(
+    r: &ResourceDef,
+    sub: &str,
+) -> (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+) {
+    match sub {
+        "binding" => (r.group, r.version, "Binding", &["create"]),
+        "scale" => ("autoscaling", "v1", "Scale", &["get", "patch", "update"]),
+        _ => (r.group, r.version, r.kind, &["get", "patch", "update"]),
+    }
+}
+
 fn legacy_resource(r: &ResourceDef) -> Vec<Value> {
     let mut out = vec![{
         let mut e = json!({
@@ -79,11 +97,13 @@ fn legacy_resource(r: &ResourceDef) -> Vec<Value> {
         e
     }];
     for sub in r.subresources {
-        let (kind, verbs): (&str, &[&str]) = match *sub {
-            "binding" => ("Binding", &["create"]),
-            _ => (r.kind, &["get", "patch", "update"]),
-        };
-        out.push(json!({"name": format!("{}/{sub}", r.plural), "singularName": "", "namespaced": r.namespaced, "kind": kind, "verbs": verbs}));
+        let (group, version, kind, verbs) = subresource_kind(r, sub);
+        let mut e = json!({"name": format!("{}/{sub}", r.plural), "singularName": "", "namespaced": r.namespaced, "kind": kind, "verbs": verbs});
+        if group != r.group {
+            e["group"] = json!(group);
+            e["version"] = json!(version);
+        }
+        out.push(e);
     }
     out
 }
@@ -125,9 +145,8 @@ fn aggregated_resource(r: &ResourceDef) -> Value {
         .subresources
         .iter()
         .map(|s| {
-            let (kind, verbs): (&str, &[&str]) =
-                if *s == "binding" { ("Binding", &["create"]) } else { (r.kind, &["get", "patch", "update"]) };
-            json!({"subresource": s, "responseKind": {"group": r.group, "version": r.version, "kind": kind}, "verbs": verbs})
+            let (group, version, kind, verbs) = subresource_kind(r, s);
+            json!({"subresource": s, "responseKind": {"group": group, "version": version, "kind": kind}, "verbs": verbs})
         })
         .collect();
     if !subs.is_empty() {

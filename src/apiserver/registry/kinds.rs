@@ -37,6 +37,11 @@ pub fn prepare_create(
 /// Main resource: everything but `status`; `status` subresource: only `status`.
 pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Value) -> Value {
     let mut next = incoming.clone();
+    if sub.is_empty()
+        && let Some(k) = strategies::of(def.group, def.kind)
+    {
+        k.defaults(&mut next);
+    }
     validation_update::before_update(&mut next, current);
     for k in ["creationTimestamp", "generation", "managedFields"] {
         match current.pointer(&format!("/metadata/{k}")) {

@@ -5,7 +5,7 @@ use k8s_openapi::schemars::SchemaGenerator;
 use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
-use crate::apiserver::registry::{authn, coordination, core, rbac, scheduling};
+use crate::apiserver::registry::{apps, authn, coordination, core, rbac, scheduling};
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
 static STRATEGIES: &[&dyn Strategy] = &[
@@ -17,6 +17,11 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &core::event::EventsV1Event,
     &core::serviceaccount::ServiceAccount,
     &core::configmap::ConfigMap,
+    &apps::deployment::Deployment,
+    &apps::replicaset::ReplicaSet,
+    &apps::daemonset::DaemonSet,
+    &apps::statefulset::StatefulSet,
+    &apps::controllerrevision::ControllerRevision,
     &scheduling::priorityclass::PriorityClass,
     &coordination::lease::Lease,
     &rbac::role::ClusterRole,

@@ -60,6 +60,10 @@ pub(crate) trait Strategy: Sync {
         validate_into_trace(self.group(), self.kind(), obj, trace, Vec::new())
     }
 
+    /// The scheme's defaults (upstream `SetDefaults_<Kind>`), applied to every body a client
+    /// sends — create, update, patch result — so what a client leaves out is not a change.
+    fn defaults(&self, _obj: &mut Value) {}
+
     /// ValidateUpdate beyond the metadata rules every kind gets (`sub`: "" or "status").
     fn validate_update(&self, _sub: &str, _next: &Value, _current: &Value) -> Vec<Cause> {
         Vec::new()

@@ -22,6 +22,7 @@ use crate::apiserver::controllers::bootstrap;
 use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
+use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset, workload};
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
@@ -129,10 +130,38 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
         tasks.spawn(leader_election::lead(
             api.clone(),
             leader_election::SIMULATED_KUBELETS,
-            identity,
+            identity.clone(),
             timings,
             stop_rx.clone(),
             |api, stop| on_own_thread(kubelet::run(api, stop)),
+        ));
+        // kube-controller-manager's workload controllers, each a loop of its own.
+        tasks.spawn(leader_election::lead(
+            api.clone(),
+            leader_election::KUBE_CONTROLLER_MANAGER,
+            identity,
+            timings,
+            stop_rx.clone(),
+            |api, stop| async move {
+                tokio::join!(
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        deployment::Deployments
+                    )),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        replicaset::ReplicaSets
+                    )),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        daemonset::DaemonSets
+                    )),
+                    on_own_thread(workload::run(api, stop, statefulset::StatefulSets)),
+                );
+            },
         ));
     }
     let grace = limits.shutdown_grace_period;

@@ -1,0 +1,203 @@
+//! The ReplicaSet controller (upstream `pkg/controller/replicaset`): keeps `spec.replicas` active
+//! pods owned by each ReplicaSet — adopting orphans its selector picks, releasing pods it no
+//! longer picks, creating from the template, deleting the surplus in upstream's rank order —
+//! and reports the counts in status.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::{Value, json};
+
+use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::workload::{
+    self, Controller, claim, controller_of, ns_name, pod_active, pod_available, pod_from_template,
+    pod_ready, s,
+};
+use crate::apiserver::registry::apps::workload::int_at;
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::interface::StoreEvent;
+
+const COMPONENT: &str = "replicaset-controller";
+
+/// Upstream's `BurstReplicas`: at most this many creations or deletions per sync.
+const BURST: usize = 500;
+
+pub(crate) struct ReplicaSets;
+
+impl Controller for ReplicaSets {
+    fn prefixes(&self) -> &'static [&'static str] {
+        &["/registry/replicasets/", "/registry/pods/"]
+    }
+
+    fn dirty(&mut self, api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
+        if ev.key.starts_with("/registry/replicasets/") {
+            out.extend(ns_name(&ev.key));
+            return;
+        }
+        // A pod: its controller, or — an orphan — every ReplicaSet of its namespace that may
+        // adopt it.
+        let mut any_owner = false;
+        for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
+            if let Some(("ReplicaSet", name)) = controller_of(&v) {
+                any_owner = true;
+                out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
+            }
+        }
+        if !any_owner && let Some((ns, _)) = ns_name(&ev.key) {
+            for rs in client::list(api, workload::def("apps", "replicasets"), &ns) {
+                out.insert((ns.clone(), s(&rs, "/metadata/name").to_string()));
+            }
+        }
+    }
+
+    fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
+        client::list(api, workload::def("apps", "replicasets"), "")
+            .iter()
+            .map(|rs| {
+                (
+                    s(rs, "/metadata/namespace").to_string(),
+                    s(rs, "/metadata/name").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {
+        sync(api, ns, name)
+    }
+}
+
+/// Upstream `ActivePodsWithRanks` order: the pods deleted first come first — unscheduled before
+/// scheduled, Pending before Unknown before Running, not ready before ready, more pods of this
+/// set on the same node first, ready for less time first, more restarts first, newer first.
+fn deletion_order(pods: &mut [std::sync::Arc<Value>]) {
+    let mut per_node: HashMap<String, usize> = HashMap::new();
+    for p in pods.iter() {
+        *per_node
+            .entry(s(p, "/spec/nodeName").to_string())
+            .or_default() += 1;
+    }
+    let phase_rank = |p: &Value| match s(p, "/status/phase") {
+        "Pending" => 0,
+        "Unknown" => 1,
+        "Running" => 2,
+        _ => 3,
+    };
+    let ready_since = |p: &Value| -> String {
+        p.pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|cs| cs.iter().find(|c| s(c, "/type") == "Ready"))
+            .map(|c| s(c, "/lastTransitionTime").to_string())
+            .unwrap_or_default()
+    };
+    let restarts = |p: &Value| -> i64 {
+        p.pointer("/status/containerStatuses")
+            .and_then(Value::as_array)
+            .map(|cs| cs.iter().map(|c| int_at(c, "/restartCount")).sum())
+            .unwrap_or(0)
+    };
+    pods.sort_by(|a, b| {
+        let assigned = |p: &Value| !s(p, "/spec/nodeName").is_empty();
+        assigned(a)
+            .cmp(&assigned(b))
+            .then(phase_rank(a).cmp(&phase_rank(b)))
+            .then(pod_ready(a).cmp(&pod_ready(b)))
+            .then_with(|| {
+                let n = |p: &Value| per_node.get(s(p, "/spec/nodeName")).copied().unwrap_or(0);
+                n(b).cmp(&n(a))
+            })
+            .then_with(|| ready_since(b).cmp(&ready_since(a)))
+            .then_with(|| restarts(b).cmp(&restarts(a)))
+            .then_with(|| {
+                s(b, "/metadata/creationTimestamp").cmp(s(a, "/metadata/creationTimestamp"))
+            })
+    });
+}
+
+/// False when a pod could not be created or deleted.
+fn sync(api: &Api, ns: &str, name: &str) -> bool {
+    let rs_def = workload::def("apps", "replicasets");
+    let pod_def = workload::def("", "pods");
+    let Some(rs) = api.store.get(&rs_def.key_for(ns, name)) else {
+        return true; // deleted: its pods are the garbage collector's
+    };
+    let pods = client::list(api, pod_def, ns);
+    let owned = claim(api, &rs, pod_def, pods);
+    let mut active: Vec<_> = owned.iter().filter(|p| pod_active(p)).cloned().collect();
+    let want = usize::try_from(int_at(&rs, "/spec/replicas")).unwrap_or(0);
+    let mut ok = true;
+    if !workload::terminating(&rs) {
+        if active.len() < want {
+            let template = rs.pointer("/spec/template").cloned().unwrap_or(json!({}));
+            for _ in 0..(want - active.len()).min(BURST) {
+                let pod = pod_from_template(&rs, &template, None);
+                match client::create(api, pod_def, pod) {
+                    Ok(p) => {
+                        let msg = format!("Created pod: {}", s(&p, "/metadata/name"));
+                        workload::event(api, COMPONENT, &rs, "Normal", "SuccessfulCreate", &msg);
+                        active.push(p);
+                    }
+                    Err(e) => {
+                        let msg = format!("Error creating: {}", e.message);
+                        workload::event(api, COMPONENT, &rs, "Warning", "FailedCreate", &msg);
+                        ok = false;
+                        break; // upstream stops the batch at the first error
+                    }
+                }
+            }
+        } else if active.len() > want {
+            deletion_order(&mut active);
+            let surplus: Vec<_> = active.drain(..active.len() - want).take(BURST).collect();
+            for p in surplus {
+                let pod_name = s(&p, "/metadata/name");
+                match client::delete(api, pod_def, ns, pod_name) {
+                    Ok(()) => {
+                        let msg = format!("Deleted pod: {pod_name}");
+                        workload::event(api, COMPONENT, &rs, "Normal", "SuccessfulDelete", &msg);
+                    }
+                    Err(e) => {
+                        let msg = format!("Error deleting: {}", e.message);
+                        workload::event(api, COMPONENT, &rs, "Warning", "FailedDelete", &msg);
+                        ok = false;
+                    }
+                }
+            }
+        }
+    }
+    // Status from the pods as they are now (a deleted pod is terminating, no longer active).
+    let pods = client::list(api, pod_def, ns);
+    let uid = s(&rs, "/metadata/uid");
+    let mine: Vec<_> = pods
+        .iter()
+        .filter(|p| workload::controller_uid(p) == Some(uid) && pod_active(p))
+        .collect();
+    let template_labels = rs.pointer("/spec/template/metadata/labels");
+    let min_ready = int_at(&rs, "/spec/minReadySeconds");
+    let status = json!({
+        "replicas": mine.len(),
+        "fullyLabeledReplicas": mine.iter().filter(|p| {
+            let tl = template_labels.and_then(Value::as_object);
+            let labels = p.pointer("/metadata/labels");
+            tl.is_none_or(|tl| tl.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)))
+        }).count(),
+        "readyReplicas": mine.iter().filter(|p| pod_ready(p)).count(),
+        "availableReplicas": mine.iter().filter(|p| pod_available(p, min_ready)).count(),
+        "observedGeneration": rs.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+    });
+    let status = without_zeros(status);
+    let _ = client::update(api, rs_def, ns, name, |o| {
+        let keep_conditions = o.pointer("/status/conditions").cloned();
+        o["status"] = status.clone();
+        if let Some(c) = keep_conditions.clone() {
+            o["status"]["conditions"] = c;
+        }
+    });
+    ok
+}
+
+/// Status counts are `omitempty` upstream, except `replicas`.
+fn without_zeros(mut status: Value) -> Value {
+    if let Some(m) = status.as_object_mut() {
+        m.retain(|k, v| k == "replicas" || v.as_i64() != Some(0));
+    }
+    status
+}

@@ -1,0 +1,306 @@
+//! What the workload controllers share (upstream `pkg/controller/controller_utils.go`,
+//! `controller_ref_manager.go`, `podutil`): controller references, adoption, pod readiness,
+//! pods from a template, and the loop that wakes each controller on the changes it watches.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::events::{self, Reporter};
+use crate::apiserver::registry::apps::workload::selector_matches;
+use crate::apiserver::registry::resources::{self, ResourceDef};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util;
+
+pub(crate) fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+}
+
+pub(crate) fn def(group: &str, plural: &str) -> &'static ResourceDef {
+    match resources::lookup(group, "v1", plural) {
+        Some(d) => d,
+        None => unreachable!("{group}/{plural} is in RESOURCES"),
+    }
+}
+
+/// `metav1.NewControllerRef`: controller and blockOwnerDeletion both true.
+pub(crate) fn controller_ref(owner: &Value) -> Value {
+    json!({
+        "apiVersion": owner.get("apiVersion").cloned().unwrap_or(json!("apps/v1")),
+        "kind": owner.get("kind").cloned().unwrap_or(Value::Null),
+        "name": s(owner, "/metadata/name"),
+        "uid": s(owner, "/metadata/uid"),
+        "controller": true,
+        "blockOwnerDeletion": true,
+    })
+}
+
+/// The uid of the object's controlling owner, if any (`metav1.GetControllerOf`).
+pub(crate) fn controller_uid(o: &Value) -> Option<&str> {
+    o.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|r| r.get("controller") == Some(&json!(true)))
+        .and_then(|r| r.get("uid"))
+        .and_then(Value::as_str)
+}
+
+/// The (kind, name) of the object's controlling owner, if any.
+pub(crate) fn controller_of(o: &Value) -> Option<(&str, &str)> {
+    o.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|r| r.get("controller") == Some(&json!(true)))
+        .map(|r| (s(r, "/kind"), s(r, "/name")))
+}
+
+pub(crate) fn terminating(o: &Value) -> bool {
+    o.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+/// `controller.IsPodActive`: not finished and not being deleted.
+pub(crate) fn pod_active(p: &Value) -> bool {
+    !terminating(p) && !matches!(s(p, "/status/phase"), "Succeeded" | "Failed")
+}
+
+fn ready_condition(p: &Value) -> Option<&Value> {
+    p.pointer("/status/conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| s(c, "/type") == "Ready")
+}
+
+pub(crate) fn pod_ready(p: &Value) -> bool {
+    ready_condition(p).is_some_and(|c| s(c, "/status") == "True")
+}
+
+/// `podutil.IsPodAvailable`: Ready for at least `min_ready` seconds.
+pub(crate) fn pod_available(p: &Value, min_ready: i64) -> bool {
+    if !pod_ready(p) {
+        return false;
+    }
+    if min_ready <= 0 {
+        return true;
+    }
+    let since = ready_condition(p)
+        .and_then(|c| util::parse_time(s(c, "/lastTransitionTime")))
+        .unwrap_or_else(time::OffsetDateTime::now_utc);
+    since + time::Duration::seconds(min_ready) <= time::OffsetDateTime::now_utc()
+}
+
+/// The workload objects (`owner_def`) and pods of one namespace that an owner controls or may
+/// claim (upstream `ClaimPods`): its own that still match, orphans that match (adopted: an
+/// owner reference is added), and its own that no longer match (released).
+pub(crate) fn claim(
+    api: &Api,
+    owner: &Value,
+    candidates_def: &ResourceDef,
+    candidates: Vec<Arc<Value>>,
+) -> Vec<Arc<Value>> {
+    let uid = s(owner, "/metadata/uid");
+    let sel = owner.pointer("/spec/selector");
+    let ns = s(owner, "/metadata/namespace");
+    let mut out = Vec::new();
+    for c in candidates {
+        let matches = selector_matches(sel, c.pointer("/metadata/labels"));
+        let name = s(&c, "/metadata/name").to_string();
+        match controller_uid(&c) {
+            Some(u) if u == uid && matches => out.push(c),
+            Some(u) if u == uid => {
+                // Released: the selector no longer picks it.
+                let _ = client::update(api, candidates_def, ns, &name, |o| {
+                    if let Some(refs) = o
+                        .pointer_mut("/metadata/ownerReferences")
+                        .and_then(Value::as_array_mut)
+                    {
+                        refs.retain(|r| s(r, "/uid") != uid);
+                    }
+                });
+            }
+            None if matches && !terminating(&c) && !terminating(owner) => {
+                let r = controller_ref(owner);
+                if let Ok(adopted) = client::update(api, candidates_def, ns, &name, |o| {
+                    if controller_uid(o).is_none() {
+                        match o
+                            .pointer_mut("/metadata/ownerReferences")
+                            .and_then(Value::as_array_mut)
+                        {
+                            Some(refs) => refs.push(r.clone()),
+                            None => o["metadata"]["ownerReferences"] = json!([r.clone()]),
+                        }
+                    }
+                }) && controller_uid(&adopted) == Some(uid)
+                {
+                    out.push(adopted);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A pod for `owner` from its template: labels and annotations from the template, the owner's
+/// controller reference, and either a fixed name or `generateName` `<prefix>-` (upstream
+/// `GetPodFromTemplate` / `getPodsPrefix`).
+pub(crate) fn pod_from_template(owner: &Value, template: &Value, name: Option<&str>) -> Value {
+    let ns = s(owner, "/metadata/namespace");
+    let mut meta = json!({"namespace": ns, "ownerReferences": [controller_ref(owner)]});
+    for k in ["labels", "annotations"] {
+        if let Some(m) = template.pointer(&format!("/metadata/{k}")) {
+            meta[k] = m.clone();
+        }
+    }
+    match name {
+        Some(n) => meta["name"] = json!(n),
+        None => {
+            let owner_name = s(owner, "/metadata/name");
+            let prefix = format!("{owner_name}-");
+            // getPodsPrefix: drop the dash when the prefix would not be a valid name.
+            let prefix = if crate::apiserver::registry::validation::is_dns1123_subdomain(&format!(
+                "{prefix}a"
+            )) {
+                prefix
+            } else {
+                owner_name.to_string()
+            };
+            // names.SimpleNameGenerator: the base is cut so that base + 5 fits 63.
+            let cut: String = prefix.chars().take(58).collect();
+            meta["generateName"] = json!(cut);
+        }
+    }
+    json!({"metadata": meta, "spec": template.get("spec").cloned().unwrap_or(json!({}))})
+}
+
+/// Record an event from `component` about `obj`.
+pub(crate) fn event(api: &Api, component: &str, obj: &Value, ty: &str, reason: &str, msg: &str) {
+    events::record(
+        &*api.store,
+        obj,
+        Reporter::Controller { component },
+        ty,
+        reason,
+        "",
+        msg,
+        "",
+    );
+}
+
+/// The position of one watched prefix in the store's history.
+pub(crate) struct Cursor {
+    prefix: &'static str,
+    pos: Option<u64>,
+}
+
+impl Cursor {
+    pub(crate) fn new(prefix: &'static str) -> Self {
+        Cursor { prefix, pos: None }
+    }
+
+    /// The changes since the last call; `None` the first time (and after falling out of the
+    /// history): the caller then resyncs everything.
+    pub(crate) fn changes(&mut self, api: &Api) -> Option<Vec<Arc<StoreEvent>>> {
+        let Some(mut pos) = self.pos else {
+            self.pos = Some(api.store.current_rv());
+            return None;
+        };
+        let mut out = Vec::new();
+        loop {
+            match api.store.history_after(self.prefix, pos, 4096, usize::MAX) {
+                Ok(page) => {
+                    out.extend(page.events);
+                    pos = page.through;
+                    if !page.more {
+                        break;
+                    }
+                }
+                Err(_) => {
+                    self.pos = Some(api.store.current_rv());
+                    return None;
+                }
+            }
+        }
+        self.pos = Some(pos);
+        Some(out)
+    }
+}
+
+/// `/registry/<key>/<ns>/<name>` → (ns, name).
+pub(crate) fn ns_name(key: &str) -> Option<(String, String)> {
+    let mut parts = key.rsplitn(3, '/');
+    let name = parts.next()?;
+    let ns = parts.next()?;
+    Some((ns.to_string(), name.to_string()))
+}
+
+/// A controller: which objects the changes since the last pass make dirty, and the sync of one.
+pub(crate) trait Controller: Send {
+    /// The store prefixes it watches.
+    fn prefixes(&self) -> &'static [&'static str];
+    /// The (namespace, name) of its own objects a change concerns.
+    fn dirty(&mut self, api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>);
+    /// Every object of its own (for a resync).
+    fn all(&self, api: &Api) -> BTreeSet<(String, String)>;
+    /// Bring one object's world to its spec; false when a write failed (the resync then
+    /// backs off from that object, as upstream's rate-limited work queue does).
+    fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool;
+}
+
+/// How often every object is looked at again without a change (deadlines, minReadySeconds).
+const RESYNC: Duration = Duration::from_secs(2);
+/// The longest a failing object waits for its next resync.
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// Run a controller until `stop` flips: woken by changes under its prefixes (informer
+/// style), each dirty object synced once per wake-up, everything again every [`RESYNC`].
+pub(crate) async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>, mut c: impl Controller) {
+    let mut changes = api.store.changes();
+    let mut cursors: Vec<Cursor> = c.prefixes().iter().map(|p| Cursor::new(p)).collect();
+    let mut tick = tokio::time::interval(RESYNC);
+    let mut resync = true;
+    let mut backoff: HashMap<(String, String), (Instant, Duration)> = HashMap::new();
+    loop {
+        changes.borrow_and_update();
+        let mut dirty = BTreeSet::new();
+        for cur in &mut cursors {
+            match cur.changes(&api) {
+                None => resync = true,
+                Some(evs) => {
+                    for ev in &evs {
+                        c.dirty(&api, ev, &mut dirty);
+                    }
+                }
+            }
+        }
+        if resync {
+            let now = Instant::now();
+            dirty.extend(
+                c.all(&api)
+                    .into_iter()
+                    .filter(|k| backoff.get(k).is_none_or(|(at, _)| *at <= now)),
+            );
+            resync = false;
+        }
+        for key in dirty {
+            if c.sync(&api, &key.0, &key.1) {
+                backoff.remove(&key);
+            } else {
+                let delay = backoff
+                    .get(&key)
+                    .map_or(RESYNC, |(_, d)| (*d * 2).min(MAX_BACKOFF));
+                backoff.insert(key, (Instant::now() + delay, delay));
+            }
+        }
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tick.tick() => resync = true,
+            r = changes.changed() => if r.is_err() { return },
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! apps/v1 ReplicaSet (upstream `pkg/registry/apps/replicaset`, `ValidateReplicaSet`).
+
+use k8s_openapi::api::apps::v1::ReplicaSet as ReplicaSetType;
+use serde_json::{Value, json};
+
+use crate::apiserver::registry::apps::deployment::GROUP;
+use crate::apiserver::registry::apps::workload::{
+    containers_and_images, default_field, default_template, format_selector, int_at, nonnegative,
+    validate_selector_and_template, validate_selector_unchanged,
+};
+use crate::apiserver::registry::strategy::{
+    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
+    validate_into_trace,
+};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::request::status::{ApiError, Cause};
+use crate::apiserver::request::trace::RequestTrace;
+
+pub(crate) struct ReplicaSet;
+
+fn default(o: &mut Value) {
+    if !o.get("spec").is_some_and(Value::is_object) {
+        o["spec"] = json!({});
+    }
+    default_field(&mut o["spec"], "replicas", json!(1));
+    default_template(&mut o["spec"]);
+}
+
+/// `ValidateReplicaSetSpec` (its empty-selector cause names deployments, as upstream's does).
+fn validate(o: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    nonnegative(o, "/spec/replicas", "spec.replicas", &mut out);
+    nonnegative(o, "/spec/minReadySeconds", "spec.minReadySeconds", &mut out);
+    validate_selector_and_template(o, "deployment", true, &mut out);
+    out
+}
+
+impl Strategy for ReplicaSet {
+    fn group(&self) -> &'static str {
+        GROUP
+    }
+    fn kind(&self) -> &'static str {
+        "ReplicaSet"
+    }
+    kind_type!(ReplicaSetType);
+    fn columns(&self) -> Vec<Value> {
+        vec![
+            column("Name", "string", 0, NAME_DESCRIPTION),
+            column(
+                "Desired",
+                "integer",
+                0,
+                "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1.",
+            ),
+            column(
+                "Current",
+                "integer",
+                0,
+                "Replicas is the most recently observed number of replicas.",
+            ),
+            column(
+                "Ready",
+                "integer",
+                0,
+                "The number of ready replicas for this replica set.",
+            ),
+            column("Age", "string", 0, AGE_DESCRIPTION),
+            column(
+                "Containers",
+                "string",
+                1,
+                "Names of each container in the template.",
+            ),
+            column(
+                "Images",
+                "string",
+                1,
+                "Images referenced by each container in the template.",
+            ),
+            column(
+                "Selector",
+                "string",
+                1,
+                "Selector is a label query over pods that should match the replica count.",
+            ),
+        ]
+    }
+    fn cells(&self, o: &Value) -> Vec<Value> {
+        let (containers, images) = containers_and_images(o);
+        vec![
+            json!(str_at(o, "/metadata/name")),
+            json!(int_at(o, "/spec/replicas")),
+            json!(int_at(o, "/status/replicas")),
+            json!(int_at(o, "/status/readyReplicas")),
+            json!(age_of(o)),
+            json!(containers),
+            json!(images),
+            json!(format_selector(o.pointer("/spec/selector"))),
+        ]
+    }
+    fn defaults(&self, obj: &mut Value) {
+        default(obj);
+    }
+    fn prepare_create(
+        &self,
+        _api: &Api,
+        obj: &mut Value,
+        trace: &mut RequestTrace,
+    ) -> Result<(), ApiError> {
+        default(obj);
+        obj["status"] = json!({"replicas": 0});
+        validate_into_trace(GROUP, "ReplicaSet", obj, trace, validate(obj))
+    }
+    fn validate_update(&self, sub: &str, next: &Value, current: &Value) -> Vec<Cause> {
+        if sub == "status" {
+            return Vec::new();
+        }
+        let mut out = validate(next);
+        validate_selector_unchanged(next, current, &mut out);
+        out
+    }
+    fn bumps_generation(&self) -> bool {
+        true
+    }
+}
