@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::apiserver::storage::service_alloc::{Ipv4Cidr, PortRange};
 use crate::apiserver::transport::limits::{Limits, MIN_MAX_HEADER_BYTES, parse_duration};
 
 #[derive(Debug, Parser)]
@@ -209,6 +210,13 @@ pub struct ServeArgs {
           default_value_t = Limits::default().history.max_bytes as u64,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub watch_history_bytes: u64,
+    /// The CIDR Services' ClusterIPs are allocated from (its first address is the `kubernetes`
+    /// Service's), as kube-apiserver's flag.
+    #[arg(long, value_name = "CIDR", default_value = "10.96.0.0/12")]
+    pub service_cluster_ip_range: Ipv4Cidr,
+    /// The ports NodePort Services' nodePorts are allocated from, as kube-apiserver's flag.
+    #[arg(long, value_name = "RANGE", default_value = "30000-32767")]
+    pub service_node_port_range: PortRange,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use super::{CommandError, CommandResult};
 use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::storage::service_alloc::ServiceRanges;
 use crate::apiserver::storage::store::HistoryLimits;
 use crate::apiserver::transport::limits::Limits;
 use crate::apiserver::transport::pki::{self, ClusterPki};
@@ -46,6 +47,10 @@ pub fn limits(args: &ServeArgs) -> Limits {
         history: HistoryLimits {
             max_events: usize::try_from(args.watch_history_events).unwrap_or(usize::MAX),
             max_bytes: usize::try_from(args.watch_history_bytes).unwrap_or(usize::MAX),
+        },
+        services: ServiceRanges {
+            cluster_ip: args.service_cluster_ip_range,
+            node_ports: args.service_node_port_range,
         },
     }
 }
@@ -202,6 +207,7 @@ mod tests {
                 max_events: 50,
                 max_bytes: 4096,
             },
+            services: ServiceRanges::default(),
         };
         assert_eq!(l, want);
         for bad in [

@@ -1,3 +1,5 @@
 //! Admission plugins, run by the create and update endpoints after decoding and defaulting.
 
+pub(crate) mod limit_ranger;
 pub(crate) mod plugins;
+pub(crate) mod resource_quota;

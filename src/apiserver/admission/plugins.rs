@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::apiserver::admission::limit_ranger;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::storage::interface::Storage;
@@ -399,7 +400,8 @@ pub fn mutate_pod(
         defaults::default_pod(p);
         Ok(())
     });
-    let plugins: [Plugin<'_>; 3] = [
+    let plugins: [Plugin<'_>; 4] = [
+        ("LimitRanger", &|p| limit_ranger::limit_ranger(p, ns, store)),
         ("ServiceAccount", &|p| service_account(p, ns, store)),
         ("Priority", &|p| priority(p, store)),
         ("DefaultTolerationSeconds", &default_toleration_seconds),

@@ -83,12 +83,27 @@ fn find_quantity(
 
 /// The message for a body of `def` whose decoding failed at `path` with serde's `message`.
 pub(crate) fn describe(def: &ResourceDef, input: &Value, path: &Path, message: &str) -> String {
+    if let Some(go) = base64_error(message) {
+        return go;
+    }
     let defs = schemas(def);
     match mismatch(def, defs, input, path) {
         Some(m) => m,
         None if path.iter().next().is_none() => message.to_string(),
         None => format!("{path}: {message}"),
     }
+}
+
+/// `encoding/base64`'s `CorruptInputError` for the base64 crate's bad-symbol errors, which
+/// would otherwise quote a byte of the value (a Secret's, say) back to the client and into the
+/// request's trace.
+fn base64_error(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("Invalid symbol ")
+        .or_else(|| message.strip_prefix("Invalid last symbol "))?;
+    let offset = rest.split("offset ").nth(1)?.trim_end_matches('.');
+    let offset: usize = offset.trim().parse().ok()?;
+    Some(format!("illegal base64 data at input byte {offset}"))
 }
 
 /// The Go package's last element and type name of a schema name

@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use crate::apiserver::admission::resource_quota;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
 use crate::apiserver::registry::strategy;
@@ -24,13 +25,35 @@ pub fn prepare_create(
     match strategies::of(def.group, def.kind) {
         Some(k) => {
             k.prepare_create(api, obj, trace)?;
+            quota(api, def, obj, trace)?;
             if k.bumps_generation() {
                 obj["metadata"]["generation"] = json!(1);
             }
             Ok(())
         }
-        None => strategy::validate_into_trace(def.group, def.kind, obj, trace, Vec::new()),
+        None => {
+            strategy::validate_into_trace(def.group, def.kind, obj, trace, Vec::new())?;
+            quota(api, def, obj, trace)
+        }
     }
+}
+
+/// ResourceQuota, the last validating admission plugin, after the object validated.
+fn quota(
+    api: &Api,
+    def: &ResourceDef,
+    obj: &Value,
+    trace: &mut RequestTrace,
+) -> Result<(), ApiError> {
+    let res = resource_quota::admit(api, def, obj);
+    if let Err(e) = &res {
+        trace.stage(
+            "admission",
+            crate::apiserver::request::trace::StageStatus::Failed,
+            json!({"phase": "validating", "plugins": [{"plugin": "ResourceQuota", "phase": "validating", "result": "rejected", "message": e.message}]}),
+        );
+    }
+    res
 }
 
 /// The object an update stores: which parts come from the request and which from storage.
@@ -41,6 +64,7 @@ pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Va
         && let Some(k) = strategies::of(def.group, def.kind)
     {
         k.defaults(&mut next);
+        k.prepare_update(&mut next, current);
     }
     validation_update::before_update(&mut next, current);
     for k in ["creationTimestamp", "generation", "managedFields"] {

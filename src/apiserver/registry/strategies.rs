@@ -5,7 +5,9 @@ use k8s_openapi::schemars::SchemaGenerator;
 use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
-use crate::apiserver::registry::{apps, authn, coordination, core, rbac, scheduling};
+use crate::apiserver::registry::{
+    apps, authn, coordination, core, discovery_k8s_io, rbac, scheduling,
+};
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
 static STRATEGIES: &[&dyn Strategy] = &[
@@ -17,6 +19,13 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &core::event::EventsV1Event,
     &core::serviceaccount::ServiceAccount,
     &core::configmap::ConfigMap,
+    &core::secret::Secret,
+    &core::service::Service,
+    &core::endpoints::Endpoints,
+    &core::persistentvolumeclaim::PersistentVolumeClaim,
+    &core::limitrange::LimitRange,
+    &core::resourcequota::ResourceQuota,
+    &discovery_k8s_io::endpointslice::EndpointSlice,
     &apps::deployment::Deployment,
     &apps::replicaset::ReplicaSet,
     &apps::daemonset::DaemonSet,

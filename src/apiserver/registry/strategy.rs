@@ -64,6 +64,10 @@ pub(crate) trait Strategy: Sync {
     /// sends — create, update, patch result — so what a client leaves out is not a change.
     fn defaults(&self, _obj: &mut Value) {}
 
+    /// PrepareForUpdate on the main resource: what the kind carries over from the stored
+    /// object when a client leaves it out (a Service's allocated ClusterIP and NodePorts).
+    fn prepare_update(&self, _next: &mut Value, _current: &Value) {}
+
     /// ValidateUpdate beyond the metadata rules every kind gets (`sub`: "" or "status").
     fn validate_update(&self, _sub: &str, _next: &Value, _current: &Value) -> Vec<Cause> {
         Vec::new()

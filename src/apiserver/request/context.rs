@@ -17,6 +17,7 @@ use crate::apiserver::request::trace::{RequestTrace, TraceLog};
 use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::storage::interface::Storage;
 use crate::apiserver::storage::list_cache::ListCache;
+use crate::apiserver::storage::service_alloc::ServiceAllocator;
 use crate::apiserver::storage::store::{Store, Write};
 use crate::apiserver::transport::limits::Limits;
 
@@ -35,6 +36,8 @@ pub struct Api {
     pub(crate) max_request_body_bytes: usize,
     /// Encoded JSON lists by request, valid while the store revision is unchanged.
     pub(crate) list_cache: ListCache,
+    /// Services' ClusterIPs and NodePorts: the ranges, and what creates in flight hold.
+    pub(crate) services: ServiceAllocator,
 }
 
 impl Api {
@@ -70,6 +73,7 @@ impl Api {
             limiter,
             max_request_body_bytes: limits.max_request_body_bytes,
             list_cache: ListCache::default(),
+            services: ServiceAllocator::new(limits.services),
         }
     }
 }

@@ -2,5 +2,6 @@
 
 pub(crate) mod interface;
 pub(crate) mod list_cache;
+pub mod service_alloc;
 pub mod store;
 pub(crate) mod tracked_keys;

@@ -39,6 +39,9 @@ pub struct Limits {
     /// How much change history the store keeps for watches and for reads at past revisions
     /// (continue tokens, `resourceVersionMatch=Exact`); older revisions answer 410.
     pub history: crate::apiserver::storage::store::HistoryLimits,
+    /// `--service-cluster-ip-range` and `--service-node-port-range`: where Services' ClusterIPs
+    /// and NodePorts come from.
+    pub services: crate::apiserver::storage::service_alloc::ServiceRanges,
 }
 
 pub(crate) const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -64,6 +67,7 @@ impl Default for Limits {
             max_mutating_requests_inflight: 200,
             shutdown_grace_period: Duration::from_secs(10),
             history: crate::apiserver::storage::store::HistoryLimits::default(),
+            services: crate::apiserver::storage::service_alloc::ServiceRanges::default(),
         }
     }
 }

@@ -23,6 +23,7 @@ use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset, workload};
+use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
@@ -113,6 +114,7 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
     if let Ok(mut a) = api.server_address.lock() {
         *a = addr.to_string();
     }
+    endpoints::kubernetes_service(&api, addr);
     let (stop, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     if opts.control_loops {
@@ -159,7 +161,22 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
                         stop.clone(),
                         daemonset::DaemonSets
                     )),
-                    on_own_thread(workload::run(api, stop, statefulset::StatefulSets)),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        statefulset::StatefulSets
+                    )),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        endpointslice::EndpointSlices
+                    )),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        endpoints::EndpointsController
+                    )),
+                    on_own_thread(workload::run(api, stop, resourcequota::ResourceQuotas)),
                 );
             },
         ));

@@ -2,8 +2,14 @@
 
 pub(crate) mod binding;
 pub(crate) mod configmap;
+pub(crate) mod endpoints;
 pub(crate) mod event;
+pub(crate) mod limitrange;
 pub(crate) mod namespace;
 pub(crate) mod node;
+pub(crate) mod persistentvolumeclaim;
 pub(crate) mod pod;
+pub(crate) mod resourcequota;
+pub(crate) mod secret;
+pub(crate) mod service;
 pub(crate) mod serviceaccount;
