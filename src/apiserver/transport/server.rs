@@ -23,9 +23,11 @@ use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset, workload};
+use crate::apiserver::controllers::{garbage_collector, namespace, serviceaccount};
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
+use crate::apiserver::filters::sa_token::{self, ServiceAccountTokens};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::transport::activity::Activity;
 use crate::apiserver::transport::body_read::TimedBody;
@@ -48,6 +50,9 @@ pub struct ServeOptions {
     pub scenarios: Vec<PathBuf>,
     /// Run the scheduler loop and simulated kubelets.
     pub control_loops: bool,
+    /// `--service-account-issuer`: the `iss` of the tokens TokenRequest signs (and the API
+    /// audience); `None` is kubeadm's `https://kubernetes.default.svc.cluster.local`.
+    pub service_account_issuer: Option<String>,
 }
 
 /// A running server; dropping it without `shutdown` leaves the tasks to the runtime.
@@ -97,7 +102,16 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
         Some(p) => Some(AuditLog::open(p).map_err(|e| format!("{}: {e}", p.display()))?),
         None => None,
     };
-    let api = Arc::new(Api::with_limits(opts.tokens.clone(), audit, &limits));
+    let mut api = Api::with_limits(opts.tokens.clone(), audit, &limits);
+    let issuer = opts
+        .service_account_issuer
+        .as_deref()
+        .unwrap_or(sa_token::DEFAULT_ISSUER);
+    api.service_accounts = Some(ServiceAccountTokens::from_pem(
+        &opts.pki.service_account_key,
+        issuer,
+    )?);
+    let api = Arc::new(api);
     bootstrap::system(&api);
     if opts.demo {
         bootstrap::demo(&api);
@@ -159,7 +173,22 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
                         stop.clone(),
                         daemonset::DaemonSets
                     )),
-                    on_own_thread(workload::run(api, stop, statefulset::StatefulSets)),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        statefulset::StatefulSets
+                    )),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        namespace::Namespaces
+                    )),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        serviceaccount::ServiceAccounts
+                    )),
+                    on_own_thread(garbage_collector::run(api, stop)),
                 );
             },
         ));
