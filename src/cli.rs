@@ -139,6 +139,14 @@ pub struct ServeArgs {
     /// Static bearer tokens, as kube-apiserver's --token-auth-file (token,user,uid,"group1,group2").
     #[arg(long, value_name = "FILE")]
     pub token_auth_file: Option<PathBuf>,
+    /// The `iss` of service-account tokens (`kubectl create token`) and the audience the server
+    /// accepts them for, as kube-apiserver's --service-account-issuer.
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "https://kubernetes.default.svc.cluster.local"
+    )]
+    pub service_account_issuer: String,
     /// Write an audit.k8s.io/v1 Event per request here (JSON lines).
     #[arg(long, value_name = "PATH")]
     pub audit_log_path: Option<PathBuf>,

@@ -26,6 +26,7 @@ async fn start(pki: &ClusterPki, history: HistoryLimits) -> Running {
         demo: false,
         scenarios: vec![],
         control_loops: false,
+        service_account_issuer: None,
     };
     let limits = Limits {
         history,

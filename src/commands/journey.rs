@@ -96,6 +96,7 @@ pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
             demo: true,
             scenarios: args.scenario.clone(),
             control_loops: true,
+            service_account_issuer: None,
         };
         let running = server::start(serve).await.map_err(CommandError::Input)?;
         let url = super::serve::server_url(running.addr);

@@ -86,6 +86,7 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             demo: !args.no_demo,
             scenarios: args.scenario.clone(),
             control_loops: true,
+            service_account_issuer: Some(args.service_account_issuer.clone()),
         };
         let running = server::start_with_limits(opts, limits(args))
             .await

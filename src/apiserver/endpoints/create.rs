@@ -198,38 +198,27 @@ fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
     if let Some(k) = strategies::of(def.group, def.kind) {
         k.after_create(ctx.api, stored);
     }
-    match (def.group, def.kind) {
-        ("", "Namespace") => {
-            // The ServiceAccount controller's job: every namespace gets `default`.
-            let ns = stored
+    if (def.group, def.kind) == ("", "Pod") {
+        let key = format!(
+            "{}/{}",
+            stored
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            stored
                 .pointer("/metadata/name")
                 .and_then(Value::as_str)
-                .unwrap_or_default();
-            crate::apiserver::controllers::bootstrap::ensure_default_sa(&*ctx.api.store, ns);
-        }
-        ("", "Pod") => {
-            let key = format!(
-                "{}/{}",
-                stored
-                    .pointer("/metadata/namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-                stored
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            );
-            ctx.api.traces.reset_pod(&key);
-            let uid = stored
-                .pointer("/metadata/uid")
-                .and_then(Value::as_str)
-                .map(String::from);
-            let audit = ctx.trace.audit_id.clone();
-            ctx.api.traces.with_pod(&key, |p| {
-                p.uid = uid;
-                p.create_audit_id = Some(audit);
-            });
-        }
-        _ => {}
+                .unwrap_or_default()
+        );
+        ctx.api.traces.reset_pod(&key);
+        let uid = stored
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .map(String::from);
+        let audit = ctx.trace.audit_id.clone();
+        ctx.api.traces.with_pod(&key, |p| {
+            p.uid = uid;
+            p.create_audit_id = Some(audit);
+        });
     }
 }

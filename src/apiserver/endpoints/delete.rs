@@ -1,9 +1,10 @@
-//! Delete: DeleteOptions (grace period, preconditions), graceful pod deletion, namespace
-//! termination, and deletecollection.
+//! Delete: DeleteOptions (grace period, preconditions, propagationPolicy), graceful pod
+//! deletion, a namespace's move to Terminating, the garbage collector's finalizers, and
+//! deletecollection.
 
 use serde_json::{Value, json};
 
-use crate::apiserver::endpoints::delete_options::delete_options;
+use crate::apiserver::endpoints::delete_options::{Propagation, delete_options, propagation};
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::list_options::selectors;
 use crate::apiserver::endpoints::pods;
@@ -65,6 +66,7 @@ pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         ));
     }
     let write = ctx.write;
+    let policy = propagation(&opts, def.group, def.kind)?;
     if def.kind == "Pod" {
         let v = pods::delete(ctx.api, &key, &cur, opts.grace, write)
             .map_err(|e| store_err(def, &name, e))?;
@@ -81,11 +83,59 @@ pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         dry_run::storage_stage(ctx.trace, write, json!({"operation": "delete", "key": key}));
         return object_reply(ctx, def, 200, (*v).clone());
     }
+    // deletionFinalizersForGarbageCollection: the garbage collector's finalizers follow the
+    // policy; an object left with any finalizer is only marked deleted (the garbage collector
+    // or the finalizer's owner completes it), one without goes now and the collector deletes
+    // its dependents afterwards.
+    let mut finalizers: Vec<String> = cur
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|f| {
+            f.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    finalizers.retain(|f| f != "orphan" && f != "foregroundDeletion");
+    match policy {
+        Propagation::Orphan => finalizers.push("orphan".into()),
+        Propagation::Foreground => finalizers.push("foregroundDeletion".into()),
+        Propagation::Background => {}
+    }
+    if !finalizers.is_empty() {
+        let now = crate::apiserver::util::now();
+        let v = ctx
+            .api
+            .store
+            .update(&key, None, write, |c| {
+                let mut next = c.clone();
+                if c.pointer("/metadata/deletionTimestamp")
+                    .is_none_or(Value::is_null)
+                {
+                    next["metadata"]["deletionTimestamp"] = json!(now);
+                    next["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+                }
+                next["metadata"]["finalizers"] = json!(finalizers);
+                Ok(next)
+            })
+            .map_err(|e| store_err(def, &name, e))?;
+        dry_run::storage_stage(
+            ctx.trace,
+            write,
+            json!({"operation": "delete", "key": key, "propagationPolicy": format!("{policy:?}"), "finalizers": finalizers}),
+        );
+        return object_reply(ctx, def, 200, (*v).clone());
+    }
     ctx.api
         .store
         .delete(&key, write, |_| Ok(()))
         .map_err(|e| store_err(def, &name, e))?;
-    dry_run::storage_stage(ctx.trace, write, json!({"operation": "delete", "key": key}));
+    dry_run::storage_stage(
+        ctx.trace,
+        write,
+        json!({"operation": "delete", "key": key, "propagationPolicy": format!("{policy:?}")}),
+    );
     let mut d = json!({"name": name, "kind": def.plural, "uid": uid});
     if !def.group.is_empty() {
         d["group"] = json!(def.group);

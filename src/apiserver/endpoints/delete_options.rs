@@ -16,6 +16,53 @@ pub struct DeleteOptions {
     pub rv: Option<String>,
     /// `dryRun`, from the body, or from the query when there is no body (as upstream).
     pub dry_run: Vec<String>,
+    /// `propagationPolicy`: Orphan, Background or Foreground (checked by [`propagation`]).
+    pub propagation: Option<String>,
+    /// The deprecated `orphanDependents`.
+    pub orphan_dependents: Option<bool>,
+}
+
+/// How a delete treats the object's dependents (upstream `metav1.DeletionPropagation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Propagation {
+    Orphan,
+    Background,
+    Foreground,
+}
+
+/// The policy of a delete of `group`/`kind`: the one asked for, else `orphanDependents`, else
+/// the kind's `DefaultGarbageCollectionPolicy` (batch/v1 Job orphans for back compatibility;
+/// every other kind served deletes its dependents). Refused as `ValidateDeleteOptions` does.
+pub(crate) fn propagation(
+    opts: &DeleteOptions,
+    group: &str,
+    kind: &str,
+) -> Result<Propagation, ApiError> {
+    use crate::apiserver::request::status::Cause;
+    let invalid = |cause| ApiError::invalid("meta.k8s.io", "DeleteOptions", "", vec![cause]);
+    if opts.orphan_dependents.is_some() && opts.propagation.is_some() {
+        return Err(invalid(Cause::invalid(
+            "propagationPolicy",
+            &json!(opts.propagation),
+            "orphanDependents and deletionPropagation cannot be both set",
+        )));
+    }
+    Ok(
+        match (opts.propagation.as_deref(), opts.orphan_dependents) {
+            (Some("Orphan"), _) | (None, Some(true)) => Propagation::Orphan,
+            (Some("Background"), _) | (None, Some(false)) => Propagation::Background,
+            (Some("Foreground"), _) => Propagation::Foreground,
+            (Some(other), _) => {
+                return Err(invalid(Cause::not_supported(
+                    "propagationPolicy",
+                    &json!(other),
+                    &["Foreground", "Background", "Orphan", "nil"],
+                )));
+            }
+            (None, None) if (group, kind) == ("batch", "Job") => Propagation::Orphan,
+            (None, None) => Propagation::Background,
+        },
+    )
 }
 
 pub(crate) fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
@@ -48,9 +95,24 @@ pub(crate) fn delete_options(ctx: &Ctx<'_>) -> Result<DeleteOptions, ApiError> {
     } else {
         from_delete_options(&body)?
     };
+    let propagation = body
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .or_else(|| ctx.info.query("propagationPolicy").map(String::from));
+    let orphan_dependents = body
+        .get("orphanDependents")
+        .and_then(Value::as_bool)
+        .or_else(|| {
+            ctx.info
+                .query("orphanDependents")
+                .and_then(|v| v.parse().ok())
+        });
     Ok(DeleteOptions {
         dry_run,
         grace,
+        propagation,
+        orphan_dependents,
         uid: body
             .pointer("/preconditions/uid")
             .and_then(Value::as_str)

@@ -1,5 +1,6 @@
 //! Pod-specific storage: the `binding` subresource (what the scheduler posts), graceful
-//! deletion (deletionTimestamp first, removal by the kubelet), and namespace termination.
+//! deletion (deletionTimestamp first, removal by the kubelet), and a namespace's move to
+//! Terminating.
 
 use std::sync::Arc;
 
@@ -199,35 +200,29 @@ pub fn delete(
     })
 }
 
-/// Namespace deletion: Terminating, its contents removed, then the namespace itself
-/// (the namespace controller's work, done at once here). A dry run answers the Terminating
-/// namespace and goes no further.
+/// Namespace deletion (upstream `pkg/registry/core/namespace/storage`): a namespace whose
+/// `spec.finalizers` still hold `kubernetes` becomes Terminating (deletionTimestamp, phase); the
+/// namespace controller (`controllers/namespace.rs`) empties it and removes it. One without
+/// finalizers goes at once.
 pub fn delete_namespace(api: &Api, name: &str, write: Write) -> Result<Arc<Value>, StoreError> {
     let key = format!("/registry/namespaces/{name}");
-    let terminating = api.store.update(&key, None, write, |c| {
+    let cur = api.store.get(&key).ok_or(StoreError::NotFound)?;
+    let finalized = cur
+        .pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .is_none_or(|f| f.is_empty());
+    if finalized {
+        return api.store.delete(&key, write, |_| Ok(()));
+    }
+    api.store.update(&key, None, write, |c| {
         let mut next = c.clone();
-        next["metadata"]["deletionTimestamp"] = json!(util::now());
+        if c.pointer("/metadata/deletionTimestamp")
+            .is_none_or(Value::is_null)
+        {
+            next["metadata"]["deletionTimestamp"] = json!(util::now());
+            next["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        }
         next["status"]["phase"] = json!("Terminating");
         Ok(next)
-    })?;
-    if write == Write::DryRun {
-        return Ok(terminating);
-    }
-    for r in resources::RESOURCES
-        .iter()
-        .filter(|r| r.namespaced && r.stored())
-    {
-        let (items, _) = api.store.list(&r.prefix_for(name));
-        for v in items {
-            let n = v
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let _ = api
-                .store
-                .delete(&r.key_for(name, n), Write::Commit, |_| Ok(()));
-        }
-    }
-    let _ = api.store.delete(&key, Write::Commit, |_| Ok(()));
-    Ok(terminating)
+    })
 }

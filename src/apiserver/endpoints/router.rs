@@ -15,6 +15,7 @@ use crate::apiserver::endpoints::list;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::endpoints::reviews;
 use crate::apiserver::endpoints::scale;
+use crate::apiserver::endpoints::tokens;
 use crate::apiserver::endpoints::update;
 use crate::apiserver::endpoints::watch;
 use crate::apiserver::filters::authz::{self, Attributes};
@@ -62,6 +63,9 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
             return reviews::self_subject_access_review(ctx, def);
         }
         ("", "bindings", "create") => return pods::binding(ctx, None),
+        ("authentication.k8s.io", "tokenreviews", "create") => {
+            return tokens::token_review(ctx, def);
+        }
         _ => {}
     }
     match verb {
@@ -89,12 +93,15 @@ async fn subresource(
     let write = match (sub.as_str(), method.as_str()) {
         ("status", "GET") => return get::get(ctx, def),
         ("scale", "GET") => return scale::get(ctx, def),
-        ("binding", "POST") | ("status" | "scale", "PUT" | "PATCH") => dry_run::gate(ctx)?,
+        ("binding" | "token", "POST") | ("status" | "scale", "PUT" | "PATCH") => {
+            dry_run::gate(ctx)?
+        }
         _ => return Err(ApiError::method_not_allowed()),
     };
     ctx.write = write;
     match sub.as_str() {
         "binding" => pods::binding(ctx, Some(ctx.info.name.clone())),
+        "token" => tokens::token_request(ctx),
         "scale" => scale::update(ctx, def, method == Method::PATCH),
         _ if method == Method::PUT => update::update(ctx, def, "status"),
         _ => patch(ctx, def, "status"),

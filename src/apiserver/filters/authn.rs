@@ -3,14 +3,17 @@
 //! (`/healthz`, `/livez`, `/readyz`, `/version`), as kube-apiserver's structured authentication
 //! configuration does with `anonymous.conditions`; elsewhere no credentials is a 401.
 //! A credential that fails is a 401 everywhere, never anonymous (`union.NewFailOnError`).
-//! The outcome table follows specs/apiserver.md §2.1.
+//! The outcome table follows specs/apiserver.md §2.1. Bearer tokens go to the static token file,
+//! then to the service-account token authenticator (`sa_token.rs`), as upstream's union does.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::apiserver::filters::sa_token::ServiceAccountTokens;
 use crate::apiserver::request::user::UserInfo;
+use crate::apiserver::storage::interface::Storage;
 use crate::apiserver::transport::tls::{ConnInfo, cert_facts};
 
 /// What upstream's system:public-info-viewer lets everyone, anonymous included, `get`.
@@ -95,6 +98,16 @@ impl TokenFile {
         Ok(TokenFile { tokens })
     }
 
+    /// The user a static token stands for.
+    pub(crate) fn user(&self, token: &str) -> Option<UserInfo> {
+        self.tokens.get(token).map(|t| UserInfo {
+            username: t.user.clone(),
+            uid: t.uid.clone(),
+            groups: t.groups.clone(),
+            extra: BTreeMap::new(),
+        })
+    }
+
     pub(crate) fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Self::parse(path, &text)
@@ -108,11 +121,24 @@ pub(crate) struct AuthnOutcome {
     pub(crate) detail: Value,
 }
 
-/// Run the authenticator chain for one request to `path`.
+/// Run the authenticator chain for one request to `path`, without service-account tokens.
+#[cfg(test)]
 pub(crate) fn authenticate(
     conn: &ConnInfo,
     authorization: Option<&str>,
     tokens: &TokenFile,
+    path: &str,
+) -> AuthnOutcome {
+    authenticate_with(conn, authorization, tokens, None, path)
+}
+
+/// Run the authenticator chain for one request to `path`; `sa` accepts service-account tokens
+/// against the objects in its store.
+pub(crate) fn authenticate_with(
+    conn: &ConnInfo,
+    authorization: Option<&str>,
+    tokens: &TokenFile,
+    sa: Option<(&ServiceAccountTokens, &dyn Storage)>,
     path: &str,
 ) -> AuthnOutcome {
     let mut errors: Vec<String> = Vec::new();
@@ -157,18 +183,25 @@ pub(crate) fn authenticate(
         let scheme = fields.next().unwrap_or_default();
         let token = fields.next().unwrap_or_default();
         if scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() {
-            match tokens.tokens.get(token) {
-                Some(t) => {
-                    let user = UserInfo {
-                        username: t.user.clone(),
-                        uid: t.uid.clone(),
-                        groups: t.groups.clone(),
-                        extra: BTreeMap::new(),
-                    };
+            match tokens.user(token) {
+                Some(user) => {
                     detail.insert("token".into(), json!("static token file (token not shown)"));
                     return finish(Some(user), "token", detail);
                 }
-                None => errors.push("invalid bearer token".into()),
+                None => match sa
+                    .and_then(|(sa, store)| sa.authenticate(store, token, sa.audiences(), now()))
+                {
+                    Some(Ok(accepted)) => {
+                        detail.insert(
+                            "token".into(),
+                            json!("service account token (token not shown)"),
+                        );
+                        detail.insert("audiences".into(), json!(accepted.audiences));
+                        return finish(Some(accepted.user), "serviceaccount-token", detail);
+                    }
+                    Some(Err(e)) => errors.push(e),
+                    None => errors.push("invalid bearer token".into()),
+                },
             }
         }
     }
@@ -190,6 +223,10 @@ pub(crate) fn authenticate(
         json!("anonymous requests are allowed only on /healthz, /livez, /readyz and /version"),
     );
     finish(None, "anonymous", detail)
+}
+
+fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
 fn finish(

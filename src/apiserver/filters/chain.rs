@@ -115,7 +115,13 @@ where
 
     // Authentication.
     let authz_header = header(&parts.headers, hyper::header::AUTHORIZATION);
-    let outcome = authn::authenticate(conn, authz_header.as_deref(), &api.tokens, &info.path);
+    let outcome = authn::authenticate_with(
+        conn,
+        authz_header.as_deref(),
+        &api.tokens,
+        api.service_accounts.as_ref().map(|sa| (sa, &*api.store)),
+        &info.path,
+    );
     let Some(user) = outcome.user else {
         trace.stage("authentication", StageStatus::Failed, outcome.detail);
         discard(body, incoming).await;

@@ -7,3 +7,5 @@ pub(crate) mod authz;
 pub mod chain;
 pub(crate) mod impersonation;
 pub mod inflight;
+pub(crate) mod jwt;
+pub mod sa_token;

@@ -74,6 +74,7 @@ fn subresource_kind(
 ) {
     match sub {
         "binding" => (r.group, r.version, "Binding", &["create"]),
+        "token" => ("authentication.k8s.io", "v1", "TokenRequest", &["create"]),
         "scale" => ("autoscaling", "v1", "Scale", &["get", "patch", "update"]),
         _ => (r.group, r.version, r.kind, &["get", "patch", "update"]),
     }

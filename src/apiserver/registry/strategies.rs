@@ -39,6 +39,8 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &rbac::binding::RoleBinding,
     &authn::SelfSubjectReview,
     &authn::SelfSubjectAccessReview,
+    &authn::TokenReview,
+    &authn::TokenRequest,
 ];
 
 /// A kind without a strategy of its own: a plain stored object, printed by upstream's default

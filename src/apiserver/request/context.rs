@@ -12,6 +12,7 @@ use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::authz::Authorizer;
 use crate::apiserver::filters::inflight::Limiter;
+use crate::apiserver::filters::sa_token::ServiceAccountTokens;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::trace::{RequestTrace, TraceLog};
 use crate::apiserver::request::user::UserInfo;
@@ -28,6 +29,8 @@ pub struct Api {
     pub traces: TraceLog,
     pub(crate) authorizer: Authorizer,
     pub(crate) tokens: TokenFile,
+    /// The service-account token signer and authenticator (`None` only if no key could be made).
+    pub(crate) service_accounts: Option<ServiceAccountTokens>,
     pub(crate) audit: Option<AuditLog>,
     /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
     pub(crate) server_address: Mutex<String>,
@@ -68,6 +71,7 @@ impl Api {
             traces: TraceLog::default(),
             authorizer: Authorizer::default(),
             tokens,
+            service_accounts: ServiceAccountTokens::ephemeral().ok(),
             audit,
             server_address: Mutex::new(String::new()),
             limiter,

@@ -15,6 +15,9 @@ pub struct ClusterPki {
     pub(crate) serving: Minted,
     pub admin: Minted,
     pub jane: Minted,
+    /// The service-account token signing key (PKCS#8 PEM), kubeadm's `sa.key`; its public half
+    /// is kept beside it as `sa.pub`.
+    pub(crate) service_account_key: Secret<String>,
 }
 
 pub(crate) const SERVING_DNS: &[&str] = &[
@@ -96,7 +99,31 @@ fn issue_all(ca: &Authority) -> Result<ClusterPki, String> {
         serving,
         admin,
         jane,
+        service_account_key: sa_key()?.0,
     })
+}
+
+/// A fresh service-account key: the private key (PKCS#8 PEM) and its public key PEM.
+fn sa_key() -> Result<(Secret<String>, String), String> {
+    let key = generate_key(KeyKind::EcdsaP256).map_err(|e| e.to_string())?;
+    Ok((
+        Secret::new(crate::pki::key_forms::openssl_readable_pem(
+            &key.serialize_pem(),
+        )),
+        key.public_key_pem(),
+    ))
+}
+
+/// `sa.key` reused when present, else minted with `sa.pub` beside it.
+fn load_or_create_sa_key(dir: &Path) -> Result<Secret<String>, String> {
+    let path = dir.join("sa.key");
+    if let Ok(pem) = std::fs::read_to_string(&path) {
+        return Ok(Secret::new(pem));
+    }
+    let (key, public) = sa_key()?;
+    write_private(&path, key.expose(), 0o600)?;
+    write_private(&dir.join("sa.pub"), &public, 0o644)?;
+    Ok(key)
 }
 
 /// A kept private key that others can read is refused, not reused: whoever read it can
@@ -137,6 +164,7 @@ fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), String> {
 pub(crate) fn load_or_create(dir: &Path) -> Result<ClusterPki, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     refuse_exposed_key(dir, "ca")?;
+    refuse_exposed_key(dir, "sa")?;
     for (name, _) in leaf_specs() {
         refuse_exposed_key(dir, name)?;
     }
@@ -196,6 +224,7 @@ pub(crate) fn load_or_create(dir: &Path) -> Result<ClusterPki, String> {
         serving,
         admin,
         jane,
+        service_account_key: load_or_create_sa_key(dir)?,
     })
 }
 

@@ -4,7 +4,6 @@
 //! The connection-level limits live here: the connection cap, header size and read timeout,
 //! the idle timeout, HTTP/2 keep-alive, accept() back-off and the graceful shutdown.
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,11 +21,11 @@ use crate::apiserver::controllers::bootstrap;
 use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
-use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset, workload};
-use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
+use crate::apiserver::controllers::manager::{self, on_own_thread};
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
+use crate::apiserver::filters::sa_token::{self, ServiceAccountTokens};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::transport::activity::Activity;
 use crate::apiserver::transport::body_read::TimedBody;
@@ -49,6 +48,9 @@ pub struct ServeOptions {
     pub scenarios: Vec<PathBuf>,
     /// Run the scheduler loop and simulated kubelets.
     pub control_loops: bool,
+    /// `--service-account-issuer`: the `iss` of the tokens TokenRequest signs (and the API
+    /// audience); `None` is kubeadm's `https://kubernetes.default.svc.cluster.local`.
+    pub service_account_issuer: Option<String>,
 }
 
 /// A running server; dropping it without `shutdown` leaves the tasks to the runtime.
@@ -98,7 +100,16 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
         Some(p) => Some(AuditLog::open(p).map_err(|e| format!("{}: {e}", p.display()))?),
         None => None,
     };
-    let api = Arc::new(Api::with_limits(opts.tokens.clone(), audit, &limits));
+    let mut api = Api::with_limits(opts.tokens.clone(), audit, &limits);
+    let issuer = opts
+        .service_account_issuer
+        .as_deref()
+        .unwrap_or(sa_token::DEFAULT_ISSUER);
+    api.service_accounts = Some(ServiceAccountTokens::from_pem(
+        &opts.pki.service_account_key,
+        issuer,
+    )?);
+    let api = Arc::new(api);
     bootstrap::system(&api);
     if opts.demo {
         bootstrap::demo(&api);
@@ -137,48 +148,14 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
             stop_rx.clone(),
             |api, stop| on_own_thread(kubelet::run(api, stop)),
         ));
-        // kube-controller-manager's workload controllers, each a loop of its own.
+        // kube-controller-manager's controllers, each a loop of its own (controllers/manager.rs).
         tasks.spawn(leader_election::lead(
             api.clone(),
             leader_election::KUBE_CONTROLLER_MANAGER,
             identity,
             timings,
             stop_rx.clone(),
-            |api, stop| async move {
-                tokio::join!(
-                    on_own_thread(workload::run(
-                        api.clone(),
-                        stop.clone(),
-                        deployment::Deployments
-                    )),
-                    on_own_thread(workload::run(
-                        api.clone(),
-                        stop.clone(),
-                        replicaset::ReplicaSets
-                    )),
-                    on_own_thread(workload::run(
-                        api.clone(),
-                        stop.clone(),
-                        daemonset::DaemonSets
-                    )),
-                    on_own_thread(workload::run(
-                        api.clone(),
-                        stop.clone(),
-                        statefulset::StatefulSets
-                    )),
-                    on_own_thread(workload::run(
-                        api.clone(),
-                        stop.clone(),
-                        endpointslice::EndpointSlices
-                    )),
-                    on_own_thread(workload::run(
-                        api.clone(),
-                        stop.clone(),
-                        endpoints::EndpointsController
-                    )),
-                    on_own_thread(workload::run(api, stop, resourcequota::ResourceQuotas)),
-                );
-            },
+            manager::run,
         ));
     }
     let grace = limits.shutdown_grace_period;
@@ -351,25 +328,6 @@ async fn serve_conn(
     serving.as_mut().graceful_shutdown();
     let bound = limits.shutdown_grace_period.max(Duration::from_secs(1));
     let _ = tokio::time::timeout(bound, serving).await;
-}
-
-/// Runs a control loop on a thread of its own. A scheduling pass over hundreds of pending pods
-/// is seconds of CPU without an await; on one of the server's two workers it held every task
-/// queued there — a watch woken by a write waited behind it for tens of seconds while the
-/// other worker, never idle under load, did not steal it. kube-scheduler and the kubelets are
-/// other processes upstream; here they are other threads.
-async fn on_own_thread(control_loop: impl Future<Output = ()> + Send + 'static) {
-    let _ = tokio::task::spawn_blocking(move || {
-        // Timers only: the loops do no I/O, so their runtimes hold no epoll or eventfd.
-        match tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-        {
-            Ok(rt) => rt.block_on(control_loop),
-            Err(e) => eprintln!("kexplore serve: cannot start a control loop: {e}"),
-        }
-    })
-    .await;
 }
 
 fn non_zero(d: Duration) -> Option<Duration> {

@@ -41,6 +41,7 @@ impl Live {
                 demo: true,
                 scenarios: vec![],
                 control_loops: true,
+                service_account_issuer: None,
             }))
             .expect("server starts");
         let url = format!("https://{}", running.addr);

@@ -5,6 +5,29 @@ use crate::apiserver::registry::strategy::{Strategy, kind_type};
 
 pub(crate) struct SelfSubjectReview;
 pub(crate) struct SelfSubjectAccessReview;
+pub(crate) struct TokenReview;
+pub(crate) struct TokenRequest;
+
+impl Strategy for TokenReview {
+    fn group(&self) -> &'static str {
+        "authentication.k8s.io"
+    }
+    fn kind(&self) -> &'static str {
+        "TokenReview"
+    }
+    kind_type!(k8s_openapi::api::authentication::v1::TokenReview);
+}
+
+/// The body of `serviceaccounts/token` (`endpoints/tokens.rs`).
+impl Strategy for TokenRequest {
+    fn group(&self) -> &'static str {
+        "authentication.k8s.io"
+    }
+    fn kind(&self) -> &'static str {
+        "TokenRequest"
+    }
+    kind_type!(k8s_openapi::api::authentication::v1::TokenRequest);
+}
 
 impl Strategy for SelfSubjectReview {
     fn group(&self) -> &'static str {

@@ -1,0 +1,298 @@
+//! The garbage collector (upstream `pkg/controller/garbagecollector`): the one place dependents
+//! follow their owners. An object whose every owner (`metadata.ownerReferences`, by uid) is gone
+//! is deleted (Background propagation); an owner being deleted with the `foregroundDeletion`
+//! finalizer first has its dependents deleted and loses the finalizer once none that blocks it
+//! is left; one with the `orphan` finalizer has its dependents' references to it removed, then
+//! loses the finalizer. An object being deleted whose last finalizer goes is removed.
+//!
+//! Upstream keeps a graph fed by informers; here each pass rebuilds the dependents index from
+//! the store, woken by changes and at most every [`PACE`], and asks the store whether an owner
+//! is gone before acting on it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::workload::{self, s, terminating};
+use crate::apiserver::registry::resources::{self, RESOURCES, ResourceDef};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::store::Write;
+
+pub(crate) const FOREGROUND: &str = "foregroundDeletion";
+pub(crate) const ORPHAN: &str = "orphan";
+const COMPONENT: &str = "garbage-collector-controller";
+/// The shortest time between two passes while changes keep coming.
+const PACE: Duration = Duration::from_millis(300);
+/// A pass without a change, for objects whose owners went while the collector was not leading.
+const RESYNC: Duration = Duration::from_secs(5);
+
+/// One stored object with what the collector reads of it.
+struct Node {
+    def: &'static ResourceDef,
+    obj: Arc<Value>,
+}
+
+impl Node {
+    fn ns(&self) -> &str {
+        s(&self.obj, "/metadata/namespace")
+    }
+    fn name(&self) -> &str {
+        s(&self.obj, "/metadata/name")
+    }
+    fn uid(&self) -> &str {
+        s(&self.obj, "/metadata/uid")
+    }
+}
+
+fn owner_refs(o: &Value) -> &[Value] {
+    o.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+pub(crate) fn finalizers(o: &Value) -> Vec<&str> {
+    o.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn has_finalizer(o: &Value, f: &str) -> bool {
+    finalizers(o).contains(&f)
+}
+
+/// Run until `stop` flips.
+pub(crate) async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
+    let mut changes = api.store.changes();
+    let mut seen = 0;
+    loop {
+        changes.borrow_and_update();
+        let rv = api.store.current_rv();
+        if rv != seen {
+            pass(&api);
+            seen = rv;
+        }
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tokio::time::sleep(RESYNC) => seen = 0,
+            r = changes.changed() => {
+                if r.is_err() { return }
+                tokio::time::sleep(PACE).await;
+            }
+        }
+    }
+}
+
+/// One look at every object.
+pub(crate) fn pass(api: &Api) {
+    let mut nodes: Vec<Node> = Vec::new();
+    for def in RESOURCES.iter().filter(|r| r.stored()) {
+        // A kind served in two versions is stored once.
+        if nodes.iter().any(|n| n.def.key == def.key) {
+            continue;
+        }
+        for obj in api.store.list(&def.prefix_for("")).0 {
+            nodes.push(Node { def, obj });
+        }
+    }
+    // Dependents of each owner uid.
+    let mut dependents: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for r in owner_refs(&n.obj) {
+            dependents.entry(s(r, "/uid")).or_default().push(i);
+        }
+    }
+    let mut deleted: HashSet<usize> = HashSet::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if terminating(&n.obj) {
+            if has_finalizer(&n.obj, ORPHAN) {
+                orphan_dependents(api, n, dependents.get(n.uid()), &nodes);
+                continue;
+            }
+            if has_finalizer(&n.obj, FOREGROUND) {
+                foreground(api, n, dependents.get(n.uid()), &nodes, &mut deleted);
+                continue;
+            }
+            if finalizers(&n.obj).is_empty() && n.def.kind != "Pod" && n.def.kind != "Namespace" {
+                // Its last finalizer went: the deletion completes.
+                remove(api, n);
+                continue;
+            }
+        }
+        if owner_refs(&n.obj).is_empty() || deleted.contains(&i) {
+            continue;
+        }
+        // As it is now: this pass may have orphaned it already.
+        let Some(current) = api.store.get(&n.def.key_for(n.ns(), n.name())) else {
+            continue;
+        };
+        let refs = owner_refs(&current);
+        let present = |r: &Value| owner_exists(api, r, n.ns());
+        let gone: Vec<&Value> = refs.iter().filter(|r| !present(r)).collect();
+        if gone.is_empty() {
+            continue;
+        }
+        if gone.len() == refs.len() {
+            if !terminating(&current) {
+                delete_dependent(api, n, None);
+                deleted.insert(i);
+            }
+        } else {
+            // Some owners remain: only the references to the missing ones go.
+            let gone_uids: Vec<String> = gone.iter().map(|r| s(r, "/uid").to_string()).collect();
+            let _ = client::update(api, n.def, n.ns(), n.name(), |o| {
+                if let Some(refs) = o
+                    .pointer_mut("/metadata/ownerReferences")
+                    .and_then(Value::as_array_mut)
+                {
+                    refs.retain(|r| !gone_uids.iter().any(|u| u == s(r, "/uid")));
+                }
+            });
+        }
+    }
+}
+
+/// Whether the owner a reference names is there, read from the store at this moment (the
+/// pass's own listing may predate an owner created since, as upstream's `isDangling` asks the
+/// API server rather than its graph). An owner of a kind this server does not serve is
+/// assumed there: nothing is deleted on a guess.
+fn owner_exists(api: &Api, r: &Value, ns: &str) -> bool {
+    let group = s(r, "/apiVersion").rsplit_once('/').map_or("", |(g, _)| g);
+    let Some(def) = resources::by_kind(group, s(r, "/kind")) else {
+        return true;
+    };
+    let key = def.key_for(if def.namespaced { ns } else { "" }, s(r, "/name"));
+    api.store
+        .get(&key)
+        .is_some_and(|o| s(&o, "/metadata/uid") == s(r, "/uid"))
+}
+
+/// Delete a dependent: with `Foreground` when its owner waits for it (upstream deletes
+/// blocking dependents of a foreground deletion in the foreground too), else in the background.
+fn delete_dependent(api: &Api, n: &Node, policy: Option<&str>) {
+    let result = match policy {
+        Some(FOREGROUND) if n.def.kind != "Pod" => mark_deleting(api, n, FOREGROUND),
+        _ => client::delete(api, n.def, n.ns(), n.name()),
+    };
+    if let Err(e) = result {
+        let msg = format!("error deleting dependent {}: {}", n.name(), e.message);
+        workload::event(api, COMPONENT, &n.obj, "Warning", "FailedDelete", &msg);
+    }
+}
+
+/// What a DELETE with `propagationPolicy` Foreground does to an object with finalizers.
+fn mark_deleting(
+    api: &Api,
+    n: &Node,
+    finalizer: &str,
+) -> Result<(), crate::apiserver::request::status::ApiError> {
+    let now = crate::apiserver::util::now();
+    client::update(api, n.def, n.ns(), n.name(), |o| {
+        if !terminating(o) {
+            o["metadata"]["deletionTimestamp"] = json!(now);
+            o["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        }
+        if !has_finalizer(o, finalizer) {
+            match o
+                .pointer_mut("/metadata/finalizers")
+                .and_then(Value::as_array_mut)
+            {
+                Some(f) => f.push(json!(finalizer)),
+                None => o["metadata"]["finalizers"] = json!([finalizer]),
+            }
+        }
+    })
+    .map(|_| ())
+}
+
+fn drop_finalizer(api: &Api, n: &Node, finalizer: &str) {
+    let _ = client::update(api, n.def, n.ns(), n.name(), |o| {
+        if let Some(f) = o
+            .pointer_mut("/metadata/finalizers")
+            .and_then(Value::as_array_mut)
+        {
+            f.retain(|x| x.as_str() != Some(finalizer));
+        }
+    });
+    if let Some(now) = api.store.get(&n.def.key_for(n.ns(), n.name()))
+        && terminating(&now)
+        && finalizers(&now).is_empty()
+    {
+        remove(
+            api,
+            &Node {
+                def: n.def,
+                obj: now,
+            },
+        );
+    }
+}
+
+/// The store removes an object whose deletion is complete, guarded by its uid.
+fn remove(api: &Api, n: &Node) {
+    let uid = n.uid().to_string();
+    let _ = api
+        .store
+        .delete(&n.def.key_for(n.ns(), n.name()), Write::Commit, |cur| {
+            if s(cur, "/metadata/uid") == uid && finalizers(cur).is_empty() {
+                Ok(())
+            } else {
+                Err(crate::apiserver::storage::store::StoreError::Rejected(
+                    "changed".into(),
+                ))
+            }
+        });
+}
+
+fn orphan_dependents(api: &Api, owner: &Node, deps: Option<&Vec<usize>>, nodes: &[Node]) {
+    let uid = owner.uid().to_string();
+    for &d in deps.map_or(&[][..], Vec::as_slice) {
+        let dep = &nodes[d];
+        let _ = client::update(api, dep.def, dep.ns(), dep.name(), |o| {
+            if let Some(refs) = o
+                .pointer_mut("/metadata/ownerReferences")
+                .and_then(Value::as_array_mut)
+            {
+                refs.retain(|r| s(r, "/uid") != uid);
+            }
+            if o.pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+                && let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut)
+            {
+                m.remove("ownerReferences");
+            }
+        });
+    }
+    drop_finalizer(api, owner, ORPHAN);
+}
+
+fn foreground(
+    api: &Api,
+    owner: &Node,
+    deps: Option<&Vec<usize>>,
+    nodes: &[Node],
+    deleted: &mut HashSet<usize>,
+) {
+    let uid = owner.uid();
+    let mut blocking = 0;
+    for &d in deps.map_or(&[][..], Vec::as_slice) {
+        let dep = &nodes[d];
+        let blocks = owner_refs(&dep.obj)
+            .iter()
+            .any(|r| s(r, "/uid") == uid && r.get("blockOwnerDeletion") == Some(&json!(true)));
+        if blocks {
+            blocking += 1;
+        }
+        if !terminating(&dep.obj) && deleted.insert(d) {
+            delete_dependent(api, dep, blocks.then_some(FOREGROUND));
+        }
+    }
+    if blocking == 0 {
+        drop_finalizer(api, owner, FOREGROUND);
+    }
+}

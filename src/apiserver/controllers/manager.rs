@@ -1,0 +1,54 @@
+//! kube-controller-manager: the one list of the controllers it runs, each loop on a thread of
+//! its own, while this replica holds the kube-controller-manager Lease. Adding a controller is
+//! its file and one line here.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::apiserver::controllers::workload;
+use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
+use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
+use crate::apiserver::controllers::{garbage_collector, namespace, serviceaccount};
+use crate::apiserver::request::context::Api;
+
+pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>) {
+    let mut loops = JoinSet::new();
+    macro_rules! control {
+        ($c:expr) => {
+            loops.spawn(on_own_thread(workload::run(api.clone(), stop.clone(), $c)))
+        };
+    }
+    control!(deployment::Deployments);
+    control!(replicaset::ReplicaSets);
+    control!(daemonset::DaemonSets);
+    control!(statefulset::StatefulSets);
+    control!(endpointslice::EndpointSlices);
+    control!(endpoints::EndpointsController);
+    control!(resourcequota::ResourceQuotas);
+    control!(namespace::Namespaces);
+    control!(serviceaccount::ServiceAccounts);
+    loops.spawn(on_own_thread(garbage_collector::run(api.clone(), stop.clone())));
+    while loops.join_next().await.is_some() {}
+}
+
+/// Runs a control loop on a thread of its own. A scheduling pass over hundreds of pending pods
+/// is seconds of CPU without an await; on one of the server's two workers it held every task
+/// queued there — a watch woken by a write waited behind it for tens of seconds while the
+/// other worker, never idle under load, did not steal it. kube-scheduler, the kubelets and
+/// kube-controller-manager are other processes upstream; here they are other threads.
+pub(crate) async fn on_own_thread(control_loop: impl Future<Output = ()> + Send + 'static) {
+    let _ = tokio::task::spawn_blocking(move || {
+        // Timers only: the loops do no I/O, so their runtimes hold no epoll or eventfd.
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        {
+            Ok(rt) => rt.block_on(control_loop),
+            Err(e) => eprintln!("kexplore serve: cannot start a control loop: {e}"),
+        }
+    })
+    .await;
+}

@@ -1,0 +1,203 @@
+//! Object lifecycle against `kexplore serve`, with every kubectl: the namespace controller
+//! (`delete ns` with contents → Terminating with upstream's conditions, new content refused,
+//! everything deleted, then the namespace gone) and the garbage collector's three cascade modes
+//! (`delete deployment` in the background, `--cascade=orphan`, `--cascade=foreground`).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+mod apiserver_support;
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{ServeProcess, wait_for};
+
+const LONG: Duration = Duration::from_secs(90);
+
+fn json(k: &Kubectl, args: &[&str]) -> Value {
+    let out = k.ok(args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: {args:?}: {e}: {out}", k.label))
+}
+
+fn items(k: &Kubectl, args: &[&str]) -> Vec<Value> {
+    let mut a = args.to_vec();
+    a.extend(["-o", "json"]);
+    json(k, &a)["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn condition<'a>(ns: &'a Value, ty: &str) -> &'a Value {
+    ns["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == ty))
+        .unwrap_or(&Value::Null)
+}
+
+/// A Deployment of `replicas` with its ReplicaSet and pods all there.
+fn deployment(k: &Kubectl, name: &str, ns: &str, replicas: usize) {
+    k.ok(&[
+        "create",
+        "deployment",
+        name,
+        "--image=nginx",
+        &format!("--replicas={replicas}"),
+        "-n",
+        ns,
+    ]);
+    let sel = format!("app={name}");
+    let up = wait_for(LONG, || {
+        (items(k, &["get", "pods", "-l", &sel, "-n", ns]).len() == replicas).then_some(())
+    });
+    assert!(up.is_some(), "{}: {name}'s pods never came", k.label);
+}
+
+fn namespace_deletion(label: &str, bin: &std::path::Path) {
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    k.ok(&["create", "namespace", "shop"]);
+    deployment(&k, "web", "shop", 2);
+    // Content a finalizer holds keeps the namespace Terminating long enough to look at.
+    k.ok(&["create", "configmap", "held", "-n", "shop"]);
+    k.ok(&[
+        "patch",
+        "configmap",
+        "held",
+        "-n",
+        "shop",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ]);
+    let out = k.ok(&["delete", "namespace", "shop", "--wait=false"]);
+    assert!(out.contains("namespace \"shop\" deleted"), "{label}: {out}");
+    let ns = json(&k, &["get", "namespace", "shop", "-o", "json"]);
+    assert_eq!(ns["status"]["phase"], "Terminating", "{label}: {ns}");
+    assert!(ns["metadata"]["deletionTimestamp"].is_string(), "{label}");
+    assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]), "{label}");
+    // New content is refused while it terminates.
+    let o = k.run(&["create", "configmap", "late", "-n", "shop"]);
+    assert!(
+        o.stderr.contains(
+            "unable to create new content in namespace shop because it is being terminated"
+        ),
+        "{label}: {}",
+        o.stderr
+    );
+    // The workload goes; the held ConfigMap stays, and the conditions say so.
+    let emptied = wait_for(LONG, || {
+        let ns = json(&k, &["get", "namespace", "shop", "-o", "json"]);
+        let gone = items(&k, &["get", "deployments,replicasets,pods", "-n", "shop"]).is_empty();
+        (gone
+            && condition(&ns, "NamespaceContentRemaining")["message"]
+                == "Some resources are remaining: configmaps. has 1 resource instances")
+            .then_some(ns)
+    });
+    let Some(ns) = emptied else {
+        panic!("{label}: the namespace's workload was never deleted")
+    };
+    let c = condition(&ns, "NamespaceFinalizersRemaining");
+    assert_eq!(c["status"], "True", "{label}: {ns}");
+    assert_eq!(c["reason"], "SomeFinalizersRemain");
+    assert_eq!(
+        c["message"],
+        "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
+    );
+    let c = condition(&ns, "NamespaceDeletionDiscoveryFailure");
+    assert_eq!(
+        (&c["status"], &c["reason"]),
+        (&json!("False"), &json!("ResourcesDiscovered")),
+        "{label}"
+    );
+    let held = json(
+        &k,
+        &["get", "configmap", "held", "-n", "shop", "-o", "json"],
+    );
+    assert!(held["metadata"]["deletionTimestamp"].is_string(), "{label}");
+    // Its finalizer done, the ConfigMap goes, then the namespace.
+    k.ok(&[
+        "patch",
+        "configmap",
+        "held",
+        "-n",
+        "shop",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    let gone = wait_for(LONG, || {
+        let o = k.run(&["get", "namespace", "shop"]);
+        (o.code != 0 && o.stderr.contains(r#"namespaces "shop" not found"#)).then_some(())
+    });
+    assert!(gone.is_some(), "{label}: namespace shop never went");
+}
+
+fn cascades(label: &str, bin: &std::path::Path) {
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+
+    // Background (kubectl's default): the Deployment goes, the collector takes the rest.
+    deployment(&k, "bg", "default", 2);
+    k.ok(&["delete", "deployment", "bg"]);
+    let gone = wait_for(LONG, || {
+        (items(&k, &["get", "replicasets,pods", "-l", "app=bg"]).is_empty()).then_some(())
+    });
+    assert!(gone.is_some(), "{label}: bg's ReplicaSet and pods stayed");
+
+    // Orphan: the ReplicaSet and pods stay, without a reference to the gone Deployment.
+    deployment(&k, "orph", "default", 2);
+    k.ok(&["delete", "deployment", "orph", "--cascade=orphan"]);
+    let o = k.run(&["get", "deployment", "orph"]);
+    assert_ne!(o.code, 0, "{label}: the orphaning owner stayed");
+    let rs = items(&k, &["get", "replicasets", "-l", "app=orph"]);
+    assert_eq!(rs.len(), 1, "{label}");
+    assert!(
+        rs[0]["metadata"]["ownerReferences"].is_null(),
+        "{label}: {}",
+        rs[0]["metadata"]
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        items(&k, &["get", "pods", "-l", "app=orph"]).len(),
+        2,
+        "{label}: orphaned pods were deleted"
+    );
+
+    // Foreground: the owner waits, marked, until its dependents are gone.
+    deployment(&k, "fg", "default", 2);
+    k.ok(&[
+        "delete",
+        "deployment",
+        "fg",
+        "--cascade=foreground",
+        "--wait=false",
+    ]);
+    let d = k.run(&["get", "deployment", "fg", "-o", "json"]);
+    if d.code == 0 {
+        let d: Value = serde_json::from_str(&d.stdout).unwrap_or(Value::Null);
+        assert!(
+            d["metadata"]["deletionTimestamp"].is_string(),
+            "{label}: {d}"
+        );
+        assert_eq!(
+            d["metadata"]["finalizers"],
+            json!(["foregroundDeletion"]),
+            "{label}"
+        );
+    }
+    let gone = wait_for(LONG, || {
+        (k.run(&["get", "deployment", "fg"]).code != 0).then_some(())
+    });
+    assert!(gone.is_some(), "{label}: fg was never removed");
+    // Removed only once its ReplicaSet and pods were.
+    assert!(
+        items(&k, &["get", "replicasets,pods", "-l", "app=fg"]).is_empty(),
+        "{label}: fg went before its dependents"
+    );
+}
+
+fn run_version(label: &str) {
+    with_kubectl(label, |label, bin| {
+        namespace_deletion(label, bin);
+        cascades(label, bin);
+    });
+}
+
+per_kubectl!(run_version);
