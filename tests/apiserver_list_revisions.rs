@@ -26,6 +26,7 @@ async fn start(pki: &ClusterPki, history: HistoryLimits) -> Running {
         demo: false,
         scenarios: vec![],
         control_loops: false,
+        simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
     };
     let limits = Limits {
         history,

@@ -20,6 +20,7 @@ async fn start(pki: &ClusterPki) -> Running {
         demo: true,
         scenarios: vec![],
         control_loops: false,
+        simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
     };
     server::start(opts).await.expect("server starts")
 }
@@ -107,6 +108,7 @@ async fn scheduler_and_kubelets_take_the_pod_to_running() {
         demo: true,
         scenarios: vec![],
         control_loops: true,
+        simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
     };
     let srv = server::start(opts).await.expect("server");
     let base = format!("https://127.0.0.1:{}", srv.addr.port());

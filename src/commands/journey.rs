@@ -96,6 +96,7 @@ pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
             demo: true,
             scenarios: args.scenario.clone(),
             control_loops: true,
+            simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
         };
         let running = server::start(serve).await.map_err(CommandError::Input)?;
         let url = super::serve::server_url(running.addr);

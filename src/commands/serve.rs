@@ -81,6 +81,7 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             demo: !args.no_demo,
             scenarios: args.scenario.clone(),
             control_loops: true,
+            simulated_run: std::time::Duration::from_secs(args.simulated_run_seconds),
         };
         let running = server::start_with_limits(opts, limits(args))
             .await

@@ -35,6 +35,7 @@ impl Embedded {
             demo: true,
             scenarios: scenarios.to_vec(),
             control_loops: true,
+            simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
         };
         let running = rt.block_on(server::start(opts))?;
         let url = format!("https://{}", running.addr);

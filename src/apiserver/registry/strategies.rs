@@ -5,7 +5,9 @@ use k8s_openapi::schemars::SchemaGenerator;
 use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
-use crate::apiserver::registry::{apps, authn, coordination, core, rbac, scheduling};
+use crate::apiserver::registry::{
+    apps, authn, batch, coordination, core, policy, rbac, scheduling,
+};
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
 static STRATEGIES: &[&dyn Strategy] = &[
@@ -22,6 +24,9 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &apps::daemonset::DaemonSet,
     &apps::statefulset::StatefulSet,
     &apps::controllerrevision::ControllerRevision,
+    &batch::job::Job,
+    &batch::cronjob::CronJob,
+    &policy::poddisruptionbudget::PodDisruptionBudget,
     &scheduling::priorityclass::PriorityClass,
     &coordination::lease::Lease,
     &rbac::role::ClusterRole,

@@ -15,10 +15,14 @@ use crate::apiserver::filters::inflight::Limiter;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::trace::{RequestTrace, TraceLog};
 use crate::apiserver::request::user::UserInfo;
+use crate::apiserver::storage::container_logs::ContainerLogs;
 use crate::apiserver::storage::interface::Storage;
 use crate::apiserver::storage::list_cache::ListCache;
 use crate::apiserver::storage::store::{Store, Write};
 use crate::apiserver::transport::limits::Limits;
+
+/// How long a simulated Job container runs unless `serve --simulated-run-seconds` says.
+pub const DEFAULT_SIMULATED_RUN: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The server's state, shared by every connection and by the control loops.
 pub struct Api {
@@ -35,6 +39,11 @@ pub struct Api {
     pub(crate) max_request_body_bytes: usize,
     /// Encoded JSON lists by request, valid while the store revision is unchanged.
     pub(crate) list_cache: ListCache,
+    /// What the simulated kubelets wrote about each container (`pods/log`).
+    pub(crate) container_logs: ContainerLogs,
+    /// How long a simulated container of a pod that restarts `Never` or `OnFailure` runs
+    /// before it exits 0 (`serve --simulated-run-seconds`).
+    pub(crate) simulated_run: std::sync::Mutex<std::time::Duration>,
 }
 
 impl Api {
@@ -70,6 +79,8 @@ impl Api {
             limiter,
             max_request_body_bytes: limits.max_request_body_bytes,
             list_cache: ListCache::default(),
+            container_logs: ContainerLogs::default(),
+            simulated_run: std::sync::Mutex::new(DEFAULT_SIMULATED_RUN),
         }
     }
 }

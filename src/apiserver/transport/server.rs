@@ -22,7 +22,9 @@ use crate::apiserver::controllers::bootstrap;
 use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
-use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset, workload};
+use crate::apiserver::controllers::{
+    cronjob, daemonset, deployment, disruption, job, replicaset, statefulset, workload,
+};
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
@@ -48,6 +50,9 @@ pub struct ServeOptions {
     pub scenarios: Vec<PathBuf>,
     /// Run the scheduler loop and simulated kubelets.
     pub control_loops: bool,
+    /// How long a simulated container runs before it exits 0, for pods that restart `Never`
+    /// or `OnFailure` (Jobs); other pods keep running.
+    pub simulated_run: Duration,
 }
 
 /// A running server; dropping it without `shutdown` leaves the tasks to the runtime.
@@ -98,6 +103,9 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
         None => None,
     };
     let api = Arc::new(Api::with_limits(opts.tokens.clone(), audit, &limits));
+    if let Ok(mut d) = api.simulated_run.lock() {
+        *d = opts.simulated_run;
+    }
     bootstrap::system(&api);
     if opts.demo {
         bootstrap::demo(&api);
@@ -159,7 +167,18 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
                         stop.clone(),
                         daemonset::DaemonSets
                     )),
-                    on_own_thread(workload::run(api, stop, statefulset::StatefulSets)),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        statefulset::StatefulSets
+                    )),
+                    on_own_thread(workload::run(api.clone(), stop.clone(), job::Jobs)),
+                    on_own_thread(workload::run(
+                        api.clone(),
+                        stop.clone(),
+                        cronjob::CronJobs::default()
+                    )),
+                    on_own_thread(workload::run(api, stop, disruption::Disruption)),
                 );
             },
         ));

@@ -41,6 +41,7 @@ impl Live {
                 demo: true,
                 scenarios: vec![],
                 control_loops: true,
+                simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
             }))
             .expect("server starts");
         let url = format!("https://{}", running.addr);
