@@ -136,6 +136,13 @@ pub struct ServeArgs {
     /// Start without the demo cluster (the seed's three nodes and a control-plane node).
     #[arg(long)]
     pub no_demo: bool,
+    /// Seconds a simulated container runs before it exits 0 (Succeeded, reason Completed), for
+    /// pods that restart Never or OnFailure, such as a Job's; pods that restart Always keep
+    /// running. No process runs either way: the simulated kubelets only report the phases. A
+    /// pod's annotation kexplore.dev/simulated-run-seconds overrides it.
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = crate::apiserver::request::context::DEFAULT_SIMULATED_RUN.as_secs())]
+    pub simulated_run_seconds: u64,
     /// Static bearer tokens, as kube-apiserver's --token-auth-file (token,user,uid,"group1,group2").
     #[arg(long, value_name = "FILE")]
     pub token_auth_file: Option<PathBuf>,

@@ -27,6 +27,7 @@ async fn start(pki: &ClusterPki, history: HistoryLimits) -> Running {
         scenarios: vec![],
         control_loops: false,
         service_account_issuer: None,
+        simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
     };
     let limits = Limits {
         history,

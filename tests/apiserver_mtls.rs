@@ -21,6 +21,7 @@ async fn start(pki: &ClusterPki) -> Running {
         scenarios: vec![],
         control_loops: false,
         service_account_issuer: None,
+        simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
     };
     server::start(opts).await.expect("server starts")
 }
@@ -109,6 +110,7 @@ async fn scheduler_and_kubelets_take_the_pod_to_running() {
         scenarios: vec![],
         control_loops: true,
         service_account_issuer: None,
+        simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
     };
     let srv = server::start(opts).await.expect("server");
     let base = format!("https://127.0.0.1:{}", srv.addr.port());

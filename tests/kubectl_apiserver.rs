@@ -299,8 +299,15 @@ fn typed_creates(label: &str, k: &Kubectl) {
     assert_eq!(sa["metadata"]["namespace"], "team-a", "{label}");
     assert!(sa["metadata"]["uid"].is_string(), "{label}: {sa}");
 
-    // drain deletes each pod with a DeleteOptions body (protobuf from 1.32 on).
-    let drained = k.ok(&["drain", "node-1", "--ignore-daemonsets", "--force"]);
+    // drain --disable-eviction deletes each pod with a DeleteOptions body (protobuf from 1.32
+    // on); without it drain evicts (tests/kubectl_drain.rs).
+    let drained = k.ok(&[
+        "drain",
+        "node-1",
+        "--ignore-daemonsets",
+        "--force",
+        "--disable-eviction",
+    ]);
     assert!(
         drained.contains("node/node-1 drained"),
         "{label}: {drained}"

@@ -97,6 +97,7 @@ pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
             scenarios: args.scenario.clone(),
             control_loops: true,
             service_account_issuer: None,
+            simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
         };
         let running = server::start(serve).await.map_err(CommandError::Input)?;
         let url = super::serve::server_url(running.addr);

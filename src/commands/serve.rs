@@ -87,6 +87,7 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             scenarios: args.scenario.clone(),
             control_loops: true,
             service_account_issuer: Some(args.service_account_issuer.clone()),
+            simulated_run: std::time::Duration::from_secs(args.simulated_run_seconds),
         };
         let running = server::start_with_limits(opts, limits(args))
             .await

@@ -36,6 +36,7 @@ impl Embedded {
             scenarios: scenarios.to_vec(),
             control_loops: true,
             service_account_issuer: None,
+            simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
         };
         let running = rt.block_on(server::start(opts))?;
         let url = format!("https://{}", running.addr);

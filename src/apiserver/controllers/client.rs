@@ -39,8 +39,8 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
     let name = str_at(&obj, "/metadata/name").to_string();
     let mut trace = RequestTrace::new(util::uuid(), util::now(), "POST", "");
     kinds::omit_empty_meta_maps(&mut obj);
-    kinds::prepare_create(api, def, &mut obj, &mut trace)?;
     obj["metadata"]["uid"] = json!(util::uuid());
+    kinds::prepare_create(api, def, &mut obj, &mut trace)?;
     obj["metadata"]["creationTimestamp"] = json!(util::now());
     api.store
         .create(&def.key_for(&ns, &name), obj, Write::Commit)

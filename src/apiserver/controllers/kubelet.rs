@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
+use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
@@ -214,6 +215,12 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
             &field,
         );
         step(api, &p, "Pulling", json!({"image": image}));
+        completion::log(
+            api,
+            &p,
+            cname,
+            &format!("image {image:?} recorded as pulled (simulated: nothing was downloaded)"),
+        );
         tokio::time::sleep(STEP / 2).await;
         events::record(
             &*api.store,
@@ -246,6 +253,12 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
             "",
             &format!("Started container {cname}"),
             &field,
+        );
+        completion::log(
+            api,
+            &p,
+            cname,
+            "container started (simulated: no process runs)",
         );
         step(
             api,
@@ -281,6 +294,9 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
             "Running",
             json!({"podIP": ip, "resourceVersion": p.pointer("/metadata/resourceVersion")}),
         );
+        if completion::runs_to_completion(&p) {
+            completion::run_then_succeed(api, &p, &now).await;
+        }
     }
 }
 
@@ -311,6 +327,7 @@ async fn stop_pod(api: &Api, pod: &Value) {
         s(pod, "/metadata/name")
     );
     let uid = s(pod, "/metadata/uid").to_string();
+    api.container_logs.forget(&uid);
     // The kubelet's final delete with gracePeriodSeconds=0, guarded by the pod's UID.
     let _ = api.store.delete(&key, Write::Commit, |cur| {
         if s(cur, "/metadata/uid") == uid {

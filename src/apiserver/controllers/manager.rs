@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::apiserver::controllers::workload;
+use crate::apiserver::controllers::{cronjob, disruption, job};
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
 use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{garbage_collector, namespace, serviceaccount};
@@ -25,6 +26,9 @@ pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>) {
     control!(replicaset::ReplicaSets);
     control!(daemonset::DaemonSets);
     control!(statefulset::StatefulSets);
+    control!(job::Jobs);
+    control!(cronjob::CronJobs::default());
+    control!(disruption::Disruption);
     control!(endpointslice::EndpointSlices);
     control!(endpoints::EndpointsController);
     control!(resourcequota::ResourceQuotas);

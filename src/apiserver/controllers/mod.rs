@@ -3,14 +3,18 @@
 
 pub mod bootstrap;
 pub(crate) mod client;
+pub(crate) mod cronjob;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
 pub(crate) mod endpoints;
 pub(crate) mod endpointslice;
+pub(crate) mod disruption;
 pub(crate) mod events;
 pub(crate) mod garbage_collector;
 pub(crate) mod history;
+pub(crate) mod job;
 pub(crate) mod kubelet;
+pub(crate) mod kubelet_completion;
 pub(crate) mod leader_election;
 pub(crate) mod manager;
 pub(crate) mod namespace;

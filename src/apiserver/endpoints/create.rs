@@ -143,9 +143,10 @@ pub(super) fn create_as(
             managed_fields::update_field_set(def, Scope::of(def, ""), &defaulted(def, &obj)),
         ),
     };
+    // The uid first, as upstream's FillObjectMetaSystemFields: a Job's selector is made of it.
+    obj["metadata"]["uid"] = json!(util::uuid());
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
     let now = util::now();
-    obj["metadata"]["uid"] = json!(util::uuid());
     obj["metadata"]["creationTimestamp"] = json!(now);
     obj["metadata"]["managedFields"] = json!([{
         "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,

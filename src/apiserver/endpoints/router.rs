@@ -9,9 +9,11 @@ use crate::apiserver::endpoints::apply;
 use crate::apiserver::endpoints::create;
 use crate::apiserver::endpoints::delete;
 use crate::apiserver::endpoints::dry_run;
+use crate::apiserver::endpoints::eviction;
 use crate::apiserver::endpoints::get;
 use crate::apiserver::endpoints::health;
 use crate::apiserver::endpoints::list;
+use crate::apiserver::endpoints::pod_streams;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::endpoints::reviews;
 use crate::apiserver::endpoints::scale;
@@ -93,6 +95,14 @@ async fn subresource(
     let write = match (sub.as_str(), method.as_str()) {
         ("status", "GET") => return get::get(ctx, def),
         ("scale", "GET") => return scale::get(ctx, def),
+        ("log", "GET") => return pod_streams::log(ctx),
+        ("exec" | "attach" | "portforward", "GET" | "POST") => {
+            return pod_streams::no_process(ctx, &sub);
+        }
+        ("eviction", "POST") => {
+            ctx.write = dry_run::gate(ctx)?;
+            return eviction::evict(ctx);
+        }
         ("binding" | "token", "POST") | ("status" | "scale", "PUT" | "PATCH") => {
             dry_run::gate(ctx)?
         }

@@ -76,6 +76,16 @@ fn subresource_kind(
         "binding" => (r.group, r.version, "Binding", &["create"]),
         "token" => ("authentication.k8s.io", "v1", "TokenRequest", &["create"]),
         "scale" => ("autoscaling", "v1", "Scale", &["get", "patch", "update"]),
+        "eviction" => ("policy", "v1", "Eviction", &["create"]),
+        "log" => (r.group, r.version, r.kind, &["get"]),
+        "exec" => (r.group, r.version, "PodExecOptions", &["create", "get"]),
+        "attach" => (r.group, r.version, "PodAttachOptions", &["create", "get"]),
+        "portforward" => (
+            r.group,
+            r.version,
+            "PodPortForwardOptions",
+            &["create", "get"],
+        ),
         _ => (r.group, r.version, r.kind, &["get", "patch", "update"]),
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
 use crate::apiserver::registry::{
-    apps, authn, coordination, core, discovery_k8s_io, rbac, scheduling,
+    apps, authn, batch, coordination, core, discovery_k8s_io, policy, rbac, scheduling,
 };
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
@@ -31,6 +31,9 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &apps::daemonset::DaemonSet,
     &apps::statefulset::StatefulSet,
     &apps::controllerrevision::ControllerRevision,
+    &batch::job::Job,
+    &batch::cronjob::CronJob,
+    &policy::poddisruptionbudget::PodDisruptionBudget,
     &scheduling::priorityclass::PriorityClass,
     &coordination::lease::Lease,
     &rbac::role::ClusterRole,

@@ -16,11 +16,15 @@ use crate::apiserver::filters::sa_token::ServiceAccountTokens;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::trace::{RequestTrace, TraceLog};
 use crate::apiserver::request::user::UserInfo;
+use crate::apiserver::storage::container_logs::ContainerLogs;
 use crate::apiserver::storage::interface::Storage;
 use crate::apiserver::storage::list_cache::ListCache;
 use crate::apiserver::storage::service_alloc::ServiceAllocator;
 use crate::apiserver::storage::store::{Store, Write};
 use crate::apiserver::transport::limits::Limits;
+
+/// How long a simulated Job container runs unless `serve --simulated-run-seconds` says.
+pub const DEFAULT_SIMULATED_RUN: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The server's state, shared by every connection and by the control loops.
 pub struct Api {
@@ -41,6 +45,11 @@ pub struct Api {
     pub(crate) list_cache: ListCache,
     /// Services' ClusterIPs and NodePorts: the ranges, and what creates in flight hold.
     pub(crate) services: ServiceAllocator,
+    /// What the simulated kubelets wrote about each container (`pods/log`).
+    pub(crate) container_logs: ContainerLogs,
+    /// How long a simulated container of a pod that restarts `Never` or `OnFailure` runs
+    /// before it exits 0 (`serve --simulated-run-seconds`).
+    pub(crate) simulated_run: std::sync::Mutex<std::time::Duration>,
 }
 
 impl Api {
@@ -78,6 +87,8 @@ impl Api {
             max_request_body_bytes: limits.max_request_body_bytes,
             list_cache: ListCache::default(),
             services: ServiceAllocator::new(limits.services),
+            container_logs: ContainerLogs::default(),
+            simulated_run: std::sync::Mutex::new(DEFAULT_SIMULATED_RUN),
         }
     }
 }

@@ -51,6 +51,9 @@ pub struct ServeOptions {
     /// `--service-account-issuer`: the `iss` of the tokens TokenRequest signs (and the API
     /// audience); `None` is kubeadm's `https://kubernetes.default.svc.cluster.local`.
     pub service_account_issuer: Option<String>,
+    /// How long a simulated container runs before it exits 0, for pods that restart `Never`
+    /// or `OnFailure` (Jobs); other pods keep running.
+    pub simulated_run: Duration,
 }
 
 /// A running server; dropping it without `shutdown` leaves the tasks to the runtime.
@@ -109,6 +112,9 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
         &opts.pki.service_account_key,
         issuer,
     )?);
+    if let Ok(mut d) = api.simulated_run.lock() {
+        *d = opts.simulated_run;
+    }
     let api = Arc::new(api);
     bootstrap::system(&api);
     if opts.demo {

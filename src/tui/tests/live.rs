@@ -42,6 +42,7 @@ impl Live {
                 scenarios: vec![],
                 control_loops: true,
                 service_account_issuer: None,
+                simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
             }))
             .expect("server starts");
         let url = format!("https://{}", running.addr);

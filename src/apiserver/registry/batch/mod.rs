@@ -1,1 +1,5 @@
 //! The batch kinds (upstream `pkg/registry/batch/<kind>`).
+
+pub(crate) mod cron;
+pub(crate) mod cronjob;
+pub(crate) mod job;

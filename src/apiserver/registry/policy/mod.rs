@@ -1,1 +1,3 @@
 //! The policy kinds (upstream `pkg/registry/policy/<kind>`).
+
+pub(crate) mod poddisruptionbudget;

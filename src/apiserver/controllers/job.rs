@@ -1,0 +1,312 @@
+//! The Job controller (upstream `pkg/controller/job`): keeps `min(parallelism, completions -
+//! succeeded)` pods active, counts each finished pod once by its `batch.kubernetes.io/
+//! job-tracking` finalizer, fails the Job past backoffLimit, and finishes it as 1.31+ does —
+//! SuccessCriteriaMet first, Complete (with completionTime) once no pod is left running or
+//! terminating. NonIndexed completion only.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::workload::{
+    self, Controller, claim, controller_of, ns_name, pod_active, pod_from_template, pod_ready, s,
+    terminating,
+};
+use crate::apiserver::registry::apps::workload::int_at;
+use crate::apiserver::registry::batch::job::TRACKING_FINALIZER;
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util;
+
+const COMPONENT: &str = "job-controller";
+/// Upstream's burst of pod creations per sync.
+const BURST: i64 = 500;
+
+const COMPLETIONS_REACHED: &str = "CompletionsReached";
+const COMPLETIONS_MESSAGE: &str = "Reached expected number of succeeded pods";
+const BACKOFF_EXCEEDED: &str = "BackoffLimitExceeded";
+const BACKOFF_MESSAGE: &str = "Job has reached the specified backoff limit";
+
+pub(crate) struct Jobs;
+
+impl Controller for Jobs {
+    fn prefixes(&self) -> &'static [&'static str] {
+        &["/registry/jobs/", "/registry/pods/"]
+    }
+
+    fn dirty(&mut self, _api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
+        if ev.key.starts_with("/registry/jobs/") {
+            out.extend(ns_name(&ev.key));
+            return;
+        }
+        for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
+            if let Some(("Job", name)) = controller_of(&v) {
+                out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
+            }
+        }
+    }
+
+    fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
+        client::list(api, workload::def("batch", "jobs"), "")
+            .iter()
+            .map(|j| {
+                (
+                    s(j, "/metadata/namespace").to_string(),
+                    s(j, "/metadata/name").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {
+        sync(api, ns, name)
+    }
+}
+
+fn has_condition(job: &Value, ty: &str) -> bool {
+    job.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| s(c, "/type") == ty && s(c, "/status") == "True")
+        })
+}
+
+fn condition(ty: &str, reason: &str, message: &str) -> Value {
+    let now = util::now();
+    json!({"type": ty, "status": "True", "lastProbeTime": now, "lastTransitionTime": now,
+           "reason": reason, "message": message})
+}
+
+fn has_finalizer(p: &Value) -> bool {
+    p.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| f.iter().any(|x| x == TRACKING_FINALIZER))
+}
+
+/// Take the tracking finalizer off a pod; true when this call took it (so the pod is counted
+/// exactly once).
+fn release(api: &Api, ns: &str, pod: &Value) -> bool {
+    let mut took = false;
+    let res = client::update(
+        api,
+        workload::def("", "pods"),
+        ns,
+        s(pod, "/metadata/name"),
+        |o| {
+            took = false;
+            if s(o, "/metadata/uid") != s(pod, "/metadata/uid") {
+                return;
+            }
+            if let Some(f) = o
+                .pointer_mut("/metadata/finalizers")
+                .and_then(Value::as_array_mut)
+            {
+                let before = f.len();
+                f.retain(|x| x != TRACKING_FINALIZER);
+                took = f.len() != before;
+            }
+        },
+    );
+    res.is_ok() && took
+}
+
+/// False when a pod could not be created or deleted.
+fn sync(api: &Api, ns: &str, name: &str) -> bool {
+    let job_def = workload::def("batch", "jobs");
+    let pod_def = workload::def("", "pods");
+    let Some(job) = api.store.get(&job_def.key_for(ns, name)) else {
+        return true;
+    };
+    let pods = claim(api, &job, pod_def, client::list(api, pod_def, ns));
+    let mut succeeded = int_at(&job, "/status/succeeded");
+    let mut failed = int_at(&job, "/status/failed");
+    // Finished (or deleted) pods still carrying the finalizer have not been counted yet.
+    for p in pods.iter().filter(|p| has_finalizer(p)) {
+        let phase = s(p, "/status/phase");
+        let done = matches!(phase, "Succeeded" | "Failed") || terminating(p);
+        if done && release(api, ns, p) {
+            if phase == "Succeeded" {
+                succeeded += 1;
+            } else {
+                failed += 1;
+            }
+        }
+    }
+    let mut active: Vec<Arc<Value>> = pods.iter().filter(|p| pod_active(p)).cloned().collect();
+    let finished = has_condition(&job, "Complete") || has_condition(&job, "Failed");
+    let completions = job.pointer("/spec/completions").and_then(Value::as_i64);
+    let parallelism = job
+        .pointer("/spec/parallelism")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let backoff = job
+        .pointer("/spec/backoffLimit")
+        .and_then(Value::as_i64)
+        .unwrap_or(6);
+    let suspended = job.pointer("/spec/suspend") == Some(&json!(true));
+    let succeeded_enough = match completions {
+        Some(c) => succeeded >= c,
+        None => succeeded > 0 && active.is_empty(),
+    };
+    let over_backoff = failed > backoff;
+    let mut ok = true;
+    let delete_all = |active: &mut Vec<Arc<Value>>, ok: &mut bool| {
+        for p in active.drain(..) {
+            let pod_name = s(&p, "/metadata/name");
+            match client::delete(api, pod_def, ns, pod_name) {
+                Ok(()) => workload::event(
+                    api,
+                    COMPONENT,
+                    &job,
+                    "Normal",
+                    "SuccessfulDelete",
+                    &format!("Deleted pod: {pod_name}"),
+                ),
+                Err(_) => *ok = false,
+            }
+        }
+    };
+    if !finished && !workload::terminating(&job) {
+        if over_backoff || succeeded_enough || suspended {
+            delete_all(&mut active, &mut ok);
+        } else {
+            let want = match completions {
+                Some(c) => parallelism.min(c - succeeded).max(0),
+                None => parallelism,
+            };
+            let have = i64::try_from(active.len()).unwrap_or(i64::MAX);
+            if have < want {
+                let template = job.pointer("/spec/template").cloned().unwrap_or(json!({}));
+                for _ in 0..(want - have).min(BURST) {
+                    let mut pod = pod_from_template(&job, &template, None);
+                    pod["metadata"]["finalizers"] = json!([TRACKING_FINALIZER]);
+                    match client::create(api, pod_def, pod) {
+                        Ok(p) => {
+                            let msg = format!("Created pod: {}", s(&p, "/metadata/name"));
+                            workload::event(
+                                api,
+                                COMPONENT,
+                                &job,
+                                "Normal",
+                                "SuccessfulCreate",
+                                &msg,
+                            );
+                            active.push(p);
+                        }
+                        Err(e) => {
+                            let msg = format!("Error creating: {}", e.message);
+                            workload::event(api, COMPONENT, &job, "Warning", "FailedCreate", &msg);
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+            } else if have > want {
+                active.sort_by(|a, b| {
+                    s(b, "/metadata/creationTimestamp").cmp(s(a, "/metadata/creationTimestamp"))
+                });
+                let mut surplus: Vec<_> = active
+                    .drain(..usize::try_from(have - want).unwrap_or(0))
+                    .collect();
+                delete_all(&mut surplus, &mut ok);
+            }
+        }
+    }
+    // What is left on the nodes: pods still running or on their way out.
+    let pods = client::list(api, pod_def, ns);
+    let uid = s(&job, "/metadata/uid");
+    let mine: Vec<_> = pods
+        .iter()
+        .filter(|p| workload::controller_uid(p) == Some(uid))
+        .collect();
+    let n_active = mine.iter().filter(|p| pod_active(p)).count();
+    let n_ready = mine
+        .iter()
+        .filter(|p| pod_active(p) && pod_ready(p))
+        .count();
+    let n_terminating = mine
+        .iter()
+        .filter(|p| terminating(p) && !matches!(s(p, "/status/phase"), "Succeeded" | "Failed"))
+        .count();
+    let mut conditions: Vec<Value> = job
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let has = |cs: &[Value], t: &str| cs.iter().any(|c| s(c, "/type") == t);
+    let mut completion_time = job.pointer("/status/completionTime").cloned();
+    let mut became = None;
+    if !finished {
+        if over_backoff {
+            if !has(&conditions, "FailureTarget") {
+                conditions.push(condition(
+                    "FailureTarget",
+                    BACKOFF_EXCEEDED,
+                    BACKOFF_MESSAGE,
+                ));
+            }
+            if n_active == 0 && n_terminating == 0 {
+                conditions.push(condition("Failed", BACKOFF_EXCEEDED, BACKOFF_MESSAGE));
+                became = Some(("Warning", BACKOFF_EXCEEDED, BACKOFF_MESSAGE));
+            }
+        } else if succeeded_enough {
+            if !has(&conditions, "SuccessCriteriaMet") {
+                conditions.push(condition(
+                    "SuccessCriteriaMet",
+                    COMPLETIONS_REACHED,
+                    COMPLETIONS_MESSAGE,
+                ));
+            }
+            if n_active == 0 && n_terminating == 0 {
+                conditions.push(condition(
+                    "Complete",
+                    COMPLETIONS_REACHED,
+                    COMPLETIONS_MESSAGE,
+                ));
+                completion_time = Some(json!(util::now()));
+                became = Some(("Normal", "Completed", "Job completed"));
+            }
+        }
+    }
+    let start_time = job
+        .pointer("/status/startTime")
+        .cloned()
+        .or_else(|| (!suspended).then(|| json!(util::now())));
+    let mut status = json!({
+        "ready": n_ready,
+        "terminating": n_terminating,
+        "uncountedTerminatedPods": {},
+    });
+    for (k, v) in [
+        ("active", n_active as i64),
+        ("succeeded", succeeded),
+        ("failed", failed),
+    ] {
+        if v != 0 {
+            status[k] = json!(v);
+        }
+    }
+    if let Some(t) = start_time {
+        status["startTime"] = t;
+    }
+    if let Some(t) = completion_time {
+        status["completionTime"] = t;
+    }
+    if !conditions.is_empty() {
+        status["conditions"] = json!(conditions);
+    }
+    if job.get("status") != Some(&status) {
+        let _ = client::update(api, job_def, ns, name, |o| {
+            if s(o, "/metadata/uid") == uid {
+                o["status"] = status.clone();
+            }
+        });
+    }
+    if let Some((ty, reason, msg)) = became {
+        workload::event(api, COMPONENT, &job, ty, reason, msg);
+    }
+    ok
+}

@@ -1,0 +1,179 @@
+//! The pod subresources a kubelet serves (upstream `pkg/registry/core/pod/rest/log.go`,
+//! `subresources.go` and the kubelet's `validateContainerLogStatus`): `log` returns what the
+//! simulated kubelet recorded for the container — it runs no process, so nothing else exists —
+//! with `tailLines`, `timestamps`, `limitBytes` and `previous` (never anything previous, since a
+//! simulated container never restarts); `exec`, `attach` and `portforward` answer a Status
+//! saying plainly that there is no process to reach.
+
+use hyper::body::Bytes;
+use serde_json::Value;
+
+use crate::apiserver::request::context::{Ctx, Reply};
+use crate::apiserver::request::status::ApiError;
+use crate::apiserver::util;
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn names(pod: &Value, list: &str) -> Vec<String> {
+    pod.pointer(&format!("/spec/{list}"))
+        .and_then(Value::as_array)
+        .map(|cs| cs.iter().map(|c| s(c, "/name").to_string()).collect())
+        .unwrap_or_default()
+}
+
+fn pod(ctx: &Ctx<'_>) -> Result<std::sync::Arc<Value>, ApiError> {
+    let key = format!("/registry/pods/{}/{}", ctx.info.namespace, ctx.info.name);
+    ctx.api
+        .store
+        .get(&key)
+        .ok_or_else(|| ApiError::not_found("", "pods", &ctx.info.name))
+}
+
+/// The container a request names, or the pod's only one (upstream `LogLocation` /
+/// `streamLocation`).
+fn container(ctx: &Ctx<'_>, pod: &Value) -> Result<String, ApiError> {
+    let name = &ctx.info.name;
+    let containers = names(pod, "containers");
+    let inits = names(pod, "initContainers");
+    match ctx.info.query("container").filter(|c| !c.is_empty()) {
+        Some(c) if containers.iter().chain(&inits).any(|n| n == c) => Ok(c.to_string()),
+        Some(c) => Err(ApiError::bad_request(format!(
+            "container {c} is not valid for pod {name}"
+        ))),
+        None => match containers.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(ApiError::bad_request(format!(
+                "a container name must be specified for pod {name}"
+            ))),
+            many => {
+                let mut e = format!(
+                    "a container name must be specified for pod {name}, choose one of: [{}]",
+                    many.join(" ")
+                );
+                if !inits.is_empty() {
+                    e.push_str(&format!(
+                        " or one of the init containers: [{}]",
+                        inits.join(" ")
+                    ));
+                }
+                Err(ApiError::bad_request(e))
+            }
+        },
+    }
+}
+
+/// `GET …/pods/<name>/log`.
+pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pod = pod(ctx)?;
+    let cname = container(ctx, &pod)?;
+    let text = |body: String| Reply::Raw {
+        code: 200,
+        content_type: "text/plain",
+        body: Bytes::from(body),
+    };
+    if s(&pod, "/spec/nodeName").is_empty() {
+        // Upstream: no host, no location, an empty log.
+        return Ok(text(String::new()));
+    }
+    let pod_name = &ctx.info.name;
+    let status = pod
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .into_iter()
+        .chain(
+            pod.pointer("/status/initContainerStatuses")
+                .and_then(Value::as_array),
+        )
+        .flatten()
+        .find(|c| s(c, "/name") == cname);
+    let bad = |m: String| Err(ApiError::bad_request(m));
+    let Some(status) = status else {
+        return bad(format!(
+            "container {cname:?} in pod {pod_name:?} is not available"
+        ));
+    };
+    if ctx.info.query("previous") == Some("true") {
+        // A simulated container never restarts, so it has no previous instance.
+        return bad(format!(
+            "previous terminated container {cname:?} in pod {pod_name:?} not found"
+        ));
+    }
+    if let Some(reason) = status
+        .pointer("/state/waiting/reason")
+        .and_then(Value::as_str)
+    {
+        return bad(format!(
+            "container {cname:?} in pod {pod_name:?} is waiting to start: {reason}"
+        ));
+    }
+    let mut lines = ctx
+        .api
+        .container_logs
+        .lines(s(&pod, "/metadata/uid"), &cname);
+    if let Some(since) = ctx.info.query("sinceTime").map(str::to_string).or_else(|| {
+        let secs: i64 = ctx.info.query("sinceSeconds")?.parse().ok()?;
+        Some(util::rfc3339(
+            time::OffsetDateTime::now_utc() - time::Duration::seconds(secs),
+        ))
+    }) {
+        let since = util::parse_time(&since);
+        lines.retain(|(at, _)| util::parse_time(at) >= since);
+    }
+    if let Some(n) = ctx
+        .info
+        .query("tailLines")
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let skip = lines.len().saturating_sub(n);
+        lines.drain(..skip);
+    }
+    let stamped = ctx.info.query("timestamps") == Some("true");
+    let mut body = String::new();
+    for (at, line) in &lines {
+        if stamped {
+            body.push_str(at);
+            body.push(' ');
+        }
+        body.push_str(line);
+        body.push('\n');
+    }
+    if let Some(limit) = ctx
+        .info
+        .query("limitBytes")
+        .and_then(|n| n.parse::<usize>().ok())
+        && body.len() > limit
+    {
+        let mut cut = limit;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+    }
+    Ok(text(body))
+}
+
+/// `exec`, `attach` and `portforward`: the checks upstream makes before it dials the kubelet,
+/// then the truth — there is no process on a simulated kubelet.
+pub(crate) fn no_process(ctx: &mut Ctx<'_>, sub: &str) -> Result<Reply, ApiError> {
+    let pod = pod(ctx)?;
+    let name = &ctx.info.name;
+    if sub != "portforward" {
+        container(ctx, &pod)?;
+    }
+    let node = s(&pod, "/spec/nodeName");
+    if node.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "pod {name} does not have a host assigned"
+        )));
+    }
+    let what = match sub {
+        "exec" => "no command can be executed in its containers",
+        "attach" => "there is no process to attach to",
+        _ => "there is no process listening to forward ports to",
+    };
+    Err(ApiError::bad_request(format!(
+        "pod {name} runs on node {node}, whose kubelet is simulated by kexplore serve: it runs no processes, so {what}"
+    )))
+}

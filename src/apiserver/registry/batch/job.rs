@@ -1,0 +1,441 @@
+//! batch/v1 Job (upstream `pkg/registry/batch/job/strategy.go`, `pkg/apis/batch/v1/defaults.go`
+//! and `pkg/apis/batch/validation`): the generated selector and its four template labels, the
+//! scheme's defaults, `ValidateJob`'s causes, and the printer kubectl 1.33 shows
+//! (NAME STATUS COMPLETIONS DURATION AGE).
+
+use k8s_openapi::api::batch::v1::Job as JobType;
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::{Value, json};
+
+use crate::apiserver::registry::apps::workload::{
+    containers_and_images, default_field, default_template, format_selector, go_map, go_selector,
+    int_at, nonnegative, selector_matches,
+};
+use crate::apiserver::registry::strategy::{
+    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
+    validate_into_trace,
+};
+use crate::apiserver::registry::validation;
+use crate::apiserver::request::context::Api;
+use crate::apiserver::request::status::{ApiError, Cause};
+use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::util;
+
+pub(crate) const GROUP: &str = "batch";
+
+/// The labels `generateSelector` puts on the template (`pkg/apis/batch/types.go`): the
+/// prefixed ones since 1.27, the legacy ones still set.
+pub(crate) const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
+pub(crate) const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
+pub(crate) const LEGACY_CONTROLLER_UID_LABEL: &str = "controller-uid";
+pub(crate) const LEGACY_JOB_NAME_LABEL: &str = "job-name";
+/// The pod finalizer the Job controller counts finished pods by.
+pub(crate) const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
+
+pub(crate) struct Job;
+
+/// `SetDefaults_Job`: completions and parallelism 1 when both are unset, parallelism 1,
+/// backoffLimit 6, NonIndexed, not suspended, pods replaced once terminating or failed.
+pub(crate) fn default_spec(spec: &mut Value) {
+    if !spec.is_object() {
+        *spec = json!({});
+    }
+    if spec.get("completions").is_none_or(Value::is_null)
+        && spec.get("parallelism").is_none_or(Value::is_null)
+    {
+        spec["completions"] = json!(1);
+    }
+    default_field(spec, "parallelism", json!(1));
+    default_field(spec, "backoffLimit", json!(6));
+    default_field(spec, "completionMode", json!("NonIndexed"));
+    default_field(spec, "suspend", json!(false));
+    if spec.get("podFailurePolicy").is_none_or(Value::is_null) {
+        default_field(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
+    } else {
+        default_field(spec, "podReplacementPolicy", json!("Failed"));
+    }
+    default_template(spec);
+}
+
+fn default(o: &mut Value) {
+    if !o.get("spec").is_some_and(Value::is_object) {
+        o["spec"] = json!({});
+    }
+    default_spec(&mut o["spec"]);
+}
+
+/// `generateSelector`: unless `manualSelector`, the selector is the job's uid and the template
+/// carries the uid and name under both the prefixed and the legacy keys.
+fn generate_selector(o: &mut Value) {
+    if o.pointer("/spec/manualSelector") == Some(&json!(true)) {
+        return;
+    }
+    let uid = str_at(o, "/metadata/uid").to_string();
+    let name = str_at(o, "/metadata/name").to_string();
+    let Some(t) = o.pointer_mut("/spec/template").filter(|t| t.is_object()) else {
+        return;
+    };
+    if !t.get("metadata").is_some_and(Value::is_object) {
+        t["metadata"] = json!({});
+    }
+    if !t["metadata"].get("labels").is_some_and(Value::is_object) {
+        t["metadata"]["labels"] = json!({});
+    }
+    let labels = &mut t["metadata"]["labels"];
+    for (k, v) in [
+        (CONTROLLER_UID_LABEL, &uid),
+        (JOB_NAME_LABEL, &name),
+        (LEGACY_CONTROLLER_UID_LABEL, &uid),
+        (LEGACY_JOB_NAME_LABEL, &name),
+    ] {
+        if labels.get(k).is_none() {
+            labels[k] = json!(v);
+        }
+    }
+    if o.pointer("/spec/selector").is_none_or(Value::is_null) {
+        o["spec"]["selector"] = json!({"matchLabels": {CONTROLLER_UID_LABEL: uid}});
+    }
+}
+
+/// `validateJobSpec` (what a Job and a CronJob's jobTemplate share), its fields under `path`.
+pub(crate) fn validate_job_spec(spec: &Value, path: &str, out: &mut Vec<Cause>) {
+    for f in [
+        "parallelism",
+        "completions",
+        "activeDeadlineSeconds",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+    ] {
+        nonnegative(spec, &format!("/{f}"), &format!("{path}.{f}"), out);
+    }
+    if let Some(m) = spec.get("completionMode").and_then(Value::as_str)
+        && !["NonIndexed", "Indexed"].contains(&m)
+    {
+        out.push(Cause::not_supported(
+            &format!("{path}.completionMode"),
+            &json!(m),
+            &["NonIndexed", "Indexed"],
+        ));
+    }
+    let Some(template) = spec.get("template").filter(|t| t.is_object()) else {
+        out.push(Cause::required(&format!("{path}.template"), ""));
+        return;
+    };
+    let pod = json!({"metadata": {"name": "template"}, "spec": template.get("spec").cloned().unwrap_or(json!({}))});
+    match serde_json::from_value::<Pod>(pod) {
+        Ok(p) => {
+            for mut c in validation::validate_pod(&p) {
+                if c.field == "spec.restartPolicy" {
+                    continue;
+                }
+                if let Some(rest) = c.field.strip_prefix("spec.") {
+                    c.field = format!("{path}.template.spec.{rest}");
+                }
+                out.push(c);
+            }
+        }
+        Err(e) => out.push(Cause::invalid(
+            &format!("{path}.template.spec"),
+            &Value::Null,
+            &e.to_string(),
+        )),
+    }
+    // The pod default is Always, so "" and Always are both "not chosen" (upstream's comment).
+    let field = format!("{path}.template.spec.restartPolicy");
+    match str_at(template, "/spec/restartPolicy") {
+        "" | "Always" => out.push(Cause::required(
+            &field,
+            r#"valid values: "OnFailure", "Never""#,
+        )),
+        "OnFailure" | "Never" => {}
+        other => out.push(Cause::not_supported(
+            &field,
+            &json!(other),
+            &["OnFailure", "Never"],
+        )),
+    }
+}
+
+/// `ValidateJob`: the generated selector's labels, the spec, and a selector that picks the
+/// template's labels.
+fn validate(o: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let manual = o.pointer("/spec/manualSelector") == Some(&json!(true));
+    let sel = o.pointer("/spec/selector").filter(|s| !s.is_null());
+    if !manual && sel.is_some() {
+        let labels = o.pointer("/spec/template/metadata/labels");
+        let uid = str_at(o, "/metadata/uid");
+        let name = str_at(o, "/metadata/name");
+        for (k, want) in [
+            (LEGACY_CONTROLLER_UID_LABEL, uid),
+            (LEGACY_JOB_NAME_LABEL, name),
+            (CONTROLLER_UID_LABEL, uid),
+            (JOB_NAME_LABEL, name),
+        ] {
+            // `ValidateHasLabel`
+            let field = format!("spec.template.metadata.labels[{k}]");
+            let detail = format!("must be '{want}'");
+            match labels.and_then(|l| l.get(k)).and_then(Value::as_str) {
+                None => out.push(Cause::required(&field, &detail)),
+                Some(v) if v != want => out.push(Cause {
+                    reason: "FieldValueInvalid",
+                    message: format!("Invalid value: {}: {detail}", go_map(labels)),
+                    field,
+                }),
+                Some(_) => {}
+            }
+        }
+        let expected = json!({LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name,
+                              CONTROLLER_UID_LABEL: uid, JOB_NAME_LABEL: name});
+        if !selector_matches(sel, Some(&expected)) {
+            out.push(Cause {
+                reason: "FieldValueInvalid",
+                message: format!(
+                    "Invalid value: {}: `selector` not auto-generated",
+                    sel.map(go_selector).unwrap_or_default()
+                ),
+                field: "spec.selector".into(),
+            });
+        }
+    }
+    let spec = o.get("spec").cloned().unwrap_or(json!({}));
+    validate_job_spec(&spec, "spec", &mut out);
+    match sel {
+        None => out.push(Cause::required("spec.selector", "")),
+        Some(s) => {
+            let labels = o.pointer("/spec/template/metadata/labels");
+            if !selector_matches(Some(s), labels) {
+                out.push(Cause {
+                    reason: "FieldValueInvalid",
+                    message: format!(
+                        "Invalid value: {}: `selector` does not match template `labels`",
+                        go_map(labels)
+                    ),
+                    field: "spec.template.metadata.labels".into(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn condition_true(o: &Value, ty: &str) -> bool {
+    o.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| str_at(c, "/type") == ty && str_at(c, "/status") == "True")
+        })
+}
+
+/// The STATUS cell (`printJob`): the first of Complete, Failed, Terminating, Suspended,
+/// FailureTarget that holds, else Running.
+pub(crate) fn status_cell(o: &Value) -> &'static str {
+    if condition_true(o, "Complete") {
+        "Complete"
+    } else if condition_true(o, "Failed") {
+        "Failed"
+    } else if o
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
+        "Terminating"
+    } else if condition_true(o, "Suspended") {
+        "Suspended"
+    } else if condition_true(o, "FailureTarget") {
+        "FailureTarget"
+    } else {
+        "Running"
+    }
+}
+
+/// The COMPLETIONS cell: `succeeded/completions`, or `n/1 of <parallelism>` for a work queue.
+fn completions_cell(o: &Value) -> String {
+    let succeeded = int_at(o, "/status/succeeded");
+    match o.pointer("/spec/completions").and_then(Value::as_i64) {
+        Some(c) => format!("{succeeded}/{c}"),
+        None => match int_at(o, "/spec/parallelism") {
+            p if p > 1 => format!("{succeeded}/1 of {p}"),
+            _ => format!("{succeeded}/1"),
+        },
+    }
+}
+
+/// The DURATION cell: start to completion, or start to now while running.
+fn duration_cell(o: &Value) -> String {
+    let Some(start) = util::parse_time(str_at(o, "/status/startTime")) else {
+        return String::new();
+    };
+    let end = util::parse_time(str_at(o, "/status/completionTime"))
+        .unwrap_or_else(time::OffsetDateTime::now_utc);
+    util::human_duration((end - start).whole_seconds())
+}
+
+impl Strategy for Job {
+    fn group(&self) -> &'static str {
+        GROUP
+    }
+    fn kind(&self) -> &'static str {
+        "Job"
+    }
+    kind_type!(JobType);
+    fn columns(&self) -> Vec<Value> {
+        vec![
+            column("Name", "string", 0, NAME_DESCRIPTION),
+            column("Status", "string", 0, "Status of the job."),
+            column(
+                "Completions",
+                "string",
+                0,
+                "The number of pods which reached phase Succeeded.",
+            ),
+            column(
+                "Duration",
+                "string",
+                0,
+                "Time required to complete the job.",
+            ),
+            column("Age", "string", 0, AGE_DESCRIPTION),
+            column(
+                "Containers",
+                "string",
+                1,
+                "Names of each container in the template.",
+            ),
+            column(
+                "Images",
+                "string",
+                1,
+                "Images referenced by each container in the template.",
+            ),
+            column(
+                "Selector",
+                "string",
+                1,
+                "A label query over pods that should match the pod count.",
+            ),
+        ]
+    }
+    fn cells(&self, o: &Value) -> Vec<Value> {
+        let (containers, images) = containers_and_images(o);
+        vec![
+            json!(str_at(o, "/metadata/name")),
+            json!(status_cell(o)),
+            json!(completions_cell(o)),
+            json!(duration_cell(o)),
+            json!(age_of(o)),
+            json!(containers),
+            json!(images),
+            json!(format_selector(o.pointer("/spec/selector"))),
+        ]
+    }
+    fn field(&self, field: &str, o: &Value) -> Option<Option<String>> {
+        // `JobToSelectableFields`: status.successful is the count of succeeded pods.
+        (field == "status.successful").then(|| Some(int_at(o, "/status/succeeded").to_string()))
+    }
+    fn defaults(&self, obj: &mut Value) {
+        default(obj);
+    }
+    fn prepare_create(
+        &self,
+        _api: &Api,
+        obj: &mut Value,
+        trace: &mut RequestTrace,
+    ) -> Result<(), ApiError> {
+        default(obj);
+        generate_selector(obj);
+        obj["status"] = json!({});
+        validate_into_trace(GROUP, "Job", obj, trace, validate(obj))
+    }
+    fn validate_update(&self, sub: &str, next: &Value, current: &Value) -> Vec<Cause> {
+        if sub == "status" {
+            return Vec::new();
+        }
+        let mut out = validate(next);
+        for (p, f) in [
+            ("/spec/selector", "spec.selector"),
+            ("/spec/completions", "spec.completions"),
+            ("/spec/completionMode", "spec.completionMode"),
+        ] {
+            if next.pointer(p) != current.pointer(p) {
+                let v = next.pointer(p).cloned().unwrap_or(Value::Null);
+                let shown = if f == "spec.selector" {
+                    json!(go_selector(&v))
+                } else {
+                    v
+                };
+                out.push(Cause::invalid(f, &shown, "field is immutable"));
+            }
+        }
+        out
+    }
+    fn bumps_generation(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(restart: &str) -> Value {
+        json!({"metadata": {"name": "pi", "namespace": "default", "uid": "u-1"},
+               "spec": {"template": {"spec": {"restartPolicy": restart,
+                   "containers": [{"name": "pi", "image": "perl"}]}}}})
+    }
+
+    #[test]
+    fn the_selector_and_labels_are_generated_from_the_uid() {
+        let mut j = job("Never");
+        default(&mut j);
+        generate_selector(&mut j);
+        assert_eq!(
+            j["spec"]["selector"],
+            json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}})
+        );
+        let labels = &j["spec"]["template"]["metadata"]["labels"];
+        assert_eq!(labels["job-name"], "pi");
+        assert_eq!(labels["controller-uid"], "u-1");
+        assert_eq!(labels["batch.kubernetes.io/job-name"], "pi");
+        assert_eq!(j["spec"]["completions"], 1);
+        assert_eq!(j["spec"]["parallelism"], 1);
+        assert_eq!(j["spec"]["backoffLimit"], 6);
+        assert!(validate(&j).is_empty(), "{:?}", validate(&j));
+    }
+
+    #[test]
+    fn restart_always_and_negative_counts_are_refused_as_upstream() {
+        let mut j = job("Always");
+        j["spec"]["completions"] = json!(-1);
+        default(&mut j);
+        generate_selector(&mut j);
+        let causes: Vec<String> = validate(&j).iter().map(|c| c.rendered()).collect();
+        assert!(
+            causes.contains(
+                &r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#
+                    .to_string()
+            ),
+            "{causes:?}"
+        );
+        assert!(
+            causes.contains(
+                &"spec.completions: Invalid value: -1: must be greater than or equal to 0"
+                    .to_string()
+            ),
+            "{causes:?}"
+        );
+    }
+
+    #[test]
+    fn cells_as_kubectl_prints_them() {
+        let j = json!({"metadata": {"name": "pi"}, "spec": {"completions": 3, "parallelism": 1},
+            "status": {"succeeded": 3, "startTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T00:00:12Z",
+                       "conditions": [{"type": "Complete", "status": "True"}]}});
+        assert_eq!(status_cell(&j), "Complete");
+        assert_eq!(completions_cell(&j), "3/3");
+        assert_eq!(duration_cell(&j), "12s");
+        let q = json!({"spec": {"parallelism": 2}, "status": {}});
+        assert_eq!(completions_cell(&q), "0/1 of 2");
+        assert_eq!(status_cell(&q), "Running");
+    }
+}

@@ -1,0 +1,250 @@
+//! Every kubectl on the machine against `kexplore serve` runs batch work: `create job` runs to
+//! Complete (the simulated kubelet ends the container with exit code 0 after
+//! `--simulated-run-seconds`), a Job of three completions two at a time, `logs` with what the
+//! kubelet recorded, `exec` told that no process runs, `create cronjob` and `create job
+//! --from=cronjob/…`, and a malformed schedule refused with robfig/cron's words. One test waits
+//! for the CronJob controller's own Job at a minute boundary.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod apiserver_support;
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{ServeProcess, wait_for};
+
+fn json(k: &Kubectl, args: &[&str]) -> Value {
+    let out = k.ok(args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: {args:?}: {e}: {out}", k.label))
+}
+
+fn condition<'a>(o: &'a Value, ty: &str) -> Option<&'a Value> {
+    o.pointer("/status/conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c["type"] == ty)
+}
+
+/// Waits (generously) for the Job's Complete condition and returns the Job.
+fn complete(k: &Kubectl, job: &str) -> Value {
+    wait_for(Duration::from_secs(90), || {
+        let j = json(k, &["get", "job", job, "-o", "json"]);
+        condition(&j, "Complete")
+            .is_some_and(|c| c["status"] == "True")
+            .then_some(j)
+    })
+    .unwrap_or_else(|| {
+        let j = k.ok(&["get", "job", job, "-o", "yaml"]);
+        panic!("{}: job {job} never completed:\n{j}", k.label)
+    })
+}
+
+fn batch_demo(label: &str, bin: &std::path::Path) {
+    let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+
+    // create job → Complete, as the 1.33 job controller reports it.
+    k.ok(&[
+        "create",
+        "job",
+        "pi",
+        "--image=perl",
+        "--",
+        "perl",
+        "-e",
+        "1",
+    ]);
+    let j = complete(&k, "pi");
+    assert_eq!(j["status"]["succeeded"], 1, "{label}: {j}");
+    assert!(j["status"]["completionTime"].is_string(), "{label}: {j}");
+    for ty in ["SuccessCriteriaMet", "Complete"] {
+        let c = condition(&j, ty).unwrap_or_else(|| panic!("{label}: no {ty}: {j}"));
+        assert_eq!(c["reason"], "CompletionsReached", "{label}");
+        assert_eq!(
+            c["message"], "Reached expected number of succeeded pods",
+            "{label}"
+        );
+    }
+    let uid = j["metadata"]["uid"].as_str().unwrap_or_default();
+    assert_eq!(
+        j["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"], uid,
+        "{label}"
+    );
+    let pods = json(&k, &["get", "pods", "-l", "job-name=pi", "-o", "json"]);
+    let pod = &pods["items"][0];
+    assert_eq!(pod["status"]["phase"], "Succeeded", "{label}: {pod}");
+    assert_eq!(
+        pod["metadata"]["labels"]["batch.kubernetes.io/job-name"], "pi",
+        "{label}"
+    );
+    assert_eq!(
+        pod["metadata"]["labels"]["batch.kubernetes.io/controller-uid"], uid,
+        "{label}"
+    );
+    let term = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(term["exitCode"], 0, "{label}: {pod}");
+    assert_eq!(term["reason"], "Completed", "{label}: {pod}");
+    let table = k.ok(&["get", "jobs"]);
+    assert!(
+        table.starts_with("NAME   STATUS     COMPLETIONS   DURATION   AGE"),
+        "{label}: {table}"
+    );
+    assert!(table.contains("pi     Complete   1/1"), "{label}: {table}");
+
+    // Three completions, two at a time.
+    let manifest = srv.dir.path().join("job.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: three\nspec:\n  completions: 3\n  parallelism: 2\n  template:\n    spec:\n      restartPolicy: OnFailure\n      containers:\n      - name: work\n        image: busybox\n",
+    )
+    .expect("write job.yaml");
+    k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+    let three = complete(&k, "three");
+    assert_eq!(three["status"]["succeeded"], 3, "{label}: {three}");
+    let pods = json(&k, &["get", "pods", "-l", "job-name=three", "-o", "json"]);
+    assert_eq!(pods["items"].as_array().map(Vec::len), Some(3), "{label}");
+
+    // Invalid Jobs get upstream's 422 causes.
+    let bad = srv.dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: bad\nspec:\n  completions: -1\n  template:\n    spec:\n      restartPolicy: Always\n      containers:\n      - name: c\n        image: busybox\n",
+    )
+    .expect("write bad.yaml");
+    let out = k.run(&["create", "-f", bad.to_str().unwrap_or_default()]);
+    assert_ne!(out.code, 0, "{label}");
+    assert!(
+        out.stderr.contains(r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#)
+            && out.stderr.contains("spec.completions: Invalid value: -1: must be greater than or equal to 0"),
+        "{label}: {}",
+        out.stderr
+    );
+
+    // logs: the kubelet's own lines, nothing invented about a process.
+    let logs = k.ok(&["logs", "job/pi"]);
+    assert!(
+        logs.contains(r#"image "perl" recorded as pulled"#),
+        "{label}: {logs}"
+    );
+    assert!(
+        logs.contains("container exited with code 0"),
+        "{label}: {logs}"
+    );
+    let tail = k.ok(&["logs", "job/pi", "--tail=1"]);
+    assert_eq!(tail.lines().count(), 1, "{label}: {tail}");
+    let prev = k.run(&["logs", "job/pi", "--previous"]);
+    assert_ne!(prev.code, 0, "{label}");
+    assert!(
+        prev.stderr
+            .contains("previous terminated container \"pi\" in pod"),
+        "{label}: {}",
+        prev.stderr
+    );
+
+    // exec: a Status that says why, never a bare 404.
+    k.ok(&["run", "web", "--image=nginx"]);
+    wait_for(Duration::from_secs(60), || {
+        (json(&k, &["get", "pod", "web", "-o", "json"])["status"]["phase"] == "Running")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("{label}: pod web never ran"));
+    let exec = k.run(&["exec", "web", "--", "ls"]);
+    assert_ne!(exec.code, 0, "{label}");
+    assert!(
+        exec.stderr
+            .contains("it runs no processes, so no command can be executed"),
+        "{label}: {}",
+        exec.stderr
+    );
+
+    // create cronjob, then a Job from it by hand.
+    k.ok(&[
+        "create",
+        "cronjob",
+        "hello",
+        "--image=busybox",
+        "--schedule=*/1 * * * *",
+        "--",
+        "date",
+    ]);
+    let cj = k.ok(&["get", "cronjob", "hello"]);
+    assert!(
+        cj.starts_with("NAME    SCHEDULE      TIMEZONE   SUSPEND   ACTIVE   LAST SCHEDULE   AGE"),
+        "{label}: {cj}"
+    );
+    assert!(
+        cj.contains("hello   */1 * * * *   <none>     False"),
+        "{label}: {cj}"
+    );
+    k.ok(&["create", "job", "manual", "--from=cronjob/hello"]);
+    let manual = complete(&k, "manual");
+    assert_eq!(
+        manual["metadata"]["ownerReferences"][0]["kind"], "CronJob",
+        "{label}"
+    );
+    assert_eq!(
+        manual["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"], "manual",
+        "{label}"
+    );
+    let bad = k.run(&[
+        "create",
+        "cronjob",
+        "bad",
+        "--image=busybox",
+        "--schedule=every minute",
+    ]);
+    assert!(
+        bad.stderr.contains(r#"spec.schedule: Invalid value: "every minute": expected exactly 5 fields, found 2: [every minute]"#),
+        "{label}: {}",
+        bad.stderr
+    );
+}
+
+fn run(label: &str) {
+    with_kubectl(label, batch_demo);
+}
+
+per_kubectl!(run);
+
+/// The CronJob controller creates `<cronjob>-<minutes since the epoch>` at the next minute.
+#[test]
+fn a_cronjob_starts_its_job_at_the_scheduled_minute() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        k.ok(&[
+            "create",
+            "cronjob",
+            "tick",
+            "--image=busybox",
+            "--schedule=* * * * *",
+        ]);
+        let job = wait_for(Duration::from_secs(150), || {
+            let jobs = json(&k, &["get", "jobs", "-o", "json"]);
+            jobs["items"]
+                .as_array()?
+                .iter()
+                .find(|j| {
+                    j["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("tick-"))
+                })
+                .cloned()
+        })
+        .unwrap_or_else(|| panic!("no job from cronjob tick"));
+        let name = job["metadata"]["name"].as_str().unwrap_or_default();
+        let scheduled =
+            job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        let minutes: i64 = name.trim_start_matches("tick-").parse().unwrap_or(-1);
+        let at =
+            time::OffsetDateTime::parse(&scheduled, &time::format_description::well_known::Rfc3339)
+                .unwrap_or_else(|e| panic!("{scheduled}: {e}"));
+        assert_eq!(minutes, at.unix_timestamp() / 60, "{name} {scheduled}");
+        complete(&k, name);
+        let cj = json(&k, &["get", "cronjob", "tick", "-o", "json"]);
+        assert_eq!(cj["status"]["lastScheduleTime"], scheduled.as_str(), "{cj}");
+    });
+}
