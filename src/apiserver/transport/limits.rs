@@ -39,6 +39,10 @@ pub struct Limits {
     /// How much change history the store keeps for watches and for reads at past revisions
     /// (continue tokens, `resourceVersionMatch=Exact`); older revisions answer 410.
     pub history: crate::apiserver::storage::store::HistoryLimits,
+    /// The node lifecycle controller's `--node-monitor-grace-period`: a node whose kubelet has
+    /// not renewed its Lease for this long becomes Ready=Unknown and unreachable-tainted. The
+    /// simulated kubelets renew at most a fifth of it apart.
+    pub node_monitor_grace_period: Duration,
 }
 
 pub(crate) const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -64,6 +68,8 @@ impl Default for Limits {
             max_mutating_requests_inflight: 200,
             shutdown_grace_period: Duration::from_secs(10),
             history: crate::apiserver::storage::store::HistoryLimits::default(),
+            node_monitor_grace_period:
+                crate::apiserver::controllers::node_lifecycle::DEFAULT_GRACE_PERIOD,
         }
     }
 }
@@ -103,6 +109,18 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         rest = &rest[unit_len..];
     }
     Ok(total)
+}
+
+/// `--node-monitor-grace-period`: a duration of at least 1s (the kubelets renew their Leases a
+/// fifth of it apart, and a zero period would take every node away at once).
+pub(crate) fn parse_node_monitor_grace_period(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_secs(1) {
+        return Err(format!(
+            "{text:?} is too short: the grace period is at least 1s"
+        ));
+    }
+    Ok(d)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset, workload};
+use crate::apiserver::controllers::{kubelet_node, node_lifecycle};
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
@@ -119,6 +120,8 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
         // Each component stands for its Lease, as it would beside other replicas on one store.
         let identity = leader_election::identity();
         let timings = leader_election::Timings::default();
+        let grace = limits.node_monitor_grace_period;
+        let renew = kubelet_node::renew_interval(grace);
         tasks.spawn(leader_election::lead(
             api.clone(),
             leader_election::KUBE_SCHEDULER,
@@ -133,7 +136,7 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
             identity.clone(),
             timings,
             stop_rx.clone(),
-            |api, stop| on_own_thread(kubelet::run(api, stop)),
+            move |api, stop| on_own_thread(kubelet::run(api, renew, stop)),
         ));
         // kube-controller-manager's workload controllers, each a loop of its own.
         tasks.spawn(leader_election::lead(
@@ -142,8 +145,10 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
             identity,
             timings,
             stop_rx.clone(),
-            |api, stop| async move {
+            move |api, stop| async move {
                 tokio::join!(
+                    // Node health, taints and NoExecute evictions.
+                    on_own_thread(node_lifecycle::run(api.clone(), grace, stop.clone())),
                     on_own_thread(workload::run(
                         api.clone(),
                         stop.clone(),
