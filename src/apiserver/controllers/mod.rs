@@ -12,6 +12,7 @@ pub(crate) mod kubelet_node;
 pub(crate) mod leader_election;
 pub(crate) mod node_lifecycle;
 pub(crate) mod placement;
+pub(crate) mod preemption;
 pub(crate) mod replicaset;
 pub(crate) mod scheduler_loop;
 pub(crate) mod statefulset;
