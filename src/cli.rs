@@ -6,7 +6,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::apiserver::storage::service_alloc::{Ipv4Cidr, PortRange};
-use crate::apiserver::transport::limits::{Limits, MIN_MAX_HEADER_BYTES, parse_duration};
+use crate::apiserver::transport::limits::{
+    Limits, MIN_MAX_HEADER_BYTES, parse_duration, parse_node_monitor_grace_period,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -213,6 +215,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", help_heading = "Limits", default_value = "10s",
           value_parser = parse_duration)]
     pub shutdown_grace_period: Duration,
+    /// A node whose kubelet has not renewed its Lease for this long becomes Ready=Unknown and
+    /// gets the node.kubernetes.io/unreachable taints; its pods are evicted after their
+    /// tolerationSeconds (kube-controller-manager's --node-monitor-grace-period, 50s since 1.32).
+    /// Stop a simulated kubelet with `kubectl annotate node NODE kexplore.dev/kubelet=stopped`
+    /// (`=not-ready` posts Ready=False instead; `kexplore.dev/kubelet-` starts it again).
+    #[arg(long, value_name = "DURATION", help_heading = "Nodes", default_value = "50s",
+          value_parser = parse_node_monitor_grace_period)]
+    pub node_monitor_grace_period: Duration,
     /// Changes kept for watches and for reads at past revisions (continue tokens,
     /// resourceVersionMatch=Exact); a watch or list from before them gets 410 Expired and the
     /// client lists again (set it low to demonstrate that).

@@ -44,6 +44,7 @@ pub fn limits(args: &ServeArgs) -> Limits {
         max_requests_inflight: args.max_requests_inflight,
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         shutdown_grace_period: args.shutdown_grace_period,
+        node_monitor_grace_period: args.node_monitor_grace_period,
         history: HistoryLimits {
             max_events: usize::try_from(args.watch_history_events).unwrap_or(usize::MAX),
             max_bytes: usize::try_from(args.watch_history_bytes).unwrap_or(usize::MAX),
@@ -192,6 +193,7 @@ mod tests {
             "--shutdown-grace-period=500ms",
             "--watch-history-events=50",
             "--watch-history-bytes=4096",
+            "--node-monitor-grace-period=4s",
         ]));
         let want = Limits {
             max_request_body_bytes: 1024,
@@ -210,12 +212,14 @@ mod tests {
                 max_bytes: 4096,
             },
             services: ServiceRanges::default(),
+            node_monitor_grace_period: std::time::Duration::from_secs(4),
         };
         assert_eq!(l, want);
         for bad in [
             "--idle-timeout=90",
             "--max-header-bytes=100",
             "--max-resource-write-bytes=0",
+            "--node-monitor-grace-period=500ms",
         ] {
             assert!(
                 crate::cli::Cli::try_parse_from(["kexplore", "serve", bad]).is_err(),

@@ -18,6 +18,7 @@ use super::rng::SplitMix64;
 use super::snapshot::{NodeInfo, Snapshot};
 use super::trace::{
     Breakdown, FilterVerdict, Name, NodeRun, NodeScore, PhaseRecord, PluginScore, PodTrace,
+    Preemption,
 };
 use super::version::KubeVersion;
 
@@ -203,8 +204,14 @@ fn outside_verdicts(
 fn note_nomination(trace: &mut PodTrace, post: &postfilter::PostFilterOutcome) {
     if let Some(n) = &post.nominated {
         trace.notes.push(format!(
-            "{DEFAULT_PREEMPTION}: evicting lower-priority pods on {n} would make room; the real scheduler nominates {n} and retries the pod later (eviction is not simulated)"
+            "{DEFAULT_PREEMPTION}: evicting {} lower-priority pod(s) on {n} would make room ({}); kube-scheduler — and the scheduler loop of `kexplore serve` — sets the pod's nominatedNodeName to {n}, deletes them and binds the pod once they are gone; this simulation deletes nothing",
+            post.victims.len(),
+            post.victims.join(", ")
         ));
+        trace.preemption = Some(Preemption {
+            node: n.clone(),
+            victims: post.victims.clone(),
+        });
     }
 }
 

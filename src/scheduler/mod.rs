@@ -16,6 +16,7 @@ pub mod nodeinfo;
 pub mod plugins;
 pub mod podinfo;
 pub mod postfilter;
+pub mod preemption;
 pub mod profile;
 pub mod quantity;
 pub mod release;

@@ -89,6 +89,8 @@ pub struct PodInfo {
     /// `spec.schedulerName` (default "default-scheduler"): picks the profile.
     pub scheduler_name: String,
     pub preemption_never: bool,
+    /// `status.nominatedNodeName`: where an earlier preemption made room for this pod.
+    pub nominated_node_name: Option<String>,
     pub node_name: Option<String>,
     pub requests: PodRequests,
     pub host_ports: Vec<HostPort>,
@@ -272,6 +274,11 @@ impl PodInfo {
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "default-scheduler".into()),
             preemption_never: spec.preemption_policy.as_deref() == Some("Never"),
+            nominated_node_name: pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.clone())
+                .filter(|n| !n.is_empty()),
             node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
             requests,
             host_ports,

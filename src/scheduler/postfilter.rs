@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::cycle::Filters;
 use super::framework::{Code, CycleContext, Status};
 use super::plugins::volumes;
+use super::preemption;
 use super::profile::Profile;
 use super::trace::FilterVerdict;
 
@@ -17,6 +18,9 @@ pub const DEFAULT_PREEMPTION: &str = "DefaultPreemption";
 pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 pub const NO_VICTIMS: &str = "No preemption victims found for incoming pod";
 pub const NO_NEW_CLAIMS: &str = "no new claims to deallocate";
+/// `PodEligibleToPreemptOthers`: a pod whose earlier preemption is still under way waits.
+pub const TERMINATING_ON_NOMINATED: &str =
+    "not eligible due to a terminating pod on the nominated node.";
 
 /// The sorted "count reason" entries of a NodeToStatus: each recorded status's reasons, plus
 /// the absent-nodes status counted once per node without a recorded status.
@@ -75,6 +79,8 @@ pub struct PostFilterOutcome {
     pub message: String,
     /// DefaultPreemption found a node where evicting lower-priority pods makes room.
     pub nominated: Option<String>,
+    /// The pods (`namespace/name`) to evict there.
+    pub victims: Vec<String>,
 }
 
 /// Runs the profile's PostFilter plugins in order: the first Success or
@@ -88,6 +94,7 @@ pub fn run(
 ) -> PostFilterOutcome {
     let mut reasons: Vec<String> = Vec::new();
     let mut nominated = None;
+    let mut victims = Vec::new();
     for name in &profile.post_filters {
         let status = match name.as_str() {
             volumes::DYNAMIC_RESOURCES => {
@@ -98,8 +105,15 @@ pub fn run(
                 Status::unschedulable(NO_NEW_CLAIMS)
             }
             DEFAULT_PREEMPTION => {
-                let (status, node) = preemption(cx, filters, verdicts, absent);
-                nominated = node;
+                let (status, chosen) = preemption(cx, filters, verdicts, absent);
+                if let Some(c) = chosen {
+                    nominated = Some(c.node);
+                    victims = c
+                        .victims
+                        .iter()
+                        .map(|&id| cx.snapshot.pods[id].key())
+                        .collect();
+                }
                 status
             }
             _ => continue,
@@ -109,12 +123,14 @@ pub fn run(
                 return PostFilterOutcome {
                     message: String::new(),
                     nominated,
+                    victims,
                 };
             }
             Code::UnschedulableAndUnresolvable => {
                 return PostFilterOutcome {
                     message: status.message(),
                     nominated,
+                    victims,
                 };
             }
             _ => reasons.extend(status.reasons),
@@ -123,17 +139,19 @@ pub fn run(
     PostFilterOutcome {
         message: reasons.join(", "),
         nominated,
+        victims,
     }
 }
 
-/// DefaultPreemption's verdict: Success when evicting lower-priority pods would make the pod
-/// fit somewhere, else "preemption: 0/N nodes are available: ...".
+/// DefaultPreemption's verdict: Success with the chosen node and its victims when evicting
+/// lower-priority pods would make the pod fit somewhere, else "preemption: 0/N nodes are
+/// available: ...".
 fn preemption(
     cx: &CycleContext,
     filters: &Filters,
     verdicts: &[FilterVerdict],
     _absent: Option<&Status>,
-) -> (Status, Option<String>) {
+) -> (Status, Option<preemption::Candidate>) {
     if cx.pod.preemption_never {
         return (
             Status::unschedulable("preemption: not eligible due to preemptionPolicy=Never."),
@@ -141,29 +159,36 @@ fn preemption(
         );
     }
     let snap = cx.snapshot;
+    if let Some(node) = cx
+        .pod
+        .nominated_node_name
+        .as_deref()
+        .and_then(|n| snap.node(n))
+        && node.pods.iter().any(|&id| {
+            let p = &snap.pods[id];
+            p.terminating && p.priority < cx.pod.priority
+        })
+    {
+        return (
+            Status::unschedulable(format!("preemption: {TERMINATING_ON_NOMINATED}")),
+            None,
+        );
+    }
     let mut per_node: Vec<Vec<String>> = Vec::new();
+    let mut candidates = Vec::new();
     for v in verdicts.iter().filter(|v| v.code == Code::Unschedulable) {
         let Some(node) = snap.node(&v.node) else {
             continue;
         };
-        let victims: Vec<usize> = node
-            .pods
-            .iter()
-            .copied()
-            .filter(|&id| snap.pods[id].priority < cx.pod.priority)
-            .collect();
-        if victims.is_empty() {
-            per_node.push(vec![NO_VICTIMS.to_string()]);
-            continue;
-        }
         // Cluster-wide plugin state (spreading, inter-pod affinity) is not recomputed without
         // the victims; node-local checks (resources, ports) are exact.
-        let what_if = node.without_pods(snap, &victims);
-        let again = filters.run(cx, &what_if);
-        if again.passed {
-            return (Status::success(), Some(node.name.clone()));
+        match preemption::select_victims_on_node(cx, filters, node) {
+            Ok(c) => candidates.push(c),
+            Err(reasons) => per_node.push(reasons),
         }
-        per_node.push(again.reasons.unwrap_or_default());
+    }
+    if let Some(c) = preemption::pick_one(cx, candidates) {
+        return (Status::success(), Some(c));
     }
     let absent = Status::unresolvable(PREEMPTION_NOT_HELPFUL);
     let hist = histogram(

@@ -77,6 +77,8 @@ pub struct Snapshot {
     /// from the input: PodTopologySpread's system defaults spread by their selectors.
     pub services: Vec<(String, Labels)>,
     pub controllers: HashMap<(String, String, String), Selector>,
+    /// PodDisruptionBudgets, when the caller has them: preemption spares the pods they protect.
+    pub disruption_budgets: Vec<super::preemption::DisruptionBudget>,
     /// label key → value → pods carrying it, for selector lookups that would otherwise test
     /// every pod in the cluster (inter-pod affinity).
     pub label_index: HashMap<String, HashMap<String, Vec<PodId>>>,

@@ -187,6 +187,16 @@ pub struct PodTrace {
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<Breakdown>,
+    /// DefaultPreemption's plan when no node fits but evicting lower-priority pods would.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<Preemption>,
+}
+
+/// Where preemption would make room, and the pods (`namespace/name`) it would evict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Preemption {
+    pub node: String,
+    pub victims: Vec<String>,
 }
 
 impl PodTrace {
@@ -212,6 +222,7 @@ impl PodTrace {
             tie_break: None,
             notes: Vec::new(),
             breakdown: None,
+            preemption: None,
         }
     }
 }

@@ -230,12 +230,7 @@ pub(crate) fn node(name: &str, cpu: &str, memory: &str, index: u32, control_plan
         "spec": spec,
         "status": {
             "capacity": cap, "allocatable": cap,
-            "conditions": [
-                {"type": "MemoryPressure", "status": "False", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available"},
-                {"type": "DiskPressure", "status": "False", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletHasNoDiskPressure", "message": "kubelet has no disk pressure"},
-                {"type": "PIDPressure", "status": "False", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletHasSufficientPID", "message": "kubelet has sufficient PID available"},
-                {"type": "Ready", "status": "True", "lastHeartbeatTime": now, "lastTransitionTime": now, "reason": "KubeletReady", "message": "kubelet is posting ready status (simulated by kexplore)"}
-            ],
+            "conditions": crate::apiserver::controllers::kubelet_node::conditions(&now),
             "addresses": [{"type": "InternalIP", "address": format!("10.0.0.{}", 10 + index)}, {"type": "Hostname", "address": name}],
             "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "6.1.0-kexplore", "osImage": "kexplore simulated node",
                           "containerRuntimeVersion": "simulated://1.0", "kubeletVersion": "v1.33.1", "kubeProxyVersion": "", "operatingSystem": "linux", "architecture": "amd64"}

@@ -1,7 +1,9 @@
 //! Simulated kubelets — one per node, no containers run: bound pods go Pending →
 //! ContainerCreating → Running with the conditions, pod IPs (from the node's podCIDR) and
 //! events (Pulling, Pulled, Created, Started) a kubelet reports; terminating pods are stopped
-//! and removed; nodes keep a Lease heartbeat. Everything they write says it is simulated.
+//! and removed; nodes keep a Lease heartbeat (`kubelet_node.rs`, with the annotation that
+//! stops a kubelet: its pods are then neither started nor stopped). Everything they write says
+//! it is simulated.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
+use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
@@ -35,22 +38,28 @@ fn needs_kubelet(p: &Value) -> bool {
     terminating || fresh
 }
 
-pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
+/// `renew`: how often the kubelets renew their node Leases (`kubelet_node::renew_interval`).
+pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>) {
     let mut changes = api.store.changes();
     let mut busy: HashSet<String> = HashSet::new();
     let mut next_ip: HashMap<String, u32> = HashMap::new();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let mut heartbeat = tokio::time::interval(Duration::from_secs(10));
+    let mut heartbeat = tokio::time::interval(renew);
+    let report_every = (kubelet_node::STATUS_REPORT.as_millis() / renew.as_millis().max(1)).max(1);
     let mut beats: u64 = 0;
     let mut todo = TrackedKeys::new("/registry/pods/", needs_kubelet);
     loop {
         changes.borrow_and_update();
         todo.catch_up(&*api.store);
+        let stopped = kubelet_node::stopped(&api);
         for key in &todo.keys {
             let Some(p) = api.store.get(key) else {
                 continue;
             };
             let node = s(&p, "/spec/nodeName").to_string();
+            if stopped.contains(&node) {
+                continue;
+            }
             let key = format!(
                 "{}/{}",
                 s(&p, "/metadata/namespace"),
@@ -83,9 +92,9 @@ pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
             Some(k) = done_rx.recv() => { busy.remove(&k); }
             _ = heartbeat.tick() => {
                 beats += 1;
-                // Lease every 10 s; the node's own status (Ready's heartbeat) every 5 minutes,
-                // as nodeStatusReportFrequency does when nothing changed.
-                heartbeats(&api, beats.is_multiple_of(30));
+                // The Lease every beat; the node's own status when it changed, else every
+                // 5 minutes, as nodeStatusReportFrequency does.
+                kubelet_node::heartbeats(&api, u128::from(beats).is_multiple_of(report_every));
             }
             r = changes.changed() => if r.is_err() { return },
         }
@@ -338,45 +347,4 @@ async fn stop_pod(api: &Api, pod: &Value) {
             ))
         }
     });
-}
-
-/// Node Lease renewals in kube-node-lease (the heartbeat the node lifecycle controller reads),
-/// and with `status` the nodes' condition heartbeats.
-fn heartbeats(api: &Api, status: bool) {
-    let (nodes, _) = api.store.list("/registry/minions/");
-    let now = util::now_micro();
-    if status {
-        let t = util::now();
-        for n in nodes.iter() {
-            let key = format!("/registry/minions/{}", s(n, "/metadata/name"));
-            let _ = api.store.update(&key, None, Write::Commit, |cur| {
-                let mut next = cur.clone();
-                if let Some(conds) = next
-                    .pointer_mut("/status/conditions")
-                    .and_then(Value::as_array_mut)
-                {
-                    for c in conds.iter_mut() {
-                        c["lastHeartbeatTime"] = json!(t);
-                    }
-                }
-                Ok(next)
-            });
-        }
-    }
-    for n in nodes.iter() {
-        let name = s(n, "/metadata/name").to_string();
-        let key = format!("/registry/leases/kube-node-lease/{name}");
-        if api.store.get(&key).is_some() {
-            let _ = api.store.update(&key, None, Write::Commit, |cur| {
-                let mut next = cur.clone();
-                next["spec"]["renewTime"] = json!(now);
-                Ok(next)
-            });
-        } else {
-            let lease = json!({"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
-                "metadata": {"name": name, "namespace": "kube-node-lease", "uid": util::uuid(), "creationTimestamp": util::now()},
-                "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": now}});
-            let _ = api.store.create(&key, lease, Write::Commit);
-        }
-    }
 }

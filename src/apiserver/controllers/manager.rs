@@ -4,19 +4,26 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::apiserver::controllers::workload;
+use crate::apiserver::controllers::{node_lifecycle, workload};
 use crate::apiserver::controllers::{cronjob, disruption, job};
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
 use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{garbage_collector, namespace, serviceaccount};
 use crate::apiserver::request::context::Api;
 
-pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>) {
+pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor_grace: Duration) {
     let mut loops = JoinSet::new();
+    // Node health, taints and NoExecute evictions.
+    loops.spawn(on_own_thread(node_lifecycle::run(
+        api.clone(),
+        node_monitor_grace,
+        stop.clone(),
+    )));
     macro_rules! control {
         ($c:expr) => {
             loops.spawn(on_own_thread(workload::run(api.clone(), stop.clone(), $c)))

@@ -6,6 +6,8 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Value, json};
 
+use crate::scheduler::preemption::DisruptionBudget;
+
 /// One scheduling cycle's verdict.
 #[derive(Debug, Clone)]
 pub struct Placement {
@@ -19,6 +21,8 @@ pub struct Placement {
     pub trace: Option<Value>,
     /// Which engine decided, for the trace.
     pub engine: &'static str,
+    /// When no node fits: where evicting lower-priority pods makes room, and which.
+    pub preemption: Option<crate::scheduler::trace::Preemption>,
 }
 
 /// The workload controllers' selectors, keyed (namespace, kind, name): PodTopologySpread's
@@ -31,6 +35,7 @@ pub trait Engine: Send + Sync {
         nodes: &[Node],
         pods: &[Pod],
         controllers: &Controllers,
+        budgets: &[DisruptionBudget],
         pod: &Pod,
     ) -> Placement;
 }
@@ -67,6 +72,7 @@ impl Engine for KubeScheduler {
         nodes: &[Node],
         pods: &[Pod],
         controllers: &Controllers,
+        budgets: &[DisruptionBudget],
         pod: &Pod,
     ) -> Placement {
         let failed = |message: String| Placement {
@@ -76,6 +82,7 @@ impl Engine for KubeScheduler {
             score: json!([]),
             trace: None,
             engine: "kube-scheduler simulation (kexplore scheduler module)",
+            preemption: None,
         };
         let mut snap = match crate::scheduler::Snapshot::build(
             nodes,
@@ -85,6 +92,7 @@ impl Engine for KubeScheduler {
             Ok(s) => s,
             Err(e) => return failed(format!("snapshot: {} {}: {}", e.object, e.field, e.message)),
         };
+        snap.disruption_budgets = budgets.to_vec();
         for (key, sel) in controllers {
             snap.controllers.insert(
                 key.clone(),
@@ -107,6 +115,7 @@ impl Engine for KubeScheduler {
             score: serde_json::to_value(&trace.score).unwrap_or(Value::Null),
             trace: serde_json::to_value(&trace).ok(),
             engine: "kube-scheduler simulation (kexplore scheduler module)",
+            preemption: trace.preemption.clone(),
         }
     }
 }

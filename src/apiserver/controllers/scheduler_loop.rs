@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::placement::{Controllers, Engine, KubeScheduler};
+use crate::apiserver::controllers::preemption;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
@@ -135,6 +136,7 @@ fn cycle(
     let nodes: Vec<Node> = decode(&node_values);
     let mut snapshot: Vec<Pod> = decode(&pod_values);
     let controllers = controllers(api);
+    let budgets = preemption::budgets(api);
     for pv in queue {
         let ns = pv
             .pointer("/metadata/namespace")
@@ -147,8 +149,15 @@ fn cycle(
             .unwrap_or_default()
             .to_string();
         let key = format!("{ns}/{name}");
+        // A pod nominated by its preemption retries soon (upstream's initial 1 s backoff):
+        // it binds as soon as its victims are gone.
+        let nominated = pv
+            .pointer("/status/nominatedNodeName")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        let backoff = Duration::from_secs(if nominated { 1 } else { 5 });
         if let Some((at, _)) = failed.get(&key)
-            && at.elapsed() < Duration::from_secs(5)
+            && at.elapsed() < backoff
         {
             continue;
         }
@@ -156,7 +165,7 @@ fn cycle(
             continue;
         };
         let started = util::now_micro();
-        let placement = engine.schedule(&nodes, &snapshot, &controllers, &pod);
+        let placement = engine.schedule(&nodes, &snapshot, &controllers, &budgets, &pod);
         let detail = json!({
             "profile": "default-scheduler",
             "pod": key,
@@ -208,6 +217,19 @@ fn cycle(
                 }
             }
             None => {
+                if let Some(plan) = &placement.preemption {
+                    let done = preemption::carry_out(api, pv, plan);
+                    api.traces.with_pod_of(&key, uid.unwrap_or_default(), |t| {
+                        if let Some(notes) = t
+                            .scheduling
+                            .as_mut()
+                            .and_then(|s| s.pointer_mut("/trace/notes"))
+                            .and_then(Value::as_array_mut)
+                        {
+                            notes.push(json!(done));
+                        }
+                    });
+                }
                 let msg = placement.message.unwrap_or_default();
                 let repeat = failed.get(&key).is_some_and(|(_, m)| *m == msg);
                 failed.insert(key.clone(), (Instant::now(), msg.clone()));

@@ -42,6 +42,10 @@ pub struct Limits {
     /// `--service-cluster-ip-range` and `--service-node-port-range`: where Services' ClusterIPs
     /// and NodePorts come from.
     pub services: crate::apiserver::storage::service_alloc::ServiceRanges,
+    /// The node lifecycle controller's `--node-monitor-grace-period`: a node whose kubelet has
+    /// not renewed its Lease for this long becomes Ready=Unknown and unreachable-tainted. The
+    /// simulated kubelets renew at most a fifth of it apart.
+    pub node_monitor_grace_period: Duration,
 }
 
 pub(crate) const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -68,6 +72,8 @@ impl Default for Limits {
             shutdown_grace_period: Duration::from_secs(10),
             history: crate::apiserver::storage::store::HistoryLimits::default(),
             services: crate::apiserver::storage::service_alloc::ServiceRanges::default(),
+            node_monitor_grace_period:
+                crate::apiserver::controllers::node_lifecycle::DEFAULT_GRACE_PERIOD,
         }
     }
 }
@@ -107,6 +113,18 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         rest = &rest[unit_len..];
     }
     Ok(total)
+}
+
+/// `--node-monitor-grace-period`: a duration of at least 1s (the kubelets renew their Leases a
+/// fifth of it apart, and a zero period would take every node away at once).
+pub(crate) fn parse_node_monitor_grace_period(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_secs(1) {
+        return Err(format!(
+            "{text:?} is too short: the grace period is at least 1s"
+        ));
+    }
+    Ok(d)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use crate::apiserver::controllers::kubelet;
 use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::scheduler_loop;
 use crate::apiserver::controllers::manager::{self, on_own_thread};
+use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
@@ -138,6 +139,8 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
         // Each component stands for its Lease, as it would beside other replicas on one store.
         let identity = leader_election::identity();
         let timings = leader_election::Timings::default();
+        let grace = limits.node_monitor_grace_period;
+        let renew = kubelet_node::renew_interval(grace);
         tasks.spawn(leader_election::lead(
             api.clone(),
             leader_election::KUBE_SCHEDULER,
@@ -152,7 +155,7 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
             identity.clone(),
             timings,
             stop_rx.clone(),
-            |api, stop| on_own_thread(kubelet::run(api, stop)),
+            move |api, stop| on_own_thread(kubelet::run(api, renew, stop)),
         ));
         // kube-controller-manager's controllers, each a loop of its own (controllers/manager.rs).
         tasks.spawn(leader_election::lead(
@@ -161,7 +164,7 @@ pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Run
             identity,
             timings,
             stop_rx.clone(),
-            manager::run,
+            move |api, stop| manager::run(api, stop, grace),
         ));
     }
     let grace = limits.shutdown_grace_period;
