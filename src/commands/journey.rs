@@ -21,9 +21,32 @@ use crate::cli::{GlobalArgs, JourneyArgs, OutputFormat};
 use crate::journey::build::build;
 use crate::journey::run::{RunOptions, WriteMode, run as run_journey};
 use crate::journey::text;
+use crate::journey::workload::{self, WorkloadCollected};
+use crate::journey::workload_build::build_workload;
+use crate::journey::workload_text::render_workload;
+
+/// What a run collected: a pod's journey or a workload's.
+enum Ran {
+    Pod(Box<crate::journey::build::Collected>),
+    Workload(Box<WorkloadCollected>),
+}
+
+async fn run_any(
+    ctx: &crate::kubeconfig::ResolvedContext,
+    manifest: &Value,
+    opts: &RunOptions,
+) -> Ran {
+    if workload::kind_of(manifest).is_some() {
+        Ran::Workload(Box::new(
+            workload::run(ctx, manifest, opts, |_, _| {}).await,
+        ))
+    } else {
+        Ran::Pod(Box::new(run_journey(ctx, manifest, opts, |_, _| {}).await))
+    }
+}
 use crate::kubeconfig::{Kubeconfig, Selection};
 
-/// Read the pod manifest (YAML or JSON, one Pod).
+/// Read the manifest (YAML or JSON, one Pod or one workload).
 fn read_pod(path: &Path) -> Result<Value, CommandError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CommandError::Input(format!("{}: {e}", path.display())))?;
@@ -33,9 +56,10 @@ fn read_pod(path: &Path) -> Result<Value, CommandError> {
             path.display()
         ))
     })?;
-    if v.get("kind").and_then(Value::as_str) != Some("Pod") {
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if kind != "Pod" && workload::kind_of(&v).is_none() {
         return Err(CommandError::Input(format!(
-            "{}: expected a single object of kind Pod",
+            "{}: expected a single object of kind Pod, Deployment, ReplicaSet, DaemonSet or StatefulSet",
             path.display()
         )));
     }
@@ -43,8 +67,9 @@ fn read_pod(path: &Path) -> Result<Value, CommandError> {
         .and_then(Value::as_str)
         .is_none_or(str::is_empty)
     {
+        let what = if kind == "Pod" { "pod" } else { kind };
         return Err(CommandError::Input(format!(
-            "{}: the pod needs metadata.name",
+            "{}: the {what} needs metadata.name",
             path.display()
         )));
     }
@@ -81,7 +106,7 @@ pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
     let collected = rt.block_on(async {
         if let Some(selection) = remote {
             let ctx = Kubeconfig::load(&selection)?.resolve(global.context.as_deref())?;
-            return Ok(run_journey(&ctx, &pod, &opts, |_, _| {}).await);
+            return Ok(run_any(&ctx, &pod, &opts).await);
         }
         // The in-process server is a sandbox nobody else uses: the pod is created for real.
         opts.write = WriteMode::ForReal;
@@ -107,27 +132,42 @@ pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
             .map_err(CommandError::Failed)?;
         let result = async {
             let ctx = Kubeconfig::load_file(&kc)?.resolve(None)?;
-            Ok::<_, CommandError>(run_journey(&ctx, &pod, &opts, |_, _| {}).await)
+            Ok::<_, CommandError>(run_any(&ctx, &pod, &opts).await)
         }
         .await;
         let _ = std::fs::remove_dir_all(&dir);
         running.shutdown().await;
         result
     })?;
-    let journey = build(&collected);
-    let out = match global.output {
-        OutputFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&journey)
-                .map_err(|e| CommandError::Failed(e.to_string()))?;
+    let json = |v: Result<String, serde_json::Error>| {
+        v.map(|mut s| {
             s.push('\n');
             s
+        })
+        .map_err(|e| CommandError::Failed(e.to_string()))
+    };
+    let (out, ok) = match collected {
+        Ran::Pod(c) => {
+            let journey = build(&c);
+            let out = match global.output {
+                OutputFormat::Json => json(serde_json::to_string_pretty(&journey))?,
+                OutputFormat::Text => text::render(&journey),
+            };
+            (out, journey.succeeded())
         }
-        OutputFormat::Text => text::render(&journey),
+        Ran::Workload(w) => {
+            let journey = build_workload(&w);
+            let out = match global.output {
+                OutputFormat::Json => json(serde_json::to_string_pretty(&journey))?,
+                OutputFormat::Text => render_workload(&journey),
+            };
+            (out, journey.succeeded())
+        }
     };
     let mut stdout = std::io::stdout();
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
-    Ok(if journey.succeeded() { 0 } else { 1 })
+    Ok(if ok { 0 } else { 1 })
 }
 
 /// Whether the selection names a kubeconfig that exists (an explicit one always counts, so a

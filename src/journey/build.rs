@@ -42,6 +42,9 @@ pub struct Collected {
     pub kubectl_says: Vec<String>,
     /// `--cleanup`: how the DELETE at the end went.
     pub cleanup: Option<Value>,
+    /// A pod a workload controller created (not this client): `{controller, owner}`, e.g.
+    /// `{"controller": "replicaset-controller", "owner": "ReplicaSet default/web-5d4c8"}`.
+    pub created_by: Option<Value>,
 }
 
 const DRY_RUN: &str = "dry run: nothing stored";
@@ -113,8 +116,39 @@ fn inferred(name: &'static str, status: Status) -> Stage {
 
 pub fn build(c: &Collected) -> Journey {
     let mut stages: Vec<Stage> = Vec::new();
+    let create_trace = c
+        .server_trace
+        .as_ref()
+        .map(|t| &t["create"])
+        .filter(|t| t.is_object());
+    // A controller's pod: no connection and no response of this client's; its create's trace
+    // (an in-process write) says what the request stages were.
+    let by_controller = c.created_by.as_ref().map(|by| {
+        let source = if create_trace.is_some() {
+            Source::Reported
+        } else {
+            Source::Observed
+        };
+        let note = format!(
+            "created in-process by the {} for {}: this client neither connected nor got a response for it",
+            by["controller"].as_str().unwrap_or("controller"),
+            by["owner"].as_str().unwrap_or("its owner")
+        );
+        (source, note)
+    });
     // tls-handshake: always the client's own observation.
     stages.push(match &c.handshake {
+        _ if by_controller.is_some() => {
+            let (source, note) = by_controller
+                .clone()
+                .unwrap_or((Source::Observed, String::new()));
+            stage(
+                "tls-handshake",
+                Status::Skipped,
+                source,
+                json!({"note": note, "created_by": c.created_by}),
+            )
+        }
         Some(Ok(d)) => stage("tls-handshake", Status::Ok, Source::Observed, d.clone()),
         Some(Err(e)) => {
             let mut d = json!({"error": e});
@@ -131,12 +165,7 @@ pub fn build(c: &Collected) -> Journey {
         ),
     });
     let code = c.create.as_ref().map(|(code, _)| *code).unwrap_or(0);
-    let created = (200..300).contains(&code);
-    let create_trace = c
-        .server_trace
-        .as_ref()
-        .map(|t| &t["create"])
-        .filter(|t| t.is_object());
+    let created = (200..300).contains(&code) || (by_controller.is_some() && c.final_pod.is_some());
     let loops = c
         .server_trace
         .as_ref()
@@ -185,6 +214,12 @@ pub fn build(c: &Collected) -> Journey {
                     )
                 }
             }
+            None if by_controller.is_some() => stage(
+                name,
+                Status::Skipped,
+                Source::Inferred,
+                json!({"explanation": "the server no longer holds the trace of the controller's create (it keeps the latest 2000 requests)"}),
+            ),
             None if created && c.dry_run && name == "storage" => stage(
                 name,
                 Status::Skipped,
@@ -210,6 +245,16 @@ pub fn build(c: &Collected) -> Journey {
 
     // response: what the client received.
     stages.push(match &c.create {
+        _ if by_controller.is_some() => {
+            let (source, note) = by_controller.clone().unwrap_or((Source::Observed, String::new()));
+            let pod = c.final_pod.as_ref();
+            stage(
+                "response",
+                Status::Skipped,
+                source,
+                json!({"note": note, "created_by": c.created_by, "uid": pod.and_then(|p| p.pointer("/metadata/uid"))}),
+            )
+        }
         Some((code, body)) => {
             let mut d = json!({"code": code});
             if c.dry_run {
@@ -309,7 +354,10 @@ pub fn build(c: &Collected) -> Journey {
                     Status::Skipped
                 },
                 Source::Reported,
-                json!({"score": s["score"], "selected": s["selected"]}),
+                spread_detail(
+                    json!({"score": s["score"], "selected": s["selected"]}),
+                    &s["spread"],
+                ),
             ));
         }
         None if c.simulation.is_some() => {
@@ -410,6 +458,14 @@ pub fn build(c: &Collected) -> Journey {
         ),
     });
     finish(c, stages)
+}
+
+/// The score stage with PodTopologySpread's reasoning, when the server reported one.
+fn spread_detail(mut score: Value, spread: &Value) -> Value {
+    if spread.is_object() {
+        score["spread"] = spread.clone();
+    }
+    score
 }
 
 fn finish(c: &Collected, stages: Vec<Stage>) -> Journey {

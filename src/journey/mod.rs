@@ -5,7 +5,11 @@
 
 pub mod build;
 pub mod run;
+pub mod spread_text;
 pub mod text;
+pub mod workload;
+pub mod workload_build;
+pub mod workload_text;
 
 use serde::Serialize;
 use serde_json::Value;

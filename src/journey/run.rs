@@ -113,24 +113,8 @@ async fn steps(
         .unwrap_or_default()
         .to_string();
     c.pod = format!("{ns}/{name}");
-    let hs = crate::client::handshake(ctx).await;
-    c.handshake = Some(match &hs {
-        Ok(r) => handshake_detail(r),
-        Err(e) => Err(e.to_string()),
-    });
-    if let Some(f) = hs.as_ref().ok().and_then(|r| r.failure.as_ref()) {
-        c.kubectl_says = f.kubectl_says.clone();
-    }
-    report(c, false);
-    if !hs.as_ref().is_ok_and(|r| r.succeeded()) {
+    let Some(client) = connect(ctx, c, report).await else {
         return;
-    }
-    let client = match ApiClient::connect(ctx).await {
-        Ok(client) => client,
-        Err(e) => {
-            c.create = Some((0, json!({"message": e.to_string()})));
-            return;
-        }
     };
     let path = format!("/api/v1/namespaces/{ns}/pods");
     if opts.replace_existing && opts.write == WriteMode::ForReal {
@@ -154,47 +138,9 @@ async fn steps(
     } else {
         None
     };
-    let body = serde_json::to_vec(pod).unwrap_or_default();
-    let dry = if c.dry_run { "&dryRun=All" } else { "" };
-    // Our own Audit-ID lets an embedded server hand back that request's trace, failed or not.
-    let audit_id = crate::apiserver::util::uuid();
-    let created = match client
-        .send_with_headers(
-            Method::POST,
-            &format!("{path}?fieldManager=kexplore-journey{dry}"),
-            Some((body, "application/json")),
-            &[("Audit-ID", &audit_id)],
-        )
-        .await
-    {
-        Ok(r) => {
-            let v = r.json().unwrap_or(Value::Null);
-            if r.status == 401 {
-                c.kubectl_says = kubectl_words::unauthorized(&status_message(&r.body));
-            }
-            c.create = Some((r.status, v.clone()));
-            (200..300).contains(&r.status).then_some(v)
-        }
-        Err(e) => {
-            c.create = Some((0, json!({"message": e.to_string()})));
-            None
-        }
-    };
-    // Only kexplore's embedded server answers these; anywhere else the internals stay inferred.
-    if let Ok(r) = client
-        .get(&format!("/debug/kexplore/requests/{audit_id}"))
-        .await
-        && r.status == 200
-    {
-        c.server_trace = Some(json!({"create": r.json().unwrap_or(Value::Null)}));
-    }
+    let created = post(&client, pod, &path, c).await;
     report(c, false);
     let Some(created) = created else { return };
-    c.admission_changes = changed_fields(pod, &created);
-    c.admission_diff = field_changes(pod, &created, &c.admission_changes)
-        .into_iter()
-        .map(|f| json!({"path": f.path, "old": f.old, "new": f.new}))
-        .collect();
     if c.dry_run {
         let live = fetch_live(&client, &ns)
             .await
@@ -232,10 +178,88 @@ async fn steps(
     }
 }
 
+/// The handshake (its facts into `c`), then a client for the requests; None when either fails.
+pub(super) async fn connect(
+    ctx: &ResolvedContext,
+    c: &mut Collected,
+    report: &impl Fn(&Collected, bool),
+) -> Option<ApiClient> {
+    let hs = crate::client::handshake(ctx).await;
+    c.handshake = Some(match &hs {
+        Ok(r) => handshake_detail(r),
+        Err(e) => Err(e.to_string()),
+    });
+    if let Some(f) = hs.as_ref().ok().and_then(|r| r.failure.as_ref()) {
+        c.kubectl_says = f.kubectl_says.clone();
+    }
+    report(c, false);
+    if !hs.as_ref().is_ok_and(|r| r.succeeded()) {
+        return None;
+    }
+    match ApiClient::connect(ctx).await {
+        Ok(client) => Some(client),
+        Err(e) => {
+            c.create = Some((0, json!({"message": e.to_string()})));
+            None
+        }
+    }
+}
+
+/// POSTs `manifest` to the collection at `path` (a dry run when `c.dry_run`), with our own
+/// Audit-ID so an embedded server hands back that request's trace, failed or not. Returns the
+/// object the server answered with when it accepted it.
+pub(super) async fn post(
+    client: &ApiClient,
+    manifest: &Value,
+    path: &str,
+    c: &mut Collected,
+) -> Option<Value> {
+    let body = serde_json::to_vec(manifest).unwrap_or_default();
+    let dry = if c.dry_run { "&dryRun=All" } else { "" };
+    let audit_id = crate::apiserver::util::uuid();
+    let created = match client
+        .send_with_headers(
+            Method::POST,
+            &format!("{path}?fieldManager=kexplore-journey{dry}"),
+            Some((body, "application/json")),
+            &[("Audit-ID", &audit_id)],
+        )
+        .await
+    {
+        Ok(r) => {
+            let v = r.json().unwrap_or(Value::Null);
+            if r.status == 401 {
+                c.kubectl_says = kubectl_words::unauthorized(&status_message(&r.body));
+            }
+            c.create = Some((r.status, v.clone()));
+            (200..300).contains(&r.status).then_some(v)
+        }
+        Err(e) => {
+            c.create = Some((0, json!({"message": e.to_string()})));
+            None
+        }
+    };
+    // Only kexplore's embedded server answers these; anywhere else the internals stay inferred.
+    if let Ok(r) = client
+        .get(&format!("/debug/kexplore/requests/{audit_id}"))
+        .await
+        && r.status == 200
+    {
+        c.server_trace = Some(json!({"create": r.json().unwrap_or(Value::Null)}));
+    }
+    let created = created?;
+    c.admission_changes = changed_fields(manifest, &created);
+    c.admission_diff = field_changes(manifest, &created, &c.admission_changes)
+        .into_iter()
+        .map(|f| json!({"path": f.path, "old": f.old, "new": f.new}))
+        .collect();
+    Some(created)
+}
+
 /// Polls the pod (and an embedded server's trace) until it runs or the time is up, then reads
 /// the watch a controller had open since the create and the pod's events.
 #[allow(clippy::too_many_arguments)]
-async fn follow(
+pub(super) async fn follow(
     client: &ApiClient,
     path: &str,
     ns: &str,

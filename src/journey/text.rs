@@ -119,6 +119,8 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     match stage {
         // A failed handshake has no version or cipher to show: its error line says it all.
         "tls-handshake" if d.get("error").is_some() => {}
+        // A controller's pod: the note says why this client has no handshake or response.
+        "tls-handshake" | "response" if d.get("created_by").is_some() => {}
         "tls-handshake" => out.push(format!(
             "{} {} (ALPN {}), server chain verified: {}, client certificate requested: {}",
             s(d, "/tls_version"),
@@ -252,6 +254,9 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 out.push(format!("{:<14} {}", s(&f, "/node"), s(&f, "/total")));
             }
             out.push(format!("selected {}", s(d, "/selected")));
+            if d["spread"].is_object() {
+                out.extend(super::spread_text::lines(&d["spread"]));
+            }
             if let Some(cmp) = d.get("comparison").filter(|c| c.is_object()) {
                 out.extend(comparison(cmp));
             }
@@ -319,6 +324,29 @@ fn comparison(cmp: &Value) -> Vec<String> {
     out
 }
 
+/// One stage: its mark, name and source, then its detail lines (none when it was skipped
+/// without a word of why).
+pub fn stage_block(st: &super::Stage) -> String {
+    let mut out = format!(
+        "{} {:<15} [{}]\n",
+        mark(st.status),
+        st.stage,
+        source(st.source)
+    );
+    let has_words = st
+        .detail
+        .get("explanation")
+        .or_else(|| st.detail.get("note"))
+        .is_some();
+    if st.status == Status::Skipped && !has_words {
+        return out;
+    }
+    for line in summary(st.stage, &st.detail) {
+        let _ = writeln!(out, "    {line}");
+    }
+    out
+}
+
 pub fn render(j: &Journey) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pod {} via {}", j.pod, j.server);
@@ -329,24 +357,7 @@ pub fn render(j: &Journey) -> String {
         );
     }
     for st in &j.stages {
-        let _ = writeln!(
-            out,
-            "{} {:<15} [{}]",
-            mark(st.status),
-            st.stage,
-            source(st.source)
-        );
-        let has_words = st
-            .detail
-            .get("explanation")
-            .or_else(|| st.detail.get("note"))
-            .is_some();
-        if st.status == Status::Skipped && !has_words {
-            continue; // nothing happened at this stage: no detail lines
-        }
-        for line in summary(st.stage, &st.detail) {
-            let _ = writeln!(out, "    {line}");
-        }
+        out.push_str(&stage_block(st));
     }
     if let Some(c) = &j.cleanup {
         let _ = match (c["deleted"].as_bool(), c["error"].as_str()) {

@@ -24,6 +24,7 @@ pub mod requests;
 pub mod rng;
 pub mod selector;
 pub mod snapshot;
+pub mod spread_why;
 pub mod term_index;
 #[cfg(test)]
 pub(crate) mod testutil;

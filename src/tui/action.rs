@@ -102,6 +102,8 @@ pub enum Action {
     ConnectionDone(Payload<ConnectionReport>),
     /// View 4's run collected something new; `true` when it has finished.
     JourneyProgress(Payload<Collected>, bool),
+    /// View 4's run of a workload collected something new; `true` when it has finished.
+    WorkloadProgress(Payload<crate::journey::workload::WorkloadCollected>, bool),
     /// View 5's cluster arrived (or could not be listed).
     ClusterLoaded(Payload<Result<ClusterData, String>>),
     /// View 5's live cluster arrived, with its pods to choose from (or could not be listed).

@@ -87,6 +87,12 @@ impl EffectRunner {
                 };
                 self.rt.spawn(async move {
                     match ctx {
+                        Ok(ctx) if crate::journey::workload::kind_of(&pod).is_some() => {
+                            crate::journey::workload::run(&ctx, &pod, &opts, |w, done| {
+                                send(Action::WorkloadProgress(Payload::new(w.clone()), done));
+                            })
+                            .await;
+                        }
                         Ok(ctx) => {
                             crate::journey::run::run(&ctx, &pod, &opts, |c, done| {
                                 send(Action::JourneyProgress(Payload::new(c.clone()), done));

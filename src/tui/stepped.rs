@@ -5,7 +5,6 @@
 use k8s_openapi::api::core::v1::Pod;
 
 use super::action::{Action, View};
-use super::journey::STEP_COUNT;
 use super::sched::LiveState;
 use super::sched::model::{ClusterData, Model, Resource};
 use super::sched::watch::{LiveStatus, LiveUpdate};
@@ -79,11 +78,14 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
 
 /// Sends view 4's pod, written as `write`.
 pub fn start_journey(state: &mut AppState, write: WriteMode) -> Vec<Effect> {
-    let (Some(ctx), Some(pod)) = (state.context_name(), state.journey.pod().cloned()) else {
+    let (Some(ctx), Some(pod)) = (state.context_name(), state.journey.sendable().cloned()) else {
         return Vec::new();
     };
     state.journey.running = true;
     state.journey.collected = None;
+    state.journey.workload = None;
+    state.journey.pod_open = false;
+    state.journey.pod_cursor = 0;
     state.journey.sent = Some(write);
     vec![Effect::RunJourney {
         context: ctx,
@@ -109,14 +111,12 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
         }
         View::PodJourney => {
             let before = state.journey.step;
-            state.journey.step = if forward {
-                (before + 1).min(STEP_COUNT - 1)
-            } else {
-                before.saturating_sub(1)
-            };
+            let in_pod = state.journey.pod_open;
+            state.journey.advance(forward);
             // Leaving the request step sends it (once per run).
             if forward
                 && before == 0
+                && !in_pod
                 && let Some(write) = state.journey.space_sends()
             {
                 effects.extend(start_journey(state, write));
@@ -152,7 +152,7 @@ pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
             state.conn.step = to.min(len).max(len.min(1));
         }
         View::PodJourney => {
-            state.journey.step = to.min(STEP_COUNT - 1);
+            state.journey.step = to.min(state.journey.last_step());
             if to > 0
                 && let Some(write) = state.journey.space_sends()
             {
@@ -177,6 +177,13 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
         Action::JourneyProgress(c, done) => {
             state.journey.collected = Some((*c.0).clone());
             state.journey.running = !done;
+            Vec::new()
+        }
+        Action::WorkloadProgress(w, done) => {
+            let n = w.0.pods.len();
+            state.journey.workload = Some((*w.0).clone());
+            state.journey.running = !done;
+            state.journey.pod_cursor = state.journey.pod_cursor.min(n.saturating_sub(1));
             Vec::new()
         }
         Action::ClusterLoaded(r) => {
@@ -264,6 +271,14 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             load_cluster(state, focus)
         }
         // Arrows, the wheel and the page keys scroll the details of views 3 and 4.
+        // On a workload's pod list the arrows choose the pod.
+        Action::MoveUp | Action::MoveDown
+            if state.view == View::PodJourney
+                && state.journey.move_pod_cursor(*action == Action::MoveDown) =>
+        {
+            state.detail_scroll = 0;
+            Vec::new()
+        }
         Action::PageUp | Action::PageDown | Action::MoveUp | Action::MoveDown
             if matches!(state.view, View::Connection | View::PodJourney) =>
         {

@@ -149,7 +149,9 @@ fn write_question(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
         return None;
     }
     if !state.journey.confirm {
-        if *action == Action::AskForReal && !state.journey.running && state.journey.pod().is_some()
+        if *action == Action::AskForReal
+            && !state.journey.running
+            && state.journey.sendable().is_some()
         {
             state.journey.confirm = true;
             return Some(Vec::new());

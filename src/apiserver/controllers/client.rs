@@ -12,7 +12,7 @@ use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::request::trace::{RequestTrace, StageStatus};
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
 
@@ -38,13 +38,64 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
     let ns = str_at(&obj, "/metadata/namespace").to_string();
     let name = str_at(&obj, "/metadata/name").to_string();
     let mut trace = RequestTrace::new(util::uuid(), util::now(), "POST", "");
+    in_process_stages(&mut trace);
     kinds::omit_empty_meta_maps(&mut obj);
     obj["metadata"]["uid"] = json!(util::uuid());
     kinds::prepare_create(api, def, &mut obj, &mut trace)?;
     obj["metadata"]["creationTimestamp"] = json!(util::now());
-    api.store
-        .create(&def.key_for(&ns, &name), obj, Write::Commit)
-        .map_err(|e| store_error(def, &name, e))
+    let key = def.key_for(&ns, &name);
+    let stored = api
+        .store
+        .create(&key, obj, Write::Commit)
+        .map_err(|e| store_error(def, &name, e))?;
+    trace.stage(
+        "storage",
+        StageStatus::Ok,
+        json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")}),
+    );
+    record_trace(api, def, trace, &ns, &name, &stored);
+    Ok(stored)
+}
+
+/// What `journey` reads of a controller's write: the controllers run inside the server, so
+/// their creates never cross the authentication and authorization filters a request meets.
+fn in_process_stages(trace: &mut RequestTrace) {
+    let note = json!({"note": IN_PROCESS});
+    trace.stage("authentication", StageStatus::Skipped, note.clone());
+    trace.stage("authorization", StageStatus::Skipped, note);
+}
+
+/// Said in the trace of every controller write (read by `journey`).
+pub(crate) const IN_PROCESS: &str = "written in-process by kexplore's kube-controller-manager loops: no HTTP request, so no credentials to check";
+
+/// Keeps the create's trace as a request's (`/debug/kexplore/requests/<id>`); a pod's becomes
+/// its journey's `create`, as a client's create does (`endpoints::create`).
+fn record_trace(
+    api: &Api,
+    def: &ResourceDef,
+    mut trace: RequestTrace,
+    ns: &str,
+    name: &str,
+    stored: &Value,
+) {
+    trace.verb = "create".into();
+    trace.resource = def.plural.to_string();
+    trace.code = 201;
+    let key = if ns.is_empty() {
+        name.to_string()
+    } else {
+        format!("{ns}/{name}")
+    };
+    trace.object = Some(key.clone());
+    let is_pod = (def.group, def.kind) == ("", "Pod");
+    if is_pod {
+        api.traces.reset_pod(&key);
+    }
+    api.traces.push(trace);
+    if is_pod {
+        let uid = str_at(stored, "/metadata/uid").to_string();
+        api.traces.with_pod(&key, |p| p.uid = Some(uid));
+    }
 }
 
 /// Guaranteed update of a whole object (spec, metadata or status): `f` edits a copy of the

@@ -23,6 +23,8 @@ pub struct Placement {
     pub engine: &'static str,
     /// When no node fits: where evicting lower-priority pods makes room, and which.
     pub preemption: Option<crate::scheduler::trace::Preemption>,
+    /// PodTopologySpread's reasoning (`scheduler::spread_why`), null when it did not apply.
+    pub spread: Value,
 }
 
 /// The workload controllers' selectors, keyed (namespace, kind, name): PodTopologySpread's
@@ -83,6 +85,7 @@ impl Engine for KubeScheduler {
             trace: None,
             engine: "kube-scheduler simulation (kexplore scheduler module)",
             preemption: None,
+            spread: Value::Null,
         };
         let mut snap = match crate::scheduler::Snapshot::build(
             nodes,
@@ -108,7 +111,9 @@ impl Engine for KubeScheduler {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .schedule_one(&snap, &info);
+        let spread = spread_json(&snap, &info, &trace, controllers);
         Placement {
+            spread,
             selected: trace.selected.clone(),
             message: trace.message.clone(),
             filter: serde_json::to_value(&trace.filter).unwrap_or(Value::Null),
@@ -118,4 +123,46 @@ impl Engine for KubeScheduler {
             preemption: trace.preemption.clone(),
         }
     }
+}
+
+/// The spread explanation with the owner's selector as kubectl prints one (`app=web,…`).
+fn spread_json(
+    snap: &crate::scheduler::Snapshot,
+    info: &crate::scheduler::podinfo::PodInfo,
+    trace: &crate::scheduler::trace::PodTrace,
+    controllers: &Controllers,
+) -> Value {
+    let args = crate::scheduler::plugins::pod_topology_spread::SpreadArgs::default();
+    let Some(why) = crate::scheduler::spread_why::explain(snap, info, trace, &args) else {
+        return Value::Null;
+    };
+    let mut v = serde_json::to_value(&why).unwrap_or(Value::Null);
+    if let Some(o) = &why.owner
+        && let Some((_, sel)) = controllers.iter().find(|((ns, kind, name), _)| {
+            *ns == info.namespace && *kind == o.kind && *name == o.name
+        })
+    {
+        v["owner"]["selector"] = json!(selector_text(sel));
+    }
+    v
+}
+
+fn selector_text(sel: &LabelSelector) -> String {
+    let mut parts: Vec<String> = sel
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    for e in sel.match_expressions.iter().flatten() {
+        let values = e.values.clone().unwrap_or_default().join(",");
+        parts.push(match e.operator.as_str() {
+            "In" => format!("{} in ({values})", e.key),
+            "NotIn" => format!("{} notin ({values})", e.key),
+            "Exists" => e.key.clone(),
+            "DoesNotExist" => format!("!{}", e.key),
+            op => format!("{} {op} ({values})", e.key),
+        });
+    }
+    parts.join(",")
 }

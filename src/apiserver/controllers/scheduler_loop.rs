@@ -176,6 +176,7 @@ fn cycle(
             "selected": placement.selected,
             "message": placement.message,
             "trace": placement.trace,
+            "spread": placement.spread,
             "at": started,
         });
         let uid = pv.pointer("/metadata/uid").and_then(Value::as_str);

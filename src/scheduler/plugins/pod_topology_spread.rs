@@ -20,7 +20,7 @@ pub const SHORT: &str = "Spread";
 pub const REASON_SKEW: &str = "node(s) didn't match pod topology spread constraints";
 pub const REASON_LABEL: &str =
     "node(s) didn't match pod topology spread constraints (missing required label)";
-const HOSTNAME: &str = "kubernetes.io/hostname";
+pub(crate) const HOSTNAME: &str = "kubernetes.io/hostname";
 const ZONE: &str = "topology.kubernetes.io/zone";
 
 /// PodTopologySpreadArgs: `defaultingType: System` uses the built-in defaults; `List` uses
@@ -78,6 +78,17 @@ fn constraints_for(
             .cloned()
             .collect();
     }
+    default_constraints(cx.snapshot, pod, args, do_not_schedule)
+}
+
+/// The defaulted constraints of a pod with none of its own: `args`' defaults with the
+/// selector its Services and owning controller give (none when nothing selects the pod).
+pub(crate) fn default_constraints(
+    snap: &Snapshot,
+    pod: &PodInfo,
+    args: &SpreadArgs,
+    do_not_schedule: bool,
+) -> Vec<SpreadConstraint> {
     let defaults: Vec<_> = args
         .default_constraints
         .iter()
@@ -86,7 +97,7 @@ fn constraints_for(
     if defaults.is_empty() {
         return Vec::new();
     }
-    let selector = default_selector(cx.snapshot, pod);
+    let selector = default_selector(snap, pod);
     if selector.is_empty() {
         return Vec::new();
     }
@@ -115,7 +126,7 @@ fn inclusion(c: &SpreadConstraint, pod: &PodInfo, node: &NodeInfo) -> bool {
 }
 
 /// `countPodsMatchSelector`: same namespace, not terminating, selector matches.
-fn count_matching(snap: &Snapshot, node: &NodeInfo, sel: &Selector, ns: &str) -> i64 {
+pub(crate) fn count_matching(snap: &Snapshot, node: &NodeInfo, sel: &Selector, ns: &str) -> i64 {
     node.pods
         .iter()
         .map(|&id| &snap.pods[id])

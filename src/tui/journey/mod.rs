@@ -1,8 +1,11 @@
 //! View 4's state: the pod manifest (a file the user may edit), what the run collected so far,
 //! and the step. Step 0 is the request itself (as curl and as kubectl send it); steps 1–12 are
-//! the contract's stages, built by `journey::build` from what was collected.
+//! the contract's stages, built by `journey::build` from what was collected. A workload
+//! manifest (`workload.rs`) has its own stages and then a list of its pods, each of which
+//! opens into the pod's twelve stages.
 
 pub mod request;
+pub mod workload;
 
 use std::path::PathBuf;
 
@@ -33,6 +36,12 @@ pub struct JourneyState {
     pub confirm: bool,
     /// How the run under way (or the last one) writes: `W` may create while Space dry-runs.
     pub sent: Option<WriteMode>,
+    /// A workload's run: its request, its controllers' work and its pods.
+    pub workload: Option<crate::journey::workload::WorkloadCollected>,
+    /// The pod under the cursor in a workload's pod list.
+    pub pod_cursor: usize,
+    /// That pod's own journey is on screen (steps 1–12), not the workload's.
+    pub pod_open: bool,
 }
 
 /// Steps: the request, then one per stage.
@@ -55,6 +64,9 @@ impl JourneyState {
     pub fn set_manifest(&mut self, text: &str) {
         self.manifest = Some(parse(text, &self.path));
         self.collected = None;
+        self.workload = None;
+        self.pod_open = false;
+        self.pod_cursor = 0;
         self.step = 0;
     }
 
@@ -73,7 +85,13 @@ impl JourneyState {
         self.set_manifest(&text);
     }
 
+    /// The manifest when it is a Pod (view 5 places it; `W` names it).
     pub fn pod(&self) -> Option<&Value> {
+        self.sendable().filter(|v| v["kind"] == "Pod")
+    }
+
+    /// The manifest Space sends: a Pod or a workload.
+    pub fn sendable(&self) -> Option<&Value> {
         self.manifest.as_ref().and_then(|m| m.as_ref().ok())
     }
 
@@ -96,12 +114,17 @@ impl JourneyState {
     /// this way, or — when a run is under way or was made — only show its stages. The step
     /// logic and the words on screen both read this, so they cannot disagree.
     pub fn space_sends(&self) -> Option<WriteMode> {
-        (self.collected.is_none() && !self.running).then(|| self.write_mode())
+        (self.collected.is_none() && self.workload.is_none() && !self.running)
+            .then(|| self.write_mode())
     }
 
     /// How the run on screen writes: what was sent, else what Space would send.
     pub fn shown_write(&self) -> WriteMode {
-        match (&self.collected, self.sent) {
+        let ran = self
+            .collected
+            .as_ref()
+            .or(self.workload.as_ref().map(|w| &w.request));
+        match (ran, self.sent) {
             (Some(c), _) if c.dry_run => WriteMode::DryRun,
             (Some(_), _) => WriteMode::ForReal,
             (None, Some(w)) if self.running => w,
@@ -147,7 +170,11 @@ impl JourneyState {
         }
     }
 
+    /// The pod journey on screen: the pod's run, or the open pod of a workload's.
     pub fn journey(&self) -> Option<Journey> {
+        if self.pod_open {
+            return self.open_pod().map(build);
+        }
         self.collected.as_ref().map(build)
     }
 }
@@ -155,9 +182,10 @@ impl JourneyState {
 fn parse(text: &str, path: &std::path::Path) -> Result<Value, String> {
     let v: Value = serde_yaml::from_str(text)
         .map_err(|e| format!("{}: not a YAML or JSON manifest: {e}", path.display()))?;
-    if v.get("kind").and_then(Value::as_str) != Some("Pod") {
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if kind != "Pod" && crate::journey::workload::kind_of(&v).is_none() {
         return Err(format!(
-            "{}: expected one object of kind Pod",
+            "{}: expected one object of kind Pod, Deployment, ReplicaSet, DaemonSet or StatefulSet",
             path.display()
         ));
     }
@@ -165,7 +193,11 @@ fn parse(text: &str, path: &std::path::Path) -> Result<Value, String> {
         .and_then(Value::as_str)
         .is_none_or(str::is_empty)
     {
-        return Err(format!("{}: the pod needs metadata.name", path.display()));
+        let what = if kind == "Pod" { "pod" } else { kind };
+        return Err(format!(
+            "{}: the {what} needs metadata.name",
+            path.display()
+        ));
     }
     Ok(v)
 }

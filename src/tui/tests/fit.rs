@@ -200,6 +200,48 @@ fn view4_of(c: &mut Checker, pod: Option<&str>) {
     }
 }
 
+/// A Deployment in view 4: every step of its stages and its pod list, then each pod opened.
+fn view4_workload(c: &mut Checker) {
+    let mut s = fixtures::state();
+    s.view = View::PodJourney;
+    s.journey = super::workload_fixture::state();
+    let wj = s.journey.workload_journey().expect("a workload journey");
+    let last = s.journey.pods_step();
+    for step in 0..=last {
+        s.journey.step = step;
+        let mut needles = vec![format!("4 Workload journey · {step}/{last}")];
+        if let Some(st) = step.checked_sub(1).and_then(|i| wj.workload.stages.get(i)) {
+            let t = if st.stage.ends_with("-controller") {
+                st.stage
+            } else {
+                stage_title(st.stage)
+            };
+            needles.push(format!("{t} · {}", source_word(st.source)));
+            if st.stage.ends_with("-controller") {
+                needles.extend(crate::journey::workload_text::controller_lines(&st.detail));
+            }
+        }
+        if step == last {
+            for p in &wj.pods {
+                let name = p.pod.rsplit('/').next().unwrap_or_default().to_string();
+                needles.push(name);
+            }
+        }
+        c.check_scrolled(&mut s, &format!("view 4 workload step {step}"), &needles);
+    }
+    for i in 0..wj.pods.len() {
+        s.journey.pod_cursor = i;
+        s.journey.pod_open = true;
+        s.journey.step = 1;
+        let needles = vec![
+            format!("4 Pod journey · 1/{}", STEP_COUNT - 1),
+            wj.pods[i].pod.clone(),
+            "the Deployment's pods (Backspace)".to_string(),
+        ];
+        c.check(&s, &format!("view 4 workload pod {i}"), &needles);
+    }
+}
+
 fn demo5() -> AppState {
     let mut s = fixtures::state();
     s.view = View::Scheduler;
@@ -352,6 +394,14 @@ fn view3_fits_120x40() {
 #[test]
 fn view4_fits_80x24() {
     at(SMALL, view4)
+}
+#[test]
+fn view4_workload_fits_80x24() {
+    at(SMALL, view4_workload)
+}
+#[test]
+fn view4_workload_fits_120x40() {
+    at(LARGE, view4_workload)
 }
 #[test]
 fn view4_fits_120x40() {

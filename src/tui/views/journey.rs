@@ -46,7 +46,7 @@ pub fn source_word(s: Source) -> &'static str {
 }
 
 /// The symbol and style of a stage; a stage not reached yet while the run goes on is waiting.
-fn mark<'a>(
+pub fn mark<'a>(
     stage: Option<&Stage>,
     running: bool,
     spin: &'a str,
@@ -123,6 +123,9 @@ pub fn step_at(body: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let j = &state.journey;
+    if j.is_workload() && !j.pod_open && !j.confirm {
+        return super::journey_workload::draw(frame, area, state, theme);
+    }
     let journey = j.journey();
     let (list_area, detail_area) = areas(area, state);
     let spin = SPINNER[state.spinner % SPINNER.len()];
@@ -137,7 +140,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         Span::styled(if j.step == 0 { "▶ " } else { "  " }, theme.accent),
         Span::styled(
             ellipsize(
-                &format!("Request  POST …/pods  ({})", file_name(j)),
+                &if j.pod_open {
+                    format!("↩ the {}'s pods (Backspace)", workload_kind(j))
+                } else {
+                    format!("Request  POST …/pods  ({})", file_name(j))
+                },
                 width.saturating_sub(2),
             ),
             if j.step == 0 {
@@ -228,13 +235,21 @@ fn list_title(pod: &str, step: usize) -> String {
 fn confirm_lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
     let facts = state.active.as_ref().and_then(|a| a.resolved.as_ref().ok());
     let server = facts.map_or("the server", |f| f.server.as_str());
-    let pod = state.journey.pod().map_or(String::from("the pod"), |p| {
-        let ns = crate::journey::run::namespace_of(p, facts.map_or("", |f| f.namespace.as_str()));
-        format!(
-            "{ns}/{}",
-            text(p.get("metadata").unwrap_or(&Value::Null), "name")
-        )
-    });
+    let pod = state
+        .journey
+        .sendable()
+        .map_or(String::from("the pod"), |p| {
+            let ns =
+                crate::journey::run::namespace_of(p, facts.map_or("", |f| f.namespace.as_str()));
+            let name = format!(
+                "{ns}/{}",
+                text(p.get("metadata").unwrap_or(&Value::Null), "name")
+            );
+            match p["kind"].as_str() {
+                Some(kind) if kind != "Pod" => format!("{kind} {name}"),
+                _ => name,
+            }
+        });
     vec![
         Line::styled(
             format!("! Create {pod} on {server} for real? y/N"),
@@ -257,7 +272,14 @@ fn confirm_lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
     ]
 }
 
-fn file_name(j: &crate::tui::journey::JourneyState) -> String {
+fn workload_kind(j: &crate::tui::journey::JourneyState) -> String {
+    j.sendable()
+        .and_then(|v| v["kind"].as_str())
+        .unwrap_or("workload")
+        .to_string()
+}
+
+pub fn file_name(j: &crate::tui::journey::JourneyState) -> String {
     j.path
         .file_name()
         .and_then(|n| n.to_str())

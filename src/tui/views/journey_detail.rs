@@ -57,17 +57,28 @@ pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'stati
     out.extend(row("manifest", j.path.display().to_string(), width, theme));
     // The request lines show what was (or Space will be) sent, dry run included.
     let dry_run = j.shown_write() == WriteMode::DryRun;
+    // A workload goes to its own collection under apps/v1.
+    let to_collection = |l: String| match crate::journey::workload::kind_of(pod) {
+        Some((resource, _)) => l.replace(
+            &format!("/api/v1/namespaces/{ns}/pods"),
+            &format!("/apis/apps/v1/namespaces/{ns}/{resource}"),
+        ),
+        None => l,
+    };
     out.push(Line::styled("as curl (the seed):", theme.label));
     out.extend(field::lines(
         "",
         2,
-        &request::curl(&server, &ns, &file, dry_run),
+        &to_collection(request::curl(&server, &ns, &file, dry_run)),
         width,
         theme.text,
         theme.text,
     ));
     out.push(Line::styled("as kubectl sends it:", theme.label));
-    for l in request::kubectl(&ns, &file, dry_run) {
+    for l in request::kubectl(&ns, &file, dry_run)
+        .into_iter()
+        .map(to_collection)
+    {
         out.extend(field::lines("", 2, &l, width, theme.text, theme.text));
     }
     out.push(Line::styled("body:", theme.label));
@@ -81,6 +92,14 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
     let mut out = Vec::new();
     if let Some(label) = inferred_label(s) {
         out.push(note(label, theme));
+    }
+    // A stage that did not take place, with the server's or the run's word of why (a pod a
+    // controller wrote in-process has no handshake, no credentials, no response of ours).
+    if let Some(n) = d.get("note").and_then(Value::as_str)
+        && s.status == Status::Skipped
+    {
+        out.extend(field::lines("", 0, n, width, theme.muted, theme.muted));
+        return out;
     }
     match s.stage {
         "tls-handshake" => {
@@ -327,6 +346,11 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 ));
             }
             out.extend(row("selected", selected, width, theme));
+            if d["spread"].is_object() {
+                for l in crate::journey::spread_text::lines(&d["spread"]) {
+                    out.extend(field::lines("", 0, &l, width, theme.text, theme.text));
+                }
+            }
             out.push(Line::styled(
                 "Enter: the plugins' raw → normalized → weighted scores in view 5",
                 theme.key_hint,

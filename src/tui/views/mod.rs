@@ -7,6 +7,7 @@ pub mod connection;
 pub mod help;
 pub mod journey;
 pub mod journey_detail;
+pub mod journey_workload;
 pub mod kubeconfig;
 pub mod kubeconfig_lists;
 pub mod merged;

@@ -1,0 +1,117 @@
+//! `kexplore journey -f WORKLOAD`'s text: the workload's request stages, what each controller
+//! did (the objects it created and the Events it recorded), then every pod's own journey.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::text::{render, stage_block};
+use super::workload_build::WorkloadJourney;
+
+fn s(v: &Value, p: &str) -> String {
+    match v.pointer(p) {
+        Some(Value::String(x)) => x.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// `Kind name` of each controller reference, for "← owned by".
+fn owners(v: &Value) -> String {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["controller"] == Value::Bool(true))
+        .map(|o| format!("{} {}", s(o, "/kind"), s(o, "/name")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A controller stage's lines: what it created, then its Events.
+pub fn controller_lines(d: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for rs in d["replicasets"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "ReplicaSet {} (pod-template-hash {}, revision {}, replicas {}) ← ownerReferences: {}",
+            s(rs, "/name"),
+            s(rs, "/pod-template-hash"),
+            s(rs, "/revision"),
+            s(rs, "/replicas"),
+            owners(&rs["ownerReferences"])
+        ));
+    }
+    for p in d["pods"].as_array().into_iter().flatten() {
+        let node = match s(p, "/node") {
+            n if n.is_empty() => "(no node yet)".to_string(),
+            n => n,
+        };
+        out.push(format!(
+            "pod {} on {node}, {} ← ownerReferences: {}",
+            s(p, "/name"),
+            s(p, "/phase"),
+            owners(&p["ownerReferences"])
+        ));
+    }
+    let shown = d["pods"].as_array().map_or(0, Vec::len) as u64;
+    if let Some(total) = d["pods_total"].as_u64().filter(|t| *t > shown) {
+        out.push(format!("… {} more pod(s) not followed", total - shown));
+    }
+    if let Some(w) = d["waited"].as_str() {
+        out.push(w.to_string());
+    }
+    for e in d["events"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "Event {} {} on {}: {}",
+            s(e, "/type"),
+            s(e, "/reason"),
+            s(e, "/object"),
+            s(e, "/message")
+        ));
+    }
+    out
+}
+
+pub fn render_workload(j: &WorkloadJourney) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} via {}",
+        j.workload.kind, j.workload.name, j.first.server
+    );
+    if j.first.dry_run == Some(true) {
+        let _ = writeln!(
+            out,
+            "dry run (dryRun=All): the server checked the {} and stored nothing, so no controller acts on it and no pod exists; --for-real creates it",
+            j.workload.kind
+        );
+    }
+    for st in &j.workload.stages {
+        if st.stage.ends_with("-controller") {
+            out.push_str(&stage_block(&super::Stage {
+                detail: Value::Null,
+                ..st.clone()
+            }));
+            for line in st
+                .detail
+                .get("explanation")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .into_iter()
+                .chain(controller_lines(&st.detail))
+            {
+                let _ = writeln!(out, "    {line}");
+            }
+        } else {
+            out.push_str(&stage_block(st));
+        }
+    }
+    if !j.pods.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{} pod(s), each on its own journey:", j.pods.len());
+    }
+    for p in &j.pods {
+        let _ = writeln!(out);
+        out.push_str(&render(p));
+    }
+    out
+}
