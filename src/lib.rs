@@ -10,4 +10,5 @@ pub mod kubeconfig;
 pub mod pki;
 pub mod scheduler;
 pub mod scratch;
+pub mod stage;
 pub mod tui;
