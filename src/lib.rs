@@ -7,6 +7,7 @@ pub mod client;
 pub mod commands;
 pub mod journey;
 pub mod kubeconfig;
+pub mod lesson;
 pub mod pki;
 pub mod scheduler;
 pub mod scratch;
