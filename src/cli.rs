@@ -60,6 +60,9 @@ pub struct TuiArgs {
     /// Manifests preloaded into the embedded cluster (YAML or JSON: Nodes, Pods, ...).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub scenario: Vec<PathBuf>,
+    /// Run this lesson instead of the views (as `kexplore lesson FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub lesson: Option<PathBuf>,
     /// The pod manifest view 4 sends (default: scenarios/app.json, the seed's pod).
     #[arg(long, value_name = "FILE")]
     pub pod: Option<PathBuf>,
@@ -89,6 +92,32 @@ pub enum Command {
     /// Work with cluster scenarios (manifests for `schedule` and `serve --scenario`).
     #[command(subcommand)]
     Scenario(ScenarioCommand),
+    /// Run a lesson (YAML: steps with a caption, an action, a question and its computed
+    /// reveal) on a fresh embedded cluster. Space moves on, 1-9 guess, q quits.
+    Lesson(LessonArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LessonArgs {
+    /// The lesson file (see lessons/ and README's "Workshop").
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Run unattended: every SECS seconds (fractions allowed, e.g. 0.5) the next screen, three
+    /// times as long at a question. Any key takes over.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub autoplay: Option<f64>,
+    /// Manifests preloaded into the embedded cluster (YAML or JSON: Nodes, Pods, ...).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub scenario: Vec<PathBuf>,
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=3600.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds between 0 and 3600"
+        )),
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -25,6 +25,14 @@ fn main() -> ExitCode {
         Some(Command::Scenario(ScenarioCommand::Generate(args))) => {
             commands::scenario::generate(args)
         }
+        Some(Command::Lesson(args)) => {
+            kexplore::tui::terminal::exit_on_signals_restoring_terminal();
+            commands::lesson::run(&cli.global, args)
+        }
+        None if cli.tui.lesson.is_some() => {
+            kexplore::tui::terminal::exit_on_signals_restoring_terminal();
+            commands::lesson::from_tui(&cli.global, &cli.tui)
+        }
         None => {
             kexplore::tui::terminal::exit_on_signals_restoring_terminal();
             commands::tui::run(&cli.global, &cli.tui)

@@ -170,7 +170,9 @@ async fn create_seed_pod_with_admission_defaults_and_errors() {
         ]
     );
     assert_eq!(
-        trace.find("storage").map(|s| s.detail["key"].clone()),
+        trace
+            .find(kexplore::stage::Stage::Storage)
+            .map(|s| s.detail["key"].clone()),
         Some(json!("/registry/pods/default/app"))
     );
 

@@ -13,8 +13,8 @@ use kexplore::apiserver::controllers::bootstrap;
 use kexplore::apiserver::filters::authn::TokenFile;
 use kexplore::apiserver::filters::chain;
 use kexplore::apiserver::request::context::Api;
-use kexplore::apiserver::request::trace::StageStatus;
 use kexplore::apiserver::transport::tls::ConnInfo;
+use kexplore::stage::{Stage, Status};
 use serde_json::{Value, json};
 
 mod apiserver_support;
@@ -244,9 +244,9 @@ async fn a_dry_run_on_every_verb_stores_nothing_and_says_so() {
             .request(&audit)
             .unwrap_or_else(|| panic!("{what}: no trace"));
         let storage = trace
-            .find("storage")
+            .find(Stage::Storage)
             .unwrap_or_else(|| panic!("{what}: no storage stage"));
-        assert_eq!(storage.status, StageStatus::Skipped, "{what}");
+        assert_eq!(storage.status, Status::Skipped, "{what}");
         assert_eq!(storage.detail["dryRun"], true, "{what}");
         assert_eq!(storage.detail["note"], "dry run: nothing stored", "{what}");
         assert!(

@@ -2,6 +2,7 @@
 
 pub mod certs;
 pub mod journey;
+pub mod lesson;
 pub mod scenario;
 pub mod schedule;
 pub mod serve;

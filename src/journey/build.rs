@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Journey, STAGES, Source, Stage, Status};
+use super::{Journey, STAGES, Source, Stage, StageReport, Status};
 
 /// Everything a run gathered.
 #[derive(Debug, Default, Clone)]
@@ -49,8 +49,8 @@ pub struct Collected {
 
 const DRY_RUN: &str = "dry run: nothing stored";
 
-fn stage(name: &'static str, status: Status, source: Source, detail: Value) -> Stage {
-    Stage {
+fn stage(name: Stage, status: Status, source: Source, detail: Value) -> StageReport {
+    StageReport {
         stage: name,
         status,
         source,
@@ -59,53 +59,52 @@ fn stage(name: &'static str, status: Status, source: Source, detail: Value) -> S
 }
 
 /// The request-trace stages of the create, by name (admission may appear more than once).
-fn trace_stages<'a>(create: &'a Value, name: &str) -> Vec<&'a Value> {
+fn trace_stages(create: &Value, name: Stage) -> Vec<&Value> {
     create["stages"]
         .as_array()
-        .map(|a| a.iter().filter(|s| s["stage"] == json!(name)).collect())
+        .map(|a| a.iter().filter(|s| s["stage"] == name).collect())
         .unwrap_or_default()
 }
 
 fn status_of(v: &Value) -> Status {
-    match v["status"].as_str() {
-        Some("failed") => Status::Failed,
-        Some("skipped") => Status::Skipped,
-        _ => Status::Ok,
-    }
+    v["status"]
+        .as_str()
+        .and_then(Status::parse)
+        .unwrap_or(Status::Ok)
 }
 
-const INFERRED: &[(&str, &str)] = &[
+const INFERRED: &[(Stage, &str)] = &[
     (
-        "authentication",
+        Stage::Authentication,
         "kube-apiserver maps the client certificate's CN to the user and its O values to groups (or reads a bearer token); not reported by this server",
     ),
     (
-        "authorization",
+        Stage::Authorization,
         "the authorizer chain (Node, RBAC) must have allowed create on pods in this namespace, since the pod was stored",
     ),
     (
-        "admission",
+        Stage::Admission,
         "mutating admission (ServiceAccount, Priority, DefaultTolerationSeconds) and API defaults ran; compare the created pod with the manifest to see their changes",
     ),
     (
-        "validation",
+        Stage::Validation,
         "the pod passed validation (a failure would have been a 422 Invalid)",
     ),
     (
-        "storage",
+        Stage::Storage,
         "the pod was written to etcd under /registry/pods/<namespace>/<name>; its resourceVersion is the etcd revision",
     ),
     (
-        "filter",
+        Stage::Filter,
         "kube-scheduler filtered the nodes; a remote scheduler does not report per-node results (see `kexplore schedule`)",
     ),
     (
-        "score",
+        Stage::Score,
         "kube-scheduler scored the feasible nodes; not reported by a remote server",
     ),
 ];
 
-fn inferred(name: &'static str, status: Status) -> Stage {
+fn inferred(name: Stage, status: Status) -> StageReport {
     let why = INFERRED
         .iter()
         .find(|(n, _)| *n == name)
@@ -115,7 +114,7 @@ fn inferred(name: &'static str, status: Status) -> Stage {
 }
 
 pub fn build(c: &Collected) -> Journey {
-    let mut stages: Vec<Stage> = Vec::new();
+    let mut stages: Vec<StageReport> = Vec::new();
     let create_trace = c
         .server_trace
         .as_ref()
@@ -143,22 +142,22 @@ pub fn build(c: &Collected) -> Journey {
                 .clone()
                 .unwrap_or((Source::Observed, String::new()));
             stage(
-                "tls-handshake",
+                Stage::TlsHandshake,
                 Status::Skipped,
                 source,
                 json!({"note": note, "created_by": c.created_by}),
             )
         }
-        Some(Ok(d)) => stage("tls-handshake", Status::Ok, Source::Observed, d.clone()),
+        Some(Ok(d)) => stage(Stage::TlsHandshake, Status::Ok, Source::Observed, d.clone()),
         Some(Err(e)) => {
             let mut d = json!({"error": e});
             if !c.kubectl_says.is_empty() {
                 d["kubectl_get_says"] = json!(c.kubectl_says);
             }
-            stage("tls-handshake", Status::Failed, Source::Observed, d)
+            stage(Stage::TlsHandshake, Status::Failed, Source::Observed, d)
         }
         None => stage(
-            "tls-handshake",
+            Stage::TlsHandshake,
             Status::Skipped,
             Source::Observed,
             json!({}),
@@ -173,11 +172,11 @@ pub fn build(c: &Collected) -> Journey {
         .filter(|t| t.is_object());
 
     for name in [
-        "authentication",
-        "authorization",
-        "admission",
-        "validation",
-        "storage",
+        Stage::Authentication,
+        Stage::Authorization,
+        Stage::Admission,
+        Stage::Validation,
+        Stage::Storage,
     ] {
         let s = match create_trace {
             Some(t) => {
@@ -189,7 +188,7 @@ pub fn build(c: &Collected) -> Journey {
                         Source::Reported,
                         json!({"note": "the request ended before this stage"}),
                     )
-                } else if name == "admission" {
+                } else if name == Stage::Admission {
                     let status = if found.iter().any(|s| status_of(s) == Status::Failed) {
                         Status::Failed
                     } else {
@@ -220,13 +219,13 @@ pub fn build(c: &Collected) -> Journey {
                 Source::Inferred,
                 json!({"explanation": "the server no longer holds the trace of the controller's create (it keeps the latest 2000 requests)"}),
             ),
-            None if created && c.dry_run && name == "storage" => stage(
+            None if created && c.dry_run && name == Stage::Storage => stage(
                 name,
                 Status::Skipped,
                 Source::Inferred,
                 json!({"explanation": format!("{DRY_RUN} (dryRun=All): etcd is never written and no resourceVersion is assigned")}),
             ),
-            None if created && name == "admission" => {
+            None if created && name == Stage::Admission => {
                 let mut st = inferred(name, Status::Ok);
                 st.detail["changed_fields"] = json!(c.admission_changes);
                 st.detail["changes"] = json!(c.admission_diff);
@@ -283,14 +282,14 @@ pub fn build(c: &Collected) -> Journey {
                 }
             }
             stage(
-                "response",
+                Stage::Response,
                 if created { Status::Ok } else { Status::Failed },
                 Source::Observed,
                 d,
             )
         }
         None => stage(
-            "response",
+            Stage::Response,
             Status::Failed,
             Source::Observed,
             json!({"error": "no response"}),
@@ -311,10 +310,10 @@ pub fn build(c: &Collected) -> Journey {
         return finish(c, stages);
     }
     stages.push(if !created {
-        stage("watch", Status::Skipped, Source::Observed, json!({}))
+        stage(Stage::Watch, Status::Skipped, Source::Observed, json!({}))
     } else {
         stage(
-            "watch",
+            Stage::Watch,
             if events.is_empty() {
                 Status::Skipped
             } else {
@@ -345,9 +344,9 @@ pub fn build(c: &Collected) -> Journey {
             } else {
                 Status::Failed
             };
-            stages.push(stage("filter", fstatus, Source::Reported, json!({"nodes_total": s["nodes_total"], "nodes_feasible": feasible, "filter": s["filter"], "message": s["message"], "engine": s["engine"]})));
+            stages.push(stage(Stage::Filter, fstatus, Source::Reported, json!({"nodes_total": s["nodes_total"], "nodes_feasible": feasible, "filter": s["filter"], "message": s["message"], "engine": s["engine"]})));
             stages.push(stage(
-                "score",
+                Stage::Score,
                 if feasible > 0 {
                     Status::Ok
                 } else {
@@ -369,7 +368,7 @@ pub fn build(c: &Collected) -> Journey {
                     } else {
                         Status::Ok
                     };
-                    for name in ["filter", "score"] {
+                    for name in [Stage::Filter, Stage::Score] {
                         let mut st = inferred(name, status);
                         st.detail["simulation_error"] = json!(why);
                         stages.push(st);
@@ -378,25 +377,30 @@ pub fn build(c: &Collected) -> Journey {
             }
         }
         None if !node.is_empty() => {
-            stages.push(inferred("filter", Status::Ok));
-            stages.push(inferred("score", Status::Ok));
+            stages.push(inferred(Stage::Filter, Status::Ok));
+            stages.push(inferred(Stage::Score, Status::Ok));
         }
         None => {
             stages.push(stage(
-                "filter",
+                Stage::Filter,
                 Status::Skipped,
                 Source::Inferred,
                 json!({"explanation": if created { "the pod was not scheduled in time" } else { "the pod was never created" }}),
             ));
-            stages.push(stage("score", Status::Skipped, Source::Inferred, json!({})));
+            stages.push(stage(
+                Stage::Score,
+                Status::Skipped,
+                Source::Inferred,
+                json!({}),
+            ));
         }
     }
     let binding = loops.map(|l| &l["binding"]).filter(|b| b.is_object());
     stages.push(match binding {
         Some(b) if b.get("error").is_some() => {
-            stage("binding", Status::Failed, Source::Reported, b.clone())
+            stage(Stage::Binding, Status::Failed, Source::Reported, b.clone())
         }
-        Some(b) => stage("binding", Status::Ok, Source::Reported, b.clone()),
+        Some(b) => stage(Stage::Binding, Status::Ok, Source::Reported, b.clone()),
         None if !node.is_empty() => {
             let ev = c
                 .events
@@ -404,14 +408,14 @@ pub fn build(c: &Collected) -> Journey {
                 .find(|e| e["reason"] == json!("Scheduled"))
                 .map(|e| e["message"].clone());
             stage(
-                "binding",
+                Stage::Binding,
                 Status::Ok,
                 Source::Observed,
                 json!({"node": node, "event": ev}),
             )
         }
         None => stage(
-            "binding",
+            Stage::Binding,
             Status::Skipped,
             Source::Observed,
             json!({"note": "not bound"}),
@@ -430,7 +434,7 @@ pub fn build(c: &Collected) -> Journey {
         Some(steps) => {
             let running = phase == json!("Running");
             stage(
-                "kubelet",
+                Stage::Kubelet,
                 if running { Status::Ok } else { Status::Skipped },
                 Source::Reported,
                 json!({"steps": steps, "phase": phase, "simulated": true}),
@@ -444,14 +448,14 @@ pub fn build(c: &Collected) -> Journey {
                 .map(|e| json!({"reason": e["reason"], "message": e["message"]}))
                 .collect();
             stage(
-                "kubelet",
+                Stage::Kubelet,
                 Status::Ok,
                 Source::Observed,
                 json!({"phase": phase, "events": reasons}),
             )
         }
         None => stage(
-            "kubelet",
+            Stage::Kubelet,
             Status::Skipped,
             Source::Observed,
             json!({"phase": phase}),
@@ -468,7 +472,7 @@ fn spread_detail(mut score: Value, spread: &Value) -> Value {
     score
 }
 
-fn finish(c: &Collected, stages: Vec<Stage>) -> Journey {
+fn finish(c: &Collected, stages: Vec<StageReport>) -> Journey {
     debug_assert!(stages.iter().map(|s| s.stage).eq(STAGES.iter().copied()));
     Journey {
         pod: c.pod.clone(),
@@ -486,7 +490,7 @@ const SIMULATED_FOR_REAL: &str = "simulated by kexplore on the nodes and pods li
 /// why there is none. `bound` is None for a dry run, where the simulation's verdict is the
 /// stage's status; after a real create it is whether the real scheduler bound the pod, which
 /// decides the status whatever the simulation thought.
-fn simulated(c: &Collected, how: &str, bound: Option<bool>) -> Result<[Stage; 2], String> {
+fn simulated(c: &Collected, how: &str, bound: Option<bool>) -> Result<[StageReport; 2], String> {
     let sim = c.simulation.as_ref();
     let Some(t) = sim.map(|s| &s["trace"]).filter(|t| t.is_object()) else {
         return Err(sim
@@ -517,16 +521,16 @@ fn simulated(c: &Collected, how: &str, bound: Option<bool>) -> Result<[Stage; 2]
         None => (Status::Failed, Status::Skipped),
     };
     Ok([
-        stage("filter", fstatus, Source::Inferred, filter),
-        stage("score", sstatus, Source::Inferred, score),
+        stage(Stage::Filter, fstatus, Source::Inferred, filter),
+        stage(Stage::Score, sstatus, Source::Inferred, score),
     ])
 }
 
 /// watch … kubelet after a dry run: nothing was stored, so nothing happened to watch; filter
 /// and score come from the simulation on the live cluster.
-fn dry_run_tail(c: &Collected, stages: &mut Vec<Stage>) {
+fn dry_run_tail(c: &Collected, stages: &mut Vec<StageReport>) {
     stages.push(stage(
-        "watch",
+        Stage::Watch,
         Status::Skipped,
         Source::Inferred,
         json!({"explanation": format!("{DRY_RUN}, so no watch event is sent")}),
@@ -540,7 +544,7 @@ fn dry_run_tail(c: &Collected, stages: &mut Vec<Stage>) {
     match simulated(c, SIMULATED_DRY_RUN, None) {
         Ok([filter, score]) => stages.extend([filter, score]),
         Err(why) => {
-            for name in ["filter", "score"] {
+            for name in [Stage::Filter, Stage::Score] {
                 stages.push(stage(
                     name,
                     Status::Skipped,
@@ -551,13 +555,13 @@ fn dry_run_tail(c: &Collected, stages: &mut Vec<Stage>) {
         }
     }
     stages.push(stage(
-        "binding",
+        Stage::Binding,
         Status::Skipped,
         Source::Inferred,
         json!({"explanation": format!("{DRY_RUN}, so nothing is bound"), "simulated_node": selected}),
     ));
     stages.push(stage(
-        "kubelet",
+        Stage::Kubelet,
         Status::Skipped,
         Source::Inferred,
         json!({"explanation": format!("{DRY_RUN}, so no kubelet starts it")}),
@@ -586,9 +590,9 @@ mod tests {
         let j = dry_run(Some(json!({"kube_version": "v1.33", "not_visible": [],
             "trace": {"nodes_total": 3, "nodes_feasible": 2, "filter": [], "score": [],
                       "selected": "node-3", "message": null}})));
-        let by = |n: &str| j.stages.iter().find(|s| s.stage == n).unwrap();
+        let by = |n: Stage| j.stages.iter().find(|s| s.stage == n).unwrap();
         assert_eq!(j.dry_run, Some(true));
-        for n in ["storage", "watch", "binding", "kubelet"] {
+        for n in [Stage::Storage, Stage::Watch, Stage::Binding, Stage::Kubelet] {
             assert_eq!(by(n).status, Status::Skipped, "{n}");
             assert!(
                 by(n).detail["explanation"]
@@ -599,19 +603,22 @@ mod tests {
             );
         }
         assert_eq!(
-            (by("filter").status, by("filter").source),
+            (by(Stage::Filter).status, by(Stage::Filter).source),
             (Status::Ok, Source::Inferred)
         );
-        assert_eq!(by("score").detail["selected"], "node-3");
-        assert_eq!(by("binding").detail["simulated_node"], "node-3");
-        assert_eq!(by("response").detail["changed_fields"][0], "/spec/priority");
+        assert_eq!(by(Stage::Score).detail["selected"], "node-3");
+        assert_eq!(by(Stage::Binding).detail["simulated_node"], "node-3");
+        assert_eq!(
+            by(Stage::Response).detail["changed_fields"][0],
+            "/spec/priority"
+        );
         assert!(j.succeeded());
     }
 
     #[test]
     fn a_dry_run_whose_simulation_failed_says_why() {
         let j = dry_run(Some(json!({"error": "cannot list the cluster: forbidden"})));
-        let filter = j.stages.iter().find(|s| s.stage == "filter").unwrap();
+        let filter = j.stages.iter().find(|s| s.stage == Stage::Filter).unwrap();
         assert_eq!(filter.status, Status::Skipped);
         assert!(
             filter.detail["explanation"]
@@ -623,7 +630,7 @@ mod tests {
             json!({"trace": {"nodes_total": 2, "nodes_feasible": 0,
             "message": "0/2 nodes are available"}}),
         ));
-        let filter = j.stages.iter().find(|s| s.stage == "filter").unwrap();
+        let filter = j.stages.iter().find(|s| s.stage == Stage::Filter).unwrap();
         assert_eq!(
             filter.status,
             Status::Failed,
@@ -652,22 +659,25 @@ mod tests {
             })
         };
         let j = run(Some("node-1"), 2);
-        let by = |j: &Journey, n: &str| j.stages.iter().find(|s| s.stage == n).cloned().unwrap();
-        for n in ["filter", "score"] {
+        let by = |j: &Journey, n: Stage| j.stages.iter().find(|s| s.stage == n).cloned().unwrap();
+        for n in [Stage::Filter, Stage::Score] {
             assert_eq!(
                 (by(&j, n).status, by(&j, n).source),
                 (Status::Ok, Source::Inferred),
                 "{n}"
             );
         }
-        assert_eq!(by(&j, "score").detail["comparison"]["actual"], "node-1");
-        assert_eq!(by(&j, "binding").source, Source::Observed);
+        assert_eq!(
+            by(&j, Stage::Score).detail["comparison"]["actual"],
+            "node-1"
+        );
+        assert_eq!(by(&j, Stage::Binding).source, Source::Observed);
         // The real scheduler bound it although the simulation found no node: reality decides.
         assert!(run(Some("node-1"), 0).succeeded());
         // Never bound, and the simulation says why: unschedulable.
         let j = run(None, 0);
-        assert_eq!(by(&j, "filter").status, Status::Failed);
-        assert!(by(&j, "score").detail.get("comparison").is_none());
+        assert_eq!(by(&j, Stage::Filter).status, Status::Failed);
+        assert!(by(&j, Stage::Score).detail.get("comparison").is_none());
     }
 
     #[test]
@@ -680,7 +690,7 @@ mod tests {
             ..Default::default()
         };
         let j = build(&c);
-        let names: Vec<&str> = j.stages.iter().map(|s| s.stage).collect();
+        let names: Vec<Stage> = j.stages.iter().map(|s| s.stage).collect();
         assert_eq!(names, STAGES);
         assert!(!j.succeeded());
     }

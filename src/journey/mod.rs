@@ -14,29 +14,10 @@ pub mod workload_text;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The stage names, in the contract's order.
-pub const STAGES: [&str; 12] = [
-    "tls-handshake",
-    "authentication",
-    "authorization",
-    "admission",
-    "validation",
-    "storage",
-    "response",
-    "watch",
-    "filter",
-    "score",
-    "binding",
-    "kubelet",
-];
+pub use crate::stage::{Stage, Status};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    Failed,
-    Skipped,
-}
+/// The journey's stages, in the contract's order.
+pub const STAGES: [Stage; 12] = Stage::JOURNEY;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -46,9 +27,10 @@ pub enum Source {
     Inferred,
 }
 
+/// One stage of one journey: how it ended, who saw it, and what it decided.
 #[derive(Debug, Clone, Serialize)]
-pub struct Stage {
-    pub stage: &'static str,
+pub struct StageReport {
+    pub stage: Stage,
     pub status: Status,
     pub source: Source,
     pub detail: Value,
@@ -59,7 +41,7 @@ pub struct Stage {
 pub struct Journey {
     pub pod: String,
     pub server: String,
-    pub stages: Vec<Stage>,
+    pub stages: Vec<StageReport>,
     /// Present (true) when the create was `dryRun=All` and nothing was stored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,

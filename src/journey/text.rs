@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::{Journey, Source, Status};
+use super::{Journey, Source, Stage, Status};
 
 fn mark(s: Status) -> &'static str {
     match s {
@@ -82,7 +82,7 @@ fn diff_line(c: &Value, width: usize) -> String {
 }
 
 /// One-line summary of a stage's detail.
-fn summary(stage: &str, d: &Value) -> Vec<String> {
+fn summary(stage: Stage, d: &Value) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(e) = d
         .get("explanation")
@@ -118,10 +118,10 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
     }
     match stage {
         // A failed handshake has no version or cipher to show: its error line says it all.
-        "tls-handshake" if d.get("error").is_some() => {}
+        Stage::TlsHandshake if d.get("error").is_some() => {}
         // A controller's pod: the note says why this client has no handshake or response.
-        "tls-handshake" | "response" if d.get("created_by").is_some() => {}
-        "tls-handshake" => out.push(format!(
+        Stage::TlsHandshake | Stage::Response if d.get("created_by").is_some() => {}
+        Stage::TlsHandshake => out.push(format!(
             "{} {} (ALPN {}), server chain verified: {}, client certificate requested: {}",
             s(d, "/tls_version"),
             s(d, "/cipher_suite"),
@@ -129,19 +129,19 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
             s(d, "/server_verified"),
             s(d, "/client_certificate_requested")
         )),
-        "authentication" => out.push(format!(
+        Stage::Authentication => out.push(format!(
             "{} → user {:?} groups {}",
             s(d, "/method"),
             s(d, "/user"),
             s(d, "/groups")
         )),
-        "authorization" => out.push(format!(
+        Stage::Authorization => out.push(format!(
             "{} (authorizer: {}) {}",
             s(d, "/decision"),
             s(d, "/authorizer"),
             s(d, "/reason")
         )),
-        "admission" => {
+        Stage::Admission => {
             for p in d["plugins"].as_array().cloned().unwrap_or_default() {
                 let changes = p["changes"].as_array().filter(|c| !c.is_empty());
                 // Without recorded values (an older server), the changed paths stand alone.
@@ -180,7 +180,7 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 ));
             }
         }
-        "validation" => {
+        Stage::Validation => {
             let causes = d["causes"].as_array().map(Vec::len).unwrap_or(0);
             out.push(if causes == 0 {
                 "no field errors".into()
@@ -188,29 +188,29 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 format!("{causes} field error(s): {}", d["causes"])
             });
         }
-        "storage" if d["dryRun"] == Value::Bool(true) => {}
-        "storage" => out.push(format!(
+        Stage::Storage if d["dryRun"] == Value::Bool(true) => {}
+        Stage::Storage => out.push(format!(
             "{} {} at resourceVersion {}",
             s(d, "/operation"),
             s(d, "/key"),
             s(d, "/resourceVersion")
         )),
         // Code 0: the request never got an answer (no credential, connection refused).
-        "response" if d["code"] == json!(0) => {
+        Stage::Response if d["code"] == json!(0) => {
             out.push(format!("no HTTP response: {}", s(d, "/status/message")))
         }
-        "response" if d["dryRun"] == Value::Bool(true) => out.push(format!(
+        Stage::Response if d["dryRun"] == Value::Bool(true) => out.push(format!(
             "HTTP {} (dryRun=All) {}",
             s(d, "/code"),
             s(d, "/status/message")
         )),
-        "response" => out.push(format!(
+        Stage::Response => out.push(format!(
             "HTTP {} resourceVersion {} {}",
             s(d, "/code"),
             s(d, "/resourceVersion"),
             s(d, "/status/message")
         )),
-        "watch" => {
+        Stage::Watch => {
             for e in d["events"].as_array().cloned().unwrap_or_default() {
                 out.push(format!(
                     "{:<9} rv {:<6} phase {:<8} node {}",
@@ -221,7 +221,7 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 ));
             }
         }
-        "filter" => {
+        Stage::Filter => {
             for f in d["filter"].as_array().cloned().unwrap_or_default() {
                 let verdict = if f["passed"] == Value::Bool(true) {
                     "passed".to_string()
@@ -249,7 +249,7 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 ));
             }
         }
-        "score" => {
+        Stage::Score => {
             for f in d["score"].as_array().cloned().unwrap_or_default() {
                 out.push(format!("{:<14} {}", s(&f, "/node"), s(&f, "/total")));
             }
@@ -261,12 +261,12 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
                 out.extend(comparison(cmp));
             }
         }
-        "binding" if d.get("simulated_node").is_some() => out.push(format!(
+        Stage::Binding if d.get("simulated_node").is_some() => out.push(format!(
             "the simulation would bind it to {}",
             s(d, "/simulated_node")
         )),
-        "binding" => out.push(format!("node {} {}", s(d, "/node"), s(d, "/event"))),
-        "kubelet" => {
+        Stage::Binding => out.push(format!("node {} {}", s(d, "/node"), s(d, "/event"))),
+        Stage::Kubelet => {
             for k in d["steps"].as_array().cloned().unwrap_or_default() {
                 out.push(format!("{:<18} {}", s(&k, "/step"), k["detail"]));
             }
@@ -382,7 +382,7 @@ mod tests {
             create: Some((403, json!({"kind": "Status"}))),
             ..Default::default()
         });
-        let st = j.stages.iter_mut().find(|s| s.stage == "admission");
+        let st = j.stages.iter_mut().find(|s| s.stage == Stage::Admission);
         if let Some(st) = st {
             st.status = Status::Ok;
             st.detail = admission;

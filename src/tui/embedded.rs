@@ -12,6 +12,7 @@ use crate::apiserver::transport::server::{self, Running, ServeOptions};
 /// A running embedded server and the kubeconfig written for it. `stop` must be called (the
 /// TUI does it after restoring the terminal) to end the server and remove the kubeconfig.
 pub struct Embedded {
+    ca: crate::pki::mint::Minted,
     pub url: String,
     pub kubeconfig: PathBuf,
     dir: PathBuf,
@@ -48,11 +49,17 @@ impl Embedded {
             return Err(e);
         }
         Ok(Embedded {
+            ca: pki.ca.clone(),
             url,
             kubeconfig,
             dir,
             running: Some(running),
         })
+    }
+
+    /// The cluster's CA (certificate and key): lessons mint deliberately broken clients.
+    pub fn ca(&self) -> &crate::pki::mint::Minted {
+        &self.ca
     }
 
     pub fn kubeconfig_path(&self) -> &Path {

@@ -14,6 +14,7 @@ pub mod embedded;
 pub mod filter;
 pub mod journey;
 pub mod keymap;
+pub mod lesson;
 pub mod sched;
 pub mod session;
 pub mod state;

@@ -259,9 +259,10 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
         }
         Action::OpenInScheduler if state.view == View::PodJourney => {
             let created = state.journey.journey().is_some_and(|j| {
-                j.stages
-                    .iter()
-                    .any(|s| s.stage == "response" && s.status == crate::journey::Status::Ok)
+                j.stages.iter().any(|s| {
+                    s.stage == crate::journey::Stage::Response
+                        && s.status == crate::journey::Status::Ok
+                })
             });
             let focus = created
                 .then(|| state.journey.journey().map(|j| j.pod))

@@ -14,7 +14,7 @@ use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::StageStatus;
+use crate::apiserver::request::trace::{Stage, Status};
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::util;
 
@@ -126,11 +126,11 @@ pub(super) fn create_as(
         &name,
     );
     ctx.trace.stage(
-        "admission",
+        Stage::Admission,
         if res.is_ok() {
-            StageStatus::Ok
+            Status::Ok
         } else {
-            StageStatus::Failed
+            Status::Failed
         },
         json!({"phase": "validating", "plugins": [rec]}),
     );
@@ -155,8 +155,8 @@ pub(super) fn create_as(
     let key = def.key_for(&url_ns, &name);
     let stored = ctx.api.store.create(&key, obj, ctx.write).map_err(|e| {
         ctx.trace.stage(
-            "storage",
-            StageStatus::Failed,
+            Stage::Storage,
+            Status::Failed,
             json!({"operation": "create", "key": key, "error": e.to_string()}),
         );
         store_err(def, &name, e)

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::apiserver::endpoints::delete_options::delete_options;
 use crate::apiserver::request::context::Ctx;
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 use crate::apiserver::storage::store::Write;
 
 /// The only value kube-apiserver accepts (`metav1.DryRunAll`).
@@ -96,14 +96,14 @@ fn go_quote(s: &str) -> String {
 /// resourceVersion, since none was assigned.
 pub(crate) fn storage_stage(trace: &mut RequestTrace, write: Write, mut detail: Value) {
     match write {
-        Write::Commit => trace.stage("storage", StageStatus::Ok, detail),
+        Write::Commit => trace.stage(Stage::Storage, Status::Ok, detail),
         Write::DryRun => {
             if let Some(m) = detail.as_object_mut() {
                 m.remove("resourceVersion");
                 m.insert("dryRun".into(), json!(true));
                 m.insert("note".into(), json!("dry run: nothing stored"));
             }
-            trace.stage("storage", StageStatus::Skipped, detail);
+            trace.stage(Stage::Storage, Status::Skipped, detail);
         }
     }
 }

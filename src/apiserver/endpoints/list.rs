@@ -13,7 +13,7 @@ use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::StageStatus;
+use crate::apiserver::request::trace::{Stage, Status};
 use crate::apiserver::storage::store::StoreError;
 
 /// The list cache key: path plus the query in a stable order.
@@ -31,8 +31,8 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         let rv = ctx.api.store.current_rv();
         if let Some(bytes) = ctx.api.list_cache.get(&list_cache_key(ctx), rv) {
             ctx.trace.stage(
-                "storage",
-                StageStatus::Ok,
+                Stage::Storage,
+                Status::Ok,
                 json!({"operation": "list", "cached": true, "resourceVersion": rv.to_string()}),
             );
             return Ok(Reply::Raw {
@@ -114,7 +114,7 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         }
     }
     let rv = at;
-    ctx.trace.stage("storage", StageStatus::Ok, json!({"operation": "list", "prefix": prefix, "count": items.len(), "resourceVersion": rv.to_string()}));
+    ctx.trace.stage(Stage::Storage, Status::Ok, json!({"operation": "list", "prefix": prefix, "count": items.len(), "resourceVersion": rv.to_string()}));
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(k) = next_key {
         meta["continue"] = json!(ContinueToken::encode(rv as i64, k));

@@ -8,7 +8,7 @@ use crate::apiserver::filters::authz::Attributes;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::StageStatus;
+use crate::apiserver::request::trace::{Stage, Status};
 use crate::apiserver::util;
 
 /// The review body as JSON, whether it came as JSON or in the protobuf envelope.
@@ -37,8 +37,8 @@ pub fn self_subject_review(
         "status": {"userInfo": user_info},
     });
     ctx.trace.stage(
-        "storage",
-        StageStatus::Skipped,
+        Stage::Storage,
+        Status::Skipped,
         json!({"note": "reviews are computed, not stored"}),
     );
     Ok(Reply::Object { code: 201, value })
@@ -120,8 +120,8 @@ pub fn self_subject_access_review(
         "status": status,
     });
     ctx.trace.stage(
-        "storage",
-        StageStatus::Skipped,
+        Stage::Storage,
+        Status::Skipped,
         json!({"note": "reviews are computed, not stored", "allowed": d.allowed}),
     );
     Ok(Reply::Object { code: 201, value })

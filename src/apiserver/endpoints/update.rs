@@ -15,7 +15,7 @@ use crate::apiserver::registry::strategies;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::StageStatus;
+use crate::apiserver::request::trace::{Stage, Status};
 use crate::apiserver::storage::store::{StoreError, object_rv};
 use k8s_openapi::api::core::v1::Pod;
 
@@ -98,16 +98,16 @@ pub(crate) fn apply_update(
     });
     if !causes.is_empty() {
         ctx.trace.stage(
-            "validation",
-            StageStatus::Failed,
+            Stage::Validation,
+            Status::Failed,
             json!({"causes": causes.iter().map(|c| c.rendered()).collect::<Vec<_>>()}),
         );
         return Err(ApiError::invalid(def.group, def.kind, &name, causes));
     }
     let stored = result.map_err(|e| {
         ctx.trace.stage(
-            "storage",
-            StageStatus::Failed,
+            Stage::Storage,
+            Status::Failed,
             json!({"operation": "update", "key": key, "error": e.to_string()}),
         );
         store_err(def, &name, e)

@@ -22,7 +22,7 @@ use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::StageStatus;
+use crate::apiserver::request::trace::{Stage, Status};
 use crate::apiserver::storage::store::{EventType, StoreError, StoreEvent};
 
 struct Encoder {
@@ -148,8 +148,8 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
             // Delivered inside a 200 stream, as the watch cache does.
             let _ = tx.try_send(expired(&mut enc, a, b));
             ctx.trace.stage(
-                "watch",
-                StageStatus::Failed,
+                Stage::Watch,
+                Status::Failed,
                 json!({"prefix": prefix, "error": format!("too old resource version: {a} ({b})")}),
             );
             return Ok(Reply::Stream {
@@ -160,8 +160,8 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
         Err(e) => return Err(ApiError::internal(e)),
     };
     ctx.trace.stage(
-        "watch",
-        StageStatus::Ok,
+        Stage::Watch,
+        Status::Ok,
         json!({"prefix": prefix, "from": from.map(|f| f.to_string()), "initialEvents": start.snapshot.len(), "timeoutSeconds": timeout}),
     );
     let api = ctx.api.clone();

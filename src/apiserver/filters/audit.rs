@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use crate::apiserver::request::info::RequestInfo;
-use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::request::trace::{RequestTrace, Stage};
 use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::transport::tls::ConnInfo;
 use crate::apiserver::util;
@@ -79,7 +79,7 @@ impl AuditLog {
                 }
             }
             if let Some(uid) = trace
-                .find("storage")
+                .find(Stage::Storage)
                 .and_then(|s| s.detail.get("uid"))
                 .filter(|u| !u.is_null())
             {
@@ -98,7 +98,7 @@ impl AuditLog {
             }
             None => json!({"metadata": {}, "code": trace.code}),
         };
-        if let Some(a) = trace.find("authorization") {
+        if let Some(a) = trace.find(Stage::Authorization) {
             ev["annotations"] = json!({
                 "authorization.k8s.io/decision": a.detail.get("decision").cloned().unwrap_or(json!("forbid")),
                 "authorization.k8s.io/reason": a.detail.get("reason").cloned().unwrap_or(json!("")),

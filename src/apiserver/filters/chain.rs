@@ -19,7 +19,7 @@ use crate::apiserver::filters::inflight::TOO_MANY;
 use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::info::{self as request_info, RequestInfo};
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::transport::body_read::{Incoming, announced_len, discard, read_body};
@@ -93,8 +93,8 @@ where
     trace.verb = info.verb.clone();
     trace.resource = info.resource_with_sub();
     trace.stage(
-        "request-info",
-        StageStatus::Ok,
+        Stage::RequestInfo,
+        Status::Ok,
         json!({"verb": info.verb, "apiGroup": info.api_group, "apiVersion": info.api_version, "resource": info.resource,
                "subresource": info.subresource, "namespace": info.namespace, "name": info.name,
                "tls": {"version": conn.tls_version, "cipher": conn.cipher_suite, "alpn": conn.alpn}}),
@@ -123,13 +123,13 @@ where
         &info.path,
     );
     let Some(user) = outcome.user else {
-        trace.stage("authentication", StageStatus::Failed, outcome.detail);
+        trace.stage(Stage::Authentication, Status::Failed, outcome.detail);
         discard(body, incoming).await;
         let e = ApiError::unauthorized();
         return finish(&end, trace, None, Err(e)).await;
     };
     trace.user = Some(user.username.clone());
-    trace.stage("authentication", StageStatus::Ok, outcome.detail);
+    trace.stage(Stage::Authentication, Status::Ok, outcome.detail);
 
     // Impersonation (`kubectl --as`): the identity asked for replaces the authenticated one
     // once the actor may impersonate every part of it.
@@ -138,15 +138,15 @@ where
         Ok(Some(asked)) => {
             match impersonation::impersonate(&api.authorizer, &*api.store, &user, &asked) {
                 Ok((as_user, detail)) => {
-                    trace.stage("impersonation", StageStatus::Ok, detail);
+                    trace.stage(Stage::Impersonation, Status::Ok, detail);
                     trace.user = Some(as_user.username.clone());
                     trace.impersonated_by = Some(user);
                     as_user
                 }
                 Err(e) => {
                     trace.stage(
-                        "impersonation",
-                        StageStatus::Failed,
+                        Stage::Impersonation,
+                        Status::Failed,
                         json!({"actingAs": user.username, "error": e.message}),
                     );
                     discard(body, incoming).await;
@@ -168,8 +168,8 @@ where
             Some(slot) => Some(slot),
             None => {
                 trace.stage(
-                    "priority-and-fairness",
-                    StageStatus::Failed,
+                    Stage::PriorityAndFairness,
+                    Status::Failed,
                     json!({"limiter": "max-in-flight", "inFlight": api.limiter.in_flight()}),
                 );
                 discard(body, incoming).await;
@@ -183,7 +183,7 @@ where
     let decision = api.authorizer.authorize(&*api.store, &user, &attrs);
     let detail = authz::trace_detail(&attrs, &decision);
     if !decision.allowed {
-        trace.stage("authorization", StageStatus::Failed, detail);
+        trace.stage(Stage::Authorization, Status::Failed, detail);
         discard(body, incoming).await;
         let text = authz::forbidden_text(&user.username, &attrs);
         let e = if info.is_resource_request {
@@ -199,7 +199,7 @@ where
         };
         return finish(&end, trace, Some(&user), Err(e)).await;
     }
-    trace.stage("authorization", StageStatus::Ok, detail);
+    trace.stage(Stage::Authorization, Status::Ok, detail);
 
     // Watches are capped by count: each holds a stream and its queue for as long as it lasts.
     let watch_slot = if info.verb == "watch" {
@@ -207,8 +207,8 @@ where
             Some(slot) => Some(slot),
             None => {
                 trace.stage(
-                    "watch-limit",
-                    StageStatus::Failed,
+                    Stage::WatchLimit,
+                    Status::Failed,
                     json!({"maxWatches": api.limiter.max_watches, "watches": api.limiter.watches()}),
                 );
                 discard(body, incoming).await;
@@ -324,7 +324,7 @@ fn too_many(end: &Ending<'_>, mut trace: RequestTrace, user: &UserInfo) -> Respo
         .insert("retry-after", HeaderValue::from_static("1"));
     set_common(&mut r, &trace.audit_id);
     trace.code = 429;
-    trace.stage("response", StageStatus::Failed, json!({"code": 429}));
+    trace.stage(Stage::Response, Status::Failed, json!({"code": 429}));
     if let Some(a) = &api.audit {
         let st = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": TOO_MANY.trim(), "reason": "TooManyRequests", "code": 429});
         a.record(
@@ -417,15 +417,15 @@ async fn finish(
     };
     trace.code = code;
     let st = if code < 400 {
-        StageStatus::Ok
+        Status::Ok
     } else {
-        StageStatus::Failed
+        Status::Failed
     };
     let mut detail = json!({"code": code});
     if let Some(s) = &status_obj {
         detail["status"] = s.clone();
     }
-    trace.stage("response", st, detail);
+    trace.stage(Stage::Response, st, detail);
     if let Some(a) = &api.audit {
         a.record(
             &trace,

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::apiserver::registry::validation;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 
 pub(crate) trait Strategy: Sync {
     /// The API group (`""` for core) and kind this strategy serves.
@@ -165,11 +165,11 @@ pub(crate) fn validate_into_trace(
     let mut all = validation::validate_meta(kind, obj);
     all.extend(causes);
     trace.stage(
-        "validation",
+        Stage::Validation,
         if all.is_empty() {
-            StageStatus::Ok
+            Status::Ok
         } else {
-            StageStatus::Failed
+            Status::Failed
         },
         json!({"causes": all.iter().map(|c| c.rendered()).collect::<Vec<_>>()}),
     );

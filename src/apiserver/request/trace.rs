@@ -9,19 +9,13 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StageStatus {
-    Ok,
-    Failed,
-    Skipped,
-}
+pub use crate::stage::{Stage, Status};
 
 /// One stage of one request (`authentication`, `authorization`, `admission`, ...).
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceStage {
-    pub stage: String,
-    pub status: StageStatus,
+    pub stage: Stage,
+    pub status: Status,
     /// Microseconds since the request was received.
     pub(crate) at_us: u64,
     pub detail: Value,
@@ -66,20 +60,20 @@ impl RequestTrace {
         }
     }
 
-    pub(crate) fn stage(&mut self, stage: &str, status: StageStatus, detail: Value) {
+    pub(crate) fn stage(&mut self, stage: Stage, status: Status, detail: Value) {
         let at_us = self
             .start
             .map(|s| s.elapsed().as_micros() as u64)
             .unwrap_or_default();
         self.stages.push(TraceStage {
-            stage: stage.to_string(),
+            stage,
             status,
             at_us,
             detail,
         });
     }
 
-    pub fn find(&self, stage: &str) -> Option<&TraceStage> {
+    pub fn find(&self, stage: Stage) -> Option<&TraceStage> {
         self.stages.iter().find(|s| s.stage == stage)
     }
 }

@@ -12,29 +12,15 @@ use super::connection::SPINNER;
 use super::journey_detail;
 use super::{ellipsize, inner_width, pane};
 use crate::journey::run::WriteMode;
-use crate::journey::{STAGES, Source, Stage, Status};
+use crate::journey::{STAGES, Source, Stage, StageReport, Status};
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::field;
 
 const SIDE_BY_SIDE: u16 = 100;
 
-pub fn title(stage: &str) -> &'static str {
-    match stage {
-        "tls-handshake" => "TLS handshake",
-        "authentication" => "Authentication",
-        "authorization" => "Authorization",
-        "admission" => "Admission",
-        "validation" => "Validation",
-        "storage" => "Storage (etcd)",
-        "response" => "201 response",
-        "watch" => "Watch event",
-        "filter" => "Filter",
-        "score" => "Score",
-        "binding" => "Binding",
-        "kubelet" => "Kubelet",
-        _ => "?",
-    }
+pub fn title(stage: Stage) -> &'static str {
+    stage.title()
 }
 
 pub fn source_word(s: Source) -> &'static str {
@@ -47,7 +33,7 @@ pub fn source_word(s: Source) -> &'static str {
 
 /// The symbol and style of a stage; a stage not reached yet while the run goes on is waiting.
 pub fn mark<'a>(
-    stage: Option<&Stage>,
+    stage: Option<&StageReport>,
     running: bool,
     spin: &'a str,
     theme: &Theme,
@@ -158,13 +144,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     for (i, name) in STAGES.iter().enumerate().skip(skip) {
         let n = i + 1;
         if n > j.step {
-            lines.push(Line::styled(format!("  · {}", title(name)), theme.muted));
+            lines.push(Line::styled(format!("  · {}", title(*name)), theme.muted));
             continue;
         }
         let stage = journey.as_ref().and_then(|jj| jj.stages.get(i));
         let (sym, style) = mark(stage, j.running || j.collected.is_none(), spin, theme);
         let src = stage.map_or(String::new(), |s| format!("[{}]", source_word(s.source)));
-        let row = format!("{:<16}{src}", title(name));
+        let row = format!("{:<16}{src}", title(*name));
         lines.push(Line::from(vec![
             Span::styled(if n == j.step { "▶ " } else { "  " }, theme.accent),
             Span::styled(format!("{sym} "), style),

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::journey::{source_word, text};
 use crate::journey::run::{WriteMode, namespace_of};
-use crate::journey::{Source, Stage, Status};
+use crate::journey::{Source, Stage, StageReport, Status};
 use crate::tui::journey::request;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
@@ -87,7 +87,7 @@ pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'stati
     out
 }
 
-pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub fn stage(state: &AppState, s: &StageReport, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let d = &s.detail;
     let mut out = Vec::new();
     if let Some(label) = inferred_label(s) {
@@ -102,7 +102,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
         return out;
     }
     match s.stage {
-        "tls-handshake" => {
+        Stage::TlsHandshake => {
             if let Some(e) = d.get("error") {
                 out.extend(field::lines(
                     "✗",
@@ -143,7 +143,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 ));
             }
         }
-        "authentication" => {
+        Stage::Authentication => {
             out.extend(row("user", text(d, "user"), width, theme));
             out.extend(row(
                 "groups",
@@ -176,7 +176,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 ));
             }
         }
-        "authorization" => {
+        Stage::Authorization => {
             out.extend(row("decision", text(d, "decision"), width, theme));
             let authorizer = text(d, "authorizer");
             out.extend(row("authorizer", authorizer.clone(), width, theme));
@@ -214,8 +214,8 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 ));
             }
         }
-        "admission" => admission(state, d, width, theme, &mut out),
-        "validation" => match d["causes"].as_array() {
+        Stage::Admission => admission(state, d, width, theme, &mut out),
+        Stage::Validation => match d["causes"].as_array() {
             Some(c) if c.is_empty() => out.push(Line::styled(
                 "✓ the pod is valid: no field errors",
                 theme.ok,
@@ -241,7 +241,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 theme.text,
             )),
         },
-        "storage" => {
+        Stage::Storage => {
             out.extend(row("etcd key", text(d, "key"), width, theme));
             out.extend(row(
                 "resourceVersion",
@@ -255,7 +255,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 theme,
             ));
         }
-        "response" => {
+        Stage::Response => {
             out.extend(row("status", text(d, "code"), width, theme));
             out.extend(row(
                 "resourceVersion",
@@ -267,7 +267,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 out.extend(row("message", text(st, "message"), width, theme));
             }
         }
-        "watch" => {
+        Stage::Watch => {
             for e in d["events"].as_array().into_iter().flatten() {
                 out.push(Line::from(vec![
                     Span::styled(format!("{:<9}", text(e, "type")), theme.label),
@@ -287,7 +287,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 theme,
             ));
         }
-        "filter" => {
+        Stage::Filter => {
             out.extend(row(
                 "feasible",
                 format!(
@@ -331,7 +331,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 theme.key_hint,
             ));
         }
-        "score" => {
+        Stage::Score => {
             let selected = text(d, "selected");
             for n in d["score"].as_array().into_iter().flatten() {
                 let node = text(n, "node");
@@ -356,7 +356,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 theme.key_hint,
             ));
         }
-        "binding" => {
+        Stage::Binding => {
             out.extend(row("node", text(d, "node"), width, theme));
             out.extend(row("event", text(d, "event"), width, theme));
             out.extend(row(
@@ -370,7 +370,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
                 theme,
             ));
         }
-        "kubelet" => {
+        Stage::Kubelet => {
             for st in d["steps"].as_array().into_iter().flatten() {
                 let at = text(st, "at");
                 let t = at.get(11..23).unwrap_or(&at).to_string();
@@ -417,7 +417,7 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
     }
     if let Some(e) = d
         .get("explanation")
-        .filter(|_| !matches!(s.stage, "authentication" | "authorization"))
+        .filter(|_| !matches!(s.stage, Stage::Authentication | Stage::Authorization))
     {
         out.extend(field::lines(
             "",
@@ -434,11 +434,11 @@ pub fn stage(state: &AppState, s: &Stage, width: usize, theme: &Theme) -> Vec<Li
 /// What an inferred stage is, said first: a scheduler stage kexplore simulated (its per-node
 /// results are the simulation's, not the server's), or one the server does not report, whose
 /// text is what must have happened. None for what was observed or reported.
-fn inferred_label(s: &Stage) -> Option<String> {
+fn inferred_label(s: &StageReport) -> Option<String> {
     if s.source != Source::Inferred {
         return None;
     }
-    let simulated = matches!(s.stage, "filter" | "score")
+    let simulated = matches!(s.stage, Stage::Filter | Stage::Score)
         && (s.detail["filter"].is_array() || s.detail["score"].is_array());
     // A skipped stage did not happen (a dry run, a failed create): saying what "must have
     // happened" above the reason it did not would contradict it.
@@ -570,8 +570,8 @@ mod tests {
 
     use super::*;
 
-    fn stage(name: &'static str, source: Source, detail: Value) -> Stage {
-        Stage {
+    fn stage(name: Stage, source: Source, detail: Value) -> StageReport {
+        StageReport {
             stage: name,
             status: Status::Ok,
             source,
@@ -582,7 +582,7 @@ mod tests {
     #[test]
     fn a_simulated_stage_is_labelled_as_a_simulation() {
         let sim = stage(
-            "filter",
+            Stage::Filter,
             Source::Inferred,
             json!({"filter": [], "nodes_total": 3}),
         );
@@ -593,23 +593,23 @@ mod tests {
         );
         assert!(!label.contains("must have happened"), "{label}");
         let sim = stage(
-            "score",
+            Stage::Score,
             Source::Inferred,
             json!({"score": [], "selected": "n"}),
         );
         assert!(inferred_label(&sim).is_some_and(|l| l.contains("simulated by kexplore")));
         // Explained only: the server's silence, in words.
         let words = stage(
-            "filter",
+            Stage::Filter,
             Source::Inferred,
             json!({"explanation": "filtered"}),
         );
         assert!(inferred_label(&words).is_some_and(|l| l.contains("does not report this stage")));
-        let reported = stage("filter", Source::Reported, json!({"filter": []}));
+        let reported = stage(Stage::Filter, Source::Reported, json!({"filter": []}));
         assert_eq!(inferred_label(&reported), None);
         // A dry run's binding: skipped, and not described as something that happened.
         let mut skipped = stage(
-            "binding",
+            Stage::Binding,
             Source::Inferred,
             json!({"explanation": "dry run (dryRun=All): nothing was stored, so nothing was bound"}),
         );

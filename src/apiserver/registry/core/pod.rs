@@ -14,7 +14,7 @@ use crate::apiserver::registry::validation;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 
 pub(crate) struct Pod;
 
@@ -211,20 +211,20 @@ impl Strategy for Pod {
         // Mutating admission (after decode-time defaults), then validation.
         let (records, res) = plugins::mutate_pod(&mut pod, &ns, &*api.store);
         let status = if res.is_ok() {
-            StageStatus::Ok
+            Status::Ok
         } else {
-            StageStatus::Failed
+            Status::Failed
         };
         trace.stage(
-            "admission",
+            Stage::Admission,
             status,
             json!({"phase": "mutating", "plugins": records}),
         );
         res?;
         let causes = validation::validate_pod(&pod);
         trace.stage(
-            "validation",
-            if causes.is_empty() { StageStatus::Ok } else { StageStatus::Failed },
+            Stage::Validation,
+            if causes.is_empty() { Status::Ok } else { Status::Failed },
             json!({"causes": causes.iter().map(|c| json!({"field": c.field, "reason": c.reason, "message": c.message})).collect::<Vec<_>>()}),
         );
         if !causes.is_empty() {

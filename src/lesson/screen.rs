@@ -1,0 +1,146 @@
+//! What one lesson step puts on screen, as plain data: the facts the room may see before the
+//! reveal (never the answer: the journey's node, the scores), then the reveal itself.
+
+use serde_json::{Value, json};
+
+use super::run::{Answer, Session};
+use super::{Reveal, Step};
+use crate::journey::Stage;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Screen {
+    /// "step 3 of 12".
+    pub progress: String,
+    /// The view and stage, in large text.
+    pub title: String,
+    pub caption: String,
+    /// What the action did.
+    pub done: Option<String>,
+    /// Facts that do not give the answer away.
+    pub facts: Vec<String>,
+    pub question: Option<String>,
+    pub choices: Vec<String>,
+    /// After the reveal: the answer's lines, and whether the guess (if any) was right.
+    pub reveal: Option<Vec<String>>,
+}
+
+/// The facts shown with a step before its reveal. `hide` is the reveal still to come: the
+/// facts leave out whatever it would answer.
+pub fn facts(session: &Session, step: &Step, hide: Option<Reveal>) -> Vec<String> {
+    let mut out = Vec::new();
+    let stage = step.stage;
+    match step.view {
+        super::LessonView::Kubeconfig | super::LessonView::Certificates => {
+            let u = &session.user;
+            out.push(format!(
+                "context {} · server {}",
+                u.context_name, u.cluster.server
+            ));
+            if let Some(r) = session.report() {
+                if let Some(c) = r.user.client_certificate.first() {
+                    if hide != Some(Reveal::Identity) {
+                        out.push(format!("client certificate subject: {}", c.subject));
+                    }
+                    out.push(format!("valid {} → {}", c.not_before, c.not_after));
+                    if !c.extended_key_usage.is_empty() {
+                        out.push(format!("usage: {}", c.extended_key_usage.join(", ")));
+                    }
+                }
+                for ca in &r.cluster.certificate_authority {
+                    out.push(format!("CA in the kubeconfig: {}", ca.subject));
+                }
+            }
+        }
+        super::LessonView::Connection => {
+            out.push(format!("server {}", session.user.cluster.server));
+            out.push(
+                "the client offers its certificate; the server checks it against its CA".into(),
+            );
+        }
+        super::LessonView::Journey | super::LessonView::Scheduler => {
+            if let Some(j) = &session.journey {
+                out.push(format!("pod {}", j.pod));
+                // The stages up to the one the step is about; watch and binding carry the
+                // node, so they wait until the winner is revealed.
+                let upto = stage.unwrap_or(Stage::Response);
+                for s in &j.stages {
+                    if s.stage > upto && stage.is_some() {
+                        break;
+                    }
+                    if hides_node(s.stage, hide) {
+                        continue;
+                    }
+                    let ok = match s.status {
+                        crate::stage::Status::Ok => "✓",
+                        crate::stage::Status::Failed => "✗",
+                        crate::stage::Status::Skipped => "·",
+                    };
+                    out.push(format!("{ok} {}", s.stage.title()));
+                }
+                if hide == Some(Reveal::Winner) {
+                    // The filter's result is known by now; the scores are the answer.
+                    let passed: Vec<String> = stage_detail(session, Stage::Filter)["filter"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|f| f["passed"] == json!(true))
+                        .filter_map(|f| f["node"].as_str().map(String::from))
+                        .collect();
+                    out.push(format!("passed the filter: {}", passed.join(", ")));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn hides_node(s: Stage, hide: Option<Reveal>) -> bool {
+    matches!(
+        s,
+        Stage::Watch | Stage::Score | Stage::Binding | Stage::Kubelet
+    ) && matches!(
+        hide,
+        Some(Reveal::Winner | Reveal::Feasible | Reveal::Phase)
+    )
+}
+
+fn stage_detail(session: &Session, s: Stage) -> Value {
+    session
+        .journey
+        .as_ref()
+        .and_then(|j| j.stages.iter().find(|x| x.stage == s))
+        .map(|x| x.detail.clone())
+        .unwrap_or(Value::Null)
+}
+
+/// The reveal's lines: the guess judged (when there was one) and the answer's explanation.
+pub fn reveal(answer: &Answer, choices: &[String], guess: Option<usize>) -> Vec<String> {
+    let right: Vec<usize> = choices
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| answer.matches(c))
+        .map(|(i, _)| i)
+        .collect();
+    let mut out = Vec::new();
+    match guess {
+        Some(g) if right.contains(&g) => out.push(format!("✓ {} — right", choices[g])),
+        Some(g) => out.push(format!(
+            "✗ {} — not this time",
+            choices.get(g).map_or("?", String::as_str)
+        )),
+        None => {}
+    }
+    match right.first() {
+        Some(r) => out.push(format!("answer: {} {}", r + 1, choices[*r])),
+        None => out.push(format!(
+            "answer: {} (none of the choices)",
+            if answer.values.is_empty() {
+                "none".to_string()
+            } else {
+                answer.values.join(", ")
+            }
+        )),
+    }
+    out.extend(answer.lines.iter().cloned());
+    out
+}

@@ -1,0 +1,245 @@
+//! The lesson player: one screen per step (caption, facts, question), then the step's reveal
+//! computed by `lesson::run`. Space/Enter moves on, 1-9 guess, q quits; `--autoplay SECS` moves
+//! on by itself (three times as long at a question) until any key takes over. Without a
+//! terminal on stdout each screen is printed as text, so a script (or a test) can run it.
+
+use std::io::{self, IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use ratatui::Frame;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+use super::terminal::TerminalGuard;
+use super::theme::Theme;
+use crate::lesson::run::Session;
+use crate::lesson::screen::{Screen, facts, reveal};
+use crate::lesson::{Choices, Lesson};
+
+/// What a wait ended with.
+enum Input {
+    Next,
+    Guess(usize),
+    Quit,
+}
+
+enum Out {
+    Terminal(TerminalGuard),
+    Text,
+}
+
+/// Plays `lesson` on `session`; returns when the last step was shown (or q was pressed).
+pub fn play(
+    lesson: &Lesson,
+    session: &mut Session,
+    rt: &tokio::runtime::Handle,
+    theme: &Theme,
+    mut autoplay: Option<f64>,
+) -> io::Result<()> {
+    let mut out = if io::stdout().is_terminal() {
+        Out::Terminal(TerminalGuard::enter()?)
+    } else {
+        Out::Text
+    };
+    let n = lesson.steps.len();
+    for (i, step) in lesson.steps.iter().enumerate() {
+        let done = step
+            .action
+            .as_ref()
+            .map(|a| match rt.block_on(session.act(a)) {
+                Ok(line) => format!("✓ {line}"),
+                Err(e) => format!("✗ the action failed: {e}"),
+            });
+        let hide = step.question.as_ref().map(|q| q.reveal);
+        let choices = match step.question.as_ref().map(|q| &q.choices) {
+            Some(Choices::Nodes) => rt.block_on(session.nodes()),
+            Some(Choices::List(l)) => l.clone(),
+            None => Vec::new(),
+        };
+        let title = match step.stage {
+            Some(s) => format!("{} · {}", step.view.title(), s.title()),
+            None => step.view.title().to_string(),
+        };
+        let mut screen = Screen {
+            progress: format!("step {} of {n}", i + 1),
+            title,
+            caption: step.caption.clone(),
+            done,
+            facts: facts(session, step, hide),
+            question: step.question.as_ref().map(|q| q.ask.clone()),
+            choices: choices.clone(),
+            reveal: None,
+        };
+        let factor = if step.question.is_some() { 3.0 } else { 1.0 };
+        let input = show(
+            &mut out,
+            &screen,
+            &lesson.title,
+            theme,
+            &mut autoplay,
+            factor,
+        )?;
+        let guess = match input {
+            Input::Quit => return Ok(()),
+            Input::Guess(g) if g < choices.len() => Some(g),
+            _ => None,
+        };
+        if let Some(q) = &step.question {
+            let answer = rt.block_on(session.answer(q.reveal));
+            screen.reveal = Some(reveal(&answer, &choices, guess));
+            screen.facts = facts(session, step, None);
+            if let Input::Quit = show(&mut out, &screen, &lesson.title, theme, &mut autoplay, 2.0)?
+            {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn show(
+    out: &mut Out,
+    screen: &Screen,
+    lesson: &str,
+    theme: &Theme,
+    autoplay: &mut Option<f64>,
+    factor: f64,
+) -> io::Result<Input> {
+    match out {
+        Out::Text => {
+            let mut o = io::stdout().lock();
+            writeln!(o, "── {lesson} · {} ──", screen.progress)?;
+            for l in text_lines(screen) {
+                writeln!(o, "{l}")?;
+            }
+            writeln!(o)?;
+            if let Some(s) = autoplay {
+                std::thread::sleep(Duration::from_secs_f64(*s * factor));
+            }
+            Ok(Input::Next)
+        }
+        Out::Terminal(g) => {
+            g.terminal
+                .draw(|f| draw(f, screen, lesson, theme, autoplay.is_some()))?;
+            wait(
+                autoplay,
+                factor,
+                screen.question.is_some() && screen.reveal.is_none(),
+            )
+        }
+    }
+}
+
+/// Waits for a key, or for autoplay's time; any key ends autoplay (the presenter takes over).
+fn wait(autoplay: &mut Option<f64>, factor: f64, asking: bool) -> io::Result<Input> {
+    let deadline = autoplay.map(|s| Instant::now() + Duration::from_secs_f64(s * factor));
+    loop {
+        let left = match deadline {
+            Some(d) if autoplay.is_some() => match d.checked_duration_since(Instant::now()) {
+                Some(l) => l,
+                None => return Ok(Input::Next),
+            },
+            _ => Duration::from_millis(250),
+        };
+        if !event::poll(left.min(Duration::from_millis(250)))? {
+            continue;
+        }
+        let Event::Key(k) = event::read()? else {
+            continue;
+        };
+        if k.kind == KeyEventKind::Release {
+            continue;
+        }
+        *autoplay = None;
+        match k.code {
+            KeyCode::Char('q') | KeyCode::Esc => return Ok(Input::Quit),
+            KeyCode::Char(c @ '1'..='9') if asking => {
+                return Ok(Input::Guess(c as usize - '1' as usize));
+            }
+            KeyCode::Char(' ') | KeyCode::Enter | KeyCode::Right => return Ok(Input::Next),
+            _ => {}
+        }
+    }
+}
+
+/// The screen as lines of text, in the order they are drawn.
+pub fn text_lines(s: &Screen) -> Vec<String> {
+    let mut out = vec![s.title.to_uppercase(), s.caption.clone()];
+    out.extend(s.done.clone());
+    if let Some(r) = &s.reveal {
+        out.extend(r.iter().cloned());
+    } else {
+        out.extend(s.facts.iter().cloned());
+        if let Some(q) = &s.question {
+            out.push(format!("? {q}"));
+            for (i, c) in s.choices.iter().enumerate() {
+                out.push(format!("  {} {c}", i + 1));
+            }
+        }
+    }
+    out
+}
+
+fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool) {
+    let [head, title, body, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(3),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(f.area());
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(format!("{} ", s.progress), theme.title),
+            Span::styled(lesson.to_string(), theme.muted),
+        ])),
+        head,
+    );
+    f.render_widget(
+        Paragraph::new(Line::styled(
+            s.title.to_uppercase(),
+            theme.title.add_modifier(Modifier::BOLD),
+        ))
+        .block(Block::default().borders(Borders::ALL)),
+        title,
+    );
+    let mut lines = vec![Line::raw(s.caption.clone()), Line::raw("")];
+    if let Some(d) = &s.done {
+        lines.push(Line::raw(d.clone()));
+    }
+    match &s.reveal {
+        Some(r) => {
+            for (i, l) in r.iter().enumerate() {
+                let style = if i == 0 {
+                    Style::default().add_modifier(Modifier::BOLD)
+                } else {
+                    Style::default()
+                };
+                lines.push(Line::styled(l.clone(), style));
+            }
+        }
+        None => {
+            lines.extend(s.facts.iter().map(|l| Line::styled(l.clone(), theme.muted)));
+            if let Some(q) = &s.question {
+                lines.push(Line::raw(""));
+                lines.push(Line::styled(
+                    format!("? {q}"),
+                    theme.title.add_modifier(Modifier::BOLD),
+                ));
+                for (i, c) in s.choices.iter().enumerate() {
+                    lines.push(Line::raw(format!("  {}  {c}", i + 1)));
+                }
+            }
+        }
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+    let hint = match (auto, s.question.is_some() && s.reveal.is_none()) {
+        (true, _) => "autoplay · any key takes over",
+        (false, true) => "1-9 guess · Space reveal · q quit",
+        (false, false) => "Space next · q quit",
+    };
+    f.render_widget(Paragraph::new(Line::styled(hint, theme.muted)), foot);
+}

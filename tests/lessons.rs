@@ -1,0 +1,91 @@
+//! Every built-in lesson runs unattended on a fresh embedded cluster (stdout is not a terminal,
+//! so each screen is printed) and exits 0 with every reveal matching one of its choices; a
+//! broken lesson exits 2 naming its file and line.
+
+use std::process::Command;
+
+fn kexplore() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kexplore"))
+}
+
+#[test]
+fn every_built_in_lesson_runs_unattended_and_every_answer_is_a_choice() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir("lessons").expect("lessons/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        seen += 1;
+        let out = kexplore()
+            .args(["lesson", path.to_str().expect("path"), "--autoplay", "0"])
+            .output()
+            .expect("run kexplore");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {err}\n{text}",
+            path.display()
+        );
+        assert!(
+            !text.contains("the action failed"),
+            "{}:\n{text}",
+            path.display()
+        );
+        assert!(
+            !text.contains("(none of the choices)"),
+            "{}:\n{text}",
+            path.display()
+        );
+        let steps = text.matches("answer: ").count();
+        assert!(steps > 0, "{}: no reveal\n{text}", path.display());
+    }
+    assert!(seen >= 3, "built-in lessons found: {seen}");
+}
+
+#[test]
+fn the_seeds_experiment_names_no_winner_before_it_asks_and_every_node_after() {
+    let out = kexplore()
+        .args(["lesson", "lessons/seeds-experiment.yaml", "--autoplay", "0"])
+        .output()
+        .expect("run kexplore");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let ask = text.find("? Which node wins?").expect("the question");
+    let before = &text[..ask];
+    let screen_start = before.rfind("── ").unwrap_or(0);
+    let screen = &before[screen_start..];
+    assert!(
+        !screen.contains("winner") && !screen.contains("Binding"),
+        "{screen}"
+    );
+    let after = &text[ask..];
+    let reveal = &after[after.find("answer: ").expect("reveal")..];
+    for node in ["node-1", "node-2", "node-3", "control-plane"] {
+        assert!(reveal.contains(node), "{node} missing from\n{reveal}");
+    }
+}
+
+#[test]
+fn a_broken_lesson_exits_2_naming_its_line() {
+    let dir = std::env::temp_dir().join(format!("kexplore-lesson-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("broken.yaml");
+    std::fs::write(
+        &file,
+        "title: t\nsteps:\n  - caption: c\n    view: scheduler\n    action:\n      cordn: node-1\n",
+    )
+    .expect("write");
+    let out = kexplore()
+        .args(["lesson", file.to_str().expect("path")])
+        .output()
+        .expect("run kexplore");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("broken.yaml:6: steps[0].action: unknown field `cordn`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
