@@ -2,13 +2,16 @@
 //! list, one watch per collection from the list's resourceVersion (bookmarks on); a 410 Gone or
 //! a broken stream means list again and watch from there. Events change the kept cluster here
 //! (`kept.rs`: the scheduler's snapshot updated by each event, not rebuilt), never the screen:
-//! every `COALESCE` a publisher takes a copy of the snapshot, re-runs the simulation off the UI
-//! thread, and sends it only when the UI has taken the previous one. So at most one update is
-//! ever queued, and a burst of events costs one copy and one cycle, however many it held.
+//! the first event wakes a publisher, which takes a copy of the snapshot, re-runs the
+//! simulation off the UI thread, and sends it only when the UI has taken the previous one, at
+//! most once per `COALESCE`. So at most one update is ever queued, a lone event shows at once,
+//! and a burst costs one copy and one cycle per update, however many events it held.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde::de::DeserializeOwned;
@@ -22,9 +25,11 @@ use crate::client::http::ApiClient;
 use crate::client::snapshot::{trim_node, trim_pod};
 use crate::kubeconfig::ResolvedContext;
 
-/// How often the view may change while events arrive: a few times a second reads as live,
-/// and bounds the re-simulations whatever the event rate.
-pub const COALESCE: Duration = Duration::from_millis(300);
+/// How often the view may change while events arrive: ten times a second reads as live, and
+/// bounds the re-simulations whatever the event rate.
+pub const COALESCE: Duration = Duration::from_millis(100);
+/// How often the status line (the watches' phases) is refreshed when no event wakes it.
+const STATUS_EVERY: Duration = Duration::from_millis(300);
 /// A watch is renewed (from the last resourceVersion seen) after a random 5–10 minutes, as
 /// client-go's reflector does, so many viewers do not renew at once. (It was 10 s while the
 /// embedded server's scheduler loop could stall a watch for tens of seconds; that loop now
@@ -101,6 +106,8 @@ pub struct LiveUpdate {
     pub status: LiveStatus,
     cluster: Arc<Mutex<Option<Built>>>,
     in_flight: Arc<AtomicBool>,
+    /// The publisher's wake-up: the UI taking this update lets the next one go at once.
+    wake: Arc<Notify>,
 }
 
 impl LiveUpdate {
@@ -110,6 +117,7 @@ impl LiveUpdate {
             status,
             cluster: Arc::new(Mutex::new(cluster)),
             in_flight: Arc::new(AtomicBool::new(true)),
+            wake: Arc::new(Notify::new()),
         }
     }
 
@@ -122,6 +130,7 @@ impl LiveUpdate {
     pub fn take(&self) -> Option<Built> {
         let c = lock(&self.cluster).take();
         self.in_flight.store(false, Ordering::Release);
+        self.wake.notify_one();
         c
     }
 }
@@ -129,6 +138,8 @@ impl LiveUpdate {
 /// The reflectors' cache: the cluster as last seen, and whether the view has seen it.
 struct Cache {
     kept: Kept,
+    /// Wakes the publisher when the cluster changed.
+    wake: Arc<Notify>,
     node_phase: Phase,
     pod_phase: Phase,
     dirty: bool,
@@ -139,6 +150,12 @@ struct Cache {
 }
 
 impl Cache {
+    /// The cluster changed: the view has not seen it yet.
+    fn touch(&mut self) {
+        self.dirty = true;
+        self.wake.notify_one();
+    }
+
     fn status(&self) -> LiveStatus {
         let rank = |p: &Phase| match p {
             Phase::Watching => 0,
@@ -241,7 +258,7 @@ fn apply<T: Cached>(cache: &Mutex<Cache>, event: WatchEvent<T>) -> bool {
         }
     }
     c.events += 1;
-    c.dirty = true;
+    c.touch();
     c.last_event_unix = Some(now_unix());
     true
 }
@@ -323,7 +340,7 @@ async fn reflect<T: Cached>(
                     T::WHAT
                 ));
                 *T::phase(&mut c) = Phase::Forbidden(m);
-                c.dirty = true;
+                c.touch();
                 return;
             }
             Err(e) => {
@@ -352,7 +369,7 @@ async fn reflect<T: Cached>(
             Ok(l) => {
                 let mut c = lock(&cache);
                 T::relist(&mut c.kept, l.items);
-                c.dirty = true;
+                c.touch();
                 rv = l.resource_version;
             }
             Err(ListError::Forbidden(m)) => {
@@ -429,8 +446,10 @@ pub async fn follow(seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUp
         fallback,
         release,
     } = seed;
+    let wake = Arc::new(Notify::new());
     let cache = Arc::new(Mutex::new(Cache {
         kept,
+        wake: wake.clone(),
         node_phase: Phase::default(),
         pod_phase: Phase::default(),
         dirty: false,
@@ -461,8 +480,9 @@ pub async fn follow(seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUp
     }
     // The last update's flag: set until the UI takes it.
     let mut in_flight = Arc::new(AtomicBool::new(false));
-    let mut tick = tokio::time::interval(COALESCE);
+    let mut tick = tokio::time::interval(STATUS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_update: Option<Instant> = None;
     let mut last_sent: Option<LiveStatus> = None;
     let mut resimulations = 0;
     let mut build_ms = 0;
@@ -470,12 +490,19 @@ pub async fn follow(seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUp
         return;
     };
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = wake.notified() => {}
+            _ = tick.tick() => {}
+        }
         if alive.strong_count() == 0 {
             break;
         }
         if in_flight.load(Ordering::Acquire) {
             continue;
+        }
+        // At most one update per COALESCE: what arrives meanwhile goes into the same one.
+        if let Some(gap) = last_update.map(|at| at.elapsed()).filter(|g| *g < COALESCE) {
+            tokio::time::sleep(COALESCE - gap).await;
         }
         let t = Instant::now();
         let (changed, mut status) = {
@@ -510,8 +537,10 @@ pub async fn follow(seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUp
             continue;
         }
         last_sent = Some(status.clone());
-        let update = LiveUpdate::new(feed, status, cluster);
+        let mut update = LiveUpdate::new(feed, status, cluster);
+        update.wake = wake.clone();
         in_flight = update.in_flight.clone();
+        last_update = Some(Instant::now());
         send(update);
     }
     for t in tasks {
