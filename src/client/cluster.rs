@@ -62,30 +62,99 @@ fn with_query(path: &str, query: &str) -> String {
     }
 }
 
+/// How far one collection's list has got: items so far and, from the server's
+/// `remainingItemCount`, how many in all; what went wrong on the way and how it was recovered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListProgress {
+    pub loaded: u64,
+    /// `None` until a page says (servers omit the count with a label or field selector).
+    pub total: Option<u64>,
+    pub pages: usize,
+    /// The last recovery, in plain words ("connection dropped after 48,000: resumed").
+    pub note: Option<String>,
+    pub done: bool,
+}
+
+/// A page of a list, decoded straight into its items (no intermediate JSON tree).
+#[derive(serde::Deserialize)]
+#[serde(bound = "T: DeserializeOwned")]
+struct Page<T> {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(default)]
+    items: Option<Vec<T>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct PageMeta {
+    resource_version: Option<String>,
+    #[serde(rename = "continue")]
+    next: Option<String>,
+    remaining_item_count: Option<i64>,
+}
+
+/// A page that failed in transit is asked for again this many times (same continue token).
+const RESUMES: usize = 3;
+
 /// Lists every item of a collection path (e.g. `/api/v1/nodes`), page by page.
 pub async fn list_all<T: DeserializeOwned>(
     api: &ApiClient,
     path: &str,
     page_size: u32,
 ) -> Result<Listed<T>, ListError> {
+    list_paged(api, path, page_size, |_: &ListProgress| {}, |_: &mut T| {}).await
+}
+
+/// `list_all`, reporting progress after each page and passing each item through `trim` (which
+/// may drop fields the caller never reads) as it is decoded. A page whose connection dropped
+/// is asked for again with the same continue token; an expired token (410) lists again from
+/// the start, once, as kubectl does. Either way `progress` says so.
+pub async fn list_paged<T: DeserializeOwned>(
+    api: &ApiClient,
+    path: &str,
+    page_size: u32,
+    mut progress: impl FnMut(&ListProgress),
+    mut trim: impl FnMut(&mut T),
+) -> Result<Listed<T>, ListError> {
     let mut restarted = false;
+    let mut note: Option<String> = None;
     'restart: loop {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
         let mut pages = 0;
         let mut rv = String::new();
+        let mut resumes = 0;
         loop {
             let mut query = format!("limit={page_size}");
             if let Some(t) = &token {
                 query.push_str(&format!("&continue={}", percent_encode(t)));
             }
-            let resp = api.get(&with_query(path, &query)).await?;
+            let resp = match api.get(&with_query(path, &query)).await {
+                Ok(r) => r,
+                // Mid-list, the pages so far stay good: ask for the next one again.
+                Err(e) if token.is_some() && resumes < RESUMES => {
+                    resumes += 1;
+                    note = Some(format!(
+                        "connection dropped after {} items ({e}): resumed from the last page",
+                        items.len()
+                    ));
+                    tokio::time::sleep(std::time::Duration::from_millis(200 * resumes as u64))
+                        .await;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             match resp.status {
                 200 => {}
                 403 => return Err(ListError::Forbidden(status_message(&resp.body))),
                 // The continue token expired (compaction): start over once, as kubectl does.
                 410 if token.is_some() && !restarted => {
                     restarted = true;
+                    note = Some(format!(
+                        "the continue token expired after {} items (410 Gone): listed again from the start",
+                        items.len()
+                    ));
                     continue 'restart;
                 }
                 code => {
@@ -96,28 +165,36 @@ pub async fn list_all<T: DeserializeOwned>(
                 }
             }
             pages += 1;
-            let mut v: serde_json::Value =
+            let page: Page<T> =
                 serde_json::from_slice(&resp.body).map_err(|e| ListError::Decode(e.to_string()))?;
+            drop(resp);
             // Every page of a kube-apiserver list is served at the first page's version; a
             // server whose later pages are newer would make a watch from the last one miss
             // what changed in between (a pod deleted after page 1 stays forever). From the
             // first, such changes come again, which a cache keyed by name absorbs.
-            let page_rv = v["metadata"]["resourceVersion"].as_str().unwrap_or("");
             if rv.is_empty() {
-                rv = page_rv.to_string();
+                rv = page.metadata.resource_version.unwrap_or_default();
             }
-            let next = v["metadata"]["continue"]
-                .as_str()
-                .filter(|c| !c.is_empty())
-                .map(str::to_string);
-            if let Some(serde_json::Value::Array(list)) = v.get_mut("items").map(std::mem::take) {
-                for item in list {
-                    items.push(
-                        serde_json::from_value(item)
-                            .map_err(|e| ListError::Decode(e.to_string()))?,
-                    );
-                }
+            for mut item in page.items.into_iter().flatten() {
+                trim(&mut item);
+                items.push(item);
             }
+            let next = page.metadata.next.filter(|c| !c.is_empty());
+            let remaining = page
+                .metadata
+                .remaining_item_count
+                .and_then(|r| u64::try_from(r).ok());
+            let loaded = items.len() as u64;
+            progress(&ListProgress {
+                loaded,
+                total: match (&next, remaining) {
+                    (None, _) => Some(loaded),
+                    (Some(_), r) => r.map(|r| loaded + r),
+                },
+                pages,
+                note: note.clone(),
+                done: next.is_none(),
+            });
             match next {
                 Some(t) => token = Some(t),
                 None => {

@@ -1,11 +1,11 @@
-//! The live cluster as the scheduler simulation needs it: every node and pod, listed in pages,
-//! plus the server's release. A user RBAC keeps from listing something gets the rest and a
+//! The live cluster as the scheduler simulation needs it: every node and pod, listed in pages
+//! (the collections at once, each reporting progress), plus the server's release. A user RBAC keeps from listing something gets the rest and a
 //! plain note of what is missing, never an error for that alone.
 
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodStatus};
 use serde::de::DeserializeOwned;
 
-use super::cluster::{ListError, Listed, PAGE_SIZE, list_all};
+use super::cluster::{ListError, ListProgress, Listed, PAGE_SIZE, list_paged};
 use super::http::ApiClient;
 use crate::scheduler::manifests::{Manifests, Source};
 use crate::scheduler::release::Modelling;
@@ -32,26 +32,97 @@ pub struct WatchFrom {
     pub pods: Option<(String, String)>,
 }
 
-/// Lists `path`; a 403 becomes `Ok(None)` with a note in `not_visible`.
+/// What a caller wants beyond the objects.
+#[derive(Clone, Copy)]
+pub struct FetchOptions<'a> {
+    /// Called after each page with the collection ("nodes", "pods", "namespaces") and how far
+    /// its list has got.
+    pub progress: &'a (dyn Fn(&str, &ListProgress) + Send + Sync),
+    /// Drop, as each item is decoded, the fields no simulation reads (managed fields, most
+    /// annotations, pod status beyond the phase, node conditions).
+    pub trim: bool,
+}
+
+impl FetchOptions<'_> {
+    /// Every field kept, no progress reported.
+    pub fn full() -> FetchOptions<'static> {
+        FetchOptions {
+            progress: &|_, _| {},
+            trim: false,
+        }
+    }
+}
+
+/// The annotation that marks a mirror pod, the only one the simulation reads on pods.
+const MIRROR: &str = "kubernetes.io/config.mirror";
+/// The only node annotation the simulation reads.
+const AVOID_PODS: &str = "scheduler.alpha.kubernetes.io/preferAvoidPods";
+
+/// Leaves a pod what the scheduler and view 5 read: metadata (no managed fields, only the
+/// mirror annotation), the spec, the phase.
+pub fn trim_pod(p: &mut Pod) {
+    p.metadata.managed_fields = None;
+    if let Some(a) = p.metadata.annotations.as_mut() {
+        a.retain(|k, _| k == MIRROR);
+    }
+    if let Some(s) = p.status.take() {
+        p.status = Some(PodStatus {
+            phase: s.phase,
+            ..Default::default()
+        });
+    }
+}
+
+/// Leaves a node what the scheduler reads: no managed fields, conditions or other annotations.
+pub fn trim_node(n: &mut Node) {
+    n.metadata.managed_fields = None;
+    if let Some(a) = n.metadata.annotations.as_mut() {
+        a.retain(|k, _| k == AVOID_PODS);
+    }
+    if let Some(s) = n.status.as_mut() {
+        s.conditions = None;
+    }
+}
+
+/// Lists `path`; a 403 becomes `Ok((None, note))`.
 async fn list_or_note<T: DeserializeOwned>(
     api: &ApiClient,
-    path: &str,
+    (path, label): (&str, &str),
     what: &str,
     consequence: &str,
-    not_visible: &mut Vec<String>,
-) -> Result<Option<Listed<T>>, ListError> {
-    match list_all::<T>(api, path, PAGE_SIZE).await {
-        Ok(l) => Ok(Some(l)),
-        Err(ListError::Forbidden(m)) => {
-            not_visible.push(format!("{what}: {m} — {consequence}"));
-            Ok(None)
-        }
+    opts: FetchOptions<'_>,
+    trim: fn(&mut T),
+) -> Result<(Option<Listed<T>>, Option<String>), ListError> {
+    let listed = list_paged::<T>(
+        api,
+        path,
+        PAGE_SIZE,
+        |p| (opts.progress)(label, p),
+        |item| {
+            if opts.trim {
+                trim(item)
+            }
+        },
+    )
+    .await;
+    match listed {
+        Ok(l) => Ok((Some(l), None)),
+        Err(ListError::Forbidden(m)) => Ok((None, Some(format!("{what}: {m} — {consequence}")))),
         Err(e) => Err(e),
     }
 }
 
-/// Lists nodes, pods (cluster-wide, else `namespace` only) and namespaces.
+/// Lists nodes, pods (cluster-wide, else `namespace` only) and namespaces, every field kept.
 pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster, ListError> {
+    fetch_live_with(api, namespace, FetchOptions::full()).await
+}
+
+/// Lists nodes, pods (cluster-wide, else `namespace` only) and namespaces, the three at once.
+pub async fn fetch_live_with(
+    api: &ApiClient,
+    namespace: &str,
+    opts: FetchOptions<'_>,
+) -> Result<LiveCluster, ListError> {
     let git_version = match api.get("/version").await {
         Ok(r) if r.status == 200 => r
             .json()
@@ -59,7 +130,57 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
         _ => None,
     };
     let modelling = Modelling::for_server(git_version.as_deref());
-    let mut not_visible = Vec::new();
+    let nodes = list_or_note::<Node>(
+        api,
+        ("/api/v1/nodes", "nodes"),
+        "nodes",
+        "the simulation sees no nodes, so every pod looks unschedulable",
+        opts,
+        trim_node,
+    );
+    let pods = async {
+        let all = list_or_note::<Pod>(
+            api,
+            ("/api/v1/pods", "pods"),
+            "pods in all namespaces",
+            &format!("only namespace {namespace:?} is listed, so other namespaces' pods do not use up node resources in the simulation"),
+            opts,
+            trim_pod,
+        )
+        .await?;
+        let (all, note) = all;
+        if let Some(l) = all {
+            return Ok::<_, ListError>((Some((l, "/api/v1/pods".to_string())), Vec::new()));
+        }
+        let path = format!("/api/v1/namespaces/{namespace}/pods");
+        let (l, second) = list_or_note::<Pod>(
+            api,
+            (&path, "pods"),
+            &format!("pods in namespace {namespace:?}"),
+            "no pod is visible: nodes look empty and there is no pending pod to explain",
+            opts,
+            trim_pod,
+        )
+        .await?;
+        let notes: Vec<String> = note.into_iter().chain(second).collect();
+        Ok((l.map(|l| (l, path)), notes))
+    };
+    let namespaces = list_or_note::<Namespace>(
+        api,
+        ("/api/v1/namespaces", "namespaces"),
+        "namespaces",
+        "namespace selectors of pod affinity terms match no namespace labels",
+        opts,
+        |_| {},
+    );
+    let (nodes, pods, namespaces) = tokio::join!(nodes, pods, namespaces);
+    let ((nodes, node_note), (pods, pod_notes), (namespaces, ns_note)) =
+        (nodes?, pods?, namespaces?);
+    let not_visible: Vec<String> = node_note
+        .into_iter()
+        .chain(pod_notes)
+        .chain(ns_note)
+        .collect();
     let mut pages = 0;
     let mut watch_from = WatchFrom::default();
     let mut m = Manifests::default();
@@ -67,61 +188,19 @@ pub async fn fetch_live(api: &ApiClient, namespace: &str) -> Result<LiveCluster,
         file: file.to_string(),
         document: 1,
     };
-    if let Some(l) = list_or_note::<Node>(
-        api,
-        "/api/v1/nodes",
-        "nodes",
-        "the simulation sees no nodes, so every pod looks unschedulable",
-        &mut not_visible,
-    )
-    .await?
-    {
+    if let Some(l) = nodes {
         pages += l.pages;
         watch_from.nodes = Some(("/api/v1/nodes".to_string(), l.resource_version.clone()));
-        m.nodes = l
-            .items
-            .into_iter()
-            .map(|n| (n, src("GET /api/v1/nodes")))
-            .collect();
+        let file = src("GET /api/v1/nodes");
+        m.nodes = l.items.into_iter().map(|n| (n, file.clone())).collect();
     }
-    let pods = match list_or_note::<Pod>(
-        api,
-        "/api/v1/pods",
-        "pods in all namespaces",
-        &format!("only namespace {namespace:?} is listed, so other namespaces' pods do not use up node resources in the simulation"),
-        &mut not_visible,
-    )
-    .await?
-    {
-        Some(l) => Some((l, "GET /api/v1/pods".to_string())),
-        None => {
-            let path = format!("/api/v1/namespaces/{namespace}/pods");
-            list_or_note::<Pod>(
-                api,
-                &path,
-                &format!("pods in namespace {namespace:?}"),
-                "no pod is visible: nodes look empty and there is no pending pod to explain",
-                &mut not_visible,
-            )
-            .await?
-            .map(|l| (l, format!("GET {path}")))
-        }
-    };
-    if let Some((l, file)) = pods {
+    if let Some((l, path)) = pods {
         pages += l.pages;
-        let path = file.trim_start_matches("GET ").to_string();
+        let file = src(&format!("GET {path}"));
         watch_from.pods = Some((path, l.resource_version.clone()));
-        m.pods = l.items.into_iter().map(|p| (p, src(&file))).collect();
+        m.pods = l.items.into_iter().map(|p| (p, file.clone())).collect();
     }
-    if let Some(l) = list_or_note::<Namespace>(
-        api,
-        "/api/v1/namespaces",
-        "namespaces",
-        "namespace selectors of pod affinity terms match no namespace labels",
-        &mut not_visible,
-    )
-    .await?
-    {
+    if let Some(l) = namespaces {
         pages += l.pages;
         m.namespaces = l.items;
     }

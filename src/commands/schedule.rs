@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{CommandError, CommandResult};
 use crate::cli::{GlobalArgs, OutputFormat, ScheduleArgs};
 use crate::client::http::ApiClient;
-use crate::client::snapshot::fetch_live;
+use crate::client::snapshot::{FetchOptions, fetch_live_with};
 use crate::kubeconfig::{Kubeconfig, Selection};
 use crate::scheduler::manifests::Manifests;
 use crate::scheduler::plugins;
@@ -87,7 +87,12 @@ fn input(
         } else {
             &ctx.namespace
         };
-        fetch_live(&api, ns).await.map_err(|e| {
+        // Only what the simulation reads is kept of each object, as it is decoded.
+        let opts = FetchOptions {
+            progress: &|_, _| {},
+            trim: true,
+        };
+        fetch_live_with(&api, ns, opts).await.map_err(|e| {
             CommandError::Failed(format!(
                 "listing the cluster at {}: {e}",
                 ctx.cluster.server

@@ -14,6 +14,9 @@ use super::selector::{Labels, Selector};
 use super::term_index::TermIndex;
 use super::trace::Name;
 
+mod delta;
+pub use delta::LiveSnapshot;
+
 pub type PodId = usize;
 
 /// Pod ids worth testing against a selector.

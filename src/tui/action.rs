@@ -106,6 +106,8 @@ pub enum Action {
     WorkloadProgress(Payload<crate::journey::workload::WorkloadCollected>, bool),
     /// View 5's cluster arrived (or could not be listed).
     ClusterLoaded(Payload<Result<ClusterData, String>>),
+    /// View 5's lists got further: each collection's items so far and total.
+    ClusterProgress(Payload<Vec<(String, crate::client::cluster::ListProgress)>>),
     /// View 5's live cluster arrived, with its pods to choose from (or could not be listed).
     LiveClusterLoaded(Payload<Result<LiveCluster, String>>),
     /// View 5's watch: the live cluster changed (coalesced), or its watch's status did.

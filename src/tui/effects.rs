@@ -115,9 +115,22 @@ impl EffectRunner {
                 fallback,
             } => {
                 let ctx = self.resolve(&context);
+                let report = send.clone();
+                // Each page's progress, every collection's in one report.
+                let shown = std::sync::Mutex::new(Vec::new());
+                let progress = move |what: &str, p: &crate::client::cluster::ListProgress| {
+                    let mut v = shown.lock().unwrap_or_else(|e| e.into_inner());
+                    match v.iter_mut().find(|(w, _)| w == what) {
+                        Some((_, old)) => *old = p.clone(),
+                        None => v.push((what.to_string(), p.clone())),
+                    }
+                    report(Action::ClusterProgress(Payload::new(v.clone())));
+                };
                 self.rt.spawn(async move {
                     let r = match ctx {
-                        Ok(ctx) => sched::fetch::fetch(&ctx, focus, *fallback).await,
+                        Ok(ctx) => {
+                            sched::fetch::fetch_with(&ctx, focus, *fallback, &progress).await
+                        }
                         Err(e) => Err(e),
                     };
                     match r {

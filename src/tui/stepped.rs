@@ -66,6 +66,7 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
         return Vec::new();
     };
     state.sched.loading = true;
+    state.sched.progress.clear();
     state.sched.focus_pod = focus.clone();
     // The old watch stops: its updates would show the cluster around the previous pod.
     state.sched.live = None;
@@ -192,14 +193,24 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             Vec::new()
         }
         Action::LiveClusterLoaded(r) => {
+            state.sched.progress.clear();
             match &*r.0 {
                 Ok(live) => {
                     state.sched.listing = Some(live.listing.clone());
-                    cluster_loaded(state, Ok(&live.data));
+                    // Built where it was fetched, off this thread; else (tests) built here.
+                    let built = live
+                        .model
+                        .as_ref()
+                        .and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
+                    match built {
+                        Some(model) => set_model(state, model),
+                        None => cluster_loaded(state, Ok(&live.data)),
+                    }
+                    let nodes = state.sched.model().map_or(0, |m| m.snapshot.num_nodes());
                     state.sched.live = live.feed.clone().map(|feed| LiveState {
                         feed,
                         status: LiveStatus {
-                            nodes: live.data.nodes.len(),
+                            nodes,
                             pods: live.listing.pods.len(),
                             ..Default::default()
                         },
@@ -218,6 +229,13 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
                 (Some(l), Some(f)) => l.pods.iter().position(|p| p.key == f).unwrap_or(0),
                 _ => 0,
             };
+            Vec::new()
+        }
+        Action::ClusterProgress(p) => {
+            // A late report of a list already shown would put the progress back on screen.
+            if state.sched.loading {
+                state.sched.progress = (*p.0).clone();
+            }
             Vec::new()
         }
         Action::LiveChanged(u) => {
@@ -381,8 +399,13 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
 }
 
 fn cluster_loaded(state: &mut AppState, data: Result<&ClusterData, String>) {
+    set_model(state, data.and_then(|d| Model::new(d.clone())));
+}
+
+fn set_model(state: &mut AppState, model: Result<Model, String>) {
     state.sched.loading = false;
-    state.sched.model = Some(data.and_then(|d| Model::new(d.clone())));
+    state.sched.progress.clear();
+    state.sched.model = Some(model);
     state.sched.step = 0;
     state.sched.cursor = 0;
     state.sched.reorder(predict(state));

@@ -51,7 +51,7 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
     // swallow it (an update not taken would stop the watch's feed).
     if matches!(
         action,
-        Action::LiveClusterLoaded(_) | Action::LiveChanged(_)
+        Action::LiveClusterLoaded(_) | Action::LiveChanged(_) | Action::ClusterProgress(_)
     ) {
         return stepped::handle(state, &action).unwrap_or_default();
     }

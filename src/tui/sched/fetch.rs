@@ -1,17 +1,23 @@
 //! Where view 5's cluster comes from: the live server (nodes, pods and namespaces listed in
-//! pages by `client::snapshot`, `/version` for the release to model; `watch.rs` then keeps them
-//! current) or manifest files (tests, benches). Either way the
-//! objects go through the same manifest reader `kexplore schedule` uses, so a `kubectl get
-//! nodes,pods -o yaml` of the same state gives the same numbers there.
+//! pages by `client::snapshot`, at once and with progress, `/version` for the release to
+//! model; `kept.rs` compiles them once and `watch.rs` keeps them current) or manifest files
+//! (tests, benches). Either way the pods compile through the same `PodInfo` `kexplore
+//! schedule` uses, so a `kubectl get nodes,pods -o yaml` of the same state gives the same
+//! numbers there.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 
-use super::live::{self, Listing, LiveCluster};
+use super::kept::{Frame, Kept};
+use super::live::{self, LiveCluster};
 use super::model::ClusterData;
+use crate::client::cluster::ListProgress;
 use crate::client::http::ApiClient;
-use crate::client::snapshot::{WatchFrom, fetch_live};
+use crate::client::snapshot::{FetchOptions, WatchFrom, fetch_live_with};
 use crate::kubeconfig::ResolvedContext;
-use crate::scheduler::manifests::{Manifests, Source};
+use crate::scheduler::manifests::Manifests;
 use crate::scheduler::release::Modelling;
 use crate::scheduler::{KubeVersion, why};
 
@@ -64,8 +70,36 @@ pub async fn fetch(
     focus: Option<String>,
     fallback: Pod,
 ) -> Result<(LiveCluster, Seed), String> {
+    fetch_with(ctx, focus, fallback, &|_, _| {}).await
+}
+
+/// `fetch`, calling `progress` after each page of each collection. The lists run at once;
+/// the objects are compiled into the kept snapshot and the first model built on a blocking
+/// thread, so neither the UI nor the runtime's workers wait on them.
+pub async fn fetch_with(
+    ctx: &ResolvedContext,
+    focus: Option<String>,
+    fallback: Pod,
+    progress: &(dyn Fn(&str, &ListProgress) + Send + Sync),
+) -> Result<(LiveCluster, Seed), String> {
     let api = ApiClient::connect(ctx).await.map_err(|e| e.to_string())?;
-    let listed = fetch_live(&api, &ctx.namespace)
+    // What a list recovered from (a dropped connection, an expired continue token), said on
+    // screen after loading too.
+    let recovered: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+    let report = |what: &str, p: &ListProgress| {
+        if let Some(n) = &p.note {
+            recovered
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(what.to_string(), n.clone());
+        }
+        progress(what, p)
+    };
+    let opts = FetchOptions {
+        progress: &report,
+        trim: true,
+    };
+    let listed = fetch_live_with(&api, &ctx.namespace, opts)
         .await
         .map_err(|e| format!("listing the cluster: {e}"))?;
     if listed.watch_from.nodes.is_none() {
@@ -81,42 +115,58 @@ pub async fn fetch(
             "{why} — RBAC: this user may not list nodes, and the simulation needs them (ask for list on nodes, e.g. a ClusterRole with nodes: [get, list, watch])"
         ));
     }
-    let seed = Seed {
-        ctx: ctx.clone(),
-        api,
-        watch_from: listed.watch_from,
-        nodes: listed
-            .manifests
-            .nodes
-            .iter()
-            .map(|(n, _)| n.clone())
-            .collect(),
-        pods: listed
-            .manifests
-            .pods
-            .iter()
-            .map(|(p, _)| p.clone())
-            .collect(),
-        hidden: listed.not_visible,
-        source: format!("{} ({})", ctx.cluster.server, ctx.context_name),
-        focus,
-        fallback,
-        release: listed.modelling,
-    };
-    Ok((seed.cluster(), seed))
+    let mut hidden = listed.not_visible;
+    hidden.extend(
+        recovered
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .map(|(what, note)| format!("{what}: {note}")),
+    );
+    let nodes: Vec<Node> = listed.manifests.nodes.into_iter().map(|(n, _)| n).collect();
+    let pods: Vec<Pod> = listed.manifests.pods.into_iter().map(|(p, _)| p).collect();
+    let source = format!("{} ({})", ctx.cluster.server, ctx.context_name);
+    let release = listed.modelling;
+    let watch_from = listed.watch_from;
+    let ctx = ctx.clone();
+    tokio::task::spawn_blocking(move || {
+        let kept = Kept::new(nodes, pods, release.version.pod_level_resources());
+        let seed = Seed {
+            ctx,
+            api,
+            watch_from,
+            kept,
+            hidden,
+            source,
+            focus,
+            fallback,
+            release,
+        };
+        let frame = seed.frame();
+        let data = frame.data.clone();
+        let (model, listing) = frame.build(seed.hidden.clone());
+        let live = LiveCluster {
+            data,
+            listing,
+            feed: None,
+            model: Some(Arc::new(Mutex::new(Some(model)))),
+        };
+        (live, seed)
+    })
+    .await
+    .map_err(|e| format!("building the scheduler's snapshot: {e}"))
 }
 
-/// The listed cluster and what it takes to list it again, watch it and rebuild the view's data.
+/// The listed cluster, kept, and what it takes to watch it and build the view's data.
 #[derive(Debug, Clone)]
 pub struct Seed {
     /// To connect again: the watches each get a connection of their own.
     pub ctx: ResolvedContext,
     pub api: ApiClient,
     pub watch_from: WatchFrom,
-    pub nodes: Vec<Node>,
-    /// Every pod listed, Pending and finished ones too.
-    pub pods: Vec<Pod>,
-    /// What RBAC hid, in plain words.
+    /// The nodes and every pod listed (Pending and finished ones too), compiled.
+    pub kept: Kept,
+    /// What RBAC hid, and what a list recovered from, in plain words.
     pub hidden: Vec<String>,
     pub source: String,
     pub focus: Option<String>,
@@ -125,34 +175,14 @@ pub struct Seed {
 }
 
 impl Seed {
-    /// The view's data for the current `nodes` and `pods`.
-    pub fn cluster(&self) -> LiveCluster {
-        let listing = Listing::new(&self.pods, self.hidden.clone());
-        let src = |file: &str| Source {
-            file: file.to_string(),
-            document: 1,
-        };
-        let m = Manifests {
-            nodes: self
-                .nodes
-                .iter()
-                .map(|n| (n.clone(), src("nodes")))
-                .collect(),
-            pods: self.pods.iter().map(|p| (p.clone(), src("pods"))).collect(),
-            ..Default::default()
-        };
-        let data = cluster_from(
-            self.source.clone(),
-            m,
+    /// The view's input for the kept cluster now.
+    pub fn frame(&self) -> Frame {
+        self.kept.frame(
             self.focus.as_deref(),
-            self.fallback.clone(),
-            self.release.clone(),
-        );
-        LiveCluster {
-            data,
-            listing,
-            feed: None,
-        }
+            &self.fallback,
+            &self.source,
+            &self.release,
+        )
     }
 }
 

@@ -5,7 +5,9 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::model::ClusterData;
+use std::sync::{Arc, Mutex};
+
+use super::model::{ClusterData, Model};
 use super::watch::Feed;
 use crate::scheduler::why::BoundPod;
 
@@ -40,7 +42,13 @@ pub struct LiveCluster {
     pub listing: Listing,
     /// The watch keeping it current; dropping the last clone stops it.
     pub feed: Option<Feed>,
+    /// The model, built where the cluster was fetched (off the UI thread); the UI takes it.
+    /// `None`: the UI builds it from `data`.
+    pub model: Option<ModelSlot>,
 }
+
+/// A built model travelling in an action (actions are shared, not moved).
+pub type ModelSlot = Arc<Mutex<Option<Result<Model, String>>>>;
 
 pub fn key_of(p: &Pod) -> String {
     format!(
@@ -50,44 +58,48 @@ pub fn key_of(p: &Pod) -> String {
     )
 }
 
+impl PodRow {
+    /// The row for `p`; `None` for a finished pod, which holds no capacity and will not be
+    /// scheduled again.
+    pub fn of(p: &Pod) -> Option<PodRow> {
+        if matches!(
+            p.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Succeeded" | "Failed")
+        ) {
+            return None;
+        }
+        Some(PodRow {
+            key: key_of(p),
+            node: p
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .filter(|n| !n.is_empty()),
+            phase: p.status.as_ref().and_then(|s| s.phase.clone()),
+            scheduler_name: p
+                .spec
+                .as_ref()
+                .and_then(|s| s.scheduler_name.clone())
+                .unwrap_or_default(),
+            owner_kinds: p
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .map(|o| o.kind.clone())
+                .collect(),
+            mirror: p
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+        })
+    }
+}
+
 impl Listing {
     pub fn new(pods: &[Pod], hidden: Vec<String>) -> Listing {
-        let mut rows: Vec<PodRow> = pods
-            .iter()
-            // Finished pods hold no capacity and will not be scheduled again.
-            .filter(|p| {
-                !matches!(
-                    p.status.as_ref().and_then(|s| s.phase.as_deref()),
-                    Some("Succeeded" | "Failed")
-                )
-            })
-            .map(|p| PodRow {
-                key: key_of(p),
-                node: p
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.node_name.clone())
-                    .filter(|n| !n.is_empty()),
-                phase: p.status.as_ref().and_then(|s| s.phase.clone()),
-                scheduler_name: p
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.scheduler_name.clone())
-                    .unwrap_or_default(),
-                owner_kinds: p
-                    .metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .map(|o| o.kind.clone())
-                    .collect(),
-                mirror: p
-                    .metadata
-                    .annotations
-                    .as_ref()
-                    .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
-            })
-            .collect();
+        let mut rows: Vec<PodRow> = pods.iter().filter_map(PodRow::of).collect();
         rows.sort_by(|a, b| (a.node.is_some(), &a.key).cmp(&(b.node.is_some(), &b.key)));
         Listing { pods: rows, hidden }
     }

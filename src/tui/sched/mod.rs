@@ -6,6 +6,7 @@ pub mod fetch;
 pub mod formula;
 pub mod formula_node;
 pub mod formula_pods;
+pub mod kept;
 pub mod live;
 pub mod model;
 pub mod steps;
@@ -48,6 +49,8 @@ pub struct SchedState {
     /// `None` until a cluster was loaded; `Err` says why it could not be.
     pub model: Option<Result<Model, String>>,
     pub loading: bool,
+    /// How far each collection's list has got while loading, in the order first reported.
+    pub progress: Vec<(String, crate::client::cluster::ListProgress)>,
     pub step: usize,
     /// Index into `order`.
     pub cursor: usize,

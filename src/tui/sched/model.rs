@@ -100,12 +100,18 @@ fn scheduler(version: KubeVersion) -> Scheduler {
 
 impl Model {
     pub fn new(data: ClusterData) -> Result<Model, String> {
-        let mut snapshot = Snapshot::build(
+        let snapshot = Snapshot::build(
             &data.nodes,
             &data.running,
             data.release.version.pod_level_resources(),
         )
         .map_err(|e| e.to_string())?;
+        Model::from_snapshot(data, snapshot)
+    }
+
+    /// The model on a snapshot already made (a live cluster's, kept by watch events); `data`'s
+    /// nodes and pods are then not read.
+    pub fn from_snapshot(data: ClusterData, mut snapshot: Snapshot) -> Result<Model, String> {
         let mut labels: BTreeSet<(String, String)> = BTreeSet::new();
         for n in &snapshot.nodes {
             for (k, v) in &n.labels {

@@ -1,28 +1,35 @@
 //! View 5 kept current, as client-go's reflector keeps an informer's cache: after the paged
 //! list, one watch per collection from the list's resourceVersion (bookmarks on); a 410 Gone or
-//! a broken stream means list again and watch from there. Events change a cache here, never
-//! the screen: every `COALESCE` a publisher rebuilds the view's data and re-runs the simulation
-//! off the UI thread, and sends it only when the UI has taken the previous one. So at most one
-//! update is ever queued, and a UI that falls behind skips intermediate states (latest wins).
+//! a broken stream means list again and watch from there. Events change the kept cluster here
+//! (`kept.rs`: the scheduler's snapshot updated by each event, not rebuilt), never the screen:
+//! the first event wakes a publisher, which takes a copy of the snapshot, re-runs the
+//! simulation off the UI thread, and sends it only when the UI has taken the previous one, at
+//! most once per `COALESCE`. So at most one update is ever queued, a lone event shows at once,
+//! and a burst costs one copy and one cycle per update, however many events it held.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde::de::DeserializeOwned;
 
 use super::fetch::Seed;
-use super::live::{Listing, key_of};
+use super::kept::{Frame, Kept};
+use super::live::Listing;
 use super::model::Model;
-use crate::client::cluster::{ListError, PAGE_SIZE, WatchEvent, list_all, watch};
+use crate::client::cluster::{ListError, PAGE_SIZE, WatchEvent, list_paged, watch};
 use crate::client::http::ApiClient;
+use crate::client::snapshot::{trim_node, trim_pod};
 use crate::kubeconfig::ResolvedContext;
 
-/// How often the view may change while events arrive: a few times a second reads as live,
-/// and bounds the re-simulations whatever the event rate.
-pub const COALESCE: Duration = Duration::from_millis(300);
+/// How often the view may change while events arrive: ten times a second reads as live, and
+/// bounds the re-simulations whatever the event rate.
+pub const COALESCE: Duration = Duration::from_millis(100);
+/// How often the status line (the watches' phases) is refreshed when no event wakes it.
+const STATUS_EVERY: Duration = Duration::from_millis(300);
 /// A watch is renewed (from the last resourceVersion seen) after a random 5–10 minutes, as
 /// client-go's reflector does, so many viewers do not renew at once. (It was 10 s while the
 /// embedded server's scheduler loop could stall a watch for tens of seconds; that loop now
@@ -99,6 +106,8 @@ pub struct LiveUpdate {
     pub status: LiveStatus,
     cluster: Arc<Mutex<Option<Built>>>,
     in_flight: Arc<AtomicBool>,
+    /// The publisher's wake-up: the UI taking this update lets the next one go at once.
+    wake: Arc<Notify>,
 }
 
 impl LiveUpdate {
@@ -108,6 +117,7 @@ impl LiveUpdate {
             status,
             cluster: Arc::new(Mutex::new(cluster)),
             in_flight: Arc::new(AtomicBool::new(true)),
+            wake: Arc::new(Notify::new()),
         }
     }
 
@@ -120,15 +130,16 @@ impl LiveUpdate {
     pub fn take(&self) -> Option<Built> {
         let c = lock(&self.cluster).take();
         self.in_flight.store(false, Ordering::Release);
+        self.wake.notify_one();
         c
     }
 }
 
-/// The reflectors' cache: the objects as last seen, and whether the view has seen them.
-#[derive(Default)]
+/// The reflectors' cache: the cluster as last seen, and whether the view has seen it.
 struct Cache {
-    nodes: BTreeMap<String, Node>,
-    pods: BTreeMap<String, Pod>,
+    kept: Kept,
+    /// Wakes the publisher when the cluster changed.
+    wake: Arc<Notify>,
     node_phase: Phase,
     pod_phase: Phase,
     dirty: bool,
@@ -139,6 +150,12 @@ struct Cache {
 }
 
 impl Cache {
+    /// The cluster changed: the view has not seen it yet.
+    fn touch(&mut self) {
+        self.dirty = true;
+        self.wake.notify_one();
+    }
+
     fn status(&self) -> LiveStatus {
         let rank = |p: &Phase| match p {
             Phase::Watching => 0,
@@ -153,8 +170,8 @@ impl Cache {
         };
         LiveStatus {
             phase: phase.clone(),
-            nodes: self.nodes.len(),
-            pods: self.pods.len(),
+            nodes: self.kept.nodes(),
+            pods: self.kept.pods(),
             events: self.events,
             last_event_unix: self.last_event_unix,
             resimulations: 0,
@@ -168,44 +185,54 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A collection the reflector keeps: how its objects are keyed and where they live.
+/// A collection the reflector keeps: how its objects change the kept cluster.
 trait Cached: DeserializeOwned + Send + 'static {
     const WHAT: &'static str;
-    fn key(&self) -> String;
     fn resource_version(&self) -> Option<&str>;
-    fn map(c: &mut Cache) -> &mut BTreeMap<String, Self>;
     fn phase(c: &mut Cache) -> &mut Phase;
+    /// Added or modified (`deleted` false), or deleted.
+    fn apply(k: &mut Kept, o: Self, deleted: bool);
+    /// A fresh list replaces what was kept.
+    fn relist(k: &mut Kept, items: Vec<Self>);
+    /// Drops the fields the view never reads, as each object is decoded.
+    fn trim(&mut self);
 }
 
 impl Cached for Node {
     const WHAT: &'static str = "nodes";
-    fn key(&self) -> String {
-        self.metadata.name.clone().unwrap_or_default()
-    }
     fn resource_version(&self) -> Option<&str> {
         self.metadata.resource_version.as_deref()
     }
-    fn map(c: &mut Cache) -> &mut BTreeMap<String, Node> {
-        &mut c.nodes
-    }
     fn phase(c: &mut Cache) -> &mut Phase {
         &mut c.node_phase
+    }
+    fn apply(k: &mut Kept, o: Node, deleted: bool) {
+        k.apply_node(o, deleted)
+    }
+    fn relist(k: &mut Kept, items: Vec<Node>) {
+        k.relist_nodes(items)
+    }
+    fn trim(&mut self) {
+        trim_node(self)
     }
 }
 
 impl Cached for Pod {
     const WHAT: &'static str = "pods";
-    fn key(&self) -> String {
-        key_of(self)
-    }
     fn resource_version(&self) -> Option<&str> {
         self.metadata.resource_version.as_deref()
     }
-    fn map(c: &mut Cache) -> &mut BTreeMap<String, Pod> {
-        &mut c.pods
-    }
     fn phase(c: &mut Cache) -> &mut Phase {
         &mut c.pod_phase
+    }
+    fn apply(k: &mut Kept, o: Pod, deleted: bool) {
+        k.apply_pod(o, deleted)
+    }
+    fn relist(k: &mut Kept, items: Vec<Pod>) {
+        k.relist_pods(items)
+    }
+    fn trim(&mut self) {
+        trim_pod(self)
     }
 }
 
@@ -219,12 +246,11 @@ fn now_unix() -> i64 {
 fn apply<T: Cached>(cache: &Mutex<Cache>, event: WatchEvent<T>) -> bool {
     let mut c = lock(cache);
     match event {
-        WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-            T::map(&mut c).insert(o.key(), o);
+        WatchEvent::Added(mut o) | WatchEvent::Modified(mut o) => {
+            o.trim();
+            T::apply(&mut c.kept, o, false);
         }
-        WatchEvent::Deleted(o) => {
-            T::map(&mut c).remove(&o.key());
-        }
+        WatchEvent::Deleted(o) => T::apply(&mut c.kept, o, true),
         WatchEvent::Bookmark(_) => return true,
         WatchEvent::Error { code, message } => {
             *T::phase(&mut c) = Phase::Ended(format!("{code} {message}"));
@@ -232,7 +258,7 @@ fn apply<T: Cached>(cache: &Mutex<Cache>, event: WatchEvent<T>) -> bool {
         }
     }
     c.events += 1;
-    c.dirty = true;
+    c.touch();
     c.last_event_unix = Some(now_unix());
     true
 }
@@ -314,7 +340,7 @@ async fn reflect<T: Cached>(
                     T::WHAT
                 ));
                 *T::phase(&mut c) = Phase::Forbidden(m);
-                c.dirty = true;
+                c.touch();
                 return;
             }
             Err(e) => {
@@ -327,20 +353,23 @@ async fn reflect<T: Cached>(
             return;
         }
         *T::phase(&mut lock(&cache)) = Phase::Relisting;
-        let listed = tokio::time::timeout(RELIST, list_all::<T>(&api, &path, PAGE_SIZE))
-            .await
-            .unwrap_or_else(|_| {
-                reconnect = true;
-                Err(ListError::Request(format!(
-                    "no answer to the list within {}s",
-                    RELIST.as_secs()
-                )))
-            });
+        let listed = tokio::time::timeout(
+            RELIST,
+            list_paged::<T>(&api, &path, PAGE_SIZE, |_| {}, T::trim),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            reconnect = true;
+            Err(ListError::Request(format!(
+                "no answer to the list within {}s",
+                RELIST.as_secs()
+            )))
+        });
         match listed {
             Ok(l) => {
                 let mut c = lock(&cache);
-                *T::map(&mut c) = l.items.into_iter().map(|o| (o.key(), o)).collect();
-                c.dirty = true;
+                T::relist(&mut c.kept, l.items);
+                c.touch();
                 rv = l.resource_version;
             }
             Err(ListError::Forbidden(m)) => {
@@ -356,24 +385,25 @@ async fn reflect<T: Cached>(
     }
 }
 
-/// One thread that rebuilds the view's data for each coalesced update. The snapshot and the
-/// cycle are the costly part: never on a runtime worker the watches need, and always on the
+/// One thread that builds the view's model for each coalesced update. The cycle over every
+/// node is the costly part: never on a runtime worker the watches need, and always on the
 /// same thread, so the allocator keeps one arena warm instead of one per pooled thread.
 struct Rebuilder {
-    jobs: std::sync::mpsc::Sender<(Seed, tokio::sync::oneshot::Sender<Built>)>,
+    jobs: std::sync::mpsc::Sender<Job>,
 }
+
+type Job = (Frame, Vec<String>, tokio::sync::oneshot::Sender<Built>);
 
 impl Rebuilder {
     fn start() -> Option<Rebuilder> {
-        let (jobs, rx) = std::sync::mpsc::channel::<(Seed, tokio::sync::oneshot::Sender<Built>)>();
+        let (jobs, rx) = std::sync::mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("view5-rebuild".into())
             .spawn(move || {
                 // Ends when the publisher drops `jobs`.
-                for (seed, reply) in rx {
+                for (frame, hidden, reply) in rx {
                     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        let live = seed.cluster();
-                        (Model::new(live.data), live.listing)
+                        frame.build(hidden)
                     }))
                     // A bug in building the view must show, not freeze it on "watching".
                     .unwrap_or_else(|p| {
@@ -394,37 +424,54 @@ impl Rebuilder {
         Some(Rebuilder { jobs })
     }
 
-    /// The view's data for `seed`; `None` if the thread is gone.
-    async fn build(&self, seed: Seed) -> Option<Built> {
+    /// The view's data for `frame`; `None` if the thread is gone.
+    async fn build(&self, frame: Frame, hidden: Vec<String>) -> Option<Built> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.jobs.send((seed, tx)).ok()?;
+        self.jobs.send((frame, hidden, tx)).ok()?;
         rx.await.ok()
     }
 }
 
 /// Watches what `seed` listed and sends feed `feed`'s `LiveUpdate`s through `send` until the
 /// UI drops its `Feed`.
-pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUpdate)) {
+pub async fn follow(seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(LiveUpdate)) {
+    let Seed {
+        ctx,
+        api,
+        watch_from,
+        kept,
+        hidden,
+        source,
+        focus,
+        fallback,
+        release,
+    } = seed;
+    let wake = Arc::new(Notify::new());
     let cache = Arc::new(Mutex::new(Cache {
-        nodes: seed.nodes.drain(..).map(|n| (n.key(), n)).collect(),
-        pods: seed.pods.drain(..).map(|p| (p.key(), p)).collect(),
-        ..Default::default()
+        kept,
+        wake: wake.clone(),
+        node_phase: Phase::default(),
+        pod_phase: Phase::default(),
+        dirty: false,
+        events: 0,
+        last_event_unix: None,
+        notes: Vec::new(),
     }));
     let mut tasks = Vec::new();
-    if let Some((path, rv)) = seed.watch_from.nodes.clone() {
+    if let Some((path, rv)) = watch_from.nodes.clone() {
         tasks.push(tokio::spawn(reflect::<Node>(
-            seed.ctx.clone(),
-            seed.api.clone(),
+            ctx.clone(),
+            api.clone(),
             path,
             rv,
             cache.clone(),
             alive.clone(),
         )));
     }
-    if let Some((path, rv)) = seed.watch_from.pods.clone() {
+    if let Some((path, rv)) = watch_from.pods.clone() {
         tasks.push(tokio::spawn(reflect::<Pod>(
-            seed.ctx.clone(),
-            seed.api.clone(),
+            ctx.clone(),
+            api.clone(),
             path,
             rv,
             cache.clone(),
@@ -433,8 +480,9 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
     }
     // The last update's flag: set until the UI takes it.
     let mut in_flight = Arc::new(AtomicBool::new(false));
-    let mut tick = tokio::time::interval(COALESCE);
+    let mut tick = tokio::time::interval(STATUS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_update: Option<Instant> = None;
     let mut last_sent: Option<LiveStatus> = None;
     let mut resimulations = 0;
     let mut build_ms = 0;
@@ -442,35 +490,39 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
         return;
     };
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = wake.notified() => {}
+            _ = tick.tick() => {}
+        }
         if alive.strong_count() == 0 {
             break;
         }
         if in_flight.load(Ordering::Acquire) {
             continue;
         }
+        // At most one update per COALESCE: what arrives meanwhile goes into the same one.
+        if let Some(gap) = last_update.map(|at| at.elapsed()).filter(|g| *g < COALESCE) {
+            tokio::time::sleep(COALESCE - gap).await;
+        }
+        let t = Instant::now();
         let (changed, mut status) = {
             let mut c = lock(&cache);
             let status = c.status();
             let changed = c.dirty.then(|| {
                 c.dirty = false;
+                let mut notes = hidden.clone();
+                notes.extend(c.notes.iter().cloned());
                 (
-                    c.nodes.values().cloned().collect::<Vec<_>>(),
-                    c.pods.values().cloned().collect::<Vec<_>>(),
-                    c.notes.clone(),
+                    c.kept.frame(focus.as_deref(), &fallback, &source, &release),
+                    notes,
                 )
             });
             (changed, status)
         };
         let cluster = match changed {
-            Some((nodes, pods, notes)) => {
-                let mut s = seed.clone();
-                s.nodes = nodes;
-                s.pods = pods;
-                s.hidden.extend(notes);
+            Some((frame, notes)) => {
                 resimulations += 1;
-                let t = Instant::now();
-                let built = rebuilder.build(s).await;
+                let built = rebuilder.build(frame, notes).await;
                 build_ms = t.elapsed().as_millis() as u64;
                 match built {
                     Some(built) => Some(built),
@@ -485,8 +537,10 @@ pub async fn follow(mut seed: Seed, feed: u64, alive: Weak<()>, send: impl Fn(Li
             continue;
         }
         last_sent = Some(status.clone());
-        let update = LiveUpdate::new(feed, status, cluster);
+        let mut update = LiveUpdate::new(feed, status, cluster);
+        update.wake = wake.clone();
         in_flight = update.in_flight.clone();
+        last_update = Some(Instant::now());
         send(update);
     }
     for t in tasks {

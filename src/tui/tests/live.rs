@@ -319,7 +319,12 @@ fn view5_lists_what_rbac_allows_and_names_what_it_hid() {
         .rt
         .block_on(fetch::fetch(&jane, None, pod))
         .expect("nodes may be listed now");
-    assert_eq!(live_cluster.data.nodes.len(), 4);
+    let built = live_cluster
+        .model
+        .as_ref()
+        .and_then(|m| m.lock().ok()?.take());
+    let nodes = built.and_then(|m| m.ok()).map(|m| m.snapshot.num_nodes());
+    assert_eq!(nodes, Some(4));
     // The watch continues her namespace's pods, the only pods she could list.
     assert_eq!(
         seed.watch_from.pods.as_ref().map(|(p, _)| p.as_str()),

@@ -9,6 +9,7 @@ mod journey_workload;
 mod journey_write;
 mod live;
 mod live_updates;
+mod loading_progress;
 mod render;
 mod render_finish;
 mod render_stepped;

@@ -219,5 +219,6 @@ pub fn demo_live(focus: Option<&str>) -> crate::tui::sched::live::LiveCluster {
         data,
         listing: Listing::new(&pods, vec![]),
         feed: None,
+        model: None,
     }
 }

@@ -13,6 +13,7 @@ pub mod kubeconfig_lists;
 pub mod merged;
 pub mod presenter;
 pub mod scheduler;
+pub mod scheduler_loading;
 pub mod scheduler_pods;
 pub mod scheduler_rows;
 pub mod status_bar;

@@ -8,7 +8,6 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::connection::SPINNER;
 use super::{ellipsize, inner_width, pane};
 use super::{scheduler_pods, scheduler_rows};
 use crate::scheduler::plugins;
@@ -132,19 +131,15 @@ pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
         }
         None => {
             let text = if s.loading {
-                format!(
-                    "{} Listing the cluster's nodes and pods…",
-                    SPINNER[state.spinner % SPINNER.len()]
-                )
+                super::scheduler_loading::lines(state, theme)
             } else {
-                "Press r to list the cluster's nodes and pods.".into()
+                vec![Line::styled(
+                    "Press r to list the cluster's nodes and pods.",
+                    theme.muted,
+                )]
             };
             frame.render_widget(
-                Paragraph::new(Line::styled(text, theme.muted)).block(pane(
-                    "5 Scheduler",
-                    theme,
-                    false,
-                )),
+                Paragraph::new(text).block(pane("5 Scheduler", theme, false)),
                 body,
             );
             return;
