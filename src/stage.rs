@@ -22,6 +22,7 @@ pub enum Stage {
     WatchLimit,
     Admission,
     Validation,
+    Allocation,
     Storage,
     Response,
     Watch,
@@ -29,10 +30,14 @@ pub enum Stage {
     Score,
     Binding,
     Kubelet,
+    DeploymentController,
+    ReplicasetController,
+    DaemonsetController,
+    StatefulsetController,
 }
 
 /// Every stage, for parsing names.
-const ALL: [Stage; 16] = [
+const ALL: [Stage; 21] = [
     Stage::TlsHandshake,
     Stage::RequestInfo,
     Stage::Authentication,
@@ -42,6 +47,7 @@ const ALL: [Stage; 16] = [
     Stage::WatchLimit,
     Stage::Admission,
     Stage::Validation,
+    Stage::Allocation,
     Stage::Storage,
     Stage::Response,
     Stage::Watch,
@@ -49,6 +55,10 @@ const ALL: [Stage; 16] = [
     Stage::Score,
     Stage::Binding,
     Stage::Kubelet,
+    Stage::DeploymentController,
+    Stage::ReplicasetController,
+    Stage::DaemonsetController,
+    Stage::StatefulsetController,
 ];
 
 impl Stage {
@@ -80,6 +90,7 @@ impl Stage {
             Stage::WatchLimit => "watch-limit",
             Stage::Admission => "admission",
             Stage::Validation => "validation",
+            Stage::Allocation => "allocation",
             Stage::Storage => "storage",
             Stage::Response => "response",
             Stage::Watch => "watch",
@@ -87,6 +98,10 @@ impl Stage {
             Stage::Score => "score",
             Stage::Binding => "binding",
             Stage::Kubelet => "kubelet",
+            Stage::DeploymentController => "deployment-controller",
+            Stage::ReplicasetController => "replicaset-controller",
+            Stage::DaemonsetController => "daemonset-controller",
+            Stage::StatefulsetController => "statefulset-controller",
         }
     }
 
@@ -102,6 +117,7 @@ impl Stage {
             Stage::WatchLimit => "Watch limit",
             Stage::Admission => "Admission",
             Stage::Validation => "Validation",
+            Stage::Allocation => "ClusterIP / NodePort allocation",
             Stage::Storage => "Storage (etcd)",
             Stage::Response => "201 response",
             Stage::Watch => "Watch event",
@@ -109,10 +125,25 @@ impl Stage {
             Stage::Score => "Score",
             Stage::Binding => "Binding",
             Stage::Kubelet => "Kubelet",
+            Stage::DeploymentController => "Deployment controller",
+            Stage::ReplicasetController => "ReplicaSet controller",
+            Stage::DaemonsetController => "DaemonSet controller",
+            Stage::StatefulsetController => "StatefulSet controller",
         }
     }
 
     /// Every stage's wire name, for an error that lists what is accepted.
+    /// A kube-controller-manager loop's step in a workload's journey.
+    pub const fn is_controller(self) -> bool {
+        matches!(
+            self,
+            Stage::DeploymentController
+                | Stage::ReplicasetController
+                | Stage::DaemonsetController
+                | Stage::StatefulsetController
+        )
+    }
+
     pub fn names() -> impl Iterator<Item = &'static str> {
         ALL.iter().map(|s| s.as_str())
     }

@@ -28,6 +28,8 @@ async fn start(pki: &ClusterPki, history: HistoryLimits) -> Running {
         demo: false,
         scenarios: vec![],
         control_loops: false,
+        service_account_issuer: None,
+        simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
     };
     let limits = Limits {
         history,

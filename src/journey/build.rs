@@ -248,7 +248,7 @@ pub fn build(c: &Collected) -> Journey {
             let (source, note) = by_controller.clone().unwrap_or((Source::Observed, String::new()));
             let pod = c.final_pod.as_ref();
             stage(
-                "response",
+                Stage::Response,
                 Status::Skipped,
                 source,
                 json!({"note": note, "created_by": c.created_by, "uid": pod.and_then(|p| p.pointer("/metadata/uid"))}),

@@ -326,7 +326,7 @@ fn comparison(cmp: &Value) -> Vec<String> {
 
 /// One stage: its mark, name and source, then its detail lines (none when it was skipped
 /// without a word of why).
-pub fn stage_block(st: &super::Stage) -> String {
+pub fn stage_block(st: &super::StageReport) -> String {
     let mut out = format!(
         "{} {:<15} [{}]\n",
         mark(st.status),

@@ -10,24 +10,25 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use super::Stage;
 use super::build::Collected;
 use super::run::{RunOptions, WriteMode, connect, follow, namespace_of, post};
 use crate::client::http::ApiClient;
 use crate::kubeconfig::ResolvedContext;
 
 /// The workload kinds a journey accepts: (kind, resource, the controller creating its pods).
-pub const KINDS: [(&str, &str, &str); 4] = [
-    ("Deployment", "deployments", "replicaset-controller"),
-    ("ReplicaSet", "replicasets", "replicaset-controller"),
-    ("DaemonSet", "daemonsets", "daemonset-controller"),
-    ("StatefulSet", "statefulsets", "statefulset-controller"),
+pub const KINDS: [(&str, &str, Stage); 4] = [
+    ("Deployment", "deployments", Stage::ReplicasetController),
+    ("ReplicaSet", "replicasets", Stage::ReplicasetController),
+    ("DaemonSet", "daemonsets", Stage::DaemonsetController),
+    ("StatefulSet", "statefulsets", Stage::StatefulsetController),
 ];
 
 /// More pods than this are counted, not each followed: every followed pod costs requests.
 pub const MAX_FOLLOWED: usize = 20;
 
 /// `(resource, pod controller)` of a workload kind, None for any other kind.
-pub fn kind_of(manifest: &Value) -> Option<(&'static str, &'static str)> {
+pub fn kind_of(manifest: &Value) -> Option<(&'static str, Stage)> {
     let kind = manifest.get("kind").and_then(Value::as_str)?;
     KINDS
         .iter()
@@ -318,7 +319,7 @@ fn pod_collected(w: &WorkloadCollected, pod: &Value) -> Collected {
     let controller = KINDS
         .iter()
         .find(|(k, _, _)| *k == owner_kind)
-        .map_or("controller", |(_, _, c)| c);
+        .map_or("controller", |(_, _, c)| c.as_str());
     let mut c = w
         .pods
         .iter()

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::build::{Collected, build};
 use super::workload::WorkloadCollected;
-use super::{Journey, Source, Stage, Status};
+use super::{Journey, Source, Stage, StageReport, Status};
 
 /// The stages of a workload's own request, in the pod journey's order (the rest are its pods').
 pub const REQUEST_STAGES: usize = 7;
@@ -20,7 +20,7 @@ pub const REQUEST_STAGES: usize = 7;
 pub struct WorkloadStages {
     pub kind: String,
     pub name: String,
-    pub stages: Vec<Stage>,
+    pub stages: Vec<StageReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -46,8 +46,8 @@ impl WorkloadJourney {
 
 const DRY_RUN: &str = "dry run (dryRun=All): the server checked the workload and stored nothing";
 
-fn stage(name: &'static str, status: Status, source: Source, detail: Value) -> Stage {
-    Stage {
+fn stage(name: Stage, status: Status, source: Source, detail: Value) -> StageReport {
+    StageReport {
         stage: name,
         status,
         source,
@@ -85,12 +85,7 @@ fn owner_refs(v: &Value) -> Value {
 
 /// A controller's stage: Ok when it made what was expected, Failed on a Warning event of its
 /// own, Skipped while nothing was made; reported when its own Events say what it did.
-fn controller_stage(
-    name: &'static str,
-    made: bool,
-    events: Vec<Value>,
-    mut detail: Value,
-) -> Stage {
+fn controller_stage(name: Stage, made: bool, events: Vec<Value>, mut detail: Value) -> StageReport {
     let failed = events.iter().any(|e| e["type"] == json!("Warning"));
     let status = match (failed, made) {
         (true, _) => Status::Failed,
@@ -112,16 +107,16 @@ fn pod_row(c: &Collected) -> Value {
            "phase": p.pointer("/status/phase"), "ownerReferences": owner_refs(p)})
 }
 
-fn controller_stages(w: &WorkloadCollected) -> Vec<Stage> {
+fn controller_stages(w: &WorkloadCollected) -> Vec<StageReport> {
     let pod_controller = super::workload::KINDS
         .iter()
         .find(|(k, _, _)| *k == w.kind)
-        .map_or("replicaset-controller", |(_, _, c)| c);
+        .map_or(Stage::ReplicasetController, |(_, _, c)| *c);
     if w.request.dry_run {
         let mut out = Vec::new();
         if w.kind == "Deployment" {
             out.push(stage(
-                "deployment-controller",
+                Stage::DeploymentController,
                 Status::Skipped,
                 Source::Inferred,
                 json!({"explanation": format!("{DRY_RUN}: the deployment controller never sees it, so no ReplicaSet is created")}),
@@ -175,7 +170,7 @@ fn controller_stages(w: &WorkloadCollected) -> Vec<Stage> {
             })
             .collect();
         out.push(controller_stage(
-            "deployment-controller",
+            Stage::DeploymentController,
             !rss.is_empty(),
             events_about(w, "Deployment"),
             json!({"replicasets": rss}),
@@ -207,7 +202,7 @@ fn controller_stages(w: &WorkloadCollected) -> Vec<Stage> {
 
 pub fn build_workload(w: &WorkloadCollected) -> WorkloadJourney {
     let request = build(&w.request);
-    let mut stages: Vec<Stage> = request
+    let mut stages: Vec<StageReport> = request
         .stages
         .iter()
         .take(REQUEST_STAGES)

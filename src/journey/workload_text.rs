@@ -86,8 +86,8 @@ pub fn render_workload(j: &WorkloadJourney) -> String {
         );
     }
     for st in &j.workload.stages {
-        if st.stage.ends_with("-controller") {
-            out.push_str(&stage_block(&super::Stage {
+        if st.stage.is_controller() {
+            out.push_str(&stage_block(&super::StageReport {
                 detail: Value::Null,
                 ..st.clone()
             }));

@@ -12,7 +12,7 @@ use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
 
@@ -49,8 +49,8 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
         .create(&key, obj, Write::Commit)
         .map_err(|e| store_error(def, &name, e))?;
     trace.stage(
-        "storage",
-        StageStatus::Ok,
+        Stage::Storage,
+        Status::Ok,
         json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")}),
     );
     record_trace(api, def, trace, &ns, &name, &stored);
@@ -61,8 +61,8 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
 /// their creates never cross the authentication and authorization filters a request meets.
 fn in_process_stages(trace: &mut RequestTrace) {
     let note = json!({"note": IN_PROCESS});
-    trace.stage("authentication", StageStatus::Skipped, note.clone());
-    trace.stage("authorization", StageStatus::Skipped, note);
+    trace.stage(Stage::Authentication, Status::Skipped, note.clone());
+    trace.stage(Stage::Authorization, Status::Skipped, note);
 }
 
 /// Said in the trace of every controller write (read by `journey`).

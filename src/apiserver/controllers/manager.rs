@@ -9,11 +9,11 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::apiserver::controllers::{node_lifecycle, workload};
 use crate::apiserver::controllers::{cronjob, disruption, job};
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
 use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{garbage_collector, namespace, serviceaccount};
+use crate::apiserver::controllers::{node_lifecycle, workload};
 use crate::apiserver::request::context::Api;
 
 pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor_grace: Duration) {
@@ -41,7 +41,10 @@ pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor
     control!(resourcequota::ResourceQuotas);
     control!(namespace::Namespaces);
     control!(serviceaccount::ServiceAccounts);
-    loops.spawn(on_own_thread(garbage_collector::run(api.clone(), stop.clone())));
+    loops.spawn(on_own_thread(garbage_collector::run(
+        api.clone(),
+        stop.clone(),
+    )));
     while loops.join_next().await.is_some() {}
 }
 

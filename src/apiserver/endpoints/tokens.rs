@@ -11,7 +11,7 @@ use crate::apiserver::filters::sa_token::Bound;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::StageStatus;
+use crate::apiserver::request::trace::{Stage, Status};
 use crate::apiserver::util;
 
 /// `authentication/v1` `SetDefaults_TokenRequestSpec`.
@@ -179,8 +179,8 @@ pub(crate) fn token_request(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .map(util::rfc3339)
         .unwrap_or_default();
     ctx.trace.stage(
-        "storage",
-        StageStatus::Skipped,
+        Stage::Storage,
+        Status::Skipped,
         json!({"note": "a TokenRequest is signed, not stored (token not shown)",
                "serviceAccount": format!("{ns}/{name}"), "audiences": audiences,
                "expirationTimestamp": expires}),
@@ -253,8 +253,8 @@ pub(crate) fn token_review(
         None => {}
     }
     ctx.trace.stage(
-        "storage",
-        StageStatus::Skipped,
+        Stage::Storage,
+        Status::Skipped,
         json!({"note": "reviews are computed, not stored (token not shown)",
                "authenticated": status["authenticated"]}),
     );

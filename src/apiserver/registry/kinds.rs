@@ -12,7 +12,7 @@ use crate::apiserver::registry::strategy;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 
 /// The kind's PrepareForCreate, defaults, admission and validation; generation 1 for kinds
 /// whose spec changes are counted.
@@ -48,8 +48,8 @@ fn quota(
     let res = resource_quota::admit(api, def, obj);
     if let Err(e) = &res {
         trace.stage(
-            "admission",
-            crate::apiserver::request::trace::StageStatus::Failed,
+            Stage::Admission,
+            Status::Failed,
             json!({"phase": "validating", "plugins": [{"plugin": "ResourceQuota", "phase": "validating", "result": "rejected", "message": e.message}]}),
         );
     }

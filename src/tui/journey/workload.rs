@@ -4,10 +4,10 @@
 //! stage comes back to the list.
 
 use super::JourneyState;
-use crate::journey::STAGES;
 use crate::journey::build::Collected;
 use crate::journey::workload::kind_of;
 use crate::journey::workload_build::{REQUEST_STAGES, WorkloadJourney, build_workload};
+use crate::journey::{STAGES, Stage};
 
 impl JourneyState {
     /// The manifest is a Deployment, ReplicaSet, DaemonSet or StatefulSet.
@@ -16,10 +16,10 @@ impl JourneyState {
     }
 
     /// The workload's stage names, fixed by its kind before anything runs.
-    pub fn workload_stage_names(&self) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = STAGES[..REQUEST_STAGES].to_vec();
+    pub fn workload_stage_names(&self) -> Vec<Stage> {
+        let mut names: Vec<Stage> = STAGES[..REQUEST_STAGES].to_vec();
         if self.sendable().is_some_and(|v| v["kind"] == "Deployment") {
-            names.push("deployment-controller");
+            names.push(Stage::DeploymentController);
         }
         if let Some((_, controller)) = self.sendable().and_then(kind_of) {
             names.push(controller);

@@ -211,13 +211,13 @@ fn view4_workload(c: &mut Checker) {
         s.journey.step = step;
         let mut needles = vec![format!("4 Workload journey · {step}/{last}")];
         if let Some(st) = step.checked_sub(1).and_then(|i| wj.workload.stages.get(i)) {
-            let t = if st.stage.ends_with("-controller") {
-                st.stage
+            let t = if st.stage.is_controller() {
+                st.stage.as_str()
             } else {
                 stage_title(st.stage)
             };
             needles.push(format!("{t} · {}", source_word(st.source)));
-            if st.stage.ends_with("-controller") {
+            if st.stage.is_controller() {
                 needles.extend(crate::journey::workload_text::controller_lines(&st.detail));
             }
         }

@@ -15,7 +15,7 @@ use super::journey_detail;
 use super::{ellipsize, inner_width, pane};
 use crate::journey::workload::kind_of;
 use crate::journey::workload_text::controller_lines;
-use crate::journey::{Stage, Status};
+use crate::journey::{Stage, StageReport, Status};
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::field;
@@ -24,9 +24,9 @@ const SIDE_BY_SIDE: u16 = 100;
 
 /// A workload stage's name in the list: the request's as in the pod view, a controller's as
 /// kube-controller-manager names it.
-fn stage_title(name: &str) -> &str {
-    if name.ends_with("-controller") {
-        name
+fn stage_title(name: Stage) -> &'static str {
+    if name.is_controller() {
+        name.as_str()
     } else {
         title(name)
     }
@@ -133,7 +133,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         }
         if n > j.step {
             lines.push(Line::styled(
-                format!("  · {}", stage_title(name)),
+                format!("  · {}", stage_title(*name)),
                 theme.muted,
             ));
             continue;
@@ -146,7 +146,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             Span::styled(format!("{sym} "), st),
             Span::styled(
                 ellipsize(
-                    &format!("{:<22}{src}", stage_title(name)),
+                    &format!("{:<22}{src}", stage_title(*name)),
                     width.saturating_sub(4),
                 ),
                 style(n),
@@ -234,7 +234,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
                 format!("{spin} waiting for this stage — the controllers are at work"),
                 theme.warn,
             )],
-            Some(s) if name.ends_with("-controller") => controller_detail(s, dw, theme),
+            Some(s) if name.is_controller() => controller_detail(s, dw, theme),
             Some(s) => journey_detail::stage(state, s, dw, theme),
             None if running => vec![Line::styled(
                 format!("{spin} sending the request…"),
@@ -259,7 +259,7 @@ fn wrapped(text: &str, width: usize, style: ratatui::style::Style) -> Vec<Line<'
 }
 
 /// What a controller did: what it created (with ownerReferences) and its Events.
-fn controller_detail(s: &Stage, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn controller_detail(s: &StageReport, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if let Some(e) = s.detail.get("explanation").and_then(Value::as_str) {
         out.extend(wrapped(e, width, theme.muted));

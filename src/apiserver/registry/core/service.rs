@@ -13,7 +13,7 @@ use crate::apiserver::registry::strategy::{
 };
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::{RequestTrace, StageStatus};
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 use crate::apiserver::storage::service_alloc::{AllocError, SERVICES_PREFIX};
 
 pub(crate) struct Service;
@@ -392,11 +392,11 @@ impl Strategy for Service {
         validate_into_trace("", "Service", obj, trace, validate(obj))?;
         let causes = allocate(api, obj);
         trace.stage(
-            "allocation",
+            Stage::Allocation,
             if causes.is_empty() {
-                StageStatus::Ok
+                Status::Ok
             } else {
-                StageStatus::Failed
+                Status::Failed
             },
             json!({"clusterIPs": obj.pointer("/spec/clusterIPs"), "causes": causes.iter().map(Cause::rendered).collect::<Vec<_>>()}),
         );
