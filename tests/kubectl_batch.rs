@@ -248,3 +248,62 @@ fn a_cronjob_starts_its_job_at_the_scheduled_minute() {
         assert_eq!(cj["status"]["lastScheduleTime"], scheduled.as_str(), "{cj}");
     });
 }
+
+/// activeDeadlineSeconds fails a Job that runs too long; a suspended Job runs no pod until
+/// it is resumed.
+#[test]
+fn deadline_and_suspend_as_upstream() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "60"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("jobs.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: slow\nspec:\n  activeDeadlineSeconds: 2\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: later\nspec:\n  suspend: true\n  template:\n    metadata:\n      annotations:\n        kexplore.dev/simulated-run-seconds: \"1\"\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n",
+        )
+        .expect("write jobs.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        let failed = wait_for(Duration::from_secs(90), || {
+            let j = json(&k, &["get", "job", "slow", "-o", "json"]);
+            condition(&j, "Failed").is_some().then_some(j)
+        })
+        .unwrap_or_else(|| panic!("job slow never failed"));
+        let c = condition(&failed, "Failed").cloned().unwrap_or_default();
+        assert_eq!(c["reason"], "DeadlineExceeded", "{failed}");
+        assert_eq!(
+            c["message"], "Job was active longer than specified deadline",
+            "{failed}"
+        );
+        assert!(condition(&failed, "FailureTarget").is_some(), "{failed}");
+        assert!(k.ok(&["get", "jobs"]).contains("slow    Failed"));
+
+        let later = wait_for(Duration::from_secs(60), || {
+            let j = json(&k, &["get", "job", "later", "-o", "json"]);
+            condition(&j, "Suspended").is_some().then_some(j)
+        })
+        .unwrap_or_else(|| panic!("job later never suspended"));
+        let c = condition(&later, "Suspended").cloned().unwrap_or_default();
+        assert_eq!(
+            (c["status"].clone(), c["reason"].clone()),
+            ("True".into(), "JobSuspended".into()),
+            "{later}"
+        );
+        let pods = json(&k, &["get", "pods", "-l", "job-name=later", "-o", "json"]);
+        assert_eq!(pods["items"].as_array().map(Vec::len), Some(0), "{pods}");
+        k.ok(&[
+            "patch",
+            "job",
+            "later",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"suspend":false}}"#,
+        ]);
+        let done = complete(&k, "later");
+        let c = condition(&done, "Suspended").cloned().unwrap_or_default();
+        assert_eq!(
+            (c["status"].clone(), c["reason"].clone()),
+            ("False".into(), "JobResumed".into()),
+            "{done}"
+        );
+    });
+}

@@ -1,6 +1,7 @@
 //! The Job controller (upstream `pkg/controller/job`): keeps `min(parallelism, completions -
 //! succeeded)` pods active, counts each finished pod once by its `batch.kubernetes.io/
-//! job-tracking` finalizer, fails the Job past backoffLimit, and finishes it as 1.31+ does —
+//! job-tracking` finalizer, fails the Job past backoffLimit or activeDeadlineSeconds (after
+//! FailureTarget), suspends and resumes it, and finishes it as 1.31+ does —
 //! SuccessCriteriaMet first, Complete (with completionTime) once no pod is left running or
 //! terminating. NonIndexed completion only.
 
@@ -28,6 +29,8 @@ const COMPLETIONS_REACHED: &str = "CompletionsReached";
 const COMPLETIONS_MESSAGE: &str = "Reached expected number of succeeded pods";
 const BACKOFF_EXCEEDED: &str = "BackoffLimitExceeded";
 const BACKOFF_MESSAGE: &str = "Job has reached the specified backoff limit";
+const DEADLINE_EXCEEDED: &str = "DeadlineExceeded";
+const DEADLINE_MESSAGE: &str = "Job was active longer than specified deadline";
 
 pub(crate) struct Jobs;
 
@@ -151,7 +154,25 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         Some(c) => succeeded >= c,
         None => succeeded > 0 && active.is_empty(),
     };
-    let over_backoff = failed > backoff;
+    let past_deadline = job
+        .pointer("/spec/activeDeadlineSeconds")
+        .and_then(Value::as_i64)
+        .zip(
+            job.pointer("/status/startTime")
+                .and_then(Value::as_str)
+                .and_then(util::parse_time),
+        )
+        .is_some_and(|(d, start)| {
+            start + time::Duration::seconds(d) <= time::OffsetDateTime::now_utc()
+        });
+    // Why the Job fails, if it does: too many failed pods, or active past its deadline.
+    let failure = if failed > backoff {
+        Some((BACKOFF_EXCEEDED, BACKOFF_MESSAGE))
+    } else if past_deadline && !suspended {
+        Some((DEADLINE_EXCEEDED, DEADLINE_MESSAGE))
+    } else {
+        None
+    };
     let mut ok = true;
     let delete_all = |active: &mut Vec<Arc<Value>>, ok: &mut bool| {
         for p in active.drain(..) {
@@ -170,7 +191,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         }
     };
     if !finished && !workload::terminating(&job) {
-        if over_backoff || succeeded_enough || suspended {
+        if failure.is_some() || succeeded_enough || suspended {
             delete_all(&mut active, &mut ok);
         } else {
             let want = match completions {
@@ -240,17 +261,13 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     let mut completion_time = job.pointer("/status/completionTime").cloned();
     let mut became = None;
     if !finished {
-        if over_backoff {
+        if let Some((reason, message)) = failure {
             if !has(&conditions, "FailureTarget") {
-                conditions.push(condition(
-                    "FailureTarget",
-                    BACKOFF_EXCEEDED,
-                    BACKOFF_MESSAGE,
-                ));
+                conditions.push(condition("FailureTarget", reason, message));
             }
             if n_active == 0 && n_terminating == 0 {
-                conditions.push(condition("Failed", BACKOFF_EXCEEDED, BACKOFF_MESSAGE));
-                became = Some(("Warning", BACKOFF_EXCEEDED, BACKOFF_MESSAGE));
+                conditions.push(condition("Failed", reason, message));
+                became = Some(("Warning", reason, message));
             }
         } else if succeeded_enough {
             if !has(&conditions, "SuccessCriteriaMet") {
@@ -271,10 +288,33 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
             }
         }
     }
-    let start_time = job
-        .pointer("/status/startTime")
-        .cloned()
-        .or_else(|| (!suspended).then(|| json!(util::now())));
+    // Suspended: the Suspended condition, and no startTime (a resumed Job starts anew, so its
+    // activeDeadlineSeconds counts from the resumption); resumed: the condition turns False.
+    let suspended_now = conditions
+        .iter()
+        .any(|c| s(c, "/type") == "Suspended" && s(c, "/status") == "True");
+    if !finished && suspended && !suspended_now {
+        conditions.retain(|c| s(c, "/type") != "Suspended");
+        conditions.push(condition("Suspended", "JobSuspended", "Job suspended"));
+        became = Some(("Normal", "Suspended", "Job suspended"));
+    } else if !suspended && suspended_now {
+        for c in conditions
+            .iter_mut()
+            .filter(|c| s(c, "/type") == "Suspended")
+        {
+            *c = condition("Suspended", "JobResumed", "Job resumed");
+            c["status"] = json!("False");
+        }
+        became = Some(("Normal", "Resumed", "Job resumed"));
+    }
+    let start_time = match suspended {
+        true => None,
+        false => job
+            .pointer("/status/startTime")
+            .cloned()
+            .filter(|_| !suspended_now)
+            .or_else(|| Some(json!(util::now()))),
+    };
     let mut status = json!({
         "ready": n_ready,
         "terminating": n_terminating,
