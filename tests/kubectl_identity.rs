@@ -417,6 +417,71 @@ fn bearer_tokens_forgeries_and_token_review_over_curl() {
     assert_eq!(r["status"]["authenticated"], true, "{r}");
     assert_eq!(r["status"]["audiences"], json!(["vault"]));
     assert_eq!(curl(&srv, Some(&vault), "POST", ssr, Some(&review)).0, 401);
+    // A token bound to a pod names it (and its node) and dies with it.
+    let (code, pod) = curl(
+        &srv,
+        None,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "runner"},
+                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}}),
+        ),
+    );
+    assert_eq!(code, 201, "{pod}");
+    let pod_uid = pod["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let bound_to = |uid: &str| json!({"spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "runner", "uid": uid}}});
+    let (code, r) = curl(
+        &srv,
+        None,
+        "POST",
+        &format!("{sa_path}/token"),
+        Some(&bound_to("nope")),
+    );
+    assert_eq!(code, 409, "{r}");
+    assert_eq!(
+        r["message"],
+        format!(
+            "Operation cannot be fulfilled on Pod \"runner\": the UID in the bound object reference (nope) does not match the UID in record ({pod_uid}). The object might have been deleted and then recreated"
+        )
+    );
+    let (code, r) = curl(
+        &srv,
+        None,
+        "POST",
+        &format!("{sa_path}/token"),
+        Some(&bound_to(&pod_uid)),
+    );
+    assert_eq!(code, 201, "{r}");
+    let bound = r["status"]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        claims(&bound)["kubernetes.io"]["pod"],
+        json!({"name": "runner", "uid": pod_uid})
+    );
+    let (code, who) = curl(&srv, Some(&bound), "POST", ssr, Some(&review));
+    assert_eq!(code, 201, "{who}");
+    assert_eq!(
+        who["status"]["userInfo"]["extra"]["authentication.kubernetes.io/pod-name"],
+        json!(["runner"])
+    );
+    let (code, _) = curl(
+        &srv,
+        None,
+        "DELETE",
+        "/api/v1/namespaces/default/pods/runner?gracePeriodSeconds=0",
+        None,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(curl(&srv, Some(&bound), "POST", ssr, Some(&review)).0, 401);
+    let (_, r) = ask(&bound, None);
+    assert_eq!(r["status"]["error"], r#"pods "runner" not found"#, "{r}");
+
     let (code, r) = ask("", None);
     assert_eq!(
         (code, r["message"].clone()),

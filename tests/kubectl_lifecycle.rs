@@ -201,3 +201,89 @@ fn run_version(label: &str) {
 }
 
 per_kubectl!(run_version);
+
+fn curl(srv: &ServeProcess, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let mut c = std::process::Command::new("curl");
+    c.args([
+        "-sS",
+        "--max-time",
+        "20",
+        "-w",
+        "\n%{http_code}",
+        "-X",
+        method,
+        "--cacert",
+    ])
+    .arg(srv.pki("ca.crt"))
+    .arg("--cert")
+    .arg(srv.pki("admin.crt"))
+    .arg("--key")
+    .arg(srv.pki("admin.key"));
+    if let Some(b) = body {
+        c.args(["-H", "Content-Type: application/json", "-d"])
+            .arg(b.to_string());
+    }
+    let out = c.arg(format!("{}{path}", srv.url)).output().expect("curl");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", text.as_str()));
+    (
+        code.trim().parse().unwrap_or(0),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+/// DeleteOptions refused as `ValidateDeleteOptions` refuses them, and a deletecollection that
+/// orphans: the Deployments go, their ReplicaSets stay without the reference.
+#[test]
+fn delete_options_and_an_orphaning_deletecollection_over_curl() {
+    if apiserver_support::which("curl").is_none() {
+        eprintln!("note: curl is not installed; skipping");
+        return;
+    }
+    let srv = ServeProcess::start(&[]);
+    let Some((_, bin)) = apiserver_support::kubectls().into_iter().next() else {
+        eprintln!("note: no kubectl here; skipping");
+        return;
+    };
+    let k = Kubectl::new("kubectl", &bin, srv.kubeconfig());
+    deployment(&k, "one", "default", 1);
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let (code, r) = curl(
+        &srv,
+        "DELETE",
+        &format!("{deployments}/one"),
+        Some(&json!({"propagationPolicy": "Sideways"})),
+    );
+    assert_eq!(code, 422, "{r}");
+    assert_eq!(
+        r["message"],
+        r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil""#
+    );
+    let (code, r) = curl(
+        &srv,
+        "DELETE",
+        &format!("{deployments}/one"),
+        Some(&json!({"propagationPolicy": "Orphan", "orphanDependents": true})),
+    );
+    assert_eq!(code, 422, "{r}");
+    assert!(
+        r["message"].as_str().is_some_and(
+            |m| m.ends_with("orphanDependents and deletionPropagation cannot be both set")
+        ),
+        "{r}"
+    );
+    let (code, r) = curl(
+        &srv,
+        "DELETE",
+        &format!("{deployments}?labelSelector=app%3Done"),
+        Some(&json!({"propagationPolicy": "Orphan"})),
+    );
+    assert_eq!(code, 200, "{r}");
+    let gone = wait_for(LONG, || {
+        (k.run(&["get", "deployment", "one"]).code != 0).then_some(())
+    });
+    assert!(gone.is_some(), "the orphaning Deployment stayed");
+    let rs = items(&k, &["get", "replicasets", "-l", "app=one"]);
+    assert_eq!(rs.len(), 1);
+    assert!(rs[0]["metadata"]["ownerReferences"].is_null(), "{}", rs[0]);
+}

@@ -2,6 +2,8 @@
 //! deletion, a namespace's move to Terminating, the garbage collector's finalizers, and
 //! deletecollection.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use crate::apiserver::endpoints::delete_options::{Propagation, delete_options, propagation};
@@ -10,8 +12,9 @@ use crate::apiserver::endpoints::list_options::selectors;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::endpoints::reply::{object_reply, output, store_err};
 use crate::apiserver::registry::resources::ResourceDef;
-use crate::apiserver::request::context::{Ctx, Reply};
+use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::status::{self, ApiError};
+use crate::apiserver::storage::store::{StoreError, Write};
 
 pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let opts = delete_options(ctx)?;
@@ -83,43 +86,9 @@ pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
         dry_run::storage_stage(ctx.trace, write, json!({"operation": "delete", "key": key}));
         return object_reply(ctx, def, 200, (*v).clone());
     }
-    // deletionFinalizersForGarbageCollection: the garbage collector's finalizers follow the
-    // policy; an object left with any finalizer is only marked deleted (the garbage collector
-    // or the finalizer's owner completes it), one without goes now and the collector deletes
-    // its dependents afterwards.
-    let mut finalizers: Vec<String> = cur
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    finalizers.retain(|f| f != "orphan" && f != "foregroundDeletion");
-    match policy {
-        Propagation::Orphan => finalizers.push("orphan".into()),
-        Propagation::Foreground => finalizers.push("foregroundDeletion".into()),
-        Propagation::Background => {}
-    }
-    if !finalizers.is_empty() {
-        let now = crate::apiserver::util::now();
-        let v = ctx
-            .api
-            .store
-            .update(&key, None, write, |c| {
-                let mut next = c.clone();
-                if c.pointer("/metadata/deletionTimestamp")
-                    .is_none_or(Value::is_null)
-                {
-                    next["metadata"]["deletionTimestamp"] = json!(now);
-                    next["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-                }
-                next["metadata"]["finalizers"] = json!(finalizers);
-                Ok(next)
-            })
-            .map_err(|e| store_err(def, &name, e))?;
+    if let Some((v, finalizers)) = mark_for_collector(ctx.api, &key, &cur, policy, write)
+        .map_err(|e| store_err(def, &name, e))?
+    {
         dry_run::storage_stage(
             ctx.trace,
             write,
@@ -146,9 +115,58 @@ pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, Api
     })
 }
 
+/// An object marked deleted, with the finalizers that hold it.
+type Marked = (Arc<Value>, Vec<String>);
+
+/// deletionFinalizersForGarbageCollection: the garbage collector's finalizers follow the
+/// policy; an object left with any finalizer is only marked deleted (the garbage collector or
+/// the finalizer's owner completes it) and answered, one without is left to the caller to
+/// remove now (the collector deletes its dependents afterwards).
+fn mark_for_collector(
+    api: &Api,
+    key: &str,
+    cur: &Value,
+    policy: Propagation,
+    write: Write,
+) -> Result<Option<Marked>, StoreError> {
+    let mut finalizers: Vec<String> = cur
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|f| {
+            f.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    finalizers.retain(|f| f != "orphan" && f != "foregroundDeletion");
+    match policy {
+        Propagation::Orphan => finalizers.push("orphan".into()),
+        Propagation::Foreground => finalizers.push("foregroundDeletion".into()),
+        Propagation::Background => {}
+    }
+    if finalizers.is_empty() {
+        return Ok(None);
+    }
+    let now = crate::apiserver::util::now();
+    let v = api.store.update(key, None, write, |c| {
+        let mut next = c.clone();
+        if c.pointer("/metadata/deletionTimestamp")
+            .is_none_or(Value::is_null)
+        {
+            next["metadata"]["deletionTimestamp"] = json!(now);
+            next["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        }
+        next["metadata"]["finalizers"] = json!(finalizers);
+        Ok(next)
+    })?;
+    Ok(Some((v, finalizers)))
+}
+
 pub fn delete_collection(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let (ls, fs) = selectors(ctx, def)?;
     let opts = delete_options(ctx)?;
+    let policy = propagation(&opts, def.group, def.kind)?;
     let (items, _) = ctx.api.store.list(&def.prefix_for(&ctx.info.namespace));
     let mut deleted = Vec::new();
     for v in items
@@ -167,7 +185,11 @@ pub fn delete_collection(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result
         let res = if def.kind == "Pod" {
             pods::delete(ctx.api, &key, v, opts.grace, ctx.write)
         } else {
-            ctx.api.store.delete(&key, ctx.write, |_| Ok(()))
+            match mark_for_collector(ctx.api, &key, v, policy, ctx.write) {
+                Ok(Some((marked, _))) => Ok(marked),
+                Ok(None) => ctx.api.store.delete(&key, ctx.write, |_| Ok(())),
+                Err(e) => Err(e),
+            }
         };
         if let Ok(d) = res {
             deleted.push(output(def, &d));

@@ -277,3 +277,100 @@ impl ServiceAccountTokens {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::storage::store::{Store, Write};
+
+    fn setup() -> (ServiceAccountTokens, Store, Value) {
+        let Ok(tokens) = ServiceAccountTokens::ephemeral() else {
+            panic!("no key")
+        };
+        let store = Store::new(crate::apiserver::transport::limits::Limits::default().history);
+        let sa = json!({"kind": "ServiceAccount", "apiVersion": "v1",
+                        "metadata": {"name": "ci", "namespace": "build", "uid": "u-1"}});
+        let _ = store.create(
+            "/registry/serviceaccounts/build/ci",
+            sa.clone(),
+            Write::Commit,
+        );
+        (tokens, store, sa)
+    }
+
+    #[test]
+    fn a_token_names_its_account_until_the_account_changes() {
+        let (t, store, sa) = setup();
+        let auds = t.audiences().to_vec();
+        let Ok((token, exp)) = t.issue(&sa, &Bound::default(), 600, &auds, 1_000) else {
+            panic!("issue")
+        };
+        assert_eq!(exp, 1_600);
+        let ok = t.authenticate(&store, &token, &auds, 1_100);
+        let Some(Ok(a)) = ok else { panic!("{ok:?}") };
+        assert_eq!(a.user.username, "system:serviceaccount:build:ci");
+        assert_eq!(a.user.uid, "u-1");
+        assert_eq!(
+            a.user.groups,
+            ["system:serviceaccounts", "system:serviceaccounts:build"]
+        );
+        let err = |now: i64, wanted: &[String]| match t.authenticate(&store, &token, wanted, now) {
+            Some(Err(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        // go-jose's minute of leeway on either side.
+        assert!(
+            t.authenticate(&store, &token, &auds, 1_650)
+                .is_some_and(|r| r.is_ok())
+        );
+        assert_eq!(err(1_661, &auds), "service account token has expired");
+        assert_eq!(err(900, &auds), "service account token is not valid yet");
+        assert_eq!(
+            err(1_100, &["vault".to_string()]),
+            format!(
+                "token audiences [\"{DEFAULT_ISSUER}\"] is invalid for the target audiences [\"vault\"]"
+            )
+        );
+        let _ = store.delete("/registry/serviceaccounts/build/ci", Write::Commit, |_| {
+            Ok(())
+        });
+        assert_eq!(err(1_100, &auds), "serviceaccounts \"ci\" not found");
+        let mut again = sa.clone();
+        again["metadata"]["uid"] = json!("u-2");
+        let _ = store.create("/registry/serviceaccounts/build/ci", again, Write::Commit);
+        assert_eq!(
+            err(1_100, &auds),
+            "service account UID (u-2) does not match claim (u-1)"
+        );
+    }
+
+    #[test]
+    fn hostile_claims_are_refused_or_ignored_never_a_panic() {
+        let (t, store, _) = setup();
+        let auds = t.audiences().to_vec();
+        // Foreign issuers and non-tokens: the authenticator abstains.
+        for claims in [json!({"iss": "https://elsewhere"}), json!({"sub": 1})] {
+            let Ok(token) = t.key.sign(&claims) else {
+                panic!()
+            };
+            assert!(t.authenticate(&store, &token, &auds, 0).is_none());
+        }
+        assert!(t.authenticate(&store, "not.a.jwt", &auds, 0).is_none());
+        // Signed by us, but of every wrong shape.
+        for claims in [
+            json!({"iss": DEFAULT_ISSUER}),
+            json!({"iss": DEFAULT_ISSUER, "aud": 7}),
+            json!({"iss": DEFAULT_ISSUER, "aud": DEFAULT_ISSUER, "kubernetes.io": "x"}),
+            json!({"iss": DEFAULT_ISSUER, "aud": [DEFAULT_ISSUER], "exp": "soon", "kubernetes.io": {}}),
+            json!({"iss": DEFAULT_ISSUER, "aud": [DEFAULT_ISSUER], "kubernetes.io": {"namespace": "build", "serviceaccount": {"name": "ci", "uid": "u-1"}, "pod": {"name": 3}}}),
+        ] {
+            let Ok(token) = t.key.sign(&claims) else {
+                panic!()
+            };
+            assert!(
+                matches!(t.authenticate(&store, &token, &auds, 0), Some(Err(_))),
+                "{claims}"
+            );
+        }
+    }
+}
