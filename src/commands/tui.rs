@@ -18,7 +18,10 @@ use crate::tui::theme::Theme;
 const DEFAULT_POD: &str = include_str!("../../scenarios/app.json");
 
 pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
-    let theme = Theme::for_terminal(global.theme.as_deref())
+    // Presenter mode defaults to the high-contrast theme (readable from the back of the room;
+    // status is also a glyph, never colour alone); --theme still wins.
+    let presenter_default = args.present.then_some("high-contrast");
+    let theme = Theme::for_terminal(global.theme.as_deref().or(presenter_default))
         .map_err(|e| CommandError::Input(e.to_string()))?;
     let mut source = session::open(global.kubeconfig.as_deref(), global.context.as_deref())
         .map_err(|e| CommandError::Input(e.to_string()))?;

@@ -161,7 +161,7 @@ fn show(
         }
         Out::Terminal(g) => {
             g.terminal
-                .draw(|f| draw(f, screen, lesson, theme, autoplay.is_some()))?;
+                .draw(|f| draw(f, screen, lesson, theme, autoplay.is_some(), current))?;
             wait(
                 autoplay,
                 factor,
@@ -222,7 +222,7 @@ pub fn text_lines(s: &Screen) -> Vec<String> {
     out
 }
 
-fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool) {
+fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, current: bool) {
     let [head, title, body, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(3),
@@ -275,7 +275,7 @@ fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool) {
         }
     }
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
-    let hint = match (auto, s.question.is_some() && s.reveal.is_none()) {
+    let hint = match (auto, current && s.question.is_some() && s.reveal.is_none()) {
         (true, _) => "autoplay · any key takes over",
         (false, true) => "1-9 guess · Space reveal · Backspace back · q quit",
         (false, false) => "Space next · Backspace back · q quit",
