@@ -54,9 +54,10 @@ pub struct TuiArgs {
     /// Presenter mode: larger layout, chrome hidden, a caption for every step (P toggles).
     #[arg(long)]
     pub present: bool,
-    /// Advance the stepped views by themselves every SECS seconds (presenter mode).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub autoplay: Option<u64>,
+    /// Advance the stepped views (or a `--lesson`) by themselves every SECS seconds; fractions
+    /// are allowed (`0.5`). The views' clock ticks once a second, so they round up to 1.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub autoplay: Option<f64>,
     /// Manifests preloaded into the embedded cluster (YAML or JSON: Nodes, Pods, ...).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub scenario: Vec<PathBuf>,

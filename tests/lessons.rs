@@ -39,10 +39,20 @@ fn every_built_in_lesson_runs_unattended_and_every_answer_is_a_choice() {
             "{}:\n{text}",
             path.display()
         );
+        // A screen that asks about the filter or the phase does not show the filter's verdict.
+        for screen in text.split("── ") {
+            let asks = screen.contains("? Which nodes pass the filter?")
+                || screen.contains("? What phase");
+            assert!(
+                !(asks && (screen.contains("✓ Filter") || screen.contains("✗ Filter"))),
+                "{}: the answer shows before its reveal:\n{screen}",
+                path.display()
+            );
+        }
         let steps = text.matches("answer: ").count();
         assert!(steps > 0, "{}: no reveal\n{text}", path.display());
     }
-    assert!(seen >= 3, "built-in lessons found: {seen}");
+    assert!(seen >= 4, "built-in lessons found: {seen}");
 }
 
 #[test]

@@ -17,12 +17,7 @@ pub fn from_tui(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     let Some(file) = &args.lesson else {
         return Err(CommandError::Input("--lesson needs a file".into()));
     };
-    play(
-        global,
-        file,
-        args.autoplay.map(|s| s as f64),
-        &args.scenario,
-    )
+    play(global, file, args.autoplay, &args.scenario)
 }
 
 fn play(

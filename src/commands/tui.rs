@@ -18,7 +18,10 @@ use crate::tui::theme::Theme;
 const DEFAULT_POD: &str = include_str!("../../scenarios/app.json");
 
 pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
-    let theme = Theme::for_terminal(global.theme.as_deref())
+    // Presenter mode defaults to the high-contrast theme (readable from the back of the room;
+    // status is also a glyph, never colour alone); --theme still wins.
+    let presenter_default = args.present.then_some("high-contrast");
+    let theme = Theme::for_terminal(global.theme.as_deref().or(presenter_default))
         .map_err(|e| CommandError::Input(e.to_string()))?;
     let mut source = session::open(global.kubeconfig.as_deref(), global.context.as_deref())
         .map_err(|e| CommandError::Input(e.to_string()))?;
@@ -84,7 +87,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     let mut state = AppState::new(source, active, now_unix());
     state.embedded = embedded.as_ref().map(|e| e.facts(instead_of));
     state.present = args.present;
-    state.autoplay = args.autoplay;
+    state.autoplay = args.autoplay.map(|s| s.ceil().max(1.0) as u64);
     state.journey = JourneyState::new(pod_path.clone(), Some(&pod_text), embedded.is_some());
     state.journey.for_real = args.for_real;
     // `l` in view 4 picks among this pod and the pods in scenarios/ (of the current directory).

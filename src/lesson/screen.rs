@@ -94,14 +94,22 @@ pub fn facts(session: &Session, step: &Step, hide: Option<Reveal>) -> Vec<String
     out
 }
 
+/// Whether stage `s` would answer the reveal still to come: watch, score, binding and kubelet
+/// name the node; the filter's own ✓/✗ says whether any node passed (and so whether it runs).
 fn hides_node(s: Stage, hide: Option<Reveal>) -> bool {
-    matches!(
-        s,
-        Stage::Watch | Stage::Score | Stage::Binding | Stage::Kubelet
-    ) && matches!(
-        hide,
-        Some(Reveal::Winner | Reveal::Feasible | Reveal::Phase)
-    )
+    match hide {
+        Some(Reveal::Winner) => {
+            matches!(
+                s,
+                Stage::Watch | Stage::Score | Stage::Binding | Stage::Kubelet
+            )
+        }
+        Some(Reveal::Feasible | Reveal::Phase) => matches!(
+            s,
+            Stage::Watch | Stage::Filter | Stage::Score | Stage::Binding | Stage::Kubelet
+        ),
+        _ => false,
+    }
 }
 
 fn stage_detail(session: &Session, s: Stage) -> Value {

@@ -22,6 +22,8 @@ use crate::lesson::{Choices, Lesson};
 /// What a wait ended with.
 enum Input {
     Next,
+    /// Backspace: the screen before (screens already shown are kept; nothing is redone).
+    Back,
     Guess(usize),
     Quit,
 }
@@ -45,6 +47,7 @@ pub fn play(
         Out::Text
     };
     let n = lesson.steps.len();
+    let mut shown: Vec<Screen> = Vec::new();
     for (i, step) in lesson.steps.iter().enumerate() {
         let done = step
             .action
@@ -74,8 +77,9 @@ pub fn play(
             reveal: None,
         };
         let factor = if step.question.is_some() { 3.0 } else { 1.0 };
-        let input = show(
+        let input = live(
             &mut out,
+            &mut shown,
             &screen,
             &lesson.title,
             theme,
@@ -91,13 +95,46 @@ pub fn play(
             let answer = rt.block_on(session.answer(q.reveal));
             screen.reveal = Some(reveal(&answer, &choices, guess));
             screen.facts = facts(session, step, None);
-            if let Input::Quit = show(&mut out, &screen, &lesson.title, theme, &mut autoplay, 2.0)?
-            {
+            let input = live(
+                &mut out,
+                &mut shown,
+                &screen,
+                &lesson.title,
+                theme,
+                &mut autoplay,
+                2.0,
+            )?;
+            if let Input::Quit = input {
                 return Ok(());
             }
         }
     }
     Ok(())
+}
+
+/// Shows a new screen; Backspace walks back through the ones before it and Space forward
+/// again, until the new screen is current once more.
+fn live(
+    out: &mut Out,
+    shown: &mut Vec<Screen>,
+    screen: &Screen,
+    lesson: &str,
+    theme: &Theme,
+    autoplay: &mut Option<f64>,
+    factor: f64,
+) -> io::Result<Input> {
+    shown.push(screen.clone());
+    let last = shown.len() - 1;
+    let mut at = last;
+    loop {
+        let input = show(out, &shown[at], lesson, theme, autoplay, factor, at == last)?;
+        match input {
+            Input::Back => at = at.saturating_sub(1),
+            Input::Quit => return Ok(Input::Quit),
+            other if at == last => return Ok(other),
+            _ => at += 1,
+        }
+    }
 }
 
 fn show(
@@ -107,6 +144,7 @@ fn show(
     theme: &Theme,
     autoplay: &mut Option<f64>,
     factor: f64,
+    current: bool,
 ) -> io::Result<Input> {
     match out {
         Out::Text => {
@@ -123,11 +161,11 @@ fn show(
         }
         Out::Terminal(g) => {
             g.terminal
-                .draw(|f| draw(f, screen, lesson, theme, autoplay.is_some()))?;
+                .draw(|f| draw(f, screen, lesson, theme, autoplay.is_some(), current))?;
             wait(
                 autoplay,
                 factor,
-                screen.question.is_some() && screen.reveal.is_none(),
+                current && screen.question.is_some() && screen.reveal.is_none(),
             )
         }
     }
@@ -160,6 +198,7 @@ fn wait(autoplay: &mut Option<f64>, factor: f64, asking: bool) -> io::Result<Inp
                 return Ok(Input::Guess(c as usize - '1' as usize));
             }
             KeyCode::Char(' ') | KeyCode::Enter | KeyCode::Right => return Ok(Input::Next),
+            KeyCode::Backspace | KeyCode::Left => return Ok(Input::Back),
             _ => {}
         }
     }
@@ -183,7 +222,7 @@ pub fn text_lines(s: &Screen) -> Vec<String> {
     out
 }
 
-fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool) {
+fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, current: bool) {
     let [head, title, body, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(3),
@@ -236,10 +275,10 @@ fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool) {
         }
     }
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
-    let hint = match (auto, s.question.is_some() && s.reveal.is_none()) {
+    let hint = match (auto, current && s.question.is_some() && s.reveal.is_none()) {
         (true, _) => "autoplay · any key takes over",
-        (false, true) => "1-9 guess · Space reveal · q quit",
-        (false, false) => "Space next · q quit",
+        (false, true) => "1-9 guess · Space reveal · Backspace back · q quit",
+        (false, false) => "Space next · Backspace back · q quit",
     };
     f.render_widget(Paragraph::new(Line::styled(hint, theme.muted)), foot);
 }

@@ -297,3 +297,20 @@ fn views_3_to_5_in_presenter_mode_have_captions() {
     assert!(screen.contains("It starts nothing itself"), "{screen}");
     insta::assert_snapshot!("view4_presenter", screen);
 }
+
+#[test]
+fn view4_in_presenter_mode_keeps_the_node_out_of_the_watch_stage_until_score() {
+    let mut s = view4();
+    let watch = crate::journey::STAGES
+        .iter()
+        .position(|x| *x == crate::journey::Stage::Watch)
+        .map_or(0, |i| i + 1);
+    s.journey.step = watch;
+    let plain = render(&s, 120, 40);
+    assert!(plain.contains("node node-"), "{plain}");
+    s.present = true;
+    let shown = render(&s, 120, 40);
+    assert!(shown.contains("? (revealed at Score)"), "{shown}");
+    assert!(!shown.contains("node node-"), "{shown}");
+    assert!(!shown.contains("node-3"), "{shown}");
+}

@@ -268,7 +268,19 @@ pub fn stage(state: &AppState, s: &StageReport, width: usize, theme: &Theme) -> 
             }
         }
         Stage::Watch => {
+            // Presenter mode asks "which node wins?" at the score: until the room has seen
+            // it, the watch events keep the node to themselves.
+            let score_step = crate::journey::STAGES
+                .iter()
+                .position(|s| *s == Stage::Score)
+                .map_or(0, |i| i + 1);
+            let hide_node = state.present && state.journey.step < score_step;
             for e in d["events"].as_array().into_iter().flatten() {
+                let node = if hide_node && !text(e, "nodeName").is_empty() {
+                    "? (revealed at Score)".to_string()
+                } else {
+                    text(e, "nodeName").to_string()
+                };
                 out.push(Line::from(vec![
                     Span::styled(format!("{:<9}", text(e, "type")), theme.label),
                     Span::styled(
@@ -276,7 +288,7 @@ pub fn stage(state: &AppState, s: &StageReport, width: usize, theme: &Theme) -> 
                             "rv {:<5} phase {:<8} node {}",
                             text(e, "resourceVersion"),
                             text(e, "phase"),
-                            text(e, "nodeName")
+                            node
                         ),
                         theme.text,
                     ),
