@@ -57,7 +57,8 @@ pub struct TuiArgs {
     /// Manifests preloaded into the embedded cluster (YAML or JSON: Nodes, Pods, ...).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub scenario: Vec<PathBuf>,
-    /// The pod manifest view 4 sends (default: scenarios/app.json, the seed's pod).
+    /// The manifest view 4 sends: a pod, or a Deployment, ReplicaSet, DaemonSet or StatefulSet
+    /// (default: scenarios/app.json, the seed's pod).
     #[arg(long, value_name = "FILE")]
     pub pod: Option<PathBuf>,
     /// View 4 creates its pod on a remote server for real; without it a remote server gets
@@ -213,7 +214,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct JourneyArgs {
-    /// The pod manifest to create (YAML or JSON).
+    /// The manifest to create (YAML or JSON): a pod, or a Deployment, ReplicaSet, DaemonSet or
+    /// StatefulSet (followed through its controllers to its pods).
     #[arg(short = 'f', long = "filename", value_name = "POD")]
     pub file: PathBuf,
     /// Manifests preloaded into the embedded server (when no kubeconfig is given).
