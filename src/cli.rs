@@ -64,7 +64,8 @@ pub struct TuiArgs {
     /// Run this lesson instead of the views (as `kexplore lesson FILE`).
     #[arg(long, value_name = "FILE")]
     pub lesson: Option<PathBuf>,
-    /// The pod manifest view 4 sends (default: scenarios/app.json, the seed's pod).
+    /// The manifest view 4 sends: a pod, or a Deployment, ReplicaSet, DaemonSet or StatefulSet
+    /// (default: scenarios/app.json, the seed's pod).
     #[arg(long, value_name = "FILE")]
     pub pod: Option<PathBuf>,
     /// View 4 creates its pod on a remote server for real; without it a remote server gets
@@ -276,7 +277,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct JourneyArgs {
-    /// The pod manifest to create (YAML or JSON).
+    /// The manifest to create (YAML or JSON): a pod, or a Deployment, ReplicaSet, DaemonSet or
+    /// StatefulSet (followed through its controllers to its pods).
     #[arg(short = 'f', long = "filename", value_name = "POD")]
     pub file: PathBuf,
     /// Manifests preloaded into the embedded server (when no kubeconfig is given).

@@ -218,3 +218,70 @@ pub fn explain(
         nodes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::selector::{Labels, Selector};
+    use crate::scheduler::testutil::node;
+    use crate::scheduler::version::NEWEST;
+    use k8s_openapi::api::core::v1::Pod;
+    use serde_json::json;
+
+    fn owned(name: &str, node_name: Option<&str>) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1",
+                                     "uid": "u", "controller": true}]},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c"}]}
+        }))
+        .unwrap()
+    }
+
+    fn why(with_owner: bool) -> Option<SpreadWhy> {
+        let nodes: Vec<_> = ["a", "b", "c"]
+            .iter()
+            .map(|n| node(n, json!({"kubernetes.io/hostname": n}), json!({})))
+            .collect();
+        let mut snap = Snapshot::build(&nodes, &[owned("web-1-x", Some("a"))], true).unwrap();
+        if with_owner {
+            let mut sel = Labels::new();
+            sel.insert("app".into(), "web".into());
+            snap.controllers.insert(
+                ("default".into(), "ReplicaSet".into(), "web-1".into()),
+                Selector::from_labels(&sel),
+            );
+        }
+        let info = snap.pod_info(&owned("web-1-y", None)).unwrap();
+        let trace = crate::scheduler::Scheduler::new(NEWEST, None, 0).schedule_one(&snap, &info);
+        explain(&snap, &info, &trace, &SpreadArgs::default())
+    }
+
+    #[test]
+    fn the_owner_s_pods_are_counted_per_node_with_the_skew_each_would_make() {
+        let w = why(true).expect("the system defaults apply");
+        assert_eq!(w.constraints_from, "system defaults");
+        let owner = w.owner.as_ref().expect("owner");
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str()),
+            ("ReplicaSet", "web-1")
+        );
+        assert!(owner.selector_known);
+        let host = &w.constraints[0];
+        assert_eq!((host.topology_key.as_str(), host.max_skew), (HOSTNAME, 3));
+        assert_eq!(host.min, Some(0));
+        let on = |n: &str| w.nodes.iter().find(|x| x.node == n).expect("scored");
+        assert_eq!(on("a").constraints[0].matching, 1);
+        assert_eq!(on("a").constraints[0].skew_if_here, Some(2));
+        assert_eq!(on("b").constraints[0].skew_if_here, Some(1));
+        // The engine's own scores stand beside the counts: the crowded node scores lower.
+        assert!(on("a").normalized < on("b").normalized, "{w:?}");
+        // No node has a zone: that default constraint counts nothing.
+        assert!(w.constraints[1].domains.is_empty());
+    }
+
+    #[test]
+    fn without_a_known_owner_nothing_selects_the_pod_and_there_is_nothing_to_explain() {
+        assert!(why(false).is_none());
+    }
+}

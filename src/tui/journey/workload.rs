@@ -70,6 +70,20 @@ impl JourneyState {
         }
     }
 
+    /// The pod on screen may still change: its run goes on (a workload's pod: until it runs,
+    /// as the workload's run follows its other pods after that).
+    pub fn pod_running(&self) -> bool {
+        if !self.pod_open {
+            return self.running || self.collected.is_none();
+        }
+        let phase = self
+            .open_pod()
+            .and_then(|p| p.final_pod.as_ref())
+            .and_then(|p| p.pointer("/status/phase"))
+            .and_then(serde_json::Value::as_str);
+        self.running && !matches!(phase, Some("Running" | "Succeeded" | "Failed"))
+    }
+
     /// ↑/↓ on the pod list move its cursor; false anywhere else (the keys scroll there).
     pub fn move_pod_cursor(&mut self, down: bool) -> bool {
         if !self.is_workload() || self.pod_open || self.step != self.pods_step() {

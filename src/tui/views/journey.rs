@@ -148,7 +148,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             continue;
         }
         let stage = journey.as_ref().and_then(|jj| jj.stages.get(i));
-        let (sym, style) = mark(stage, j.running || j.collected.is_none(), spin, theme);
+        let (sym, style) = mark(stage, j.pod_running(), spin, theme);
         let src = stage.map_or(String::new(), |s| format!("[{}]", source_word(s.source)));
         let row = format!("{:<16}{src}", title(*name));
         lines.push(Line::from(vec![
@@ -191,12 +191,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             None => title(name).to_string(),
         };
         let body = match stage {
-            Some(s) if s.status == Status::Skipped && j.running => vec![Line::styled(
+            Some(s) if s.status == Status::Skipped && j.pod_running() => vec![Line::styled(
                 format!("{spin} waiting for this stage — the pod is on its way"),
                 theme.warn,
             )],
             Some(s) => journey_detail::stage(state, s, dw, theme),
-            None if j.running || j.collected.is_none() => vec![Line::styled(
+            None if j.pod_running() => vec![Line::styled(
                 format!("{spin} sending the request…"),
                 theme.warn,
             )],
