@@ -307,6 +307,69 @@ fn allocation(label: &str, bin: &Path) {
     assert_eq!(h["spec"]["clusterIP"], "None", "{label}");
 }
 
+/// Creates racing for a small range: each address and port handed out once, the range's end
+/// reported as upstream reports it, and a deleted Service's port free again.
+fn concurrent_creates(label: &str, bin: &Path) {
+    let srv = ServeProcess::start(&[
+        "--no-demo",
+        "--service-cluster-ip-range=10.0.0.0/28",
+        "--service-node-port-range=30000-30009",
+    ]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    let outs: Vec<apiserver_support::kubectl::Out> = std::thread::scope(|sc| {
+        let runs: Vec<_> = (0..12)
+            .map(|i| {
+                let k = &k;
+                sc.spawn(move || {
+                    let name = format!("np{i}");
+                    k.run(&["create", "service", "nodeport", &name, "--tcp=80"])
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|r| r.join().expect("kubectl thread"))
+            .collect()
+    });
+    let failed: Vec<&String> = outs
+        .iter()
+        .filter(|o| o.code != 0)
+        .map(|o| &o.stderr)
+        .collect();
+    assert_eq!(failed.len(), 2, "{label}: {failed:?}");
+    for e in &failed {
+        assert!(
+            e.contains("Internal error occurred: failed to allocate a nodePort: range is full"),
+            "{label}: {e}"
+        );
+    }
+    let items = json(&k, &["get", "services", "-o", "json"])["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let ours: Vec<&Value> = items
+        .iter()
+        .filter(|s| s["spec"]["type"] == "NodePort")
+        .collect();
+    let ports: BTreeSet<i64> = ours
+        .iter()
+        .filter_map(|s| s["spec"]["ports"][0]["nodePort"].as_i64())
+        .collect();
+    let ips: BTreeSet<&str> = items
+        .iter()
+        .filter_map(|s| s["spec"]["clusterIP"].as_str())
+        .collect();
+    assert_eq!(ours.len(), 10, "{label}");
+    assert_eq!(ports, (30000..=30009).collect(), "{label}");
+    assert_eq!(
+        ips.len(),
+        11,
+        "{label}: every Service its own address: {ips:?}"
+    );
+    let victim = ours[0]["metadata"]["name"].as_str().unwrap_or_default();
+    k.ok(&["delete", "service", victim]);
+    k.ok(&["create", "service", "nodeport", "late", "--tcp=80"]);
+}
+
 const SECRET_VALUE: &str = "s3cr3t-Zq8vWx";
 
 fn secrets(label: &str, bin: &Path) {
@@ -609,6 +672,7 @@ fn run_version(label: &str) {
     with_kubectl(label, |label, bin| {
         expose(label, bin);
         allocation(label, bin);
+        concurrent_creates(label, bin);
         secrets(label, bin);
         limits_and_quotas(label, bin);
         apply_manifest(label, bin);

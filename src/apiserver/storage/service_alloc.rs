@@ -364,6 +364,43 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_allocations_never_share() {
+        let store = Store::new(Default::default());
+        let alloc = ServiceAllocator::new(ServiceRanges {
+            cluster_ip: "10.0.0.0/24".parse().unwrap_or_else(|e| panic!("{e}")),
+            node_ports: "30000-30199".parse().unwrap_or_else(|e| panic!("{e}")),
+        });
+        let taken: Vec<(Ipv4Addr, u16)> = std::thread::scope(|sc| {
+            let workers: Vec<_> = (0..8)
+                .map(|t| {
+                    let (alloc, store) = (&alloc, &store);
+                    sc.spawn(move || {
+                        (0..25)
+                            .map(|i| {
+                                let key = format!("{SERVICES_PREFIX}default/s{t}-{i}");
+                                let mut a = alloc.begin(store, &key);
+                                let got = (a.ip(None), a.port(None));
+                                a.commit(&key);
+                                match got {
+                                    (Ok(ip), Ok(p)) => (ip, p),
+                                    other => panic!("{other:?}"),
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        let ips: HashSet<Ipv4Addr> = taken.iter().map(|t| t.0).collect();
+        let ports: HashSet<u16> = taken.iter().map(|t| t.1).collect();
+        assert_eq!((ips.len(), ports.len()), (200, 200));
+    }
+
+    #[test]
     fn a_taken_address_or_port_is_refused_until_its_reservation_ends() {
         let store = Store::new(Default::default());
         let alloc = ServiceAllocator::new(ServiceRanges {

@@ -14,7 +14,7 @@ use crate::apiserver::registry::strategy::{
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
-use crate::apiserver::storage::service_alloc::{AllocError, SERVICES_PREFIX};
+use crate::apiserver::storage::service_alloc::SERVICES_PREFIX;
 
 pub(crate) struct Service;
 
@@ -163,13 +163,16 @@ fn cluster_ips_cause(ips: &[String], detail: &str) -> Cause {
     }
 }
 
-/// Take the ClusterIP and NodePorts `obj` asks for (or any free ones) and write them in.
-fn allocate(api: &Api, obj: &mut Value) -> Vec<Cause> {
+/// Take the ClusterIP and NodePorts `obj` asks for (or any free ones) and write them in. A
+/// requested address or port that cannot be had is a 422 (upstream's `field.Invalid`); a range
+/// with nothing left is upstream's 500.
+fn allocate(api: &Api, obj: &mut Value) -> Result<(), ApiError> {
+    let name = str_at(obj, "/metadata/name").to_string();
     let key = format!(
-        "{SERVICES_PREFIX}{}/{}",
+        "{SERVICES_PREFIX}{}/{name}",
         str_at(obj, "/metadata/namespace"),
-        str_at(obj, "/metadata/name")
     );
+    let invalid = |causes| Err(ApiError::invalid("", "Service", &name, causes));
     let mut alloc = api.services.begin(&*api.store, &key);
     let t = ty(obj).to_string();
     let requested = match str_at(obj, "/spec/clusterIP") {
@@ -192,17 +195,16 @@ fn allocate(api: &Api, obj: &mut Value) -> Vec<Cause> {
                     spec["clusterIP"] = json!(ip.to_string());
                     spec["clusterIPs"] = json!([ip.to_string()]);
                 }
-                Err(AllocError::Full) => {
-                    return vec![cluster_ips_cause(
-                        &[],
-                        "failed to allocate a serviceIP: range is full",
-                    )];
+                Err(e) if requested.is_empty() => {
+                    return Err(ApiError::internal(format!(
+                        "failed to allocate a serviceIP: {e}"
+                    )));
                 }
                 Err(e) => {
-                    return vec![cluster_ips_cause(
+                    return invalid(vec![cluster_ips_cause(
                         std::slice::from_ref(&requested),
                         &format!("failed to allocate IP {requested}: {e}"),
-                    )];
+                    )]);
                 }
             }
         }
@@ -212,7 +214,6 @@ fn allocate(api: &Api, obj: &mut Value) -> Vec<Cause> {
     let wants_node_ports = t == NODE_PORT
         || (t == LOAD_BALANCER
             && obj.pointer("/spec/allocateLoadBalancerNodePorts") != Some(&json!(false)));
-    let mut causes = Vec::new();
     if let Some(ps) = obj.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
         for (i, p) in ps.iter_mut().enumerate() {
             let asked = p
@@ -225,18 +226,23 @@ fn allocate(api: &Api, obj: &mut Value) -> Vec<Cause> {
             let want = asked.map(|n| u16::try_from(n).unwrap_or(0));
             match alloc.port(want) {
                 Ok(n) => p["nodePort"] = json!(n),
-                Err(e) => causes.push(Cause::invalid(
-                    &format!("spec.ports[{i}].nodePort"),
-                    &json!(asked.unwrap_or(0)),
-                    &e.to_string(),
-                )),
+                Err(e) if asked.is_none() => {
+                    return Err(ApiError::internal(format!(
+                        "failed to allocate a nodePort: {e}"
+                    )));
+                }
+                Err(e) => {
+                    return invalid(vec![Cause::invalid(
+                        &format!("spec.ports[{i}].nodePort"),
+                        &json!(asked.unwrap_or(0)),
+                        &e.to_string(),
+                    )]);
+                }
             }
         }
     }
-    if causes.is_empty() {
-        alloc.commit(&key);
-    }
-    causes
+    alloc.commit(&key);
+    Ok(())
 }
 
 /// Go's `%v` of an int-or-string.
@@ -390,26 +396,17 @@ impl Strategy for Service {
         default(obj);
         obj["status"] = json!({"loadBalancer": {}});
         validate_into_trace("", "Service", obj, trace, validate(obj))?;
-        let causes = allocate(api, obj);
+        let res = allocate(api, obj);
         trace.stage(
             Stage::Allocation,
-            if causes.is_empty() {
+            if res.is_ok() {
                 Status::Ok
             } else {
                 Status::Failed
             },
-            json!({"clusterIPs": obj.pointer("/spec/clusterIPs"), "causes": causes.iter().map(Cause::rendered).collect::<Vec<_>>()}),
+            json!({"clusterIPs": obj.pointer("/spec/clusterIPs"), "error": res.as_ref().err().map(|e| e.message.clone())}),
         );
-        if causes.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::invalid(
-                "",
-                "Service",
-                str_at(obj, "/metadata/name"),
-                causes,
-            ))
-        }
+        res
     }
     fn after_create(&self, api: &Api, stored: &Value) {
         api.services.committed(&format!(
