@@ -5,6 +5,7 @@
 //! preemptor's `status.nominatedNodeName` names the node. The preemptor binds in a later cycle,
 //! once the victims are gone (the engine does not preempt again while they terminate).
 
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Value, json};
 
@@ -45,6 +46,40 @@ pub(crate) fn budgets(api: &Api) -> Vec<DisruptionBudget> {
             })
         })
         .collect()
+}
+
+/// The snapshot `pod` is scheduled against when other pending pods of at least its priority
+/// hold a nomination (upstream `addNominatedPods`): they count as placed on their nominated
+/// node, so the room a preemption made is not taken by another pod. `None`: no such pod.
+pub(crate) fn with_nominated(snapshot: &[Pod], pod: &Pod) -> Option<Vec<Pod>> {
+    let priority = |p: &Pod| p.spec.as_ref().and_then(|s| s.priority).unwrap_or(0);
+    let reserved: Vec<Pod> = snapshot
+        .iter()
+        .filter(|p| p.metadata.uid != pod.metadata.uid && priority(p) >= priority(pod))
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| {
+            let node = p.status.as_ref()?.nominated_node_name.clone()?;
+            let spec = p.spec.as_ref()?;
+            if node.is_empty() || spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
+                return None;
+            }
+            let mut placed = p.clone();
+            if let Some(s) = placed.spec.as_mut() {
+                s.node_name = Some(node);
+            }
+            Some(placed)
+        })
+        .collect();
+    if reserved.is_empty() {
+        return None;
+    }
+    let mut out: Vec<Pod> = snapshot
+        .iter()
+        .filter(|p| !reserved.iter().any(|r| r.metadata.uid == p.metadata.uid))
+        .cloned()
+        .collect();
+    out.extend(reserved);
+    Some(out)
 }
 
 /// Evicts the plan's victims for `preemptor` and nominates its node. Answers what was done, in

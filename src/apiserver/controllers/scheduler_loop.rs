@@ -137,6 +137,16 @@ fn cycle(
     let mut snapshot: Vec<Pod> = decode(&pod_values);
     let controllers = controllers(api);
     let budgets = preemption::budgets(api);
+    // Checked once a cycle: most cycles have no nominated pod and skip the per-pod copy.
+    let any_nominated = snapshot.iter().any(|p| {
+        p.spec
+            .as_ref()
+            .is_some_and(|s| s.node_name.as_deref().unwrap_or_default().is_empty())
+            && p.status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.as_deref())
+                .is_some_and(|n| !n.is_empty())
+    });
     for pv in queue {
         let ns = pv
             .pointer("/metadata/namespace")
@@ -165,7 +175,16 @@ fn cycle(
             continue;
         };
         let started = util::now_micro();
-        let placement = engine.schedule(&nodes, &snapshot, &controllers, &budgets, &pod);
+        let reserved = any_nominated
+            .then(|| preemption::with_nominated(&snapshot, &pod))
+            .flatten();
+        let placement = engine.schedule(
+            &nodes,
+            reserved.as_deref().unwrap_or(&snapshot),
+            &controllers,
+            &budgets,
+            &pod,
+        );
         let detail = json!({
             "profile": "default-scheduler",
             "pod": key,

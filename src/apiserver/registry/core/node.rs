@@ -22,10 +22,10 @@ fn node_cells(n: &Value) -> Vec<Value> {
         .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
     {
         Some(c) if c.get("status").and_then(Value::as_str) == Some("True") => "Ready".to_string(),
-        Some(c) if c.get("status").and_then(Value::as_str) == Some("False") => {
-            "NotReady".to_string()
-        }
-        _ => "Unknown".to_string(),
+        // printNode: any other status of Ready (False, Unknown) prints as NotReady; only a
+        // node without the condition is Unknown.
+        Some(_) => "NotReady".to_string(),
+        None => "Unknown".to_string(),
     };
     if n.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
         status.push_str(",SchedulingDisabled");

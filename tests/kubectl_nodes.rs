@@ -1,0 +1,384 @@
+//! Every kubectl on the machine against `kexplore serve` (with a 3 s node monitor grace period)
+//! sees nodes come and go and preemption carried out: a kubelet stopped by the
+//! `kexplore.dev/kubelet` annotation leaves its node Unknown with the unreachable taints, a pod
+//! tolerating them for 5 s is evicted (DisruptionTarget) and replaced on another node, and the
+//! node is Ready and untainted once the kubelet is back; a NotReady kubelet gives the not-ready
+//! taints; a high-priority pod on a full cluster preempts a lower-priority one.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod apiserver_support;
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{ServeProcess, wait_for};
+
+const WAIT: Duration = Duration::from_secs(90);
+
+fn json(k: &Kubectl, args: &[&str]) -> Value {
+    let out = k.ok(args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: {args:?}: {e}: {out}", k.label))
+}
+
+fn pods(k: &Kubectl, selector: &str) -> Vec<Value> {
+    json(k, &["get", "pods", "-l", selector, "-o", "json"])["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn condition(obj: &Value, ty: &str) -> Value {
+    obj.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == ty).cloned())
+        .unwrap_or(Value::Null)
+}
+
+fn taints(node: &Value) -> Vec<String> {
+    node.pointer("/spec/taints")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            format!(
+                "{}:{}",
+                t["key"].as_str().unwrap_or(""),
+                t["effect"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+fn node_status_column(k: &Kubectl, node: &str) -> String {
+    let out = k.ok(&["get", "node", node, "--no-headers"]);
+    out.split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A Deployment whose one pod prefers node-2 and tolerates node-2's going away for 5 s only.
+const AWAY: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: away}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: away}}
+  template:
+    metadata: {labels: {app: away}}
+    spec:
+      affinity:
+        nodeAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 100
+            preference: {matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-2]}]}
+      tolerations:
+      - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
+      - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 5}
+      containers:
+      - {name: app, image: nginx}
+"#;
+
+fn node_goes_away_and_comes_back(label: &str, bin: &Path) {
+    let srv = ServeProcess::start(&["--node-monitor-grace-period=3s"]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    let manifest = srv.dir.path().join("away.yaml");
+    std::fs::write(&manifest, AWAY).expect("write manifest");
+    k.ok(&["apply", "-f", manifest.to_str().unwrap_or_default()]);
+    let first = wait_for(WAIT, || {
+        pods(&k, "app=away")
+            .into_iter()
+            .find(|p| p["status"]["phase"] == "Running" && p["spec"]["nodeName"] == "node-2")
+    })
+    .unwrap_or_else(|| panic!("{label}: the pod never ran on node-2"));
+    let first_name = first["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    k.ok(&["annotate", "node", "node-2", "kexplore.dev/kubelet=stopped"]);
+    let node = wait_for(WAIT, || {
+        let n = json(&k, &["get", "node", "node-2", "-o", "json"]);
+        (condition(&n, "Ready")["status"] == "Unknown"
+            && taints(&n).contains(&"node.kubernetes.io/unreachable:NoExecute".to_string()))
+        .then_some(n)
+    })
+    .unwrap_or_else(|| panic!("{label}: node-2 never became Unknown and unreachable"));
+    let ready = condition(&node, "Ready");
+    assert_eq!(ready["reason"], "NodeStatusUnknown", "{label}: {ready}");
+    assert_eq!(
+        ready["message"], "Kubelet stopped posting node status.",
+        "{label}"
+    );
+    assert_eq!(
+        taints(&node),
+        [
+            "node.kubernetes.io/unreachable:NoSchedule",
+            "node.kubernetes.io/unreachable:NoExecute"
+        ],
+        "{label}"
+    );
+    assert_eq!(node_status_column(&k, "node-2"), "NotReady", "{label}");
+
+    // Evicted after its 5 s: marked, deleted, and left Terminating on the silent node.
+    let evicted = wait_for(WAIT, || {
+        let p = json(&k, &["get", "pod", &first_name, "-o", "json"]);
+        p.pointer("/metadata/deletionTimestamp")
+            .is_some()
+            .then_some(p)
+    })
+    .unwrap_or_else(|| panic!("{label}: {first_name} was never evicted"));
+    let target = condition(&evicted, "DisruptionTarget");
+    assert_eq!(target["status"], "True", "{label}: {target}");
+    assert_eq!(target["reason"], "DeletionByTaintManager", "{label}");
+    assert_eq!(
+        target["message"], "Taint manager: deleting due to NoExecute taint",
+        "{label}"
+    );
+    let events = k.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "reason=TaintManagerEviction",
+    ]);
+    assert!(
+        events.contains(&format!("Marking for deletion Pod default/{first_name}")),
+        "{label}: {events}"
+    );
+    // Its ReplicaSet's replacement runs on another node.
+    let replacement = wait_for(WAIT, || {
+        pods(&k, "app=away").into_iter().find(|p| {
+            p["metadata"]["name"] != first_name.as_str() && p["status"]["phase"] == "Running"
+        })
+    })
+    .unwrap_or_else(|| panic!("{label}: no replacement ran"));
+    assert_ne!(replacement["spec"]["nodeName"], "node-2", "{label}");
+
+    // The kubelet back: Ready, the taints gone, the evicted pod finished.
+    k.ok(&["annotate", "node", "node-2", "kexplore.dev/kubelet-"]);
+    wait_for(WAIT, || {
+        let n = json(&k, &["get", "node", "node-2", "-o", "json"]);
+        (condition(&n, "Ready")["status"] == "True" && taints(&n).is_empty()).then_some(())
+    })
+    .unwrap_or_else(|| panic!("{label}: node-2 never came back Ready and untainted"));
+    assert_eq!(node_status_column(&k, "node-2"), "Ready", "{label}");
+    wait_for(WAIT, || {
+        (!k.run(&["get", "pod", &first_name]).stderr.is_empty()).then_some(())
+    })
+    .unwrap_or_else(|| panic!("{label}: {first_name} stayed after its kubelet came back"));
+
+    // A kubelet that posts Ready=False: the not-ready taints, then gone again.
+    k.ok(&[
+        "annotate",
+        "node",
+        "node-1",
+        "kexplore.dev/kubelet=not-ready",
+    ]);
+    let sick = wait_for(WAIT, || {
+        let n = json(&k, &["get", "node", "node-1", "-o", "json"]);
+        taints(&n)
+            .contains(&"node.kubernetes.io/not-ready:NoExecute".to_string())
+            .then_some(n)
+    })
+    .unwrap_or_else(|| panic!("{label}: node-1 never got the not-ready taint"));
+    assert_eq!(condition(&sick, "Ready")["status"], "False", "{label}");
+    assert_eq!(
+        condition(&sick, "Ready")["reason"],
+        "KubeletNotReady",
+        "{label}"
+    );
+    assert!(
+        taints(&sick).contains(&"node.kubernetes.io/not-ready:NoSchedule".to_string()),
+        "{label}: {:?}",
+        taints(&sick)
+    );
+    k.ok(&["annotate", "node", "node-1", "kexplore.dev/kubelet-"]);
+    wait_for(WAIT, || {
+        let n = json(&k, &["get", "node", "node-1", "-o", "json"]);
+        (condition(&n, "Ready")["status"] == "True" && taints(&n).is_empty()).then_some(())
+    })
+    .unwrap_or_else(|| panic!("{label}: node-1 never came back"));
+}
+
+/// Four 1500m pods fill the demo cluster's room for another 1500m pod.
+const FILLER: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: filler}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: filler}}
+  template:
+    metadata: {labels: {app: filler}}
+    spec:
+      containers:
+      - {name: c, image: nginx, resources: {requests: {cpu: 1500m}}}
+"#;
+
+const URGENT: &str = r#"apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent}
+value: 1000000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent-polite}
+value: 1000000
+preemptionPolicy: Never
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: polite}
+spec:
+  priorityClassName: urgent-polite
+  containers:
+  - {name: c, image: nginx, resources: {requests: {cpu: 1500m}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: urgent}
+spec:
+  priorityClassName: urgent
+  containers:
+  - {name: c, image: nginx, resources: {requests: {cpu: 1500m}}}
+"#;
+
+fn preemption(label: &str, bin: &Path) {
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    let filler = srv.dir.path().join("filler.yaml");
+    std::fs::write(&filler, FILLER).expect("write manifest");
+    k.ok(&["apply", "-f", filler.to_str().unwrap_or_default()]);
+    let running = wait_for(WAIT, || {
+        let ps = pods(&k, "app=filler");
+        (ps.iter()
+            .filter(|p| p["status"]["phase"] == "Running")
+            .count()
+            == 4)
+            .then_some(ps)
+    })
+    .unwrap_or_else(|| panic!("{label}: the filler pods never all ran"));
+    let filler_names: Vec<String> = running
+        .iter()
+        .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+
+    // Every change to the filler pods, to see the victims' last state before they go.
+    let log_path = srv.dir.path().join("watch.json");
+    let log = std::fs::File::create(&log_path).expect("watch log");
+    let mut watch = k
+        .cmd(&[
+            "get",
+            "pods",
+            "-l",
+            "app=filler",
+            "-w",
+            "-o",
+            "json",
+            "--output-watch-events",
+        ])
+        .stdout(log)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get -w");
+
+    let urgent = srv.dir.path().join("urgent.yaml");
+    std::fs::write(&urgent, URGENT).expect("write manifest");
+    k.ok(&["apply", "-f", urgent.to_str().unwrap_or_default()]);
+    let bound = wait_for(WAIT, || {
+        let p = json(&k, &["get", "pod", "urgent", "-o", "json"]);
+        (p["status"]["phase"] == "Running").then_some(p)
+    })
+    .unwrap_or_else(|| panic!("{label}: the high-priority pod never ran"));
+    let node = bound["spec"]["nodeName"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        bound["status"]["nominatedNodeName"],
+        node.as_str(),
+        "{label}"
+    );
+    let uid = bound["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    let events = json(
+        &k,
+        &[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=Preempted",
+            "-o",
+            "json",
+        ],
+    );
+    let items = events["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "{label}: one victim is enough: {items:?}");
+    assert_eq!(
+        items[0]["message"],
+        format!("Preempted by pod {uid} on node {node}"),
+        "{label}"
+    );
+    let victim = items[0]["involvedObject"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        filler_names.contains(&victim),
+        "{label}: {victim} is not a filler pod"
+    );
+    wait_for(WAIT, || {
+        (!k.run(&["get", "pod", &victim]).stderr.is_empty()).then_some(())
+    })
+    .unwrap_or_else(|| panic!("{label}: the victim {victim} was never deleted"));
+
+    // The victim's DisruptionTarget, as a watcher saw it before the deletion.
+    let marked = wait_for(WAIT, || {
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        serde_json::Deserializer::from_str(&text)
+            .into_iter::<Value>()
+            .map_while(Result::ok)
+            .map(|e| e["object"].clone())
+            .find(|p| {
+                p["metadata"]["name"] == victim.as_str()
+                    && !condition(p, "DisruptionTarget").is_null()
+            })
+    })
+    .unwrap_or_else(|| panic!("{label}: no watch event showed {victim}'s DisruptionTarget"));
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let target = condition(&marked, "DisruptionTarget");
+    assert_eq!(target["status"], "True", "{label}");
+    assert_eq!(target["reason"], "PreemptionByScheduler", "{label}");
+    assert_eq!(
+        target["message"], "default-scheduler: preempting to accommodate a higher priority pod",
+        "{label}"
+    );
+
+    // preemptionPolicy: Never waits, evicting nobody.
+    let polite = json(&k, &["get", "pod", "polite", "-o", "json"]);
+    assert_eq!(polite["status"]["phase"], "Pending", "{label}");
+    let said = k.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=polite,reason=FailedScheduling",
+    ]);
+    assert!(
+        said.contains("preemption: not eligible due to preemptionPolicy=Never."),
+        "{label}: {said}"
+    );
+}
+
+fn run_version(label: &str) {
+    with_kubectl(label, |label, bin| {
+        node_goes_away_and_comes_back(label, bin);
+        preemption(label, bin);
+    });
+}
+
+per_kubectl!(run_version);
