@@ -124,13 +124,23 @@ pub async fn fetch_with(
             .map(|(what, note)| format!("{what}: {note}")),
     );
     let nodes: Vec<Node> = listed.manifests.nodes.into_iter().map(|(n, _)| n).collect();
-    let pods: Vec<Pod> = listed.manifests.pods.into_iter().map(|(p, _)| p).collect();
+    let pods = listed.manifests.pods;
     let source = format!("{} ({})", ctx.cluster.server, ctx.context_name);
     let release = listed.modelling;
     let watch_from = listed.watch_from;
     let ctx = ctx.clone();
     tokio::task::spawn_blocking(move || {
-        let kept = Kept::new(nodes, pods, release.version.pod_level_resources());
+        let keep = focus
+            .iter()
+            .cloned()
+            .chain([live::key_of(&fallback)])
+            .collect();
+        let kept = Kept::new(
+            nodes,
+            pods.into_iter().map(|(p, _)| p),
+            release.version.pod_level_resources(),
+            keep,
+        );
         let seed = Seed {
             ctx,
             api,
