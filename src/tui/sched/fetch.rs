@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use k8s_openapi::api::core::v1::{Node, Pod};
 
 use super::kept::{Frame, Kept};
-use super::live::{self, LiveCluster};
+use super::live::{self, Listing, LiveCluster};
 use super::model::ClusterData;
 use crate::client::cluster::ListProgress;
 use crate::client::http::ApiClient;
@@ -154,12 +154,13 @@ pub async fn fetch_with(
         };
         let frame = seed.frame();
         let data = frame.data.clone();
-        let (model, listing) = frame.build(seed.hidden.clone());
+        let built = frame.build(seed.hidden.clone());
+        // The pods list goes with the model, to be moved, not copied, on the UI thread.
         let live = LiveCluster {
             data,
-            listing,
+            listing: Listing::default(),
             feed: None,
-            model: Some(Arc::new(Mutex::new(Some(model)))),
+            model: Some(Arc::new(Mutex::new(Some(built)))),
         };
         (live, seed)
     })
