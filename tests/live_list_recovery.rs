@@ -104,7 +104,7 @@ async fn an_expired_continue_token_lists_again_from_the_start_and_says_so() {
     let api = ApiClient::connect(&ctx).await.expect("connect");
     create_pods(&api, &names(0..4)).await;
     let mut reports: Vec<ListProgress> = Vec::new();
-    let listed = list_paged::<Pod>(
+    let listed = list_paged::<Pod, _>(
         &api,
         "/api/v1/namespaces/default/pods",
         2,
@@ -116,7 +116,7 @@ async fn an_expired_continue_token_lists_again_from_the_start_and_says_so() {
             }
             reports.push(p.clone());
         },
-        |_| {},
+        |p| p,
     )
     .await
     .expect("the list finishes");
@@ -204,7 +204,7 @@ async fn a_connection_dropped_between_pages_resumes_from_the_last_page_and_says_
         .await
         .expect("connect through the relay");
     let mut reports: Vec<ListProgress> = Vec::new();
-    let listed = list_paged::<Pod>(
+    let listed = list_paged::<Pod, _>(
         &api,
         "/api/v1/namespaces/default/pods",
         2,
@@ -224,7 +224,7 @@ async fn a_connection_dropped_between_pages_resumes_from_the_last_page_and_says_
             }
             reports.push(p.clone());
         },
-        |_| {},
+        |p| p,
     )
     .await
     .expect("the list finishes");

@@ -103,20 +103,21 @@ pub async fn list_all<T: DeserializeOwned>(
     path: &str,
     page_size: u32,
 ) -> Result<Listed<T>, ListError> {
-    list_paged(api, path, page_size, |_: &ListProgress| {}, |_: &mut T| {}).await
+    list_paged(api, path, page_size, |_: &ListProgress| {}, |t: T| t).await
 }
 
-/// `list_all`, reporting progress after each page and passing each item through `trim` (which
-/// may drop fields the caller never reads) as it is decoded. A page whose connection dropped
+/// `list_all`, reporting progress after each page and passing each item through `map` as it is
+/// decoded (to drop fields the caller never reads, or pair it with what the caller keeps
+/// beside it, without a second list of every item). A page whose connection dropped
 /// is asked for again with the same continue token; an expired token (410) lists again from
 /// the start, once, as kubectl does. Either way `progress` says so.
-pub async fn list_paged<T: DeserializeOwned>(
+pub async fn list_paged<T: DeserializeOwned, U>(
     api: &ApiClient,
     path: &str,
     page_size: u32,
     mut progress: impl FnMut(&ListProgress),
-    mut trim: impl FnMut(&mut T),
-) -> Result<Listed<T>, ListError> {
+    mut map: impl FnMut(T) -> U,
+) -> Result<Listed<U>, ListError> {
     let mut restarted = false;
     let mut note: Option<String> = None;
     'restart: loop {
@@ -175,10 +176,7 @@ pub async fn list_paged<T: DeserializeOwned>(
             if rv.is_empty() {
                 rv = page.metadata.resource_version.unwrap_or_default();
             }
-            for mut item in page.items.into_iter().flatten() {
-                trim(&mut item);
-                items.push(item);
-            }
+            items.extend(page.items.into_iter().flatten().map(&mut map));
             let next = page.metadata.next.filter(|c| !c.is_empty());
             let remaining = page
                 .metadata

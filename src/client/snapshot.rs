@@ -84,7 +84,8 @@ pub fn trim_node(n: &mut Node) {
     }
 }
 
-/// Lists `path`; a 403 becomes `Ok((None, note))`.
+/// Lists `path`, each item beside the `Source` that names the request; a 403 becomes
+/// `Ok((None, note))`.
 async fn list_or_note<T: DeserializeOwned>(
     api: &ApiClient,
     (path, label): (&str, &str),
@@ -92,16 +93,21 @@ async fn list_or_note<T: DeserializeOwned>(
     consequence: &str,
     opts: FetchOptions<'_>,
     trim: fn(&mut T),
-) -> Result<(Option<Listed<T>>, Option<String>), ListError> {
-    let listed = list_paged::<T>(
+) -> Result<(Option<Listed<(T, Source)>>, Option<String>), ListError> {
+    let file = Source {
+        file: format!("GET {path}"),
+        document: 1,
+    };
+    let listed = list_paged(
         api,
         path,
         PAGE_SIZE,
         |p| (opts.progress)(label, p),
-        |item| {
+        |mut item: T| {
             if opts.trim {
-                trim(item)
+                trim(&mut item)
             }
+            (item, file.clone())
         },
     )
     .await;
@@ -184,25 +190,19 @@ pub async fn fetch_live_with(
     let mut pages = 0;
     let mut watch_from = WatchFrom::default();
     let mut m = Manifests::default();
-    let src = |file: &str| Source {
-        file: file.to_string(),
-        document: 1,
-    };
     if let Some(l) = nodes {
         pages += l.pages;
-        watch_from.nodes = Some(("/api/v1/nodes".to_string(), l.resource_version.clone()));
-        let file = src("GET /api/v1/nodes");
-        m.nodes = l.items.into_iter().map(|n| (n, file.clone())).collect();
+        watch_from.nodes = Some(("/api/v1/nodes".to_string(), l.resource_version));
+        m.nodes = l.items;
     }
     if let Some((l, path)) = pods {
         pages += l.pages;
-        let file = src(&format!("GET {path}"));
-        watch_from.pods = Some((path, l.resource_version.clone()));
-        m.pods = l.items.into_iter().map(|p| (p, file.clone())).collect();
+        watch_from.pods = Some((path, l.resource_version));
+        m.pods = l.items;
     }
     if let Some(l) = namespaces {
         pages += l.pages;
-        m.namespaces = l.items;
+        m.namespaces = l.items.into_iter().map(|(n, _)| n).collect();
     }
     Ok(LiveCluster {
         manifests: m,

@@ -196,22 +196,24 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             state.sched.progress.clear();
             match &*r.0 {
                 Ok(live) => {
-                    state.sched.listing = Some(live.listing.clone());
                     // Built where it was fetched, off this thread; else (tests) built here.
-                    let built = live
-                        .model
-                        .as_ref()
-                        .and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
-                    match built {
-                        Some(model) => set_model(state, model),
-                        None => cluster_loaded(state, Ok(&live.data)),
+                    match live.take_built() {
+                        Some((model, listing)) => {
+                            state.sched.listing = Some(listing);
+                            set_model(state, model);
+                        }
+                        None => {
+                            state.sched.listing = Some(live.listing.clone());
+                            cluster_loaded(state, Ok(&live.data));
+                        }
                     }
                     let nodes = state.sched.model().map_or(0, |m| m.snapshot.num_nodes());
+                    let pods = state.sched.listing.as_ref().map_or(0, |l| l.pods.len());
                     state.sched.live = live.feed.clone().map(|feed| LiveState {
                         feed,
                         status: LiveStatus {
                             nodes,
-                            pods: live.listing.pods.len(),
+                            pods,
                             ..Default::default()
                         },
                         applied: 0,

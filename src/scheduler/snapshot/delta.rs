@@ -254,6 +254,11 @@ impl LiveSnapshot {
         }
     }
 
+    /// Pod `key` was deleted (only its key is needed).
+    pub fn forget_pod(&mut self, key: &str) {
+        self.take(key);
+    }
+
     /// Takes pod `key` out, wherever it is.
     fn take(&mut self, key: &str) {
         if let Some(id) = self.placed.remove(key)

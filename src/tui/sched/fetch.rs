@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use k8s_openapi::api::core::v1::{Node, Pod};
 
 use super::kept::{Frame, Kept};
-use super::live::{self, LiveCluster};
+use super::live::{self, Listing, LiveCluster};
 use super::model::ClusterData;
 use crate::client::cluster::ListProgress;
 use crate::client::http::ApiClient;
@@ -124,13 +124,23 @@ pub async fn fetch_with(
             .map(|(what, note)| format!("{what}: {note}")),
     );
     let nodes: Vec<Node> = listed.manifests.nodes.into_iter().map(|(n, _)| n).collect();
-    let pods: Vec<Pod> = listed.manifests.pods.into_iter().map(|(p, _)| p).collect();
+    let pods = listed.manifests.pods;
     let source = format!("{} ({})", ctx.cluster.server, ctx.context_name);
     let release = listed.modelling;
     let watch_from = listed.watch_from;
     let ctx = ctx.clone();
     tokio::task::spawn_blocking(move || {
-        let kept = Kept::new(nodes, pods, release.version.pod_level_resources());
+        let keep = focus
+            .iter()
+            .cloned()
+            .chain([live::key_of(&fallback)])
+            .collect();
+        let kept = Kept::new(
+            nodes,
+            pods.into_iter().map(|(p, _)| p),
+            release.version.pod_level_resources(),
+            keep,
+        );
         let seed = Seed {
             ctx,
             api,
@@ -144,12 +154,13 @@ pub async fn fetch_with(
         };
         let frame = seed.frame();
         let data = frame.data.clone();
-        let (model, listing) = frame.build(seed.hidden.clone());
+        let built = frame.build(seed.hidden.clone());
+        // The pods list goes with the model, to be moved, not copied, on the UI thread.
         let live = LiveCluster {
             data,
-            listing,
+            listing: Listing::default(),
             feed: None,
-            model: Some(Arc::new(Mutex::new(Some(model)))),
+            model: Some(Arc::new(Mutex::new(Some(built)))),
         };
         (live, seed)
     })

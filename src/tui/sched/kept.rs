@@ -1,9 +1,10 @@
 //! View 5's live cluster as the watch keeps it: the scheduler's snapshot changed by each event
-//! (`scheduler::snapshot::LiveSnapshot`), never rebuilt from every object, beside the pods as
-//! listed (trimmed to what the view reads) and the pods list in display order. The initial
-//! list goes through the same path as every later event, so both show the same thing.
+//! (`scheduler::snapshot::LiveSnapshot`), never rebuilt from every object, beside the pods list
+//! in display order. A bound pod is kept compiled (in the snapshot) and as its row, not whole:
+//! only Pending pods and the pod in focus are, since only they may be placed. The initial list
+//! goes through the same path as every later event, so both show the same thing.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 
@@ -17,7 +18,13 @@ use crate::scheduler::{NodeInfo, SnapshotError};
 #[derive(Debug, Clone)]
 pub struct Kept {
     pub live: LiveSnapshot,
-    pods: BTreeMap<String, Pod>,
+    /// Every pod listed, by key: its resourceVersion (what a relist compares) and whether its
+    /// row is among the bound ones (`None`: finished, no row).
+    seen: HashMap<String, (Option<String>, Option<bool>)>,
+    /// Pods kept whole: the Pending ones and those in `keep`.
+    whole: BTreeMap<String, Pod>,
+    /// Keys kept whole even when bound: the pod in focus and the fallback pod.
+    keep: Vec<String>,
     /// Keyed (bound, namespace/name): Pending pods first, each group by key.
     rows: BTreeMap<(bool, String), PodRow>,
     /// Objects the snapshot could not take (a bad quantity, say), by kind and key: while one
@@ -56,8 +63,14 @@ fn node_key(n: &Node) -> String {
 }
 
 impl Kept {
-    /// Compiles the listed objects. An object the scheduler cannot read is left out and named.
-    pub fn new(nodes: Vec<Node>, pods: Vec<Pod>, pod_level_resources: bool) -> Kept {
+    /// Compiles the listed objects, each pod as it comes. An object the scheduler cannot read
+    /// is left out and named. Pods `keep` names stay whole even when bound.
+    pub fn new(
+        nodes: Vec<Node>,
+        pods: impl IntoIterator<Item = Pod>,
+        pod_level_resources: bool,
+        keep: Vec<String>,
+    ) -> Kept {
         let mut errors = BTreeMap::new();
         let nodes: Vec<Node> = nodes
             .into_iter()
@@ -74,7 +87,9 @@ impl Kept {
             .unwrap_or_else(|_| LiveSnapshot::empty(pod_level_resources));
         let mut kept = Kept {
             live,
-            pods: BTreeMap::new(),
+            seen: HashMap::new(),
+            whole: BTreeMap::new(),
+            keep,
             rows: BTreeMap::new(),
             errors,
         };
@@ -89,7 +104,7 @@ impl Kept {
     }
 
     pub fn pods(&self) -> usize {
-        self.pods.len()
+        self.seen.len()
     }
 
     fn record(&mut self, key: String, r: Result<(), SnapshotError>) {
@@ -102,19 +117,40 @@ impl Kept {
     /// A pod added, modified or deleted.
     pub fn apply_pod(&mut self, pod: Pod, deleted: bool) {
         let key = key_of(&pod);
-        if let Some(old) = self.pods.get(&key).and_then(PodRow::of) {
-            self.rows.remove(&(old.node.is_some(), key.clone()));
-        }
-        let r = self.live.apply_pod(&pod, deleted);
-        self.record(format!("Pod {key}"), r);
         if deleted {
-            self.pods.remove(&key);
+            self.forget(&key);
             return;
         }
-        if let Some(row) = PodRow::of(&pod) {
+        if let Some((_, Some(bound))) = self.seen.get(&key) {
+            self.rows.remove(&(*bound, key.clone()));
+        }
+        let r = self.live.apply_pod(&pod, false);
+        self.record(format!("Pod {key}"), r);
+        let row = PodRow::of(&pod);
+        let bound_row = row.as_ref().map(|r| r.node.is_some());
+        if let Some(row) = row {
             self.rows.insert((row.node.is_some(), key.clone()), row);
         }
-        self.pods.insert(key, pod);
+        self.seen.insert(
+            key.clone(),
+            (pod.metadata.resource_version.clone(), bound_row),
+        );
+        let pending = pod.spec.as_ref().is_none_or(|s| s.node_name.is_none());
+        if pending || self.keep.contains(&key) {
+            self.whole.insert(key, pod);
+        } else {
+            self.whole.remove(&key);
+        }
+    }
+
+    /// Pod `key` is gone.
+    fn forget(&mut self, key: &str) {
+        if let Some((_, Some(bound))) = self.seen.remove(key) {
+            self.rows.remove(&(bound, key.to_string()));
+        }
+        self.live.forget_pod(key);
+        self.whole.remove(key);
+        self.errors.remove(&format!("Pod {key}"));
     }
 
     /// A node added, modified or deleted.
@@ -126,26 +162,26 @@ impl Kept {
     /// A fresh list of pods: what changed since (by resourceVersion) is applied, what is gone
     /// is deleted.
     pub fn relist_pods(&mut self, items: Vec<Pod>) {
-        let mut seen = HashSet::new();
+        let mut listed = HashSet::new();
         for p in items {
             let key = key_of(&p);
-            seen.insert(key.clone());
-            let same = self.pods.get(&key).is_some_and(|o| {
-                o.metadata.resource_version.is_some()
-                    && o.metadata.resource_version == p.metadata.resource_version
-            });
+            let same = self
+                .seen
+                .get(&key)
+                .is_some_and(|(rv, _)| rv.is_some() && *rv == p.metadata.resource_version);
+            listed.insert(key);
             if !same {
                 self.apply_pod(p, false);
             }
         }
-        let gone: Vec<Pod> = self
-            .pods
-            .iter()
-            .filter(|(k, _)| !seen.contains(*k))
-            .map(|(_, p)| p.clone())
+        let gone: Vec<String> = self
+            .seen
+            .keys()
+            .filter(|k| !listed.contains(*k))
+            .cloned()
             .collect();
-        for p in gone {
-            self.apply_pod(p, true);
+        for k in gone {
+            self.forget(&k);
         }
     }
 
@@ -185,7 +221,7 @@ impl Kept {
         source: &str,
         release: &Modelling,
     ) -> Frame {
-        let (key, mut pod) = match focus.and_then(|f| self.pods.get(f).map(|p| (f, p))) {
+        let (key, mut pod) = match focus.and_then(|f| self.whole.get(f).map(|p| (f, p))) {
             Some((f, p)) => (f.to_string(), p.clone()),
             None => (key_of(fallback), fallback.clone()),
         };
@@ -206,5 +242,102 @@ impl Kept {
             rows: self.rows.values().cloned().collect(),
             error: self.errors.values().next().cloned(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(name: &str) -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "resourceVersion": "1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}))
+        .expect("node")
+    }
+
+    fn pod(name: &str, node: Option<&str>, rv: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": rv},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i",
+                "resources": {"requests": {"cpu": "1"}}}]},
+            "status": {"phase": if node.is_some() { "Running" } else { "Pending" }}
+        }))
+        .expect("pod")
+    }
+
+    fn keys(k: &Kept) -> Vec<String> {
+        k.rows.values().map(|r| r.key.clone()).collect()
+    }
+
+    #[test]
+    fn bound_pods_are_kept_compiled_and_a_relist_applies_only_what_changed() {
+        let mut k = Kept::new(
+            vec![node("n1"), node("n2")],
+            [
+                pod("a", Some("n1"), "5"),
+                pod("b", None, "6"),
+                pod("focus", Some("n2"), "7"),
+            ],
+            true,
+            vec!["default/focus".into()],
+        );
+        assert_eq!(keys(&k), ["default/b", "default/a", "default/focus"]);
+        // Only the Pending pod and the one in focus are kept whole.
+        let whole: Vec<&String> = k.whole.keys().collect();
+        assert_eq!(whole, ["default/b", "default/focus"]);
+        assert_eq!(
+            k.live.snapshot.node("n1").map(|n| n.requested.milli_cpu),
+            Some(1000)
+        );
+        // The focused pod is placed, and taken out of the node it is bound to.
+        let f = k.frame(
+            Some("default/focus"),
+            &pod("x", None, "1"),
+            "test",
+            &Modelling::default(),
+        );
+        assert_eq!(f.data.pod.metadata.name.as_deref(), Some("focus"));
+        assert_eq!(
+            f.snapshot.node("n2").map(|n| n.requested.milli_cpu),
+            Some(0)
+        );
+        assert_eq!(
+            k.live.snapshot.node("n2").map(|n| n.requested.milli_cpu),
+            Some(1000)
+        );
+        // b is bound meanwhile, a is gone, c is new; focus is unchanged.
+        k.relist_pods(vec![
+            pod("b", Some("n1"), "8"),
+            pod("c", None, "9"),
+            pod("focus", Some("n2"), "7"),
+        ]);
+        assert_eq!(keys(&k), ["default/c", "default/b", "default/focus"]);
+        assert_eq!(k.pods(), 3);
+        let whole: Vec<&String> = k.whole.keys().collect();
+        assert_eq!(whole, ["default/c", "default/focus"]);
+        assert_eq!(
+            k.live.snapshot.node("n1").map(|n| n.requested.milli_cpu),
+            Some(1000)
+        );
+        // A pod the snapshot cannot read is said, not silently left out; fixing it clears it.
+        let mut bad = pod("c", Some("n2"), "10");
+        if let Some(s) = bad.spec.as_mut() {
+            s.containers[0].resources =
+                serde_json::from_value(json!({"requests": {"cpu": "lots"}})).ok();
+        }
+        k.apply_pod(bad, false);
+        let f = k.frame(None, &pod("x", None, "1"), "test", &Modelling::default());
+        assert!(
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("Pod default/c: ")),
+            "{:?}",
+            f.error
+        );
+        k.apply_pod(pod("c", Some("n2"), "11"), true);
+        let f = k.frame(None, &pod("x", None, "1"), "test", &Modelling::default());
+        assert_eq!(f.error, None);
+        assert_eq!(keys(&k), ["default/b", "default/focus"]);
     }
 }

@@ -42,13 +42,22 @@ pub struct LiveCluster {
     pub listing: Listing,
     /// The watch keeping it current; dropping the last clone stops it.
     pub feed: Option<Feed>,
-    /// The model, built where the cluster was fetched (off the UI thread); the UI takes it.
-    /// `None`: the UI builds it from `data`.
+    /// The model and the pods list, built where the cluster was fetched (off the UI thread);
+    /// the UI takes them. `None`: the UI builds the model from `data` and copies `listing`.
     pub model: Option<ModelSlot>,
 }
 
-/// A built model travelling in an action (actions are shared, not moved).
-pub type ModelSlot = Arc<Mutex<Option<Result<Model, String>>>>;
+/// A built model and pods list travelling in an action (actions are shared, not moved).
+pub type ModelSlot = Arc<Mutex<Option<(Result<Model, String>, Listing)>>>;
+
+impl LiveCluster {
+    /// The model and pods list built with it, taken out (once).
+    pub fn take_built(&self) -> Option<(Result<Model, String>, Listing)> {
+        self.model
+            .as_ref()
+            .and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take())
+    }
+}
 
 pub fn key_of(p: &Pod) -> String {
     format!(

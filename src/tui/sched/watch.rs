@@ -355,7 +355,16 @@ async fn reflect<T: Cached>(
         *T::phase(&mut lock(&cache)) = Phase::Relisting;
         let listed = tokio::time::timeout(
             RELIST,
-            list_paged::<T>(&api, &path, PAGE_SIZE, |_| {}, T::trim),
+            list_paged(
+                &api,
+                &path,
+                PAGE_SIZE,
+                |_| {},
+                |mut o: T| {
+                    o.trim();
+                    o
+                },
+            ),
         )
         .await
         .unwrap_or_else(|_| {

@@ -319,18 +319,16 @@ fn view5_lists_what_rbac_allows_and_names_what_it_hid() {
         .rt
         .block_on(fetch::fetch(&jane, None, pod))
         .expect("nodes may be listed now");
-    let built = live_cluster
-        .model
-        .as_ref()
-        .and_then(|m| m.lock().ok()?.take());
-    let nodes = built.and_then(|m| m.ok()).map(|m| m.snapshot.num_nodes());
-    assert_eq!(nodes, Some(4));
+    let (model, listing) = live_cluster
+        .take_built()
+        .expect("built where it was fetched");
+    assert_eq!(model.map(|m| m.snapshot.num_nodes()).ok(), Some(4));
     // The watch continues her namespace's pods, the only pods she could list.
     assert_eq!(
         seed.watch_from.pods.as_ref().map(|(p, _)| p.as_str()),
         Some("/api/v1/namespaces/default/pods")
     );
-    let l = &live_cluster.listing;
+    let l = &listing;
     assert!(
         l.hidden.iter().any(
             |h| h.starts_with("pods in all namespaces: pods is forbidden")
@@ -361,7 +359,7 @@ fn view5_follows_the_cluster_by_watch() {
         .rt
         .block_on(fetch::fetch(&admin, None, pod))
         .expect("the admin lists the cluster");
-    let before = listed.listing.pods.len();
+    let before = listed.take_built().map_or(0, |(_, l)| l.pods.len());
     let (feed, alive) = watch::Feed::new();
     let (tx, rx) = mpsc::channel();
     let id = feed.id;
