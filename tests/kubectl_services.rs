@@ -295,6 +295,16 @@ fn allocation(label: &str, bin: &Path) {
         err.contains("failed to allocate IP 10.0.0.5: the provided IP (10.0.0.5) is not in the valid range. The range of valid IPs is 10.96.0.0/12"),
         "{label}: {err}"
     );
+    // An update keeps the allocated address when the client leaves it out.
+    k.ok(&[
+        "patch",
+        "service",
+        "a",
+        "-p",
+        r#"{"spec":{"sessionAffinity":"ClientIP"}}"#,
+    ]);
+    let a = json(&k, &["get", "service", "a", "-o", "json"]);
+    assert_eq!(a["spec"]["clusterIP"], "10.96.100.100", "{label}: {a}");
     // A headless Service takes no address.
     k.ok(&[
         "create",

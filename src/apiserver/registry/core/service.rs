@@ -430,6 +430,26 @@ impl Strategy for Service {
                 }
             }
         }
+        if matches!(ty(next), CLUSTER_IP | EXTERNAL_NAME)
+            && matches!(ty(current), NODE_PORT | LOAD_BALANCER)
+        {
+            // dropTypeDependentFields: the NodePorts the old type had go with it, unless the
+            // client changed them (then validation says they are not allowed).
+            let old: Vec<Value> = ports(current).cloned().collect();
+            if let Some(ps) = next
+                .pointer_mut("/spec/ports")
+                .and_then(Value::as_array_mut)
+            {
+                for p in ps {
+                    let same = old.iter().any(|o| {
+                        o.get("port") == p.get("port") && o.get("nodePort") == p.get("nodePort")
+                    });
+                    if same && let Some(m) = p.as_object_mut() {
+                        m.remove("nodePort");
+                    }
+                }
+            }
+        }
         if matches!(ty(next), NODE_PORT | LOAD_BALANCER) {
             let old: Vec<Value> = ports(current).cloned().collect();
             if let Some(ps) = next
