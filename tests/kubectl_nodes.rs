@@ -259,20 +259,21 @@ fn preemption(label: &str, bin: &Path) {
             .then_some(ps)
     })
     .unwrap_or_else(|| panic!("{label}: the filler pods never all ran"));
-    let filler_names: Vec<String> = running
+    let mut low: Vec<String> = running
         .iter()
-        .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_string))
+        .filter_map(|p| p["metadata"]["name"].as_str())
+        .map(|n| format!("default/{n}"))
         .collect();
+    low.extend(["demo/workload-node-1".into(), "demo/workload-node-3".into()]);
 
-    // Every change to the filler pods, to see the victims' last state before they go.
+    // Every change to a pod, to see the victim's last state before it goes.
     let log_path = srv.dir.path().join("watch.json");
     let log = std::fs::File::create(&log_path).expect("watch log");
     let mut watch = k
         .cmd(&[
             "get",
             "pods",
-            "-l",
-            "app=filler",
+            "-A",
             "-w",
             "-o",
             "json",
@@ -310,6 +311,7 @@ fn preemption(label: &str, bin: &Path) {
         &[
             "get",
             "events",
+            "-A",
             "--field-selector",
             "reason=Preempted",
             "-o",
@@ -323,16 +325,25 @@ fn preemption(label: &str, bin: &Path) {
         format!("Preempted by pod {uid} on node {node}"),
         "{label}"
     );
+    // The victim is a filler pod or the demo's workload pod on that node, whichever the
+    // candidate nodes' tie-break picks: either way one pod of priority 0.
+    let victim_ns = items[0]["involvedObject"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let victim = items[0]["involvedObject"]["name"]
         .as_str()
         .unwrap_or_default()
         .to_string();
     assert!(
-        filler_names.contains(&victim),
-        "{label}: {victim} is not a filler pod"
+        low.contains(&format!("{victim_ns}/{victim}")),
+        "{label}: {victim_ns}/{victim} is not a low-priority pod on a full node"
     );
     wait_for(WAIT, || {
-        (!k.run(&["get", "pod", &victim]).stderr.is_empty()).then_some(())
+        (!k.run(&["get", "pod", "-n", &victim_ns, &victim])
+            .stderr
+            .is_empty())
+        .then_some(())
     })
     .unwrap_or_else(|| panic!("{label}: the victim {victim} was never deleted"));
 
@@ -345,6 +356,7 @@ fn preemption(label: &str, bin: &Path) {
             .map(|e| e["object"].clone())
             .find(|p| {
                 p["metadata"]["name"] == victim.as_str()
+                    && p["metadata"]["namespace"] == victim_ns.as_str()
                     && !condition(p, "DisruptionTarget").is_null()
             })
     })

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::apiserver::request::context::Api;
-use crate::apiserver::storage::store::Write;
+use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
 
 /// The node annotation the simulated kubelet obeys.
@@ -139,6 +139,7 @@ pub(crate) fn heartbeats(api: &Api, report: bool) {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
+        let back = m == Mode::Running && wanted(n, m, &now).is_some();
         if wanted(n, m, &now).is_some() || report {
             let _ = api.store.update(
                 &format!("/registry/minions/{name}"),
@@ -164,6 +165,10 @@ pub(crate) fn heartbeats(api: &Api, report: bool) {
                 },
             );
         }
+        // After the node says Ready, so the node lifecycle controller does not undo it.
+        if back {
+            pods_ready_again(api, &name);
+        }
         let key = format!("/registry/leases/kube-node-lease/{name}");
         if api.store.get(&key).is_some() {
             let _ = api.store.update(&key, None, Write::Commit, |cur| {
@@ -177,6 +182,60 @@ pub(crate) fn heartbeats(api: &Api, report: bool) {
                 "spec": {"holderIdentity": name, "leaseDurationSeconds": NODE_LEASE_DURATION_SECONDS, "renewTime": now_micro}});
             let _ = api.store.create(&key, lease, Write::Commit);
         }
+    }
+}
+
+/// A kubelet back on its node reports its running pods Ready again (the node lifecycle
+/// controller marked them not Ready while it was away).
+fn pods_ready_again(api: &Api, node: &str) {
+    let str_at = |v: &Value, p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    for p in api.store.list("/registry/pods/").0 {
+        let containers_ready = p
+            .pointer("/status/containerStatuses")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| !cs.is_empty() && cs.iter().all(|c| c["ready"] == true));
+        if str_at(&p, "/spec/nodeName") != node
+            || str_at(&p, "/status/phase") != "Running"
+            || !containers_ready
+            || p.pointer("/metadata/deletionTimestamp").is_some()
+        {
+            continue;
+        }
+        let key = format!(
+            "/registry/pods/{}/{}",
+            str_at(&p, "/metadata/namespace"),
+            str_at(&p, "/metadata/name")
+        );
+        let uid = str_at(&p, "/metadata/uid");
+        let _ = api.store.update(&key, None, Write::Commit, |cur| {
+            let mut next = cur.clone();
+            let Some(cs) = next
+                .pointer_mut("/status/conditions")
+                .and_then(Value::as_array_mut)
+            else {
+                return Err(StoreError::Rejected("no conditions".into()));
+            };
+            let mut changed = false;
+            for c in cs.iter_mut().filter(|c| c["type"] == "Ready") {
+                if c["status"] != "True" {
+                    c["status"] = json!("True");
+                    c["lastTransitionTime"] = json!(util::now());
+                    changed = true;
+                }
+            }
+            if !changed || str_at(cur, "/metadata/uid") != uid {
+                return Err(StoreError::Rejected("nothing to report".into()));
+            }
+            crate::apiserver::endpoints::managed_fields::record_pod_status_write(
+                cur, &mut next, "kubelet",
+            );
+            Ok(next)
+        });
     }
 }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_node::NODE_STATUS_UNKNOWN;
 use crate::apiserver::controllers::taint_eviction;
 use crate::apiserver::request::context::Api;
@@ -125,14 +126,76 @@ fn monitor(api: &Api, grace: Duration, seen: &mut HashMap<String, Seen>) {
             reconcile_taints(&mut next, &now);
             next
         };
+        let ready = |v: &Value| condition(v, "Ready").is_some_and(|c| c["status"] == "True");
+        if !ready(n) {
+            mark_pods_not_ready(api, &name);
+        }
         // Read first: most passes change nothing and need no write lock.
         if settle(n) == **n {
             continue;
         }
         let key = format!("/registry/minions/{name}");
-        let _ = api
+        if let Ok(after) = api
             .store
-            .update(&key, None, Write::Commit, |cur| Ok(settle(cur)));
+            .update(&key, None, Write::Commit, |cur| Ok(settle(cur)))
+            && ready(n)
+            && !ready(&after)
+        {
+            // `RecordNodeStatusChange`.
+            events::record(
+                &*api.store,
+                &after,
+                Reporter::Controller {
+                    component: "node-controller",
+                },
+                "Normal",
+                "NodeNotReady",
+                "",
+                &format!("Node {name} status is now: NodeNotReady"),
+                "",
+            );
+        }
+    }
+}
+
+/// `MarkPodsNotReady`: the pods of a node that is not Ready are not Ready either (Services
+/// stop sending them traffic), though they stay until evicted.
+fn mark_pods_not_ready(api: &Api, node: &str) {
+    for p in api.store.list("/registry/pods/").0 {
+        if str_at(&p, "/spec/nodeName") != node
+            || !condition(&p, "Ready").is_some_and(|c| c["status"] == "True")
+        {
+            continue;
+        }
+        let key = format!(
+            "/registry/pods/{}/{}",
+            str_at(&p, "/metadata/namespace"),
+            str_at(&p, "/metadata/name")
+        );
+        let uid = str_at(&p, "/metadata/uid").to_string();
+        let _ = api.store.update(&key, None, Write::Commit, |cur| {
+            if str_at(cur, "/metadata/uid") != uid {
+                return Err(crate::apiserver::storage::store::StoreError::Rejected(
+                    "pod was replaced".into(),
+                ));
+            }
+            let mut next = cur.clone();
+            if let Some(cs) = next
+                .pointer_mut("/status/conditions")
+                .and_then(Value::as_array_mut)
+            {
+                for c in cs.iter_mut().filter(|c| c["type"] == "Ready") {
+                    c["status"] = json!("False");
+                    c["lastTransitionTime"] = json!(util::now());
+                }
+            }
+            crate::apiserver::endpoints::managed_fields::record_pod_status_write(
+                cur,
+                &mut next,
+                "kube-controller-manager",
+            );
+            Ok(next)
+        });
     }
 }
 
