@@ -86,7 +86,7 @@ pub enum Command {
     /// Decode and check the selected context's certificates, keys and chain of trust.
     Certs(CertsArgs),
     /// Run the embedded API server (mTLS, scheduler loop, simulated kubelets) until Ctrl-C / SIGTERM.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Create a pod through an API server and print every stage it passes.
     Journey(JourneyArgs),
     /// Simulate the kube-scheduler on Kubernetes manifests: per-node filter and score results.

@@ -162,7 +162,7 @@ mod tests {
     fn serve_args(argv: &[&str]) -> ServeArgs {
         let cli = crate::cli::Cli::try_parse_from(argv).expect("parses");
         match cli.command {
-            Some(crate::cli::Command::Serve(a)) => a,
+            Some(crate::cli::Command::Serve(a)) => *a,
             _ => panic!("not serve"),
         }
     }
