@@ -48,6 +48,10 @@ pub struct TuiArgs {
     /// kubeconfig exists. Without any kubeconfig this is what `kexplore` does anyway.
     #[arg(long)]
     pub embedded: bool,
+    /// With --embedded: keep the embedded cluster in a local etcd started from PATH (its own
+    /// PKI, loopback, stopped on exit), as `serve --etcd`.
+    #[arg(long, requires = "embedded")]
+    pub etcd: bool,
     /// Presenter mode: larger layout, chrome hidden, a caption for every step (P toggles).
     #[arg(long)]
     pub present: bool,
@@ -78,7 +82,7 @@ pub enum Command {
     /// Decode and check the selected context's certificates, keys and chain of trust.
     Certs(CertsArgs),
     /// Run the embedded API server (mTLS, scheduler loop, simulated kubelets) until Ctrl-C / SIGTERM.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Create a pod through an API server and print every stage it passes.
     Journey(JourneyArgs),
     /// Simulate the kube-scheduler on Kubernetes manifests: per-node filter and score results.
@@ -209,6 +213,61 @@ pub struct ServeArgs {
           default_value_t = Limits::default().history.max_bytes as u64,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub watch_history_bytes: u64,
+    /// Keep the cluster in etcd at these client URLs (comma-separated) instead of in memory,
+    /// as kube-apiserver's --etcd-servers.
+    #[arg(
+        long,
+        value_name = "URL,...",
+        help_heading = "etcd",
+        value_delimiter = ',',
+        conflicts_with = "etcd"
+    )]
+    pub etcd_servers: Vec<String>,
+    /// The CA that signed etcd's serving certificate.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "etcd",
+        requires = "etcd_servers"
+    )]
+    pub etcd_cafile: Option<PathBuf>,
+    /// The client certificate presented to etcd.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "etcd",
+        requires = "etcd_servers"
+    )]
+    pub etcd_certfile: Option<PathBuf>,
+    /// The private key of --etcd-certfile.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "etcd",
+        requires = "etcd_servers"
+    )]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// The root of every key in etcd.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        help_heading = "etcd",
+        default_value = "/registry"
+    )]
+    pub etcd_prefix: String,
+    /// Compact etcd's history this often, to the revision seen one interval earlier (0: never).
+    #[arg(long, value_name = "DURATION", help_heading = "etcd", default_value = "5m",
+          value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
+    /// Start a local etcd from PATH on loopback, with its own PKI (etcd/ca.crt, etcd/server.crt,
+    /// etcd/peer.crt, apiserver-etcd-client.crt in --pki-dir), and keep the cluster there;
+    /// it stops with the server.
+    #[arg(long, help_heading = "etcd")]
+    pub etcd: bool,
+    /// Where --etcd keeps its data (reused when present); default: a scratch directory
+    /// removed on exit.
+    #[arg(long, value_name = "DIR", help_heading = "etcd", requires = "etcd")]
+    pub etcd_data_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

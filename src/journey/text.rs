@@ -187,6 +187,15 @@ fn summary(stage: &str, d: &Value) -> Vec<String> {
             });
         }
         "storage" if d["dryRun"] == Value::Bool(true) => {}
+        "storage" if d.get("etcdctl").is_some() => {
+            out.push(format!(
+                "{} in etcd: key {}, revision {} (the transaction's; the resourceVersion)",
+                s(d, "/operation"),
+                s(d, "/etcdKey"),
+                s(d, "/etcdRevision")
+            ));
+            out.push(format!("read it back: {}", s(d, "/etcdctl")));
+        }
         "storage" => out.push(format!(
             "{} {} at resourceVersion {}",
             s(d, "/operation"),
