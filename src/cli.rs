@@ -51,6 +51,10 @@ pub struct TuiArgs {
     /// kubeconfig exists. Without any kubeconfig this is what `kexplore` does anyway.
     #[arg(long)]
     pub embedded: bool,
+    /// With --embedded: keep the embedded cluster in a local etcd started from PATH (its own
+    /// PKI, loopback, stopped on exit), as `serve --etcd`.
+    #[arg(long, requires = "embedded")]
+    pub etcd: bool,
     /// Presenter mode: larger layout, chrome hidden, a caption for every step (P toggles).
     #[arg(long)]
     pub present: bool,
@@ -273,6 +277,61 @@ pub struct ServeArgs {
     /// The ports NodePort Services' nodePorts are allocated from, as kube-apiserver's flag.
     #[arg(long, value_name = "RANGE", default_value = "30000-32767")]
     pub service_node_port_range: PortRange,
+    /// Keep the cluster in etcd at these client URLs (comma-separated) instead of in memory,
+    /// as kube-apiserver's --etcd-servers.
+    #[arg(
+        long,
+        value_name = "URL,...",
+        help_heading = "etcd",
+        value_delimiter = ',',
+        conflicts_with = "etcd"
+    )]
+    pub etcd_servers: Vec<String>,
+    /// The CA that signed etcd's serving certificate.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "etcd",
+        requires = "etcd_servers"
+    )]
+    pub etcd_cafile: Option<PathBuf>,
+    /// The client certificate presented to etcd.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "etcd",
+        requires = "etcd_servers"
+    )]
+    pub etcd_certfile: Option<PathBuf>,
+    /// The private key of --etcd-certfile.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "etcd",
+        requires = "etcd_servers"
+    )]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// The root of every key in etcd.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        help_heading = "etcd",
+        default_value = "/registry"
+    )]
+    pub etcd_prefix: String,
+    /// Compact etcd's history this often, to the revision seen one interval earlier (0: never).
+    #[arg(long, value_name = "DURATION", help_heading = "etcd", default_value = "5m",
+          value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
+    /// Start a local etcd from PATH on loopback, with its own PKI (etcd/ca.crt, etcd/server.crt,
+    /// etcd/peer.crt, apiserver-etcd-client.crt in --pki-dir), and keep the cluster there;
+    /// it stops with the server.
+    #[arg(long, help_heading = "etcd")]
+    pub etcd: bool,
+    /// Where --etcd keeps its data (reused when present); default: a scratch directory
+    /// removed on exit.
+    #[arg(long, value_name = "DIR", help_heading = "etcd", requires = "etcd")]
+    pub etcd_data_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

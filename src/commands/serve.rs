@@ -6,7 +6,11 @@ use std::net::SocketAddr;
 use super::{CommandError, CommandResult};
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::storage::service_alloc::ServiceRanges;
-use crate::apiserver::storage::store::HistoryLimits;
+use crate::apiserver::storage::etcd::EtcdStore;
+use crate::apiserver::storage::etcd_config::EtcdOptions;
+use crate::apiserver::storage::etcd_local::LocalEtcd;
+use crate::apiserver::storage::interface::Storage;
+use crate::apiserver::storage::store::{HistoryLimits, Store};
 use crate::apiserver::transport::limits::Limits;
 use crate::apiserver::transport::pki::{self, ClusterPki};
 use crate::apiserver::transport::server::{self, ServeOptions};
@@ -71,6 +75,38 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
         }
     }
     let pki = load_pki(args.pki_dir.as_deref())?;
+    // Started here, on the main thread: etcd dies with the thread that started it when
+    // kexplore itself is killed, and is stopped when `local` drops (any return below).
+    let local = match args.etcd {
+        true => Some(
+            LocalEtcd::start(
+                args.pki_dir.as_deref(),
+                args.etcd_data_dir.as_deref(),
+                args.etcd_compaction_interval,
+            )
+            .map_err(CommandError::Input)?,
+        ),
+        false => None,
+    };
+    let etcd = match &local {
+        Some(l) => Some(l.options.clone()),
+        None if !args.etcd_servers.is_empty() => Some(EtcdOptions {
+            servers: args.etcd_servers.clone(),
+            cafile: args.etcd_cafile.clone(),
+            certfile: args.etcd_certfile.clone(),
+            keyfile: args.etcd_keyfile.clone(),
+            prefix: args.etcd_prefix.clone(),
+            compaction_interval: args.etcd_compaction_interval,
+        }),
+        None => None,
+    };
+    let limits = limits(args);
+    let store: Box<dyn Storage> = match &etcd {
+        Some(o) => {
+            Box::new(EtcdStore::connect(o.clone(), limits.history).map_err(CommandError::Input)?)
+        }
+        None => Box::new(Store::new(limits.history)),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -90,15 +126,13 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             service_account_issuer: Some(args.service_account_issuer.clone()),
             simulated_run: std::time::Duration::from_secs(args.simulated_run_seconds),
         };
-        let running = server::start_with_limits(opts, limits(args))
-            .await
-            .map_err(|e| {
-                if e.contains("cannot listen") {
-                    CommandError::Failed(e)
-                } else {
-                    CommandError::Input(e)
-                }
-            })?;
+        let running = server::start_on(opts, limits, store).await.map_err(|e| {
+            if e.contains("cannot listen") {
+                CommandError::Failed(e)
+            } else {
+                CommandError::Input(e)
+            }
+        })?;
         let url = server_url(running.addr);
         if let Some(path) = &args.kubeconfig_out {
             pki::write_atomic_private(path, &pki::kubeconfig_yaml(&pki, &url))
@@ -106,11 +140,28 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
         }
         let mut out = std::io::stdout();
         let _ = writeln!(out, "listening on {url}");
+        if let Some(o) = &etcd {
+            let _ = writeln!(out, "{}", etcd_banner(o, local.as_ref()));
+        }
         let _ = out.flush();
         signals.wait().await;
         running.shutdown().await;
         Ok(0)
     })
+}
+
+/// Where the cluster is kept, and the etcdctl line that reads the demo pod back.
+fn etcd_banner(o: &EtcdOptions, local: Option<&LocalEtcd>) -> String {
+    let whose = match local {
+        Some(l) => format!(" (started by kexplore; its log: {})", l.log.display()),
+        None => String::new(),
+    };
+    format!(
+        "etcd {}{whose}, keys under {}\nread a pod back: {}",
+        o.servers.join(","),
+        o.etcd_key("/registry/"),
+        o.etcdctl_get(&o.etcd_key("/registry/pods/default/app"))
+    )
 }
 
 /// SIGTERM and SIGINT, listened for from the moment they are registered.

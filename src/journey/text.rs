@@ -189,6 +189,15 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
             });
         }
         Stage::Storage if d["dryRun"] == Value::Bool(true) => {}
+        Stage::Storage if d.get("etcdctl").is_some() => {
+            out.push(format!(
+                "{} in etcd: key {}, revision {} (the transaction's; the resourceVersion)",
+                s(d, "/operation"),
+                s(d, "/etcdKey"),
+                s(d, "/etcdRevision")
+            ));
+            out.push(format!("read it back: {}", s(d, "/etcdctl")));
+        }
         Stage::Storage => out.push(format!(
             "{} {} at resourceVersion {}",
             s(d, "/operation"),

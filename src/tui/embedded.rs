@@ -5,7 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::storage::etcd::EtcdStore;
+use crate::apiserver::storage::etcd_local::LocalEtcd;
+use crate::apiserver::storage::interface::Storage;
+use crate::apiserver::storage::store::Store;
+use crate::apiserver::transport::limits::Limits;
 use crate::apiserver::transport::pki;
 use crate::apiserver::transport::server::{self, Running, ServeOptions};
 
@@ -17,11 +24,18 @@ pub struct Embedded {
     pub kubeconfig: PathBuf,
     dir: PathBuf,
     running: Option<Running>,
+    /// `--etcd`: the local etcd the cluster lives in, stopped after the server.
+    etcd: Option<LocalEtcd>,
 }
 
 impl Embedded {
     /// Starts the server on `rt` and writes its kubeconfig (mode 0600) in a private directory.
-    pub fn start(rt: &tokio::runtime::Runtime, scenarios: &[PathBuf]) -> Result<Embedded, String> {
+    /// With `etcd`, the cluster lives in a local etcd started for it (`serve --etcd`).
+    pub fn start(
+        rt: &tokio::runtime::Runtime,
+        scenarios: &[PathBuf],
+        etcd: bool,
+    ) -> Result<Embedded, String> {
         for s in scenarios {
             if !s.is_file() {
                 return Err(format!("--scenario {}: no such file", s.display()));
@@ -39,7 +53,16 @@ impl Embedded {
             service_account_issuer: None,
             simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
         };
-        let running = rt.block_on(server::start(opts))?;
+        let limits = Limits::default();
+        let local = match etcd {
+            true => Some(LocalEtcd::start(None, None, Duration::from_secs(300))?),
+            false => None,
+        };
+        let store: Box<dyn Storage> = match &local {
+            Some(l) => Box::new(EtcdStore::connect(l.options.clone(), limits.history)?),
+            None => Box::new(Store::new(limits.history)),
+        };
+        let running = rt.block_on(server::start_on(opts, limits, store))?;
         let url = format!("https://{}", running.addr);
         let dir = private_dir()?;
         let kubeconfig = dir.join("kubeconfig");
@@ -54,6 +77,7 @@ impl Embedded {
             kubeconfig,
             dir,
             running: Some(running),
+            etcd: local,
         })
     }
 
@@ -71,6 +95,7 @@ impl Embedded {
         if let Some(r) = self.running.take() {
             rt.block_on(r.shutdown());
         }
+        drop(self.etcd.take());
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -10,12 +10,50 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub use kexplore::apiserver::storage::etcd_local::LocalEtcd;
+
 pub struct ServeProcess {
     child: Child,
     pub dir: tempfile::TempDir,
     pub url: String,
     pub port: u16,
     pub pki_dir: PathBuf,
+    /// The etcd behind it when `KEXPLORE_TEST_STORE=etcd` (stopped after the server).
+    pub etcd: Option<LocalEtcd>,
+}
+
+/// `KEXPLORE_TEST_STORE=etcd`: every server these tests start keeps its cluster in an etcd of
+/// its own (a real `etcd` from PATH, own data directory and loopback ports), so a suite runs
+/// once per store. Anything else: the in-memory store.
+pub fn on_etcd() -> bool {
+    std::env::var("KEXPLORE_TEST_STORE").is_ok_and(|v| v == "etcd")
+}
+
+/// A fresh etcd for one test, with the kubeadm-style PKI under `dir`: its data in `dir/etcd`,
+/// its certificates in `dir/etcd-pki`.
+pub fn start_etcd(dir: &Path) -> LocalEtcd {
+    LocalEtcd::start(
+        Some(&dir.join("etcd-pki")),
+        Some(&dir.join("etcd")),
+        std::time::Duration::from_secs(300),
+    )
+    .unwrap_or_else(|e| panic!("cannot start etcd for the test: {e}"))
+}
+
+/// `kexplore serve`'s flags that reach `etcd`.
+pub fn etcd_flags(etcd: &LocalEtcd) -> Vec<String> {
+    let o = &etcd.options;
+    let path = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    };
+    vec![
+        format!("--etcd-servers={}", o.servers.join(",")),
+        format!("--etcd-cafile={}", path(&o.cafile)),
+        format!("--etcd-certfile={}", path(&o.certfile)),
+        format!("--etcd-keyfile={}", path(&o.keyfile)),
+    ]
 }
 
 impl ServeProcess {
@@ -30,6 +68,9 @@ impl ServeProcess {
         let pki = pki
             .map(Path::to_path_buf)
             .unwrap_or_else(|| dir.path().join("pki"));
+        // A test that names its own etcd (or `--etcd`) keeps it.
+        let own = extra.iter().any(|a| a.starts_with("--etcd"));
+        let etcd = (on_etcd() && !own).then(|| start_etcd(dir.path()));
         let mut command = Command::new(env!("CARGO_BIN_EXE_kexplore"));
         command
             .args(["serve", "--listen", "127.0.0.1:0", "--kubeconfig-out"])
@@ -37,6 +78,7 @@ impl ServeProcess {
             .arg("--pki-dir")
             .arg(&pki)
             .args(extra)
+            .args(etcd.as_ref().map(etcd_flags).unwrap_or_default())
             .stderr(Stdio::null());
         let (child, url, port) = spawn_listening(&mut command, Duration::from_secs(20))
             .unwrap_or_else(|e| panic!("{e}"));
@@ -46,6 +88,7 @@ impl ServeProcess {
             url,
             port,
             pki_dir: pki,
+            etcd,
         }
     }
 

@@ -161,11 +161,15 @@ pub(super) fn create_as(
         );
         store_err(def, &name, e)
     })?;
-    dry_run::storage_stage(
-        ctx.trace,
-        ctx.write,
-        json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")}),
-    );
+    let mut detail = json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")});
+    // On etcd: the real key, the revision the transaction produced, and the etcdctl line.
+    if let (Write::Commit, Some(Value::Object(at))) = (ctx.write, ctx.api.store.locate(&key)) {
+        detail["etcdRevision"] = detail["resourceVersion"].clone();
+        for (k, v) in at {
+            detail[k] = v;
+        }
+    }
+    dry_run::storage_stage(ctx.trace, ctx.write, detail);
     if ctx.write == Write::DryRun {
         // Nothing was stored: no namespace controller, no pod trace to start.
         return object_reply(ctx, def, 201, (*stored).clone());

@@ -7,22 +7,38 @@ use hyper::body::Bytes;
 use crate::apiserver::request::context::Reply;
 use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::status::ApiError;
+use crate::apiserver::storage::interface::Storage;
 
 /// The endpoints kube-apiserver installs, each with the checks it runs there.
 pub(crate) const ENDPOINTS: [&str; 3] = ["healthz", "livez", "readyz"];
 
-/// One named check. kexplore serves from memory, so the only check it has is upstream's
-/// `ping` (always ok); storage or shutdown checks belong here when the server has them.
+/// One named check and its result. Upstream's `ping` is always ok; on etcd, kube-apiserver's
+/// `etcd` check (on every endpoint) and `etcd-readiness` (on `/readyz` only) probe it.
 struct Check {
     name: &'static str,
-    run: fn() -> Result<(), String>,
+    result: Result<(), String>,
 }
 
-fn checks(_endpoint: &str) -> Vec<Check> {
-    vec![Check {
+fn checks(endpoint: &str, store: &dyn Storage) -> Vec<Check> {
+    let mut all = vec![Check {
         name: "ping",
-        run: || Ok(()),
-    }]
+        result: Ok(()),
+    }];
+    if let Some((name, result)) = store.health() {
+        if endpoint == "readyz" {
+            all.push(Check {
+                name,
+                result: result.clone(),
+            });
+            all.push(Check {
+                name: "etcd-readiness",
+                result,
+            });
+        } else {
+            all.push(Check { name, result });
+        }
+    }
+    all
 }
 
 fn text(code: u16, body: String) -> Result<Reply, ApiError> {
@@ -34,7 +50,11 @@ fn text(code: u16, body: String) -> Result<Reply, ApiError> {
 }
 
 /// `GET /<endpoint>` or `GET /<endpoint>/<check>`; `None` when the path is neither.
-pub(crate) fn serve(info: &RequestInfo, parts: &[&str]) -> Option<Result<Reply, ApiError>> {
+pub(crate) fn serve(
+    store: &dyn Storage,
+    info: &RequestInfo,
+    parts: &[&str],
+) -> Option<Result<Reply, ApiError>> {
     let (endpoint, single) = match parts {
         [e] => (*e, None),
         [e, c] => (*e, Some(*c)),
@@ -43,10 +63,10 @@ pub(crate) fn serve(info: &RequestInfo, parts: &[&str]) -> Option<Result<Reply, 
     if !ENDPOINTS.contains(&endpoint) {
         return None;
     }
-    let all = checks(endpoint);
+    let all = checks(endpoint, store);
     if let Some(name) = single {
         let check = all.iter().find(|c| c.name == name)?;
-        return Some(match (check.run)() {
+        return Some(match &check.result {
             Ok(()) => text(200, "ok".into()),
             Err(e) => text(500, format!("internal server error: {e}\n")),
         });
@@ -57,7 +77,7 @@ pub(crate) fn serve(info: &RequestInfo, parts: &[&str]) -> Option<Result<Reply, 
     for c in &all {
         if excluded.contains(&c.name) {
             lines.push_str(&format!("[+]{} excluded: ok\n", c.name));
-        } else if (c.run)().is_ok() {
+        } else if c.result.is_ok() {
             lines.push_str(&format!("[+]{} ok\n", c.name));
         } else {
             failed = true;
@@ -93,7 +113,8 @@ mod tests {
     fn body(path: &str, query: Option<&str>) -> Option<(u16, String)> {
         let info = request_info::parse(&Method::GET, path, query);
         let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-        match serve(&info, &parts)? {
+        let store = crate::apiserver::storage::store::Store::default();
+        match serve(&store, &info, &parts)? {
             Ok(Reply::Raw { code, body, .. }) => {
                 Some((code, String::from_utf8_lossy(&body).into_owned()))
             }

@@ -93,7 +93,7 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
                 return Err(list_options::continue_expired(&plan.start));
             }
             Err(StoreError::TooOld(..)) => return Err(list_options::list_too_old()),
-            Err(e) => return Err(ApiError::internal(e)),
+            Err(e) => return Err(ApiError::storage(&e)),
         };
         if remaining.is_none() {
             // Keys from the page's start on; those returned are subtracted below.

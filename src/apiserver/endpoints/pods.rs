@@ -59,7 +59,7 @@ pub fn bind(
     res.map_err(|e| match e {
         StoreError::NotFound => ApiError::not_found("", "pods", name),
         StoreError::Rejected(m) => ApiError::conflict("", "pods/binding", name, &m),
-        other => ApiError::internal(other),
+        other => ApiError::storage(&other),
     })
 }
 

@@ -52,5 +52,6 @@ pub(crate) fn store_err(def: &ResourceDef, name: &str, e: StoreError) -> ApiErro
             ApiError::expired(format!("too old resource version: {a} ({b})"))
         }
         StoreError::Rejected(m) => ApiError::conflict(def.group, def.plural, name, &m),
+        e @ (StoreError::Unavailable(_) | StoreError::Timeout) => ApiError::storage(&e),
     }
 }

@@ -137,7 +137,7 @@ fn non_resource(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError> {
     let path = ctx.info.path.trim_end_matches('/').to_string();
     let accept = ctx.accept.clone();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    if let Some(reply) = health::serve(ctx.info, &parts) {
+    if let Some(reply) = health::serve(ctx.api.store.as_ref(), ctx.info, &parts) {
         return reply;
     }
     match parts.as_slice() {

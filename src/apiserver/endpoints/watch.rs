@@ -157,7 +157,7 @@ pub fn start(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiE
                 body: ApiBody::Stream(rx),
             });
         }
-        Err(e) => return Err(ApiError::internal(e)),
+        Err(e) => return Err(ApiError::storage(&e)),
     };
     ctx.trace.stage(
         Stage::Watch,

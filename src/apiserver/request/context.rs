@@ -70,13 +70,23 @@ impl Api {
     /// The state with the request-level limits of `limits` (the connection-level ones are the
     /// server's).
     pub(crate) fn with_limits(tokens: TokenFile, audit: Option<AuditLog>, limits: &Limits) -> Self {
+        Api::with_store(tokens, audit, limits, Box::new(Store::new(limits.history)))
+    }
+
+    /// The state on a given storage backend (etcd, or the in-memory store).
+    pub(crate) fn with_store(
+        tokens: TokenFile,
+        audit: Option<AuditLog>,
+        limits: &Limits,
+        store: Box<dyn Storage>,
+    ) -> Self {
         let mut limiter = Limiter::new(
             limits.max_requests_inflight,
             limits.max_mutating_requests_inflight,
         );
         limiter.max_watches = limits.max_watches;
         Api {
-            store: Box::new(Store::new(limits.history)),
+            store,
             traces: TraceLog::default(),
             authorizer: Authorizer::default(),
             tokens,

@@ -363,6 +363,18 @@ impl ApiError {
         Self::new(410, "Expired", message, None)
     }
 
+    /// A storage failure that is not about the object: etcd unreachable or failing is a 500
+    /// carrying etcd's own words and no reason (upstream's `ErrorToAPIStatus` for an error
+    /// that is not a Status), a storage call past its deadline the handler's 504.
+    pub(crate) fn storage(err: &crate::apiserver::storage::interface::StoreError) -> Self {
+        use crate::apiserver::storage::interface::StoreError;
+        match err {
+            StoreError::Unavailable(m) => Self::new(500, "", m.clone(), None),
+            StoreError::Timeout => Self::timeout(format!("Timeout: {err}")),
+            other => Self::internal(other),
+        }
+    }
+
     pub fn internal(err: impl std::fmt::Display) -> Self {
         let e = err.to_string();
         Self::new(

@@ -88,6 +88,12 @@ pub enum StoreError {
     /// A precondition or update function refused the change.
     #[error("{0}")]
     Rejected(String),
+    /// The backend could not be asked (etcd down, refused, failed): its own words.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The backend did not answer in time.
+    #[error("request did not complete within requested timeout - context deadline exceeded")]
+    Timeout,
 }
 
 /// One page of a read at a past revision (`Store::list_keys_at`).
@@ -173,6 +179,16 @@ pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
     ) -> Result<Arc<Value>, StoreError>;
     /// Start a watch on `prefix`: from now (current objects as ADDED) or after a revision.
     fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError>;
+    /// The backend's own health check, by the name kube-apiserver gives it (`etcd`), or None
+    /// when there is nothing outside the process to check.
+    fn health(&self) -> Option<(&'static str, Result<(), String>)> {
+        None
+    }
+    /// Where `key` really lives when that is outside the process (etcd's key and the etcdctl
+    /// command that prints it), for the journey's storage stage.
+    fn locate(&self, _key: &str) -> Option<Value> {
+        None
+    }
 }
 
 impl dyn Storage + '_ {

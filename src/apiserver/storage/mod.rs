@@ -1,6 +1,12 @@
-//! Storage: the etcd-like MVCC store with its history, and views kept current from it.
+//! Storage: the etcd-like MVCC store with its history, views kept current from it, and the
+//! etcd backend (its watch-fed mirror is that same store, fed at etcd's revisions).
 
 pub(crate) mod container_logs;
+pub mod etcd;
+pub mod etcd_config;
+pub(crate) mod etcd_dial;
+pub mod etcd_local;
+pub(crate) mod etcd_mirror;
 pub(crate) mod interface;
 pub(crate) mod list_cache;
 pub mod service_alloc;

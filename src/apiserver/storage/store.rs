@@ -72,6 +72,9 @@ struct Stored {
 
 struct Inner {
     rv: u64,
+    /// Every change after this revision is in the history (older ones were compacted away).
+    /// Revisions need not be contiguous: a mirror of etcd skips those of other keys.
+    floor: u64,
     objects: BTreeMap<String, Stored>,
     history: VecDeque<Arc<StoreEvent>>,
     history_bytes: usize,
@@ -96,7 +99,7 @@ pub(crate) fn object_rv(v: &Value) -> Option<u64> {
         .and_then(|s| s.parse().ok())
 }
 
-fn set_rv(v: &mut Value, rv: u64) {
+pub(crate) fn set_rv(v: &mut Value, rv: u64) {
     if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
         m.insert("resourceVersion".into(), Value::String(rv.to_string()));
     }
@@ -114,6 +117,7 @@ impl Store {
         Store {
             inner: RwLock::new(Inner {
                 rv: 1,
+                floor: 1,
                 objects: BTreeMap::new(),
                 history: VecDeque::new(),
                 history_bytes: 0,
@@ -309,6 +313,7 @@ impl Store {
         {
             if let Some(old) = g.history.pop_front() {
                 g.history_bytes -= old.bytes();
+                g.floor = old.rv;
             }
         }
         // Under the write lock, so a woken reader finds the event in the history.
@@ -332,9 +337,8 @@ impl Store {
 
     /// TooOld when revisions after `after` are no longer all in the history.
     fn check_not_compacted(g: &Inner, after: u64) -> Result<(), StoreError> {
-        let oldest = g.history.front().map(|e| e.rv).unwrap_or(g.rv + 1);
-        if after + 1 < oldest && after < g.rv {
-            return Err(StoreError::TooOld(after, oldest.saturating_sub(1)));
+        if after < g.floor && after < g.rv {
+            return Err(StoreError::TooOld(after, g.floor));
         }
         Ok(())
     }
@@ -508,6 +512,74 @@ impl Store {
             rv,
             changes,
         })
+    }
+}
+
+/// The store as a mirror of a keyspace kept elsewhere (etcd): changes arrive with the revision
+/// the owner gave them, in order, and the mirror's revision is the last one seen.
+impl Store {
+    /// Replace everything with `objects` as they are at revision `rev`, history included:
+    /// watchers behind `rev` get TooOld and start over, as after a compaction.
+    pub(crate) fn reset(&self, objects: Vec<(String, Value)>, rev: u64) {
+        let mut g = self.write();
+        g.objects = objects
+            .into_iter()
+            .map(|(k, v)| {
+                let json = encode(&v);
+                (
+                    k,
+                    Stored {
+                        value: Arc::new(v),
+                        json,
+                    },
+                )
+            })
+            .collect();
+        g.history.clear();
+        g.history_bytes = 0;
+        g.rv = rev;
+        g.floor = rev;
+        self.revision.send_replace(rev);
+    }
+
+    /// Apply a change made at revision `rev` (not older than the mirror's): `Some` puts the
+    /// object (ADDED when the key was absent), `None` deletes it (the deleted object, as the
+    /// owner last had it, goes to watchers with `rev`).
+    pub(crate) fn observe(&self, rev: u64, key: &str, object: Option<Value>) {
+        let mut g = self.write();
+        g.rv = g.rv.max(rev);
+        match object {
+            Some(mut v) => {
+                set_rv(&mut v, rev);
+                let kind = match g.objects.contains_key(key) {
+                    true => EventType::Modified,
+                    false => EventType::Added,
+                };
+                let obj = Arc::new(v);
+                self.commit(&mut g, kind, key, Some(obj.clone()), &obj);
+            }
+            None => {
+                let Some(cur) = g.objects.get(key).map(|o| o.value.clone()) else {
+                    self.revision.send_replace(g.rv);
+                    return;
+                };
+                let mut last = (*cur).clone();
+                set_rv(&mut last, rev);
+                self.commit(&mut g, EventType::Deleted, key, None, &last);
+            }
+        }
+    }
+
+    /// The owner compacted its history through `rev`: reads and watches from before it are
+    /// too old here as well.
+    pub(crate) fn compacted(&self, rev: u64) {
+        let mut g = self.write();
+        while g.history.front().is_some_and(|e| e.rv <= rev) {
+            if let Some(old) = g.history.pop_front() {
+                g.history_bytes -= old.bytes();
+            }
+        }
+        g.floor = g.floor.max(rev.min(g.rv));
     }
 }
 

@@ -147,7 +147,7 @@ fn read_pair(dir: &Path, name: &str) -> Option<(String, Secret<String>)> {
     Some((cert, Secret::new(key)))
 }
 
-fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), String> {
+pub(crate) fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), String> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
         .write(true)

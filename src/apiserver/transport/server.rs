@@ -28,6 +28,8 @@ use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::chain;
 use crate::apiserver::filters::sa_token::{self, ServiceAccountTokens};
 use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::interface::Storage;
+use crate::apiserver::storage::store::Store;
 use crate::apiserver::transport::activity::Activity;
 use crate::apiserver::transport::body_read::TimedBody;
 use crate::apiserver::transport::limits::Limits;
@@ -100,11 +102,22 @@ pub async fn start(opts: ServeOptions) -> Result<Running, String> {
 
 /// Bind, bootstrap the cluster state, and start serving. Returns once accepting.
 pub async fn start_with_limits(opts: ServeOptions, limits: Limits) -> Result<Running, String> {
+    let store = Box::new(Store::new(limits.history));
+    start_on(opts, limits, store).await
+}
+
+/// Bind, bootstrap the cluster state on `store` (the in-memory store or etcd), and start
+/// serving. Returns once accepting.
+pub(crate) async fn start_on(
+    opts: ServeOptions,
+    limits: Limits,
+    store: Box<dyn Storage>,
+) -> Result<Running, String> {
     let audit = match &opts.audit_log {
         Some(p) => Some(AuditLog::open(p).map_err(|e| format!("{}: {e}", p.display()))?),
         None => None,
     };
-    let mut api = Api::with_limits(opts.tokens.clone(), audit, &limits);
+    let mut api = Api::with_store(opts.tokens.clone(), audit, &limits, store);
     let issuer = opts
         .service_account_issuer
         .as_deref()
