@@ -36,7 +36,7 @@ fn play(
         .enable_all()
         .build()
         .map_err(|e| CommandError::Failed(format!("cannot start the runtime: {e}")))?;
-    let embedded = Embedded::start(&rt, scenario).map_err(CommandError::Failed)?;
+    let embedded = Embedded::start(&rt, scenario, false).map_err(CommandError::Failed)?;
     let base = file
         .parent()
         .map(std::path::Path::to_path_buf)
