@@ -98,6 +98,17 @@ impl Client {
             .send(reqwest::Method::POST, "/api/v1/namespaces", Some(body))
             .await;
         assert_eq!(code, 201);
+        // The ServiceAccount controller does not run here (no control loops), and the
+        // ServiceAccount admission plugin refuses pods in a namespace without `default`.
+        let sa = json!({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name": "default"}});
+        let code = self
+            .send(
+                reqwest::Method::POST,
+                &format!("/api/v1/namespaces/{ns}/serviceaccounts"),
+                Some(sa),
+            )
+            .await;
+        assert_eq!(code, 201, "default ServiceAccount in {ns}");
     }
 }
 

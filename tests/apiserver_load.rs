@@ -60,6 +60,16 @@ async fn creates_are_listed_and_every_watcher_sees_every_event_in_order() {
         .await
         .expect("ns");
     assert_eq!(r.status().as_u16(), 201);
+    // No control loops run here, so no ServiceAccount controller: the ServiceAccount admission
+    // plugin refuses pods in a namespace without its `default` account, as upstream's does.
+    let r = c
+        .post(format!("{base}/api/v1/namespaces/load/serviceaccounts"))
+        .header("content-type", "application/json")
+        .body(r#"{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}}"#)
+        .send()
+        .await
+        .expect("sa");
+    assert_eq!(r.status().as_u16(), 201);
     let start_rv = srv.api.current_rv();
 
     // Watchers share a few connections (HTTP/2 streams), as informers in one process do.

@@ -5,11 +5,11 @@ use std::net::SocketAddr;
 
 use super::{CommandError, CommandResult};
 use crate::apiserver::filters::authn::TokenFile;
-use crate::apiserver::storage::service_alloc::ServiceRanges;
 use crate::apiserver::storage::etcd::EtcdStore;
 use crate::apiserver::storage::etcd_config::EtcdOptions;
 use crate::apiserver::storage::etcd_local::LocalEtcd;
 use crate::apiserver::storage::interface::Storage;
+use crate::apiserver::storage::service_alloc::ServiceRanges;
 use crate::apiserver::storage::store::{HistoryLimits, Store};
 use crate::apiserver::transport::limits::Limits;
 use crate::apiserver::transport::pki::{self, ClusterPki};

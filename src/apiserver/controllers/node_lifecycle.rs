@@ -21,9 +21,6 @@ use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::util;
 
-/// `--node-monitor-grace-period`'s default: 40 s up to 1.31, 50 s from 1.32 (kubernetes#126287);
-/// the server reports 1.33.
-pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(50);
 /// `--node-monitor-period`: how often node health is checked.
 const MONITOR_PERIOD: Duration = Duration::from_secs(5);
 

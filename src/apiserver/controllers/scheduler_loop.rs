@@ -130,7 +130,15 @@ fn cycle(
             .pointer("/metadata/creationTimestamp")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        pb.cmp(&pa).then(ta.cmp(tb))
+        // Within a second, the order pods entered the queue (upstream's PrioritySort compares
+        // the queue timestamp): their resourceVersions, not their names.
+        let rv = |v: &Value| {
+            v.pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .and_then(|r| r.parse::<u64>().ok())
+                .unwrap_or(u64::MAX)
+        };
+        pb.cmp(&pa).then(ta.cmp(tb)).then(rv(a).cmp(&rv(b)))
     });
     let (node_values, _) = api.store.list("/registry/minions/");
     let nodes: Vec<Node> = decode(&node_values);

@@ -48,6 +48,10 @@ pub struct Limits {
     pub node_monitor_grace_period: Duration,
 }
 
+/// `--node-monitor-grace-period`'s default: 40 s up to 1.31, 50 s from 1.32 (kubernetes#126287);
+/// the server reports 1.33.
+pub const DEFAULT_NODE_MONITOR_GRACE_PERIOD: Duration = Duration::from_secs(50);
+
 pub(crate) const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 pub(crate) const DEFAULT_MAX_HEADER_BYTES: usize = 1024 * 1024;
 /// hyper refuses a read buffer smaller than this.
@@ -72,8 +76,7 @@ impl Default for Limits {
             shutdown_grace_period: Duration::from_secs(10),
             history: crate::apiserver::storage::store::HistoryLimits::default(),
             services: crate::apiserver::storage::service_alloc::ServiceRanges::default(),
-            node_monitor_grace_period:
-                crate::apiserver::controllers::node_lifecycle::DEFAULT_GRACE_PERIOD,
+            node_monitor_grace_period: DEFAULT_NODE_MONITOR_GRACE_PERIOD,
         }
     }
 }
