@@ -1,5 +1,6 @@
 //! Workload benchmarks of `kexplore serve` with its controllers, scheduler loop and simulated
 //! kubelets, driven over mTLS from a second process: `cargo bench --bench workloads` (release).
+//! On a cluster of 100 nodes (`scenario generate --nodes 100 --pods-per-node 0`):
 //! 1. a Deployment of 1,000 replicas from create until every pod is Running and available;
 //! 2. a rolling update of those 1,000 to a new image until the rollout is complete;
 //! 3. the server's RSS once the Deployment is scaled to 10,000 Running pods
@@ -22,9 +23,38 @@ impl Drop for Proc {
     }
 }
 
+/// A cluster with room for the benchmark's pods: 100 nodes of 110 pods each (the demo cluster's
+/// three workers hold 330 pods, so 1,000 replicas would stay Pending there, as upstream's would).
+fn nodes_scenario(dir: &std::path::Path) -> std::path::PathBuf {
+    let out = Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        .args([
+            "scenario",
+            "generate",
+            "--nodes",
+            "100",
+            "--pods-per-node",
+            "0",
+            "--pending",
+            "0",
+        ])
+        .output()
+        .expect("kexplore scenario generate");
+    let path = dir.join("nodes.yaml");
+    std::fs::write(&path, out.stdout).expect("write the scenario");
+    path
+}
+
 fn start_serve(dir: &std::path::Path) -> (Proc, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kexplore"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--pki-dir"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-demo",
+            "--scenario",
+        ])
+        .arg(nodes_scenario(dir))
+        .arg("--pki-dir")
         .arg(dir.join("pki"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
