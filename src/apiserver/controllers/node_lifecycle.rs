@@ -123,8 +123,11 @@ fn monitor(api: &Api, grace: Duration, seen: &mut HashMap<String, Seen>) {
             reconcile_taints(&mut next, &now);
             next
         };
+        // A node that never posted a Ready condition is not yet NotReady: upstream waits for the
+        // grace period (then "Kubelet never posted node status.", Unknown) before its pods are.
         let ready = |v: &Value| condition(v, "Ready").is_some_and(|c| c["status"] == "True");
-        if !ready(n) {
+        let not_ready = |v: &Value| condition(v, "Ready").is_some_and(|c| c["status"] != "True");
+        if not_ready(n) {
             mark_pods_not_ready(api, &name);
         }
         // Read first: most passes change nothing and need no write lock.
