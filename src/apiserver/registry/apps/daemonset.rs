@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::deployment::GROUP;
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, default_field, default_template, format_labels, format_selector, int_at,
-    nonnegative, validate_selector_and_template, validate_selector_unchanged,
+    containers_and_images, containers_column, default_field, default_template, format_labels,
+    format_selector, images_column, int_at, nonnegative, validate_selector_and_template,
+    validate_selector_unchanged,
 };
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
@@ -105,18 +106,8 @@ impl Strategy for DaemonSet {
                 "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node.",
             ),
             column("Age", "string", 0, AGE_DESCRIPTION),
-            column(
-                "Containers",
-                "string",
-                1,
-                "Names of each container in the template.",
-            ),
-            column(
-                "Images",
-                "string",
-                1,
-                "Images referenced by each container in the template.",
-            ),
+            containers_column(),
+            images_column(),
             column(
                 "Selector",
                 "string",

@@ -5,8 +5,9 @@ use k8s_openapi::api::apps::v1::Deployment as DeploymentType;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, default_field, default_template, format_selector, int_at, nonnegative,
-    scaled, validate_int_or_percent, validate_selector_and_template, validate_selector_unchanged,
+    containers_and_images, containers_column, default_field, default_template, format_selector,
+    images_column, int_at, nonnegative, scaled, validate_int_or_percent,
+    validate_selector_and_template, validate_selector_unchanged,
 };
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
@@ -133,18 +134,8 @@ impl Strategy for Deployment {
                 "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
             ),
             column("Age", "string", 0, AGE_DESCRIPTION),
-            column(
-                "Containers",
-                "string",
-                1,
-                "Names of each container in the template.",
-            ),
-            column(
-                "Images",
-                "string",
-                1,
-                "Images referenced by each container in the template.",
-            ),
+            containers_column(),
+            images_column(),
             column(
                 "Selector",
                 "string",

@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::deployment::GROUP;
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, default_field, default_template, format_selector, int_at, nonnegative,
-    validate_selector_and_template, validate_selector_unchanged,
+    containers_and_images, containers_column, default_field, default_template, format_selector,
+    images_column, int_at, nonnegative, validate_selector_and_template,
+    validate_selector_unchanged,
 };
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
@@ -65,18 +66,8 @@ impl Strategy for ReplicaSet {
                 "The number of ready replicas for this replica set.",
             ),
             column("Age", "string", 0, AGE_DESCRIPTION),
-            column(
-                "Containers",
-                "string",
-                1,
-                "Names of each container in the template.",
-            ),
-            column(
-                "Images",
-                "string",
-                1,
-                "Images referenced by each container in the template.",
-            ),
+            containers_column(),
+            images_column(),
             column(
                 "Selector",
                 "string",

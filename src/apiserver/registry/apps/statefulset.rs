@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::deployment::GROUP;
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, default_field, default_template, int_at, nonnegative,
-    validate_selector_and_template, validate_selector_unchanged,
+    containers_and_images, containers_column, default_field, default_template, images_column,
+    int_at, nonnegative, validate_selector_and_template, validate_selector_unchanged,
 };
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
@@ -73,18 +73,8 @@ impl Strategy for StatefulSet {
             column("Name", "string", 0, NAME_DESCRIPTION),
             column("Ready", "string", 0, "Number of the pod with ready state"),
             column("Age", "string", 0, AGE_DESCRIPTION),
-            column(
-                "Containers",
-                "string",
-                1,
-                "Names of each container in the template.",
-            ),
-            column(
-                "Images",
-                "string",
-                1,
-                "Images referenced by each container in the template.",
-            ),
+            containers_column(),
+            images_column(),
         ]
     }
     fn cells(&self, o: &Value) -> Vec<Value> {

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::defaults;
+use crate::apiserver::registry::strategy::column;
 use crate::apiserver::registry::validation;
 use crate::apiserver::request::status::Cause;
 
@@ -182,6 +183,26 @@ pub(crate) fn format_selector(sel: Option<&Value>) -> String {
 /// `labels.FormatLabels` of a plain map (a nodeSelector): `k=v,…`, `<none>` when empty.
 pub(crate) fn format_labels(m: Option<&Value>) -> String {
     format_selector(m.map(|m| json!({"matchLabels": m})).as_ref())
+}
+
+/// The wide CONTAINERS column every kind with a pod template prints (upstream's printers.go).
+pub(crate) fn containers_column() -> Value {
+    column(
+        "Containers",
+        "string",
+        1,
+        "Names of each container in the template.",
+    )
+}
+
+/// The wide IMAGES column beside it.
+pub(crate) fn images_column() -> Value {
+    column(
+        "Images",
+        "string",
+        1,
+        "Images referenced by each container in the template.",
+    )
 }
 
 /// The template's container names and images, comma-joined (the wide CONTAINERS/IMAGES cells).

@@ -7,8 +7,8 @@ use k8s_openapi::api::batch::v1::CronJob as CronJobType;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, default_field, default_template, format_selector, go_selector,
-    nonnegative,
+    containers_and_images, containers_column, default_field, default_template, format_selector,
+    go_selector, images_column, nonnegative,
 };
 use crate::apiserver::registry::batch::cron;
 use crate::apiserver::registry::batch::job::{GROUP, validate_job_spec};
@@ -203,18 +203,8 @@ impl Strategy for CronJob {
                 "Information when was the last time the job was successfully scheduled.",
             ),
             column("Age", "string", 0, AGE_DESCRIPTION),
-            column(
-                "Containers",
-                "string",
-                1,
-                "Names of each container in the template.",
-            ),
-            column(
-                "Images",
-                "string",
-                1,
-                "Images referenced by each container in the template.",
-            ),
+            containers_column(),
+            images_column(),
             column(
                 "Selector",
                 "string",

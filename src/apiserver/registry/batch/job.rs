@@ -8,8 +8,8 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, default_field, default_template, format_selector, go_map, go_selector,
-    int_at, nonnegative, selector_matches,
+    containers_and_images, containers_column, default_field, default_template, format_selector,
+    go_map, go_selector, images_column, int_at, nonnegative, selector_matches,
 };
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
@@ -296,18 +296,8 @@ impl Strategy for Job {
                 "Time required to complete the job.",
             ),
             column("Age", "string", 0, AGE_DESCRIPTION),
-            column(
-                "Containers",
-                "string",
-                1,
-                "Names of each container in the template.",
-            ),
-            column(
-                "Images",
-                "string",
-                1,
-                "Images referenced by each container in the template.",
-            ),
+            containers_column(),
+            images_column(),
             column(
                 "Selector",
                 "string",
