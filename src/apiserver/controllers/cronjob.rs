@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::workload::{
-    self, Controller, controller_of, controller_ref, controller_uid, ns_name, s,
+    self, Controller, controller_ref, controller_uid, s,
 };
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::registry::batch::cron;
@@ -38,15 +38,7 @@ impl Controller for CronJobs {
     }
 
     fn dirty(&mut self, _api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
-        if ev.key.starts_with("/registry/cronjobs/") {
-            out.extend(ns_name(&ev.key));
-            return;
-        }
-        for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
-            if let Some(("CronJob", name)) = controller_of(&v) {
-                out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
-            }
-        }
+        workload::owner_dirty(ev, "/registry/cronjobs/", "CronJob", out);
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {

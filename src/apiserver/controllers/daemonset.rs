@@ -46,15 +46,7 @@ impl Controller for DaemonSets {
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
-        client::list(api, workload::def("apps", "daemonsets"), "")
-            .iter()
-            .map(|d| {
-                (
-                    s(d, "/metadata/namespace").to_string(),
-                    s(d, "/metadata/name").to_string(),
-                )
-            })
-            .collect()
+        workload::keys(api, workload::def("apps", "daemonsets"))
     }
 
     fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {

@@ -9,9 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::apiserver::controllers::client;
-use crate::apiserver::controllers::workload::{
-    self, Controller, claim, controller_of, ns_name, s, terminating,
-};
+use crate::apiserver::controllers::workload::{self, Controller, claim, s, terminating};
 use crate::apiserver::registry::apps::workload::{int_at, scaled};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
@@ -33,27 +31,11 @@ impl Controller for Deployments {
     }
 
     fn dirty(&mut self, _api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
-        if ev.key.starts_with("/registry/deployments/") {
-            out.extend(ns_name(&ev.key));
-            return;
-        }
-        for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
-            if let Some(("Deployment", name)) = controller_of(&v) {
-                out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
-            }
-        }
+        workload::owner_dirty(ev, "/registry/deployments/", "Deployment", out);
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
-        client::list(api, workload::def("apps", "deployments"), "")
-            .iter()
-            .map(|d| {
-                (
-                    s(d, "/metadata/namespace").to_string(),
-                    s(d, "/metadata/name").to_string(),
-                )
-            })
-            .collect()
+        workload::keys(api, workload::def("apps", "deployments"))
     }
 
     fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {

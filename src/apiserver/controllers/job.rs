@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::workload::{
-    self, Controller, claim, controller_of, ns_name, pod_active, pod_from_template, pod_ready, s,
-    terminating,
+    self, Controller, claim, pod_active, pod_from_template, pod_ready, s, terminating,
 };
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::registry::batch::job::TRACKING_FINALIZER;
@@ -40,15 +39,7 @@ impl Controller for Jobs {
     }
 
     fn dirty(&mut self, _api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
-        if ev.key.starts_with("/registry/jobs/") {
-            out.extend(ns_name(&ev.key));
-            return;
-        }
-        for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
-            if let Some(("Job", name)) = controller_of(&v) {
-                out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
-            }
-        }
+        workload::owner_dirty(ev, "/registry/jobs/", "Job", out);
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {

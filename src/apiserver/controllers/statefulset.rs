@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::history::{self, HASH_LABEL};
 use crate::apiserver::controllers::workload::{
-    self, Controller, claim, controller_of, ns_name, pod_available, pod_from_template, pod_ready,
-    s, terminating,
+    self, Controller, claim, pod_available, pod_from_template, pod_ready, s, terminating,
 };
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::request::context::Api;
@@ -30,27 +29,11 @@ impl Controller for StatefulSets {
     }
 
     fn dirty(&mut self, _api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
-        if ev.key.starts_with("/registry/statefulsets/") {
-            out.extend(ns_name(&ev.key));
-            return;
-        }
-        for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
-            if let Some(("StatefulSet", name)) = controller_of(&v) {
-                out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
-            }
-        }
+        workload::owner_dirty(ev, "/registry/statefulsets/", "StatefulSet", out);
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
-        client::list(api, workload::def("apps", "statefulsets"), "")
-            .iter()
-            .map(|d| {
-                (
-                    s(d, "/metadata/namespace").to_string(),
-                    s(d, "/metadata/name").to_string(),
-                )
-            })
-            .collect()
+        workload::keys(api, workload::def("apps", "statefulsets"))
     }
 
     fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {

@@ -253,6 +253,40 @@ pub(crate) trait Controller: Send {
 }
 
 /// How often every object is looked at again without a change (deadlines, minReadySeconds).
+/// `Controller::dirty` of a controller of one owner kind: the owner itself when it changed,
+/// or the owner a changed dependent names as its controller (before or after the change).
+pub(crate) fn owner_dirty(
+    ev: &StoreEvent,
+    owner_prefix: &str,
+    owner_kind: &str,
+    out: &mut BTreeSet<(String, String)>,
+) {
+    if ev.key.starts_with(owner_prefix) {
+        out.extend(ns_name(&ev.key));
+        return;
+    }
+    for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
+        if let Some((kind, name)) = controller_of(&v)
+            && kind == owner_kind
+        {
+            out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
+        }
+    }
+}
+
+/// `Controller::all`: the (namespace, name) of every object of a kind.
+pub(crate) fn keys(api: &Api, def: &ResourceDef) -> BTreeSet<(String, String)> {
+    client::list(api, def, "")
+        .iter()
+        .map(|d| {
+            (
+                s(d, "/metadata/namespace").to_string(),
+                s(d, "/metadata/name").to_string(),
+            )
+        })
+        .collect()
+}
+
 const RESYNC: Duration = Duration::from_secs(2);
 /// The longest a failing object waits for its next resync.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
