@@ -21,8 +21,10 @@ def fail(msg):
 config.load_kube_config(config_file=sys.argv[1])
 api = client.ApiClient()
 v1 = client.CoreV1Api(api)
+# No scheduler picks this pod up, so nothing but the dry runs below could move its
+# resourceVersion (a scheduled pod's binding and kubelet updates raced them).
 pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "py-app"},
-       "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}
+       "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "nginx:1.27"}]}}
 v1.create_namespaced_pod("default", pod)
 before = v1.read_namespaced_pod("py-app", "default")
 
