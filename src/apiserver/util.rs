@@ -128,3 +128,43 @@ mod tests {
         }
     }
 }
+
+/// `Value::pointer` without its allocations: serde_json unescapes every token into a new
+/// String, which made pointer lookups a third of the controllers' CPU on 1,000 pods. Paths
+/// with an escape (`~0`, `~1`) still go through `pointer`.
+pub(crate) trait At {
+    fn at(&self, path: &str) -> Option<&serde_json::Value>;
+}
+
+impl At for serde_json::Value {
+    fn at(&self, path: &str) -> Option<&serde_json::Value> {
+        if path.contains('~') || !(path.is_empty() || path.starts_with('/')) {
+            return self.pointer(path);
+        }
+        let mut cur = self;
+        for tok in path.split('/').skip(1) {
+            cur = match cur {
+                serde_json::Value::Object(m) => m.get(tok)?,
+                serde_json::Value::Array(a) => a.get(tok.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+}
+
+#[cfg(test)]
+mod at_tests {
+    use super::At;
+    use serde_json::json;
+
+    #[test]
+    fn at_reads_what_pointer_reads() {
+        let v = json!({"a": {"b/c": 1, "d": [10, {"e": "x"}], "": 2}, "~": 3});
+        for p in [
+            "", "/a", "/a/d/0", "/a/d/1/e", "/a/b~1c", "/~0", "/a/", "/a/d/9", "/a/d/x", "/z", "a",
+        ] {
+            assert_eq!(v.at(p), v.pointer(p), "{p}");
+        }
+    }
+}

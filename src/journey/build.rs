@@ -377,8 +377,15 @@ pub fn build(c: &Collected) -> Journey {
             }
         }
         None if !node.is_empty() => {
-            stages.push(inferred(Stage::Filter, Status::Ok));
-            stages.push(inferred(Stage::Score, Status::Ok));
+            // The server scheduled it but no longer holds the per-node verdicts: say so.
+            let dropped = loops.and_then(|l| l["scheduling_dropped"].as_str());
+            for name in [Stage::Filter, Stage::Score] {
+                let mut st = inferred(name, Status::Ok);
+                if let Some(why) = dropped {
+                    st.detail["explanation"] = json!(why);
+                }
+                stages.push(st);
+            }
         }
         None => {
             stages.push(stage(

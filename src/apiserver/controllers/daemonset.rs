@@ -17,6 +17,7 @@ use crate::apiserver::controllers::workload::{
 use crate::apiserver::registry::apps::workload::{int_at, scaled};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util::At;
 
 const COMPONENT: &str = "daemonset-controller";
 
@@ -74,11 +75,11 @@ fn default_tolerations(host_network: bool) -> Vec<Value> {
 /// The template with the default tolerations added (those it lacks, by key and effect).
 fn pod_spec_tolerations(template: &Value) -> Vec<Value> {
     let mut tolerations: Vec<Value> = template
-        .pointer("/spec/tolerations")
+        .at("/spec/tolerations")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let host = template.pointer("/spec/hostNetwork") == Some(&json!(true));
+    let host = template.at("/spec/hostNetwork") == Some(&json!(true));
     for t in default_tolerations(host) {
         if !tolerations
             .iter()
@@ -104,7 +105,7 @@ fn tolerates(tol: &Value, taint: &Value) -> bool {
 
 fn term_matches(term: &Value, node: &Value) -> bool {
     let label = |k: &str| {
-        node.pointer("/metadata/labels")
+        node.at("/metadata/labels")
             .and_then(|l| l.get(k))
             .and_then(Value::as_str)
     };
@@ -145,20 +146,20 @@ fn term_matches(term: &Value, node: &Value) -> bool {
 /// `NodeShouldRunDaemonPod`: nodeSelector, required node affinity, and every NoSchedule or
 /// NoExecute taint tolerated.
 fn should_run(template: &Value, tolerations: &[Value], node: &Value) -> bool {
-    let labels = node.pointer("/metadata/labels");
+    let labels = node.at("/metadata/labels");
     let selector_ok = template
-        .pointer("/spec/nodeSelector")
+        .at("/spec/nodeSelector")
         .and_then(Value::as_object)
         .is_none_or(|m| {
             m.iter()
                 .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
         });
     let affinity_ok = template
-        .pointer("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .at("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
         .and_then(Value::as_array)
         .is_none_or(|terms| terms.iter().any(|t| term_matches(t, node)));
     let taints_ok = node
-        .pointer("/spec/taints")
+        .at("/spec/taints")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -181,7 +182,7 @@ fn node_of(p: &Value) -> String {
     if !bound.is_empty() {
         return bound.to_string();
     }
-    p.pointer("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchFields/0/values/0")
+    p.at("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchFields/0/values/0")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
@@ -199,7 +200,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
     let Some((hash, _)) = history::current(api, &ds) else {
         return;
     };
-    let template = ds.pointer("/spec/template").cloned().unwrap_or(json!({}));
+    let template = ds.at("/spec/template").cloned().unwrap_or(json!({}));
     let tolerations = pod_spec_tolerations(&template);
     let nodes = client::list(api, workload::def("", "nodes"), "");
     let pods = claim(api, &ds, pod_def, client::list(api, pod_def, ns));
@@ -237,7 +238,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
         // Rolling update: old-template pods go while fewer than maxUnavailable are unavailable.
         if s(&ds, "/spec/updateStrategy/type") == "RollingUpdate" {
             let max_unavailable = scaled(
-                ds.pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable"),
+                ds.at("/spec/updateStrategy/rollingUpdate/maxUnavailable"),
                 eligible.len() as i64,
                 true,
             )
@@ -322,7 +323,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
         "updatedNumberScheduled": on(&|p| scheduled(p) && s(p, &format!("/metadata/labels/{HASH_LABEL}")) == hash),
         "numberAvailable": available,
         "numberUnavailable": desired - available.min(desired),
-        "observedGeneration": ds.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+        "observedGeneration": ds.at("/metadata/generation").cloned().unwrap_or(json!(1)),
     });
     let mut status = status;
     if let Some(m) = status.as_object_mut() {
@@ -334,7 +335,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
         });
     }
     let _ = client::update(api, ds_def, ns, name, |o| {
-        let conditions = o.pointer("/status/conditions").cloned();
+        let conditions = o.at("/status/conditions").cloned();
         o["status"] = status.clone();
         if let Some(c) = conditions.clone() {
             o["status"]["conditions"] = c;

@@ -14,6 +14,7 @@ use crate::apiserver::registry::apps::workload::{int_at, scaled};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 const COMPONENT: &str = "deployment-controller";
 pub(crate) const HASH_LABEL: &str = "pod-template-hash";
@@ -99,13 +100,9 @@ fn replicas(rs: &Value) -> i64 {
 /// `ResolveFenceposts`: surge rounded up, unavailable down; both 0 → unavailable 1.
 fn fenceposts(d: &Value) -> (i64, i64) {
     let want = replicas(d);
-    let surge = scaled(
-        d.pointer("/spec/strategy/rollingUpdate/maxSurge"),
-        want,
-        true,
-    );
+    let surge = scaled(d.at("/spec/strategy/rollingUpdate/maxSurge"), want, true);
     let unavailable = scaled(
-        d.pointer("/spec/strategy/rollingUpdate/maxUnavailable"),
+        d.at("/spec/strategy/rollingUpdate/maxUnavailable"),
         want,
         false,
     );
@@ -128,10 +125,7 @@ fn scale(api: &Api, d: &Value, rs: &Value, to: i64) -> Option<Arc<Value>> {
     let max = replicas(d) + if recreate(d) { 0 } else { fenceposts(d).0 };
     let res = client::update(api, workload::def("apps", "replicasets"), &ns, &name, |o| {
         o["spec"]["replicas"] = json!(to);
-        if !o
-            .pointer("/metadata/annotations")
-            .is_some_and(Value::is_object)
-        {
+        if !o.at("/metadata/annotations").is_some_and(Value::is_object) {
             o["metadata"]["annotations"] = json!({});
         }
         o["metadata"]["annotations"][DESIRED] = json!(replicas(d).to_string());
@@ -156,7 +150,7 @@ fn scale(api: &Api, d: &Value, rs: &Value, to: i64) -> Option<Arc<Value>> {
 /// The annotations a new ReplicaSet copies from its Deployment (all but the controller's own
 /// and kubectl's last-applied).
 fn copied_annotations(d: &Value) -> Map<String, Value> {
-    d.pointer("/metadata/annotations")
+    d.at("/metadata/annotations")
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
@@ -186,10 +180,10 @@ fn new_replica_set(
     initial: i64,
     out: &mut Outcome,
 ) -> Option<Arc<Value>> {
-    let template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
+    let template = d.at("/spec/template").cloned().unwrap_or(json!({}));
     let existing = rss
         .iter()
-        .find(|rs| without_hash(rs.pointer("/spec/template")) == template);
+        .find(|rs| without_hash(rs.at("/spec/template")) == template);
     let max_old = rss
         .iter()
         .filter(|rs| existing.is_none_or(|e| !Arc::ptr_eq(e, rs)))
@@ -207,10 +201,7 @@ fn new_replica_set(
         }
         let name = s(rs, "/metadata/name").to_string();
         return client::update(api, rs_def, ns, &name, |o| {
-            if !o
-                .pointer("/metadata/annotations")
-                .is_some_and(Value::is_object)
-            {
+            if !o.at("/metadata/annotations").is_some_and(Value::is_object) {
                 o["metadata"]["annotations"] = json!({});
             }
             let ann = &mut o["metadata"]["annotations"];
@@ -230,13 +221,13 @@ fn new_replica_set(
         })
         .ok();
     }
-    let collision = d.pointer("/status/collisionCount").and_then(Value::as_i64);
+    let collision = d.at("/status/collisionCount").and_then(Value::as_i64);
     let hash = pod_template_hash(&template, collision);
     let d_name = s(d, "/metadata/name");
     let rs_name = format!("{d_name}-{hash}");
     let mut rs_template = template.clone();
     rs_template["metadata"]["labels"][HASH_LABEL] = json!(hash);
-    let mut selector = d.pointer("/spec/selector").cloned().unwrap_or(json!({}));
+    let mut selector = d.at("/spec/selector").cloned().unwrap_or(json!({}));
     selector["matchLabels"][HASH_LABEL] = json!(hash);
     let mut annotations = copied_annotations(d);
     annotations.insert(REVISION.into(), json!(revision.to_string()));
@@ -261,7 +252,7 @@ fn new_replica_set(
         },
     });
     if let Some(m) = d
-        .pointer("/spec/minReadySeconds")
+        .at("/spec/minReadySeconds")
         .filter(|m| m.as_i64() != Some(0))
     {
         rs["spec"]["minReadySeconds"] = m.clone();
@@ -318,10 +309,10 @@ fn sync(api: &Api, ns: &str, name: &str) {
     d["apiVersion"] = json!("apps/v1");
     let mut out = Outcome::default();
     let rss = claim(api, &d, rs_def, client::list(api, rs_def, ns));
-    let template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
-    let is_new = |rs: &Value| without_hash(rs.pointer("/spec/template")) == template;
+    let template = d.at("/spec/template").cloned().unwrap_or(json!({}));
+    let is_new = |rs: &Value| without_hash(rs.at("/spec/template")) == template;
     let want = replicas(&d);
-    if d.pointer("/spec/paused") != Some(&json!(true)) {
+    if d.at("/spec/paused") != Some(&json!(true)) {
         if recreate(&d) {
             for rs in rss.iter().filter(|rs| !is_new(rs) && replicas(rs) > 0) {
                 scale(api, &d, rs, 0);
@@ -347,10 +338,10 @@ fn rolling(api: &Api, d: &Value, rss: &[Arc<Value>], out: &mut Outcome) {
     let want = replicas(d);
     let (surge, max_unavailable) = fenceposts(d);
     let total: i64 = rss.iter().map(|rs| replicas(rs)).sum();
-    let template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
+    let template = d.at("/spec/template").cloned().unwrap_or(json!({}));
     let existing = rss
         .iter()
-        .any(|rs| without_hash(rs.pointer("/spec/template")) == template);
+        .any(|rs| without_hash(rs.at("/spec/template")) == template);
     // NewRSNewReplicas for a ReplicaSet that does not exist yet.
     let initial = if existing {
         0
@@ -448,18 +439,15 @@ fn rolling(api: &Api, d: &Value, rss: &[Arc<Value>], out: &mut Outcome) {
 /// Old ReplicaSets with no replicas beyond revisionHistoryLimit go, oldest revision first.
 fn cleanup(api: &Api, d: &Value, ns: &str) {
     let rs_def = workload::def("apps", "replicasets");
-    let Some(limit) = d
-        .pointer("/spec/revisionHistoryLimit")
-        .and_then(Value::as_i64)
-    else {
+    let Some(limit) = d.at("/spec/revisionHistoryLimit").and_then(Value::as_i64) else {
         return;
     };
     let uid = s(d, "/metadata/uid");
-    let template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
+    let template = d.at("/spec/template").cloned().unwrap_or(json!({}));
     let mut idle: Vec<Arc<Value>> = client::list(api, rs_def, ns)
         .into_iter()
         .filter(|rs| workload::controller_uid(rs) == Some(uid))
-        .filter(|rs| without_hash(rs.pointer("/spec/template")) != template)
+        .filter(|rs| without_hash(rs.at("/spec/template")) != template)
         .filter(|rs| {
             replicas(rs) == 0
                 && int_at(rs, "/status/replicas") == 0
@@ -502,21 +490,21 @@ fn status(api: &Api, d: &Value, ns: &str, name: &str, out: &Outcome) {
     let d_def = workload::def("apps", "deployments");
     let rs_def = workload::def("apps", "replicasets");
     let uid = s(d, "/metadata/uid");
-    let template = d.pointer("/spec/template").cloned().unwrap_or(json!({}));
+    let template = d.at("/spec/template").cloned().unwrap_or(json!({}));
     let rss: Vec<_> = client::list(api, rs_def, ns)
         .into_iter()
         .filter(|rs| workload::controller_uid(rs) == Some(uid))
         .collect();
     let new = rss
         .iter()
-        .find(|rs| without_hash(rs.pointer("/spec/template")) == template);
+        .find(|rs| without_hash(rs.at("/spec/template")) == template);
     let sum = |p: &str| rss.iter().map(|rs| int_at(rs, p)).sum::<i64>();
     let want = replicas(d);
     let available = sum("/status/availableReplicas");
     let total_spec = sum("/spec/replicas");
     let updated = new.map_or(0, |rs| int_at(rs, "/status/replicas"));
     let counts = json!({
-        "observedGeneration": d.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+        "observedGeneration": d.at("/metadata/generation").cloned().unwrap_or(json!(1)),
         "replicas": sum("/status/replicas"),
         "updatedReplicas": updated,
         "readyReplicas": sum("/status/readyReplicas"),
@@ -530,7 +518,7 @@ fn status(api: &Api, d: &Value, ns: &str, name: &str, out: &Outcome) {
         fenceposts(d).1.min(want)
     };
     let mut conds: Vec<Value> = d
-        .pointer("/status/conditions")
+        .at("/status/conditions")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
@@ -564,7 +552,7 @@ fn status(api: &Api, d: &Value, ns: &str, name: &str, out: &Outcome) {
     };
     let d_label = format!("Deployment {name:?}");
     // checkPausedConditions: a pause and a resume are Progressing Unknown.
-    let paused = d.pointer("/spec/paused") == Some(&json!(true));
+    let paused = d.at("/spec/paused") == Some(&json!(true));
     let prog_reason = conds
         .iter()
         .find(|c| c["type"] == "Progressing")
@@ -624,7 +612,7 @@ fn status(api: &Api, d: &Value, ns: &str, name: &str, out: &Outcome) {
         && cur_prog
             .as_ref()
             .is_some_and(|c| c["reason"] == "NewReplicaSetAvailable");
-    if !paused && d.pointer("/spec/progressDeadlineSeconds").is_some() && !complete_before {
+    if !paused && d.at("/spec/progressDeadlineSeconds").is_some() && !complete_before {
         let generation = int_at(d, "/metadata/generation").max(1);
         let complete = updated == want
             && counts["replicas"] == json!(want)
@@ -690,7 +678,7 @@ fn status(api: &Api, d: &Value, ns: &str, name: &str, out: &Outcome) {
             m.remove(k);
         }
     }
-    let collision = d.pointer("/status/collisionCount").and_then(Value::as_i64);
+    let collision = d.at("/status/collisionCount").and_then(Value::as_i64);
     let collision = if out.collision {
         Some(collision.unwrap_or(0) + 1)
     } else {
@@ -704,10 +692,7 @@ fn status(api: &Api, d: &Value, ns: &str, name: &str, out: &Outcome) {
     let _ = client::update(api, d_def, ns, name, |o| {
         o["status"] = st.clone();
         if let Some(r) = revision {
-            if !o
-                .pointer("/metadata/annotations")
-                .is_some_and(Value::is_object)
-            {
+            if !o.at("/metadata/annotations").is_some_and(Value::is_object) {
                 o["metadata"]["annotations"] = json!({});
             }
             o["metadata"]["annotations"][REVISION] = json!(r.to_string());

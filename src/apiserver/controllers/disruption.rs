@@ -20,6 +20,7 @@ use crate::apiserver::registry::policy::poddisruptionbudget::{
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 /// Upstream's `DeletionTimeout`: an announced eviction whose pod is still there after this is
 /// forgotten.
@@ -116,18 +117,15 @@ fn sync(api: &Api, ns: &str, name: &str) {
         return;
     };
     let all = client::list(api, workload::def("", "pods"), ns);
-    let sel = pdb.pointer("/spec/selector");
+    let sel = pdb.at("/spec/selector");
     let pods: Vec<&Value> = all
         .iter()
         .map(|p| &**p)
-        .filter(|p| selector_matches(sel, p.pointer("/metadata/labels")))
+        .filter(|p| selector_matches(sel, p.at("/metadata/labels")))
         .collect();
-    let generation = pdb
-        .pointer("/metadata/generation")
-        .cloned()
-        .unwrap_or(json!(1));
-    let min = pdb.pointer("/spec/minAvailable").filter(|v| !v.is_null());
-    let max = pdb.pointer("/spec/maxUnavailable").filter(|v| !v.is_null());
+    let generation = pdb.at("/metadata/generation").cloned().unwrap_or(json!(1));
+    let min = pdb.at("/spec/minAvailable").filter(|v| !v.is_null());
+    let max = pdb.at("/spec/maxUnavailable").filter(|v| !v.is_null());
     let counts: Result<(i64, i64), String> = match (min, max) {
         (Some(Value::Number(n)), _) => Ok((pods.len() as i64, n.as_i64().unwrap_or(0))),
         (Some(m), _) => expected_scale(api, ns, &pods).map(|e| (e, scaled(Some(m), e, true))),
@@ -139,10 +137,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
     // Announced evictions whose pod is still there and not yet being deleted, within the timeout.
     let now = OffsetDateTime::now_utc();
     let mut disrupted = serde_json::Map::new();
-    if let Some(m) = pdb
-        .pointer("/status/disruptedPods")
-        .and_then(Value::as_object)
-    {
+    if let Some(m) = pdb.at("/status/disruptedPods").and_then(Value::as_object) {
         for (pod, at) in m {
             let live = pods
                 .iter()
@@ -162,7 +157,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
             pod_ready(p) && !terminating(p) && !disrupted.contains_key(s(p, "/metadata/name"))
         })
         .count() as i64;
-    let old_conditions = pdb.pointer("/status/conditions");
+    let old_conditions = pdb.at("/status/conditions");
     let status = match counts {
         Ok((expected, desired)) => {
             let allowed = if expected <= 0 {

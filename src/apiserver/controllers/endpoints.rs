@@ -15,6 +15,7 @@ use crate::apiserver::controllers::endpointslice::{
 use crate::apiserver::controllers::workload::{Controller, def, pod_ready, s, terminating};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util::At;
 
 /// `v1.IsHeadlessService`: the label upstream puts on a headless Service's Endpoints.
 const HEADLESS_LABEL: &str = "service.kubernetes.io/headless";
@@ -33,14 +34,14 @@ fn address(pod: &Value) -> Value {
 
 /// The subsets of one Service: its pods by the ports they serve it on.
 fn subsets(api: &Api, svc: &Value) -> Vec<Value> {
-    let publish = svc.pointer("/spec/publishNotReadyAddresses") == Some(&json!(true));
+    let publish = svc.at("/spec/publishNotReadyAddresses") == Some(&json!(true));
     let mut out: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();
     for pod in selected_pods(api, svc) {
         if terminating(&pod) && !publish {
             continue;
         }
         let ports: Vec<Value> = svc
-            .pointer("/spec/ports")
+            .at("/spec/ports")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -98,7 +99,7 @@ impl Controller for EndpointsController {
             return client::delete(api, ep_def, ns, name).is_ok();
         };
         if svc
-            .pointer("/spec/selector")
+            .at("/spec/selector")
             .and_then(Value::as_object)
             .is_none_or(|m| m.is_empty())
         {
@@ -106,7 +107,7 @@ impl Controller for EndpointsController {
         }
         let subsets = subsets(api, &svc);
         let mut labels = svc
-            .pointer("/metadata/labels")
+            .at("/metadata/labels")
             .cloned()
             .filter(Value::is_object)
             .unwrap_or(json!({}));
@@ -116,7 +117,7 @@ impl Controller for EndpointsController {
         match api.store.get(&ep_def.key_for(ns, name)) {
             Some(cur) => {
                 let same = cur.get("subsets").cloned().unwrap_or(json!([])) == json!(subsets)
-                    && cur.pointer("/metadata/labels").cloned().unwrap_or(json!({})) == labels;
+                    && cur.at("/metadata/labels").cloned().unwrap_or(json!({})) == labels;
                 same || client::update(api, ep_def, ns, name, |o| {
                     o["subsets"] = json!(subsets);
                     o["metadata"]["labels"] = labels.clone();

@@ -16,6 +16,7 @@ use crate::apiserver::controllers::workload::{
 use crate::apiserver::registry::apps::workload::selector_matches;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util::At;
 
 /// `discovery.LabelServiceName`.
 pub(crate) const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
@@ -31,7 +32,7 @@ pub(crate) const PODS: &str = "/registry/pods/";
 /// The pods a Service's selector picks that can serve: not finished, with an IP.
 pub(crate) fn selected_pods(api: &Api, svc: &Value) -> Vec<Arc<Value>> {
     let Some(selector) = svc
-        .pointer("/spec/selector")
+        .at("/spec/selector")
         .and_then(Value::as_object)
         .filter(|m| !m.is_empty())
     else {
@@ -41,7 +42,7 @@ pub(crate) fn selected_pods(api: &Api, svc: &Value) -> Vec<Arc<Value>> {
     let ns = s(svc, "/metadata/namespace");
     client::list(api, def("", "pods"), ns)
         .into_iter()
-        .filter(|p| selector_matches(Some(&selector), p.pointer("/metadata/labels")))
+        .filter(|p| selector_matches(Some(&selector), p.at("/metadata/labels")))
         .filter(|p| !matches!(s(p, "/status/phase"), "Succeeded" | "Failed"))
         .filter(|p| !s(p, "/status/podIP").is_empty())
         .collect()
@@ -53,7 +54,7 @@ pub(crate) fn target_port(pod: &Value, port: &Value) -> Option<i64> {
     match port.get("targetPort") {
         Some(Value::Number(n)) => n.as_i64(),
         Some(Value::String(name)) => pod
-            .pointer("/spec/containers")
+            .at("/spec/containers")
             .and_then(Value::as_array)?
             .iter()
             .flat_map(|c| {
@@ -78,7 +79,7 @@ fn protocol(p: &Value) -> &str {
 
 /// The Service's ports as one pod serves them (`getEndpointPorts`).
 fn endpoint_ports(svc: &Value, pod: &Value) -> Vec<Value> {
-    svc.pointer("/spec/ports")
+    svc.at("/spec/ports")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -92,7 +93,7 @@ fn endpoint_ports(svc: &Value, pod: &Value) -> Vec<Value> {
 fn endpoint(api: &Api, svc: &Value, pod: &Value) -> Value {
     let ready = pod_ready(pod);
     let gone = terminating(pod);
-    let publish = svc.pointer("/spec/publishNotReadyAddresses") == Some(&json!(true));
+    let publish = svc.at("/spec/publishNotReadyAddresses") == Some(&json!(true));
     let node = s(pod, "/spec/nodeName");
     let mut e = json!({
         "addresses": [s(pod, "/status/podIP")],
@@ -105,7 +106,7 @@ fn endpoint(api: &Api, svc: &Value, pod: &Value) -> Value {
             .store
             .get(&def("", "nodes").key_for("", node))
             .and_then(|n| {
-                n.pointer("/metadata/labels/topology.kubernetes.io~1zone")
+                n.at("/metadata/labels/topology.kubernetes.io~1zone")
                     .cloned()
             })
         {
@@ -120,7 +121,7 @@ fn owned_slices(api: &Api, ns: &str, name: &str) -> Vec<Arc<Value>> {
     let mut out: Vec<Arc<Value>> = client::list(api, slice_def(), ns)
         .into_iter()
         .filter(|e| {
-            let labels = e.pointer("/metadata/labels");
+            let labels = e.at("/metadata/labels");
             labels.and_then(|l| l.get(SERVICE_NAME_LABEL)) == Some(&json!(name))
                 && labels.and_then(|l| l.get(MANAGED_BY_LABEL)) == Some(&json!(CONTROLLER_NAME))
         })
@@ -140,7 +141,7 @@ fn slice_def() -> &'static crate::apiserver::registry::resources::ResourceDef {
 /// The Service's own labels plus the two that say whose slice this is.
 fn slice_labels(svc: &Value) -> Value {
     let mut labels = svc
-        .pointer("/metadata/labels")
+        .at("/metadata/labels")
         .cloned()
         .filter(Value::is_object)
         .unwrap_or(json!({}));
@@ -170,7 +171,7 @@ impl Controller for EndpointSlices {
                 .all(|e| client::delete(api, slice_def(), ns, s(e, "/metadata/name")).is_ok());
         };
         if svc
-            .pointer("/spec/selector")
+            .at("/spec/selector")
             .and_then(Value::as_object)
             .is_none_or(|m| m.is_empty())
         {
@@ -195,7 +196,7 @@ impl Controller for EndpointSlices {
         if desired.is_empty() {
             // A Service with no endpoints still has one (empty) slice, with its ports.
             let ports: Vec<Value> = svc
-                .pointer("/spec/ports")
+                .at("/spec/ports")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
@@ -212,7 +213,7 @@ impl Controller for EndpointSlices {
                 Some(cur) => {
                     let unchanged = cur.get("ports") == Some(&json!(ports))
                         && cur.get("endpoints") == Some(&json!(endpoints))
-                        && cur.pointer("/metadata/labels") == Some(&labels);
+                        && cur.at("/metadata/labels") == Some(&labels);
                     if !unchanged {
                         ok &= client::update(api, slice_def(), ns, s(cur, "/metadata/name"), |o| {
                             o["ports"] = json!(ports);

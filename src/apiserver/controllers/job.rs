@@ -19,6 +19,7 @@ use crate::apiserver::registry::batch::job::TRACKING_FINALIZER;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 const COMPONENT: &str = "job-controller";
 /// Upstream's burst of pod creations per sync.
@@ -60,7 +61,7 @@ impl Controller for Jobs {
 }
 
 fn has_condition(job: &Value, ty: &str) -> bool {
-    job.pointer("/status/conditions")
+    job.at("/status/conditions")
         .and_then(Value::as_array)
         .is_some_and(|cs| {
             cs.iter()
@@ -75,7 +76,7 @@ fn condition(ty: &str, reason: &str, message: &str) -> Value {
 }
 
 fn has_finalizer(p: &Value) -> bool {
-    p.pointer("/metadata/finalizers")
+    p.at("/metadata/finalizers")
         .and_then(Value::as_array)
         .is_some_and(|f| f.iter().any(|x| x == TRACKING_FINALIZER))
 }
@@ -131,25 +132,25 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     }
     let mut active: Vec<Arc<Value>> = pods.iter().filter(|p| pod_active(p)).cloned().collect();
     let finished = has_condition(&job, "Complete") || has_condition(&job, "Failed");
-    let completions = job.pointer("/spec/completions").and_then(Value::as_i64);
+    let completions = job.at("/spec/completions").and_then(Value::as_i64);
     let parallelism = job
-        .pointer("/spec/parallelism")
+        .at("/spec/parallelism")
         .and_then(Value::as_i64)
         .unwrap_or(1);
     let backoff = job
-        .pointer("/spec/backoffLimit")
+        .at("/spec/backoffLimit")
         .and_then(Value::as_i64)
         .unwrap_or(6);
-    let suspended = job.pointer("/spec/suspend") == Some(&json!(true));
+    let suspended = job.at("/spec/suspend") == Some(&json!(true));
     let succeeded_enough = match completions {
         Some(c) => succeeded >= c,
         None => succeeded > 0 && active.is_empty(),
     };
     let past_deadline = job
-        .pointer("/spec/activeDeadlineSeconds")
+        .at("/spec/activeDeadlineSeconds")
         .and_then(Value::as_i64)
         .zip(
-            job.pointer("/status/startTime")
+            job.at("/status/startTime")
                 .and_then(Value::as_str)
                 .and_then(util::parse_time),
         )
@@ -191,7 +192,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
             };
             let have = i64::try_from(active.len()).unwrap_or(i64::MAX);
             if have < want {
-                let template = job.pointer("/spec/template").cloned().unwrap_or(json!({}));
+                let template = job.at("/spec/template").cloned().unwrap_or(json!({}));
                 for _ in 0..(want - have).min(BURST) {
                     let mut pod = pod_from_template(&job, &template, None);
                     pod["metadata"]["finalizers"] = json!([TRACKING_FINALIZER]);
@@ -244,12 +245,12 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         .filter(|p| terminating(p) && !matches!(s(p, "/status/phase"), "Succeeded" | "Failed"))
         .count();
     let mut conditions: Vec<Value> = job
-        .pointer("/status/conditions")
+        .at("/status/conditions")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
     let has = |cs: &[Value], t: &str| cs.iter().any(|c| s(c, "/type") == t);
-    let mut completion_time = job.pointer("/status/completionTime").cloned();
+    let mut completion_time = job.at("/status/completionTime").cloned();
     let mut became = None;
     if !finished {
         if let Some((reason, message)) = failure {
@@ -301,7 +302,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     let start_time = match suspended {
         true => None,
         false => job
-            .pointer("/status/startTime")
+            .at("/status/startTime")
             .cloned()
             .filter(|_| !suspended_now)
             .or_else(|| Some(json!(util::now()))),

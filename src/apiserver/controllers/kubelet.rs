@@ -19,12 +19,13 @@ use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 /// How long each simulated step takes: long enough for `kubectl get -w` to show the phases.
 const STEP: Duration = Duration::from_millis(400);
 
 fn s<'a>(v: &'a Value, p: &str) -> &'a str {
-    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+    v.at(p).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// A bound pod the kubelet has to act on: one being deleted, or one not started yet.
@@ -32,9 +33,8 @@ fn needs_kubelet(p: &Value) -> bool {
     if s(p, "/spec/nodeName").is_empty() {
         return false;
     }
-    let terminating = p.pointer("/metadata/deletionTimestamp").is_some();
-    let fresh =
-        p.pointer("/status/containerStatuses").is_none() && s(p, "/status/phase") == "Pending";
+    let terminating = p.at("/metadata/deletionTimestamp").is_some();
+    let fresh = p.at("/status/containerStatuses").is_none() && s(p, "/status/phase") == "Pending";
     terminating || fresh
 }
 
@@ -65,7 +65,7 @@ pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>
                 s(&p, "/metadata/namespace"),
                 s(&p, "/metadata/name")
             );
-            let terminating = p.pointer("/metadata/deletionTimestamp").is_some();
+            let terminating = p.at("/metadata/deletionTimestamp").is_some();
             if busy.insert(key.clone()) {
                 let api = api.clone();
                 let done = done_tx.clone();
@@ -123,7 +123,7 @@ fn host_ip(api: &Api, node: &str) -> String {
     api.store
         .get(&format!("/registry/minions/{node}"))
         .and_then(|v| {
-            v.pointer("/status/addresses")
+            v.at("/status/addresses")
                 .and_then(Value::as_array)
                 .and_then(|a| {
                     a.iter()
@@ -179,7 +179,7 @@ fn step(api: &Api, pod: &Value, name: &str, detail: Value) {
 async fn start_pod(api: &Api, pod: &Value, ip: &str) {
     let node = s(pod, "/spec/nodeName").to_string();
     let containers: Vec<Value> = pod
-        .pointer("/spec/containers")
+        .at("/spec/containers")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
@@ -301,7 +301,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
             api,
             &p,
             "Running",
-            json!({"podIP": ip, "resourceVersion": p.pointer("/metadata/resourceVersion")}),
+            json!({"podIP": ip, "resourceVersion": p.at("/metadata/resourceVersion")}),
         );
         if completion::runs_to_completion(&p) {
             completion::run_then_succeed(api, &p, &now).await;
@@ -312,7 +312,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
 async fn stop_pod(api: &Api, pod: &Value) {
     let node = s(pod, "/spec/nodeName").to_string();
     for c in pod
-        .pointer("/spec/containers")
+        .at("/spec/containers")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default()

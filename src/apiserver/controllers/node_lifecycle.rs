@@ -20,6 +20,7 @@ use crate::apiserver::controllers::taint_eviction;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 /// `--node-monitor-period`: how often node health is checked.
 const MONITOR_PERIOD: Duration = Duration::from_secs(5);
@@ -79,11 +80,11 @@ pub(crate) async fn run(api: Arc<Api>, grace: Duration, mut stop: watch::Receive
 }
 
 fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
-    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+    v.at(p).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn condition<'a>(node: &'a Value, ty: &str) -> Option<&'a Value> {
-    node.pointer("/status/conditions")
+    node.at("/status/conditions")
         .and_then(Value::as_array)
         .and_then(|cs| cs.iter().find(|c| c["type"] == ty))
 }
@@ -232,7 +233,7 @@ fn wanted_taints(node: &Value) -> Vec<(&'static str, &'static str)> {
         }
     }
     if node
-        .pointer("/spec/unschedulable")
+        .at("/spec/unschedulable")
         .and_then(Value::as_bool)
         .unwrap_or(false)
     {
@@ -261,7 +262,7 @@ fn is_owned(t: &Value) -> bool {
 fn reconcile_taints(node: &mut Value, now: &str) {
     let wanted = wanted_taints(node);
     let current: Vec<Value> = node
-        .pointer("/spec/taints")
+        .at("/spec/taints")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();

@@ -1,11 +1,12 @@
 //! The seam between the scheduler loop and a scheduling engine. The loop hands over a snapshot
-//! (k8s-openapi Nodes and Pods) and one pending pod; the engine returns where it goes and its
-//! own trace. `KubeScheduler` runs the `scheduler` module's simulation of kube-scheduler.
+//! (its live cache, `scheduler_cache.rs`) and one pending pod at a time; the engine returns
+//! where it goes and its own trace. `KubeScheduler` runs the `scheduler` module's simulation of kube-scheduler.
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Value, json};
 
+use crate::scheduler::Snapshot;
 use crate::scheduler::preemption::DisruptionBudget;
 
 /// One scheduling cycle's verdict.
@@ -14,11 +15,9 @@ pub struct Placement {
     pub selected: Option<String>,
     /// The FitError text when no node fits (`0/4 nodes are available: ...`).
     pub message: Option<String>,
-    /// Filter and score detail per node, in the contract's shape.
-    pub filter: Value,
-    pub score: Value,
-    /// The engine's full trace (PodTrace for `KubeScheduler`).
-    pub trace: Option<Value>,
+    /// The engine's whole trace: filter and score per node, in the contract's shape, and how
+    /// the choice was made. None when the pod could not even be compiled.
+    pub trace: Option<crate::scheduler::trace::PodTrace>,
     /// Which engine decided, for the trace.
     pub engine: &'static str,
     /// When no node fits: where evicting lower-priority pods makes room, and which.
@@ -32,14 +31,36 @@ pub struct Placement {
 pub type Controllers = Vec<((String, String, String), LabelSelector)>;
 
 pub trait Engine: Send + Sync {
-    fn schedule(
+    /// A snapshot built from these nodes and pods: for a pod that must see other pods'
+    /// nominations as placed (the scheduler loop otherwise schedules on its live cache).
+    fn snapshot(
         &self,
         nodes: &[Node],
         pods: &[Pod],
         controllers: &Controllers,
         budgets: &[DisruptionBudget],
-        pod: &Pod,
-    ) -> Placement;
+    ) -> Result<Snapshot, String>;
+    fn schedule(&self, snap: &mut Snapshot, controllers: &Controllers, pod: &Pod) -> Placement;
+    /// Whether pods' resources are read at pod level (`spec.resources`), as the modelled
+    /// release does: the scheduler cache compiles pods the same way.
+    fn pod_level_resources(&self) -> bool;
+}
+
+/// The owners' selectors (system-default spreading) and the disruption budgets (preemption),
+/// as they are this cycle.
+pub(crate) fn set_owners(
+    snap: &mut Snapshot,
+    controllers: &Controllers,
+    budgets: &[DisruptionBudget],
+) {
+    snap.disruption_budgets = budgets.to_vec();
+    snap.controllers.clear();
+    for (key, sel) in controllers {
+        snap.controllers.insert(
+            key.clone(),
+            crate::scheduler::selector::Selector::from_label_selector(Some(sel)),
+        );
+    }
 }
 
 /// kube-scheduler as the `scheduler` module simulates it, at the release this server reports.
@@ -68,60 +89,65 @@ impl Default for KubeScheduler {
     }
 }
 
+const ENGINE: &str = "kube-scheduler simulation (kexplore scheduler module)";
+
 impl Engine for KubeScheduler {
-    fn schedule(
+    fn snapshot(
         &self,
         nodes: &[Node],
         pods: &[Pod],
         controllers: &Controllers,
         budgets: &[DisruptionBudget],
-        pod: &Pod,
-    ) -> Placement {
-        let failed = |message: String| Placement {
-            selected: None,
-            message: Some(message),
-            filter: json!([]),
-            score: json!([]),
-            trace: None,
-            engine: "kube-scheduler simulation (kexplore scheduler module)",
-            preemption: None,
-            spread: Value::Null,
-        };
-        let mut snap = match crate::scheduler::Snapshot::build(
-            nodes,
-            pods,
-            self.version.pod_level_resources(),
-        ) {
-            Ok(s) => s,
-            Err(e) => return failed(format!("snapshot: {} {}: {}", e.object, e.field, e.message)),
-        };
-        snap.disruption_budgets = budgets.to_vec();
-        for (key, sel) in controllers {
-            snap.controllers.insert(
-                key.clone(),
-                crate::scheduler::selector::Selector::from_label_selector(Some(sel)),
-            );
-        }
+    ) -> Result<Snapshot, String> {
+        let mut snap = Snapshot::build(nodes, pods, self.version.pod_level_resources())
+            .map_err(|e| format!("snapshot: {} {}: {}", e.object, e.field, e.message))?;
+        set_owners(&mut snap, controllers, budgets);
+        Ok(snap)
+    }
+
+    fn schedule(&self, snap: &mut Snapshot, controllers: &Controllers, pod: &Pod) -> Placement {
         let info = match snap.pod_info(pod) {
             Ok(i) => i,
-            Err(e) => return failed(format!("pod: {} {}: {}", e.object, e.field, e.message)),
+            Err(e) => {
+                return Placement::failed(format!("pod: {} {}: {}", e.object, e.field, e.message));
+            }
         };
         let trace = self
             .inner
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .schedule_one(&snap, &info);
-        let spread = spread_json(&snap, &info, &trace, controllers);
+            .schedule_one(snap, &info);
+        let spread = spread_json(snap, &info, &trace, controllers);
         Placement {
             spread,
             selected: trace.selected.clone(),
             message: trace.message.clone(),
-            filter: serde_json::to_value(&trace.filter).unwrap_or(Value::Null),
-            score: serde_json::to_value(&trace.score).unwrap_or(Value::Null),
-            trace: serde_json::to_value(&trace).ok(),
-            engine: "kube-scheduler simulation (kexplore scheduler module)",
             preemption: trace.preemption.clone(),
+            trace: Some(trace),
+            engine: ENGINE,
         }
+    }
+
+    fn pod_level_resources(&self) -> bool {
+        self.version.pod_level_resources()
+    }
+}
+
+impl Placement {
+    fn failed(message: String) -> Placement {
+        Placement {
+            selected: None,
+            message: Some(message),
+            trace: None,
+            engine: ENGINE,
+            preemption: None,
+            spread: Value::Null,
+        }
+    }
+
+    /// No snapshot could be built: every pod of the cycle fails with why.
+    pub(crate) fn unbuildable(message: String) -> Placement {
+        Placement::failed(message)
     }
 }
 

@@ -15,6 +15,7 @@ use crate::apiserver::controllers::workload::{
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util::At;
 
 const COMPONENT: &str = "replicaset-controller";
 
@@ -83,14 +84,14 @@ fn deletion_order(pods: &mut [std::sync::Arc<Value>]) {
         _ => 3,
     };
     let ready_since = |p: &Value| -> String {
-        p.pointer("/status/conditions")
+        p.at("/status/conditions")
             .and_then(Value::as_array)
             .and_then(|cs| cs.iter().find(|c| s(c, "/type") == "Ready"))
             .map(|c| s(c, "/lastTransitionTime").to_string())
             .unwrap_or_default()
     };
     let restarts = |p: &Value| -> i64 {
-        p.pointer("/status/containerStatuses")
+        p.at("/status/containerStatuses")
             .and_then(Value::as_array)
             .map(|cs| cs.iter().map(|c| int_at(c, "/restartCount")).sum())
             .unwrap_or(0)
@@ -127,7 +128,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     let mut ok = true;
     if !workload::terminating(&rs) {
         if active.len() < want {
-            let template = rs.pointer("/spec/template").cloned().unwrap_or(json!({}));
+            let template = rs.at("/spec/template").cloned().unwrap_or(json!({}));
             for _ in 0..(want - active.len()).min(BURST) {
                 let pod = pod_from_template(&rs, &template, None);
                 match client::create(api, pod_def, pod) {
@@ -170,22 +171,22 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         .iter()
         .filter(|p| workload::controller_uid(p) == Some(uid) && pod_active(p))
         .collect();
-    let template_labels = rs.pointer("/spec/template/metadata/labels");
+    let template_labels = rs.at("/spec/template/metadata/labels");
     let min_ready = int_at(&rs, "/spec/minReadySeconds");
     let status = json!({
         "replicas": mine.len(),
         "fullyLabeledReplicas": mine.iter().filter(|p| {
             let tl = template_labels.and_then(Value::as_object);
-            let labels = p.pointer("/metadata/labels");
+            let labels = p.at("/metadata/labels");
             tl.is_none_or(|tl| tl.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)))
         }).count(),
         "readyReplicas": mine.iter().filter(|p| pod_ready(p)).count(),
         "availableReplicas": mine.iter().filter(|p| pod_available(p, min_ready)).count(),
-        "observedGeneration": rs.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+        "observedGeneration": rs.at("/metadata/generation").cloned().unwrap_or(json!(1)),
     });
     let status = without_zeros(status);
     let _ = client::update(api, rs_def, ns, name, |o| {
-        let keep_conditions = o.pointer("/status/conditions").cloned();
+        let keep_conditions = o.at("/status/conditions").cloned();
         o["status"] = status.clone();
         if let Some(c) = keep_conditions.clone() {
             o["status"]["conditions"] = c;

@@ -8,29 +8,34 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
-use crate::apiserver::controllers::placement::{Controllers, Engine, KubeScheduler};
+use crate::apiserver::controllers::placement::{
+    self, Controllers, Engine, KubeScheduler, Placement,
+};
 use crate::apiserver::controllers::preemption;
+use crate::apiserver::controllers::scheduler_cache::SchedulerCache;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 fn pending(v: &Value) -> bool {
-    v.pointer("/spec/nodeName")
+    v.at("/spec/nodeName")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .is_empty()
-        && v.pointer("/spec/schedulerName")
+        && v.at("/spec/schedulerName")
             .and_then(Value::as_str)
             .unwrap_or("default-scheduler")
             == "default-scheduler"
-        && v.pointer("/metadata/deletionTimestamp").is_none()
-        && v.pointer("/spec/schedulingGates")
+        && v.at("/metadata/deletionTimestamp").is_none()
+        && v.at("/spec/schedulingGates")
             .and_then(Value::as_array)
             .is_none_or(Vec::is_empty)
 }
@@ -45,24 +50,47 @@ pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::
     let mut changes = api.store.changes();
     let mut queue = TrackedKeys::new("/registry/pods/", pending);
     let mut failed: HashMap<String, (Instant, String)> = HashMap::new();
+    let mut cache = SchedulerCache::new(engine.pod_level_resources());
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
+        let pass = tokio::time::Instant::now();
         changes.borrow_and_update();
         queue.catch_up(&*api.store);
-        cycle(&api, engine.as_ref(), &mut failed, &mut queue);
+        cycle(&api, engine.as_ref(), &mut cache, &mut failed, &mut queue);
         tokio::select! {
             _ = stop.changed() => return,
             _ = tick.tick() => {}
             // A burst of changes is one wake-up: the signal holds only the latest revision.
             r = changes.changed() => if r.is_err() { return },
         }
+        // Each cycle reads every pod: a burst of writes is folded into one cycle a MIN_PASS.
+        tokio::time::sleep_until(pass + crate::apiserver::controllers::workload::MIN_PASS).await;
     }
+}
+
+/// What the scheduler records of one pod (`/debug/kexplore/pods/<ns>/<name>`, read by the
+/// journey and view 4): the engine's whole trace at the top level — filter, score, selected,
+/// message, nodes_total — serialized once, straight to text.
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    engine: &'static str,
+    at: &'a str,
+    spread: &'a Value,
+    // Said by the trace itself when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pod: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(flatten)]
+    trace: Option<&'a crate::scheduler::trace::PodTrace>,
 }
 
 fn decode<T: serde::de::DeserializeOwned>(items: &[Arc<Value>]) -> Vec<T> {
     items
         .iter()
-        .filter_map(|v| serde_json::from_value((**v).clone()).ok())
+        .filter_map(|v| T::deserialize(&**v).ok())
         .collect()
 }
 
@@ -75,13 +103,13 @@ fn controllers(api: &Api) -> Controllers {
     ] {
         for o in api.store.list(prefix).0 {
             let s = |p: &str| {
-                o.pointer(p)
+                o.at(p)
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string()
             };
             if let Some(Ok(sel)) = o
-                .pointer("/spec/selector")
+                .at("/spec/selector")
                 .map(|v| serde_json::from_value(v.clone()))
             {
                 out.push((
@@ -101,68 +129,69 @@ fn controllers(api: &Api) -> Controllers {
 fn cycle(
     api: &Api,
     engine: &dyn Engine,
+    cache: &mut SchedulerCache,
     failed: &mut HashMap<String, (Instant, String)>,
     pending_pods: &mut TrackedKeys,
 ) {
     if pending_pods.keys.is_empty() {
         return;
     }
-    let (pod_values, _) = api.store.list("/registry/pods/");
+    let pod_values: Vec<Arc<Value>> = pending_pods
+        .keys
+        .iter()
+        .filter_map(|k| api.store.get(k))
+        .collect();
     let mut queue: Vec<&Arc<Value>> = pod_values.iter().filter(|v| pending(v)).collect();
     if queue.is_empty() {
         return;
     }
     // Queue order: priority, then creation time.
     queue.sort_by(|a, b| {
-        let pa = a
-            .pointer("/spec/priority")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        let pb = b
-            .pointer("/spec/priority")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
+        let pa = a.at("/spec/priority").and_then(Value::as_i64).unwrap_or(0);
+        let pb = b.at("/spec/priority").and_then(Value::as_i64).unwrap_or(0);
         let ta = a
-            .pointer("/metadata/creationTimestamp")
+            .at("/metadata/creationTimestamp")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let tb = b
-            .pointer("/metadata/creationTimestamp")
+            .at("/metadata/creationTimestamp")
             .and_then(Value::as_str)
             .unwrap_or_default();
         // Within a second, the order pods entered the queue (upstream's PrioritySort compares
         // the queue timestamp): their resourceVersions, not their names.
         let rv = |v: &Value| {
-            v.pointer("/metadata/resourceVersion")
+            v.at("/metadata/resourceVersion")
                 .and_then(Value::as_str)
                 .and_then(|r| r.parse::<u64>().ok())
                 .unwrap_or(u64::MAX)
         };
         pb.cmp(&pa).then(ta.cmp(tb)).then(rv(a).cmp(&rv(b)))
     });
-    let (node_values, _) = api.store.list("/registry/minions/");
-    let nodes: Vec<Node> = decode(&node_values);
-    let mut snapshot: Vec<Pod> = decode(&pod_values);
     let controllers = controllers(api);
     let budgets = preemption::budgets(api);
+    // The cache brought up to date once a cycle; each bound pod is then counted on its node
+    // (kube-scheduler's `assume`) before the next pod is placed.
+    let mut live = cache.catch_up(api);
+    if let Ok(live) = &mut live {
+        placement::set_owners(&mut live.snapshot, &controllers, &budgets);
+    }
     // Checked once a cycle: most cycles have no nominated pod and skip the per-pod copy.
-    let any_nominated = snapshot.iter().any(|p| {
-        p.spec
-            .as_ref()
-            .is_some_and(|s| s.node_name.as_deref().unwrap_or_default().is_empty())
-            && p.status
-                .as_ref()
-                .and_then(|s| s.nominated_node_name.as_deref())
-                .is_some_and(|n| !n.is_empty())
+    let any_nominated = queue.iter().any(|p| {
+        p.at("/status/nominatedNodeName")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty())
     });
+    // Every pod as it is now, for a pod that needs a snapshot of its own (nominations).
+    let all_pods = || -> Vec<Pod> { decode(&api.store.list("/registry/pods/").0) };
+    let all_nodes = || -> Vec<Node> { decode(&api.store.list("/registry/minions/").0) };
     for pv in queue {
         let ns = pv
-            .pointer("/metadata/namespace")
+            .at("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
         let name = pv
-            .pointer("/metadata/name")
+            .at("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
@@ -170,7 +199,7 @@ fn cycle(
         // A pod nominated by its preemption retries soon (upstream's initial 1 s backoff):
         // it binds as soon as its victims are gone.
         let nominated = pv
-            .pointer("/status/nominatedNodeName")
+            .at("/status/nominatedNodeName")
             .and_then(Value::as_str)
             .is_some_and(|n| !n.is_empty());
         let backoff = Duration::from_secs(if nominated { 1 } else { 5 });
@@ -183,34 +212,35 @@ fn cycle(
             continue;
         };
         let started = util::now_micro();
+        // Other pods' nominations hold room on their nodes: this pod gets a snapshot of its
+        // own with them placed there (rare: only while a preemption is under way).
         let reserved = any_nominated
-            .then(|| preemption::with_nominated(&snapshot, &pod))
-            .flatten();
-        let placement = engine.schedule(
-            &nodes,
-            reserved.as_deref().unwrap_or(&snapshot),
-            &controllers,
-            &budgets,
-            &pod,
-        );
-        let detail = json!({
-            "profile": "default-scheduler",
-            "pod": key,
-            "engine": placement.engine,
-            "nodes_total": nodes.len(),
-            "filter": placement.filter,
-            "score": placement.score,
-            "selected": placement.selected,
-            "message": placement.message,
-            "trace": placement.trace,
-            "spread": placement.spread,
-            "at": started,
-        });
-        let uid = pv.pointer("/metadata/uid").and_then(Value::as_str);
+            .then(|| preemption::with_nominated(&all_pods(), &pod))
+            .flatten()
+            .map(|with| engine.snapshot(&all_nodes(), &with, &controllers, &budgets));
+        let placement = match (reserved, &mut live) {
+            (Some(Ok(mut own)), _) => engine.schedule(&mut own, &controllers, &pod),
+            (Some(Err(e)), _) => Placement::unbuildable(e),
+            (None, Ok(live)) => engine.schedule(&mut live.snapshot, &controllers, &pod),
+            (None, Err(e)) => Placement::unbuildable(e.clone()),
+        };
+        let detail = Record {
+            engine: placement.engine,
+            at: &started,
+            spread: &placement.spread,
+            profile: placement.trace.is_none().then_some("default-scheduler"),
+            pod: placement.trace.is_none().then_some(key.as_str()),
+            message: placement
+                .trace
+                .is_none()
+                .then_some(placement.message.as_deref())
+                .flatten(),
+            trace: placement.trace.as_ref(),
+        };
+        let uid = pv.at("/metadata/uid").and_then(Value::as_str);
         // By uid: this can run before the create handler has finished with the pod's trace.
-        api.traces.with_pod_of(&key, uid.unwrap_or_default(), |t| {
-            t.scheduling = Some(detail)
-        });
+        api.traces
+            .set_scheduling(&key, uid.unwrap_or_default(), &detail);
         match placement.selected {
             Some(node) => {
                 match pods::bind(api, &ns, &name, &node, uid, None, Write::Commit) {
@@ -227,14 +257,15 @@ fn cycle(
                             &msg,
                             "",
                         );
-                        let rv = bound.pointer("/metadata/resourceVersion").cloned();
+                        let rv = bound.at("/metadata/resourceVersion").cloned();
                         api.traces.with_pod_of(&key, uid.unwrap_or_default(), |t| {
                             t.binding = Some(json!({"node": node, "resourceVersion": rv, "at": util::now_micro(), "event": msg}))
                         });
                         // The next pod sees this one on its node.
-                        if let Ok(p) = serde_json::from_value::<Pod>((*bound).clone()) {
-                            snapshot.retain(|x| x.metadata.uid != p.metadata.uid);
-                            snapshot.push(p);
+                        if let Ok(live) = &mut live
+                            && let Ok(p) = Pod::deserialize(&*bound)
+                        {
+                            let _ = live.apply_pod(&p, false);
                         }
                     }
                     Err(e) => {
@@ -247,16 +278,8 @@ fn cycle(
             None => {
                 if let Some(plan) = &placement.preemption {
                     let done = preemption::carry_out(api, pv, plan);
-                    api.traces.with_pod_of(&key, uid.unwrap_or_default(), |t| {
-                        if let Some(notes) = t
-                            .scheduling
-                            .as_mut()
-                            .and_then(|s| s.pointer_mut("/trace/notes"))
-                            .and_then(Value::as_array_mut)
-                        {
-                            notes.push(json!(done));
-                        }
-                    });
+                    api.traces
+                        .note_scheduling(&key, uid.unwrap_or_default(), &done);
                 }
                 let msg = placement.message.unwrap_or_default();
                 let repeat = failed.get(&key).is_some_and(|(_, m)| *m == msg);

@@ -16,6 +16,7 @@ use crate::apiserver::controllers::workload::{
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util::At;
 
 const COMPONENT: &str = "statefulset-controller";
 const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
@@ -73,7 +74,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
     };
     let want = int_at(&set, "/spec/replicas");
     let parallel = s(&set, "/spec/podManagementPolicy") == "Parallel";
-    let template = set.pointer("/spec/template").cloned().unwrap_or(json!({}));
+    let template = set.at("/spec/template").cloned().unwrap_or(json!({}));
     let pods = claim(api, &set, pod_def, client::list(api, pod_def, ns));
     let mut by_ordinal: HashMap<i64, Arc<Value>> = HashMap::new();
     for p in &pods {
@@ -95,7 +96,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
     let current_revision = if updated == now.len() {
         revision_name.clone()
     } else {
-        set.pointer("/status/currentRevision")
+        set.at("/status/currentRevision")
             .and_then(Value::as_str)
             .unwrap_or(&revision_name)
             .to_string()
@@ -106,7 +107,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
         now.len() - updated
     };
     let status = json!({
-        "observedGeneration": set.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+        "observedGeneration": set.at("/metadata/generation").cloned().unwrap_or(json!(1)),
         "replicas": now.len(),
         "readyReplicas": now.iter().filter(|p| pod_ready(p)).count(),
         "currentReplicas": current_replicas,
@@ -114,7 +115,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
         "availableReplicas": now.iter().filter(|p| pod_available(p, min_ready)).count(),
         "currentRevision": current_revision,
         "updateRevision": revision_name,
-        "collisionCount": set.pointer("/status/collisionCount").cloned().unwrap_or(json!(0)),
+        "collisionCount": set.at("/status/collisionCount").cloned().unwrap_or(json!(0)),
     });
     let mut status = status;
     if let Some(m) = status.as_object_mut() {
@@ -126,7 +127,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
         });
     }
     let _ = client::update(api, sts_def, ns, name, |o| {
-        let conditions = o.pointer("/status/conditions").cloned();
+        let conditions = o.at("/status/conditions").cloned();
         o["status"] = status.clone();
         if let Some(c) = conditions.clone() {
             o["status"]["conditions"] = c;
@@ -176,7 +177,7 @@ fn reconcile(
                 pod["metadata"]["labels"][POD_NAME_LABEL] = json!(pod_name);
                 pod["metadata"]["labels"][POD_INDEX_LABEL] = json!(i.to_string());
                 pod["spec"]["hostname"] = json!(pod_name);
-                if let Some(svc) = set.pointer("/spec/serviceName").and_then(Value::as_str)
+                if let Some(svc) = set.at("/spec/serviceName").and_then(Value::as_str)
                     && !svc.is_empty()
                 {
                     pod["spec"]["subdomain"] = json!(svc);

@@ -16,6 +16,7 @@ use crate::apiserver::registry::resources;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 use crate::scheduler::plugins::taint_toleration::tolerates;
 
 const COMPONENT: &str = "taint-eviction-controller";
@@ -80,13 +81,13 @@ pub(crate) fn pass(api: &Api) {
     let now = OffsetDateTime::now_utc();
     for v in api.store.list("/registry/pods/").0 {
         let node = v
-            .pointer("/spec/nodeName")
+            .at("/spec/nodeName")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let Some((_, taints)) = tainted.iter().find(|(n, _)| n == node) else {
             continue;
         };
-        if v.pointer("/metadata/deletionTimestamp").is_some() {
+        if v.at("/metadata/deletionTimestamp").is_some() {
             continue;
         }
         let Ok(pod) = serde_json::from_value::<Pod>((*v).clone()) else {
@@ -101,11 +102,11 @@ pub(crate) fn pass(api: &Api) {
 /// Gives the pod the `DisruptionTarget` condition, then deletes it gracefully.
 fn evict(api: &Api, pod: &Value) {
     let ns = pod
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let name = pod
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let Some(def) = resources::lookup("", "v1", "pods") else {
@@ -123,11 +124,11 @@ fn evict(api: &Api, pod: &Value) {
         &format!("Marking for deletion Pod {ns}/{name}"),
         "",
     );
-    let uid = pod.pointer("/metadata/uid").cloned();
+    let uid = pod.at("/metadata/uid").cloned();
     let _ = api
         .store
         .update(&def.key_for(ns, name), None, Write::Commit, |cur| {
-            if cur.pointer("/metadata/uid").cloned() != uid {
+            if cur.at("/metadata/uid").cloned() != uid {
                 return Err(crate::apiserver::storage::store::StoreError::Rejected(
                     "pod was replaced".into(),
                 ));
@@ -149,7 +150,7 @@ fn evict(api: &Api, pod: &Value) {
 pub(crate) fn set_disruption_target(pod: &mut Value, reason: &str, message: &str) {
     let now = util::now();
     let mut conds: Vec<Value> = pod
-        .pointer("/status/conditions")
+        .at("/status/conditions")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();

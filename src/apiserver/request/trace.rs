@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub use crate::stage::{Stage, Status};
 
@@ -84,8 +85,14 @@ pub struct PodTrace {
     /// The audit ID of the request that created the pod.
     pub create_audit_id: Option<String>,
     pub(crate) uid: Option<String>,
-    /// The scheduler's trace (filter/score per node), as the scheduling engine reported it.
-    pub scheduling: Option<Value>,
+    /// The scheduler's trace (filter/score per node), as the scheduling engine reported it,
+    /// kept as JSON text: a parsed tree of a 100-node cluster's verdicts is ~0.5 MB a pod.
+    pub(crate) scheduling: Option<Box<RawValue>>,
+    /// Why `scheduling` is no longer here (the byte budget below dropped it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) scheduling_dropped: Option<&'static str>,
+    #[serde(skip)]
+    scheduling_seq: u64,
     pub(crate) binding: Option<Value>,
     /// Kubelet steps in order: `{step, at, detail}`.
     pub kubelet: Vec<Value>,
@@ -104,10 +111,24 @@ struct TraceInner {
     requests: VecDeque<Arc<RequestTrace>>,
     pods: HashMap<String, PodTrace>,
     pod_order: VecDeque<String>,
+    /// Pods with a scheduling record, oldest first, with the record's sequence number (a pod
+    /// scheduled again has a newer one: its older queue entry then drops nothing).
+    scheduling_order: VecDeque<(String, u64)>,
+    scheduling_bytes: usize,
+    scheduling_seq: u64,
 }
 
 const MAX_REQUESTS: usize = 2000;
 const MAX_PODS: usize = 2000;
+/// The scheduling records kept, in bytes of JSON: the newest pods keep theirs. One pod's is
+/// ~70 KB on 100 nodes and ~3 MB on 5,000, so this is the last hundreds of pods on a small
+/// cluster and the last few on a big one, where before memory grew with every pod.
+const MAX_SCHEDULING_BYTES: usize = 32 << 20;
+const SCHEDULING_DROPPED: &str = "the embedded server keeps the scheduler's per-node verdicts of its most recent pods only (32 MiB of them); this pod's were dropped to make room";
+
+fn scheduling_len(t: &PodTrace) -> usize {
+    t.scheduling.as_ref().map_or(0, |r| r.get().len())
+}
 
 impl TraceLog {
     pub(crate) fn push(&self, t: RequestTrace) {
@@ -135,8 +156,10 @@ impl TraceLog {
         if !g.pods.contains_key(key) {
             g.pod_order.push_back(key.to_string());
             while g.pod_order.len() > MAX_PODS {
-                if let Some(old) = g.pod_order.pop_front() {
-                    g.pods.remove(&old);
+                if let Some(old) = g.pod_order.pop_front()
+                    && let Some(t) = g.pods.remove(&old)
+                {
+                    g.scheduling_bytes -= scheduling_len(&t);
                 }
             }
         }
@@ -154,11 +177,65 @@ impl TraceLog {
     /// handler to set, so that `reset_pod` can tell this pod's early records from old ones.
     pub(crate) fn with_pod_of(&self, key: &str, uid: &str, f: impl FnOnce(&mut PodTrace)) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let t = Self::pod_entry(&mut g, key);
+        f(Self::pod_of(&mut g, key, uid));
+    }
+
+    fn pod_of<'a>(g: &'a mut TraceInner, key: &str, uid: &str) -> &'a mut PodTrace {
+        let t = Self::pod_entry(g, key);
         if t.uid.as_deref().is_some_and(|u| u != uid) {
-            *t = PodTrace::default();
+            let old = std::mem::take(t);
+            g.scheduling_bytes -= scheduling_len(&old);
         }
-        f(t);
+        Self::pod_entry(g, key)
+    }
+
+    /// Record the scheduler's verdict on pod `key` (uid `uid`, as [`Self::with_pod_of`]),
+    /// within the byte budget: the oldest pods' records are dropped first.
+    pub(crate) fn set_scheduling(&self, key: &str, uid: &str, detail: &impl Serialize) {
+        let raw = serde_json::value::to_raw_value(detail).ok();
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.scheduling_seq += 1;
+        let seq = g.scheduling_seq;
+        let t = Self::pod_of(&mut g, key, uid);
+        let before = scheduling_len(t);
+        t.scheduling = raw;
+        t.scheduling_dropped = None;
+        t.scheduling_seq = seq;
+        let after = scheduling_len(t);
+        g.scheduling_bytes = g.scheduling_bytes - before + after;
+        g.scheduling_order.push_back((key.to_string(), seq));
+        while g.scheduling_bytes > MAX_SCHEDULING_BYTES {
+            let Some((old, seq)) = g.scheduling_order.pop_front() else {
+                break;
+            };
+            if let Some(t) = g.pods.get_mut(&old)
+                && t.scheduling_seq == seq
+                && let Some(r) = t.scheduling.take()
+            {
+                t.scheduling_dropped = Some(SCHEDULING_DROPPED);
+                g.scheduling_bytes -= r.get().len();
+            }
+        }
+    }
+
+    /// Add a note to pod `key`'s scheduling record (what its preemption did).
+    pub(crate) fn note_scheduling(&self, key: &str, uid: &str, note: &str) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let t = Self::pod_of(&mut g, key, uid);
+        let Some(mut detail) = t
+            .scheduling
+            .as_ref()
+            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+        else {
+            return;
+        };
+        if let Some(notes) = detail.pointer_mut("/notes").and_then(Value::as_array_mut) {
+            notes.push(Value::String(note.to_string()));
+        }
+        let before = scheduling_len(t);
+        t.scheduling = serde_json::value::to_raw_value(&detail).ok();
+        let after = scheduling_len(t);
+        g.scheduling_bytes = g.scheduling_bytes - before + after;
     }
 
     /// Forget the trace of an earlier pod of the same name (one whose create handler set its
@@ -166,8 +243,10 @@ impl TraceLog {
     /// scheduler can record its decision between the store's commit and this call.
     pub(crate) fn reset_pod(&self, key: &str) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if g.pods.get(key).is_some_and(|t| t.uid.is_some()) {
-            g.pods.remove(key);
+        if g.pods.get(key).is_some_and(|t| t.uid.is_some())
+            && let Some(t) = g.pods.remove(key)
+        {
+            g.scheduling_bytes -= scheduling_len(&t);
         }
     }
 
@@ -200,13 +279,14 @@ mod tests {
             t.binding = Some(json!({"node": "node-1"}));
         });
         // The new pod is scheduled before its create handler resets the trace.
-        log.with_pod_of("default/app", "new", |t| {
-            t.scheduling = Some(json!({"selected": "node-3"}))
-        });
+        log.set_scheduling("default/app", "new", &json!({"selected": "node-3"}));
         log.reset_pod("default/app");
         log.with_pod("default/app", |t| t.uid = Some("new".into()));
         let t = log.pod("default/app").unwrap_or_default();
-        assert_eq!(t.scheduling, Some(json!({"selected": "node-3"})));
+        assert_eq!(
+            t.scheduling.map(|r| r.get().to_string()).as_deref(),
+            Some(r#"{"selected":"node-3"}"#)
+        );
         assert_eq!(t.binding, None);
         // A later pod of that name starts afresh.
         log.reset_pod("default/app");

@@ -285,6 +285,9 @@ impl Storage for EtcdStore {
     fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
         self.mirror.store.list(prefix)
     }
+    fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
+        self.mirror.store.list_with_metadata(prefix, fields)
+    }
     fn list_keys_at(
         &self,
         prefix: &str,

@@ -132,6 +132,16 @@ pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
     fn get(&self, key: &str) -> Option<Arc<Value>>;
     /// All objects under `prefix`, in key order, and the revision the list is consistent at.
     fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64);
+    /// The objects under `prefix` whose `metadata` has one of `fields` set: what the garbage
+    /// collector acts on (ownerReferences, finalizers, deletionTimestamp), read without
+    /// decoding objects kept only encoded that have none of them.
+    fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
+        self.list(prefix)
+            .0
+            .into_iter()
+            .filter(|o| has_metadata(o, fields))
+            .collect()
+    }
     /// One page of the objects under `prefix` from key `start` on, as they were at revision `at`
     /// (TooOld when that revision is compacted); `count` asks for remainingItemCount.
     fn list_keys_at(
@@ -218,4 +228,12 @@ impl dyn Storage + '_ {
     {
         self.delete_with(key, write, &mut check)
     }
+}
+
+/// Whether one of `fields` of the object's metadata is set (not null).
+pub(crate) fn has_metadata(o: &Value, fields: &[&str]) -> bool {
+    let meta = o.get("metadata");
+    fields
+        .iter()
+        .any(|f| meta.and_then(|m| m.get(*f)).is_some_and(|v| !v.is_null()))
 }

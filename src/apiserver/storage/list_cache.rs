@@ -17,6 +17,10 @@ impl ListCache {
 
     pub fn put(&self, key: String, rv: u64, bytes: hyper::body::Bytes) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        // An answer at an older revision can never be served again (`get` wants the current
+        // one): on a busy cluster each was a whole list — 25 MB for 10,000 pods — kept for
+        // nothing until 256 had piled up.
+        g.retain(|_, (at, _)| *at >= rv);
         if g.len() >= 256 {
             g.clear(); // bounded: a burst of distinct lists just starts over
         }

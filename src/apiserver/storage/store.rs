@@ -11,7 +11,7 @@ use hyper::body::Bytes;
 use serde_json::Value;
 use tokio::sync::watch as signal;
 
-use crate::apiserver::storage::interface::{CheckFn, Storage, UpdateFn};
+use crate::apiserver::storage::interface::{CheckFn, Storage, UpdateFn, has_metadata};
 pub(crate) use crate::apiserver::storage::interface::{
     EventType, HistoryPage, PastPage, StoreError, StoreEvent, WatchStart, Write,
 };
@@ -47,7 +47,7 @@ impl Default for HistoryLimits {
 /// A key's state in a past read: from the history (encoded) or still the live object.
 enum Either<'a> {
     Past(&'a Bytes),
-    Live(&'a Arc<Value>),
+    Live(&'a Stored),
 }
 
 fn decode(b: &Bytes) -> Arc<Value> {
@@ -64,10 +64,35 @@ pub(crate) struct HistoryStats {
     pub(crate) oldest: Option<u64>,
 }
 
-/// A live object, parsed (for handlers) and encoded (for watchers and the history).
+/// A live object, encoded (for watchers and the history) and, where the control loops read
+/// it again and again, parsed too.
 struct Stored {
-    value: Arc<Value>,
+    value: Option<Arc<Value>>,
     json: Bytes,
+}
+
+/// Events are written by every control loop and read by none of them in bulk: a 10,000-pod
+/// Deployment leaves ~60,000, and their parsed trees were a third of the server's memory. They
+/// are kept encoded only and parsed when read. Everything else stays parsed: the controllers
+/// list pods, nodes and workloads on every pass.
+fn keeps_parsed(key: &str) -> bool {
+    !key.starts_with("/registry/events/")
+}
+
+impl Stored {
+    fn new(key: &str, value: Arc<Value>, json: Bytes) -> Stored {
+        Stored {
+            value: keeps_parsed(key).then_some(value),
+            json,
+        }
+    }
+
+    fn value(&self) -> Arc<Value> {
+        match &self.value {
+            Some(v) => v.clone(),
+            None => decode(&self.json),
+        }
+    }
 }
 
 struct Inner {
@@ -140,7 +165,7 @@ impl Store {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<Arc<Value>> {
-        self.read().objects.get(key).map(|o| o.value.clone())
+        self.read().objects.get(key).map(Stored::value)
     }
 
     /// All objects under `prefix` (key order) and the revision the list is consistent at.
@@ -150,9 +175,35 @@ impl Store {
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, o)| o.value.clone())
+            .map(|(_, o)| o.value())
             .collect();
         (items, g.rv)
+    }
+
+    /// `Storage::list_with_metadata`: an object kept only encoded is decoded only when its
+    /// text names one of the fields.
+    pub(crate) fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
+        let g = self.read();
+        g.objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter_map(|(_, o)| {
+                let v = match &o.value {
+                    Some(v) => v.clone(),
+                    None => {
+                        let mentions = |f: &&str| {
+                            let quoted = format!("\"{f}\"");
+                            o.json.windows(quoted.len()).any(|w| w == quoted.as_bytes())
+                        };
+                        if !fields.iter().any(mentions) {
+                            return None;
+                        }
+                        decode(&o.json)
+                    }
+                };
+                has_metadata(&v, fields).then_some(v)
+            })
+            .collect()
     }
 
     /// The objects under `prefix` from key `start` on (at most `limit`), as they were at
@@ -212,7 +263,7 @@ impl Store {
                     (k, b.map(Either::Past))
                 }
                 (Some(_), _) => match live.next() {
-                    Some((k, o)) => (k.as_str(), Some(Either::Live(&o.value))),
+                    Some((k, o)) => (k.as_str(), Some(Either::Live(o))),
                     None => break,
                 },
                 (None, Some(_)) => {
@@ -233,7 +284,7 @@ impl Store {
             }
             let value = match state {
                 Either::Past(b) => decode(b),
-                Either::Live(v) => v.clone(),
+                Either::Live(o) => o.value(),
             };
             page.items.push((key.to_string(), value));
         }
@@ -262,7 +313,7 @@ impl Store {
             if out.len() == limit {
                 return (out, true, g.rv);
             }
-            out.push((k.clone(), v.value.clone()));
+            out.push((k.clone(), v.value()));
         }
         (out, false, g.rv)
     }
@@ -286,13 +337,8 @@ impl Store {
         };
         match object {
             Some(value) => {
-                g.objects.insert(
-                    key.to_string(),
-                    Stored {
-                        value,
-                        json: json.clone(),
-                    },
-                );
+                g.objects
+                    .insert(key.to_string(), Stored::new(key, value, json.clone()));
             }
             None => {
                 g.objects.remove(key);
@@ -432,7 +478,7 @@ impl Store {
         let cur = g
             .objects
             .get(key)
-            .map(|o| o.value.clone())
+            .map(Stored::value)
             .ok_or(StoreError::NotFound)?;
         if let Some(exp) = expected_rv
             && object_rv(&cur) != Some(exp)
@@ -470,7 +516,7 @@ impl Store {
         let cur = g
             .objects
             .get(key)
-            .map(|o| o.value.clone())
+            .map(Stored::value)
             .ok_or(StoreError::NotFound)?;
         check(&cur)?;
         g.rv += 1;
@@ -492,7 +538,7 @@ impl Store {
                     .take_while(|(k, _)| k.starts_with(prefix))
                     .map(|(k, o)| {
                         Arc::new(StoreEvent {
-                            rv: object_rv(&o.value).unwrap_or(g.rv),
+                            rv: object_rv(&o.value()).unwrap_or(g.rv),
                             kind: EventType::Added,
                             key: k.clone(),
                             object: o.json.clone(),
@@ -526,13 +572,8 @@ impl Store {
             .into_iter()
             .map(|(k, v)| {
                 let json = encode(&v);
-                (
-                    k,
-                    Stored {
-                        value: Arc::new(v),
-                        json,
-                    },
-                )
+                let stored = Stored::new(&k, Arc::new(v), json);
+                (k, stored)
             })
             .collect();
         g.history.clear();
@@ -559,7 +600,7 @@ impl Store {
                 self.commit(&mut g, kind, key, Some(obj.clone()), &obj);
             }
             None => {
-                let Some(cur) = g.objects.get(key).map(|o| o.value.clone()) else {
+                let Some(cur) = g.objects.get(key).map(Stored::value) else {
                     self.revision.send_replace(g.rv);
                     return;
                 };
@@ -592,6 +633,9 @@ impl Storage for Store {
     }
     fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
         Store::list(self, prefix)
+    }
+    fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
+        Store::list_with_metadata(self, prefix, fields)
     }
     fn list_keys_at(
         &self,

@@ -11,6 +11,7 @@ use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::strategy::column;
 use crate::apiserver::registry::validation;
 use crate::apiserver::request::status::Cause;
+use crate::apiserver::util::At;
 
 /// Set `obj[key]` to `v` unless present (and not null).
 pub(crate) fn default_field(obj: &mut Value, key: &str, v: Value) {
@@ -208,7 +209,7 @@ pub(crate) fn images_column() -> Value {
 /// The template's container names and images, comma-joined (the wide CONTAINERS/IMAGES cells).
 pub(crate) fn containers_and_images(o: &Value) -> (String, String) {
     let cs = o
-        .pointer("/spec/template/spec/containers")
+        .at("/spec/template/spec/containers")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
@@ -219,12 +220,12 @@ pub(crate) fn containers_and_images(o: &Value) -> (String, String) {
 
 /// An int64 at `pointer`, 0 when absent (status counts are omitempty).
 pub(crate) fn int_at(o: &Value, pointer: &str) -> i64 {
-    o.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
+    o.at(pointer).and_then(Value::as_i64).unwrap_or(0)
 }
 
 /// `ValidateNonnegativeField`.
 pub(crate) fn nonnegative(o: &Value, pointer: &str, field: &str, out: &mut Vec<Cause>) {
-    if let Some(n) = o.pointer(pointer).and_then(Value::as_i64)
+    if let Some(n) = o.at(pointer).and_then(Value::as_i64)
         && n < 0
     {
         out.push(Cause::invalid(
@@ -245,7 +246,7 @@ pub(crate) fn validate_selector_and_template(
     required: bool,
     out: &mut Vec<Cause>,
 ) {
-    let sel = o.pointer("/spec/selector").filter(|s| !s.is_null());
+    let sel = o.at("/spec/selector").filter(|s| !s.is_null());
     match sel {
         None if required => out.push(Cause::required("spec.selector", "")),
         None => {}
@@ -263,11 +264,11 @@ pub(crate) fn validate_selector_and_template(
             }
         }
     }
-    let Some(template) = o.pointer("/spec/template").filter(|t| t.is_object()) else {
+    let Some(template) = o.at("/spec/template").filter(|t| t.is_object()) else {
         out.push(Cause::required("spec.template", ""));
         return;
     };
-    let labels = template.pointer("/metadata/labels");
+    let labels = template.at("/metadata/labels");
     let empty = sel.is_some_and(|s| {
         s.as_object().is_some_and(|m| {
             m.values().all(|v| {
@@ -302,7 +303,7 @@ pub(crate) fn validate_selector_and_template(
         )),
     }
     let rp = template
-        .pointer("/spec/restartPolicy")
+        .at("/spec/restartPolicy")
         .and_then(Value::as_str)
         .unwrap_or("Always");
     if rp != "Always" {
@@ -312,7 +313,7 @@ pub(crate) fn validate_selector_and_template(
             &["Always"],
         ));
     }
-    if template.pointer("/spec/activeDeadlineSeconds").is_some() {
+    if template.at("/spec/activeDeadlineSeconds").is_some() {
         out.push(Cause::forbidden(
             "spec.template.spec.activeDeadlineSeconds",
             "activeDeadlineSeconds in ReplicaSet is not Supported",
@@ -322,8 +323,8 @@ pub(crate) fn validate_selector_and_template(
 
 /// apps/v1 selectors are immutable (`ValidateImmutableField` on spec.selector).
 pub(crate) fn validate_selector_unchanged(next: &Value, cur: &Value, out: &mut Vec<Cause>) {
-    let n = next.pointer("/spec/selector");
-    if n != cur.pointer("/spec/selector") {
+    let n = next.at("/spec/selector");
+    if n != cur.at("/spec/selector") {
         let rendered = n.map_or_else(|| "null".to_string(), go_selector);
         out.push(invalid_raw(
             "spec.selector",
