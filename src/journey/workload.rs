@@ -146,7 +146,9 @@ fn desired(kind: &str, w: &Value) -> Option<usize> {
     let n = if kind == "DaemonSet" {
         // As `kubectl rollout status` reads it: the count means something only once the
         // controller has seen this generation (a status written before says 0).
-        let seen = w.pointer("/status/observedGeneration").and_then(Value::as_i64);
+        let seen = w
+            .pointer("/status/observedGeneration")
+            .and_then(Value::as_i64);
         let generation = w.pointer("/metadata/generation").and_then(Value::as_i64);
         if seen.is_none() || seen < generation {
             return None;

@@ -91,7 +91,8 @@ pub(crate) fn conditions(now: &str) -> Value {
 /// The conditions this kubelet posts in `mode`; `None` when what is stored already says so
 /// (only the heartbeat times would change). A running kubelet rewrites only the conditions
 /// that say it was away — what the node lifecycle controller marked Unknown, or its own
-/// NotReady — so a scenario's nodes keep the conditions they were loaded with.
+/// NotReady — so a scenario's nodes keep the conditions they were loaded with; the ones a
+/// node was loaded without are added.
 fn wanted(node: &Value, m: Mode, now: &str) -> Option<Value> {
     let healthy = conditions(now);
     let healthy = healthy.as_array()?;
@@ -116,6 +117,21 @@ fn wanted(node: &Value, m: Mode, now: &str) -> Option<Value> {
         let differs = c["status"] != want["status"] || c["reason"] != want["reason"];
         if differs && (away || m == Mode::NotReady && ty == "Ready") {
             *c = want;
+            changed = true;
+        }
+    }
+    // A condition the node never had is posted as a registering kubelet posts it: a node
+    // loaded without status (a generated scenario's) is not left to go Unknown after the grace
+    // period, with its pods then evicted, while its kubelet runs.
+    for h in healthy {
+        if !stored.iter().any(|c| c["type"] == h["type"]) {
+            let mut want = h.clone();
+            if h["type"] == "Ready" && m == Mode::NotReady {
+                want["status"] = json!("False");
+                want["reason"] = json!(NOT_READY_REASON);
+                want["message"] = json!(NOT_READY_MESSAGE);
+            }
+            stored.push(want);
             changed = true;
         }
     }
