@@ -173,7 +173,7 @@ async fn scheduler_and_kubelets_take_the_pod_to_running() {
     }
     let trace = srv.api.traces.pod("default/app").expect("pod trace");
     assert_eq!(
-        trace.scheduling.as_ref().map(|s| s["selected"].clone()),
+        trace.scheduling().map(|s| s["selected"].clone()),
         Some(json!("node-3"))
     );
     assert!(trace.kubelet.iter().any(|k| k["step"] == json!("Running")));

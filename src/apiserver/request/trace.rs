@@ -100,6 +100,15 @@ pub struct PodTrace {
     pub(crate) watch: Vec<Value>,
 }
 
+impl PodTrace {
+    /// The scheduler's record of this pod, parsed (None when there is none or it was dropped).
+    pub fn scheduling(&self) -> Option<Value> {
+        self.scheduling
+            .as_ref()
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+    }
+}
+
 /// Recent request traces and per-pod control-loop traces, bounded so memory stays flat.
 #[derive(Debug, Default)]
 pub struct TraceLog {
