@@ -118,7 +118,9 @@ impl Stage {
             Stage::Admission => "Admission",
             Stage::Validation => "Validation",
             Stage::Allocation => "ClusterIP / NodePort allocation",
-            Stage::Storage => "Storage (etcd)",
+            // etcd on a real cluster, and with `serve --etcd`; the embedded server's memory
+            // otherwise: the detail says which.
+            Stage::Storage => "Storage",
             Stage::Response => "201 response",
             Stage::Watch => "Watch event",
             Stage::Filter => "Filter",

@@ -185,7 +185,7 @@ fn a_click_on_a_stage_jumps_there_and_sends_the_pod_once() {
     s.view = View::PodJourney;
     update(&mut s, Action::Resize(120, 40));
     let screen = super::render::render(&s, 120, 40);
-    let (x, y) = find(&screen, "Storage (etcd)");
+    let (x, y) = find(&screen, "Storage");
     let effects = update(&mut s, Action::Click(x, y));
     assert_eq!(s.journey.step, 6, "storage is the sixth stage");
     assert!(

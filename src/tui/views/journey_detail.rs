@@ -241,8 +241,21 @@ pub fn stage(state: &AppState, s: &StageReport, width: usize, theme: &Theme) -> 
                 theme.text,
             )),
         },
-        Stage::Storage => {
-            out.extend(row("etcd key", text(d, "key"), width, theme));
+        // The embedded server says which store it wrote to: a real etcd names its key and
+        // revision (and how to read it back); its in-memory store only the key. A remote
+        // cluster reports nothing here, and kube-apiserver's store is etcd.
+        Stage::Storage if d.get("etcdctl").is_some() => {
+            out.extend(row("etcd key", text(d, "etcdKey"), width, theme));
+            out.extend(row("etcd revision", text(d, "etcdRevision"), width, theme));
+            out.extend(row("uid", text(d, "uid"), width, theme));
+            out.extend(row("read it back", text(d, "etcdctl"), width, theme));
+            out.push(note(
+                "resourceVersion is etcd's revision: watches resume from it",
+                theme,
+            ));
+        }
+        Stage::Storage if d.get("key").is_some() => {
+            out.extend(row("store key", text(d, "key"), width, theme));
             out.extend(row(
                 "resourceVersion",
                 text(d, "resourceVersion"),
@@ -251,7 +264,24 @@ pub fn stage(state: &AppState, s: &StageReport, width: usize, theme: &Theme) -> 
             ));
             out.extend(row("uid", text(d, "uid"), width, theme));
             out.push(note(
-                "resourceVersion is etcd's revision: watches resume from it, updates must quote it",
+                "kept in the embedded server's memory (serve --etcd: in a real etcd)",
+                theme,
+            ));
+            out.push(note(
+                "resourceVersion is the store's revision: watches resume from it",
+                theme,
+            ));
+        }
+        Stage::Storage => {
+            out.extend(row(
+                "resourceVersion",
+                text(d, "resourceVersion"),
+                width,
+                theme,
+            ));
+            out.push(note("kube-apiserver stores the object in etcd", theme));
+            out.push(note(
+                "resourceVersion is etcd's revision: watches resume from it",
                 theme,
             ));
         }
