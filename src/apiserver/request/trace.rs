@@ -301,4 +301,39 @@ mod tests {
         log.reset_pod("default/app");
         assert!(log.pod("default/app").is_none());
     }
+
+    #[test]
+    fn scheduling_records_stay_within_their_budget_newest_first() {
+        let log = TraceLog::default();
+        let big = "x".repeat(1 << 20);
+        for i in 0..40 {
+            log.with_pod(&format!("default/p{i}"), |t| t.uid = Some(format!("u{i}")));
+            log.set_scheduling(
+                &format!("default/p{i}"),
+                &format!("u{i}"),
+                &json!({"pad": big}),
+            );
+        }
+        let kept: Vec<usize> = (0..40)
+            .filter(|i| {
+                log.pod(&format!("default/p{i}"))
+                    .is_some_and(|t| t.scheduling.is_some())
+            })
+            .collect();
+        // 32 MiB of 1 MiB records: the newest 31 (each a little over 1 MiB), none older.
+        assert_eq!(kept.len(), 31, "{kept:?}");
+        assert_eq!(kept.first(), Some(&9));
+        let dropped = log.pod("default/p0").unwrap_or_default();
+        assert_eq!(dropped.scheduling_dropped, Some(SCHEDULING_DROPPED));
+        let g = log.inner.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(g.scheduling_bytes <= MAX_SCHEDULING_BYTES);
+        // Scheduled again: the newer record is kept and counted once.
+        drop(g);
+        log.set_scheduling("default/p39", "u39", &json!({"selected": "n"}));
+        let t = log.pod("default/p39").unwrap_or_default();
+        assert_eq!(
+            t.scheduling().map(|v| v["selected"].clone()),
+            Some(json!("n"))
+        );
+    }
 }
