@@ -34,29 +34,10 @@ fn serve_on(etcd: &LocalEtcd, extra: &[&str]) -> ServeProcess {
 
 /// curl as kexplore-admin: (HTTP code, body as JSON or as text).
 fn curl(srv: &ServeProcess, args: &[&str], path: &str) -> (u16, Value) {
-    let out = Command::new("curl")
-        .args([
-            "-sS",
-            "--max-time",
-            "20",
-            "-w",
-            "\n%{http_code}",
-            "--cacert",
-        ])
-        .arg(srv.pki("ca.crt"))
-        .arg("--cert")
-        .arg(srv.pki("admin.crt"))
-        .arg("--key")
-        .arg(srv.pki("admin.key"))
-        .args(args)
-        .arg(format!("{}{path}", srv.url))
-        .output()
-        .expect("run curl");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", text.as_str()));
+    let (code, body) = srv.curl_admin(args, path);
     (
-        code.trim().parse().unwrap_or(0),
-        serde_json::from_str(body).unwrap_or(Value::String(body.to_string())),
+        code,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
     )
 }
 

@@ -9,30 +9,8 @@ mod apiserver_support;
 use apiserver_support::{SEED_POD, ServeProcess, openssl_in, wait_for, which};
 
 fn curl(srv: &ServeProcess, args: &[&str], path: &str) -> (u16, Value) {
-    let out = Command::new("curl")
-        .args([
-            "-sS",
-            "--max-time",
-            "20",
-            "-w",
-            "\n%{http_code}",
-            "--cacert",
-        ])
-        .arg(srv.pki("ca.crt"))
-        .arg("--cert")
-        .arg(srv.pki("admin.crt"))
-        .arg("--key")
-        .arg(srv.pki("admin.key"))
-        .args(args)
-        .arg(format!("{}{path}", srv.url))
-        .output()
-        .expect("curl");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", text.as_str()));
-    (
-        code.trim().parse().unwrap_or(0),
-        serde_json::from_str(body).unwrap_or(Value::Null),
-    )
+    let (code, body) = srv.curl_admin(args, path);
+    (code, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
 /// POST a JSON body as the admin.

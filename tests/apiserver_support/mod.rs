@@ -57,6 +57,31 @@ pub fn etcd_flags(etcd: &LocalEtcd) -> Vec<String> {
 }
 
 impl ServeProcess {
+    /// curl as kexplore-admin with `args` on `path`: the HTTP code and the body as text.
+    pub fn curl_admin(&self, args: &[&str], path: &str) -> (u16, String) {
+        let out = Command::new("curl")
+            .args([
+                "-sS",
+                "--max-time",
+                "20",
+                "-w",
+                "\n%{http_code}",
+                "--cacert",
+            ])
+            .arg(self.pki("ca.crt"))
+            .arg("--cert")
+            .arg(self.pki("admin.crt"))
+            .arg("--key")
+            .arg(self.pki("admin.key"))
+            .args(args)
+            .arg(format!("{}{path}", self.url))
+            .output()
+            .expect("run curl");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap_or(("", text.as_str()));
+        (code.trim().parse().unwrap_or(0), body.to_string())
+    }
+
     pub fn start(extra: &[&str]) -> ServeProcess {
         Self::start_with_pki(extra, None)
     }

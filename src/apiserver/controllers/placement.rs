@@ -100,7 +100,7 @@ impl Engine for KubeScheduler {
         budgets: &[DisruptionBudget],
     ) -> Result<Snapshot, String> {
         let mut snap = Snapshot::build(nodes, pods, self.version.pod_level_resources())
-            .map_err(|e| format!("snapshot: {} {}: {}", e.object, e.field, e.message))?;
+            .map_err(|e| format!("snapshot: {e}"))?;
         set_owners(&mut snap, controllers, budgets);
         Ok(snap)
     }
@@ -109,7 +109,7 @@ impl Engine for KubeScheduler {
         let info = match snap.pod_info(pod) {
             Ok(i) => i,
             Err(e) => {
-                return Placement::failed(format!("pod: {} {}: {}", e.object, e.field, e.message));
+                return Placement::failed(format!("pod: {e}"));
             }
         };
         let trace = self
@@ -134,7 +134,8 @@ impl Engine for KubeScheduler {
 }
 
 impl Placement {
-    fn failed(message: String) -> Placement {
+    /// No decision: the pod or the snapshot could not be read, said in `message`.
+    pub(crate) fn failed(message: String) -> Placement {
         Placement {
             selected: None,
             message: Some(message),
@@ -143,11 +144,6 @@ impl Placement {
             preemption: None,
             spread: Value::Null,
         }
-    }
-
-    /// No snapshot could be built: every pod of the cycle fails with why.
-    pub(crate) fn unbuildable(message: String) -> Placement {
-        Placement::failed(message)
     }
 }
 

@@ -59,11 +59,13 @@ impl SchedulerCache {
         let nodes: Vec<Node> = decode(&api.store.list(NODES).0);
         let pods: Vec<Pod> = decode(&api.store.list(PODS).0);
         LiveSnapshot::new(nodes, &pods, self.pod_level_resources)
-            .map_err(|e| format!("snapshot: {} {}: {}", e.object, e.field, e.message))
+            .map_err(|e| format!("snapshot: {e}"))
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(items: &[std::sync::Arc<serde_json::Value>]) -> Vec<T> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(
+    items: &[std::sync::Arc<serde_json::Value>],
+) -> Vec<T> {
     items
         .iter()
         .filter_map(|v| T::deserialize(&**v).ok())
@@ -75,7 +77,7 @@ fn apply_node(live: &mut LiveSnapshot, ev: &StoreEvent) -> Result<(), String> {
         return Ok(());
     };
     live.apply_node(&node, ev.kind == EventType::Deleted)
-        .map_err(|e| format!("snapshot: {} {}: {}", e.object, e.field, e.message))
+        .map_err(|e| format!("snapshot: {e}"))
 }
 
 fn apply_pod(live: &mut LiveSnapshot, ev: &StoreEvent) {

@@ -17,7 +17,7 @@ use crate::apiserver::controllers::placement::{
     self, Controllers, Engine, KubeScheduler, Placement,
 };
 use crate::apiserver::controllers::preemption;
-use crate::apiserver::controllers::scheduler_cache::SchedulerCache;
+use crate::apiserver::controllers::scheduler_cache::{SchedulerCache, decode};
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
@@ -85,13 +85,6 @@ struct Record<'a> {
     message: Option<&'a str>,
     #[serde(flatten)]
     trace: Option<&'a crate::scheduler::trace::PodTrace>,
-}
-
-fn decode<T: serde::de::DeserializeOwned>(items: &[Arc<Value>]) -> Vec<T> {
-    items
-        .iter()
-        .filter_map(|v| T::deserialize(&**v).ok())
-        .collect()
 }
 
 /// The ReplicaSets' and StatefulSets' selectors, as kube-scheduler's informers see them.
@@ -220,9 +213,9 @@ fn cycle(
             .map(|with| engine.snapshot(&all_nodes(), &with, &controllers, &budgets));
         let placement = match (reserved, &mut live) {
             (Some(Ok(mut own)), _) => engine.schedule(&mut own, &controllers, &pod),
-            (Some(Err(e)), _) => Placement::unbuildable(e),
+            (Some(Err(e)), _) => Placement::failed(e),
             (None, Ok(live)) => engine.schedule(&mut live.snapshot, &controllers, &pod),
-            (None, Err(e)) => Placement::unbuildable(e.clone()),
+            (None, Err(e)) => Placement::failed(e.clone()),
         };
         let detail = Record {
             engine: placement.engine,
