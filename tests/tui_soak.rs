@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use kexplore::tui::sched::watch::COALESCE;
 use serde_json::{Value, json};
 use tmux_support::{Tmux, quit_and_check_restored, start_with, tmux_available};
 
@@ -373,10 +374,11 @@ fn tui_keeps_up_with_mtls_clients_writing_pods() {
         rss_max < rss_bound,
         "RSS grew from {rss_warm} KiB to {rss_max} KiB (bound {rss_bound} KiB: twice, times the growth of pods held {held_warm} → {held_max})"
     );
-    // Coalesced: re-simulations bounded by the publisher's period, whatever the event rate;
-    // redraws by the frame interval (plus the tests' own keys).
+    // Coalesced: re-simulations bounded by the publisher's period (at most one update per
+    // COALESCE), whatever the event rate; redraws by the frame interval (plus the tests' own
+    // keys).
     let run_secs = tui_started.elapsed().as_secs_f64();
-    let resim_bound = (run_secs / 0.3) as u64 + 20;
+    let resim_bound = (run_secs / COALESCE.as_secs_f64()) as u64 + 20;
     assert!(
         n("resimulations") <= resim_bound,
         "{} re-simulations in {run_secs:.0} s",
