@@ -59,15 +59,30 @@ const MIRROR: &str = "kubernetes.io/config.mirror";
 const AVOID_PODS: &str = "scheduler.alpha.kubernetes.io/preferAvoidPods";
 
 /// Leaves a pod what the scheduler and view 5 read: metadata (no managed fields, only the
-/// mirror annotation), the spec, the phase.
+/// mirror annotation), the spec, the phase, and a Pending pod's PodScheduled=False condition.
 pub fn trim_pod(p: &mut Pod) {
     p.metadata.managed_fields = None;
     if let Some(a) = p.metadata.annotations.as_mut() {
         a.retain(|k, _| k == MIRROR);
     }
+    let unbound = p
+        .spec
+        .as_ref()
+        .is_none_or(|s| s.node_name.as_deref().unwrap_or("").is_empty());
     if let Some(s) = p.status.take() {
+        // A Pending pod keeps why it is unscheduled (the pods list shows it); bound pods,
+        // nearly all of a big cluster, keep no condition.
+        let conditions = s
+            .conditions
+            .map(|c| {
+                c.into_iter()
+                    .filter(|c| unbound && c.type_ == "PodScheduled" && c.status == "False")
+                    .collect::<Vec<_>>()
+            })
+            .filter(|c| !c.is_empty());
         p.status = Some(PodStatus {
             phase: s.phase,
+            conditions,
             ..Default::default()
         });
     }

@@ -149,4 +149,14 @@ pub enum Action {
     ConfirmForReal,
     /// `w` (view 5, live cluster): show / hide the cluster's Pending and bound pods.
     TogglePods,
+    /// `:`: type a command (`:pods`, `:ns NAME`, …).
+    StartCommand,
+    CommandInput(char),
+    CommandBack,
+    /// Enter runs the command, Esc drops it.
+    CommandEnd(bool),
+    /// Esc outside an overlay: clear the `/` filter kept with Enter.
+    ClearFilter,
+    /// `x` (view 5): undo every what-if (requests, tolerations, nodeSelector).
+    ResetWhatIf,
 }

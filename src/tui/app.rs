@@ -201,10 +201,13 @@ fn spawn_input(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) -> JoinHandle<()> {
 
 /// Turns one event into an action: keys through the keymap, the mouse by position.
 pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Action> {
-    if state.typing
-        && let AppEvent::Input(Event::Key(k)) = &ev
-    {
-        return typing_action(k);
+    if let AppEvent::Input(Event::Key(k)) = &ev {
+        if state.command.is_some() {
+            return command_action(k);
+        }
+        if state.typing {
+            return typing_action(k);
+        }
     }
     match ev {
         AppEvent::Action(a) => Some(a),
@@ -232,6 +235,22 @@ fn typing_action(k: &ratatui::crossterm::event::KeyEvent) -> Option<Action> {
         KeyCode::Backspace => Some(Action::FilterBack),
         KeyCode::Enter => Some(Action::FilterEnd(true)),
         KeyCode::Esc => Some(Action::FilterEnd(false)),
+        _ => None,
+    }
+}
+
+/// While the `:` command line is open every key is text, except the ones that end it.
+fn command_action(k: &ratatui::crossterm::event::KeyEvent) -> Option<Action> {
+    use ratatui::crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
+    if k.kind == KeyEventKind::Release {
+        return None;
+    }
+    match k.code {
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Some(Action::Quit),
+        KeyCode::Char(c) => Some(Action::CommandInput(c)),
+        KeyCode::Backspace => Some(Action::CommandBack),
+        KeyCode::Enter => Some(Action::CommandEnd(true)),
+        KeyCode::Esc => Some(Action::CommandEnd(false)),
         _ => None,
     }
 }

@@ -129,6 +129,11 @@ pub fn handle(state: &mut AppState, action: &Action) -> bool {
                 t.clear();
             }
         }
+        Action::ClearFilter => {
+            if let Some(t) = text(state) {
+                t.clear();
+            }
+        }
         Action::MoveUp | Action::MoveDown | Action::PageUp | Action::PageDown
             if text(state).is_some_and(|t| !t.is_empty()) =>
         {

@@ -318,6 +318,30 @@ impl Default for KeyMap {
                 Scope::Only(SCHEDULER),
             ),
             b(
+                vec![key('x')],
+                "x",
+                Action::ResetWhatIf,
+                "view 5: undo every what-if (+/-, t, s): the pod as it was",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![code(KeyCode::Esc)],
+                "Esc",
+                Action::ClearFilter,
+                "clear the / filter kept with Enter",
+                None,
+                Scope::Views,
+            ),
+            b(
+                vec![key(':')],
+                ":",
+                Action::StartCommand,
+                "command line, as in k9s (its commands below)",
+                None,
+                Scope::Views,
+            ),
+            b(
                 vec![key('P')],
                 "P",
                 Action::TogglePresent,
@@ -452,7 +476,11 @@ mod tests {
             Some(Action::CloseOverlay)
         );
         assert_eq!(km.action_for(&one, View::Kubeconfig, true), None);
-        assert_eq!(km.action_for(&esc, View::Kubeconfig, false), None);
+        assert_eq!(
+            km.action_for(&esc, View::Kubeconfig, false),
+            Some(Action::ClearFilter),
+            "outside an overlay Esc clears a kept filter"
+        );
     }
 
     #[test]

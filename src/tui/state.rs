@@ -16,6 +16,15 @@ pub enum Overlay {
     Merged { scroll: u16 },
 }
 
+/// A command's answer in the footer, until `until` (seconds since the Unix epoch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    pub text: String,
+    /// Done as asked (else refused: why is the text).
+    pub ok: bool,
+    pub until: i64,
+}
+
 #[derive(Debug)]
 pub struct AppState {
     pub view: View,
@@ -56,6 +65,10 @@ pub struct AppState {
     pub typing: bool,
     /// Views 1 and 2: the `/` filter of their lists.
     pub list_filter: super::filter::ListFilters,
+    /// The `:` command line being typed.
+    pub command: Option<String>,
+    /// The last command's answer.
+    pub flash: Option<Flash>,
     /// Turns once per tick while something runs (progress you can see moving).
     pub spinner: usize,
 }
@@ -97,6 +110,8 @@ impl AppState {
             detail_scroll: 0,
             typing: false,
             list_filter: Default::default(),
+            command: None,
+            flash: None,
             spinner: 0,
         }
     }

@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::action::{Action, View};
 use super::sched::LiveState;
-use super::sched::model::{ClusterData, Model, Resource};
+use super::sched::model::{ClusterData, Model, Resource, WhatIf};
 use super::sched::watch::{LiveStatus, LiveUpdate};
 use super::state::AppState;
 use super::update::Effect;
@@ -327,8 +327,11 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
 
 fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
     if *action == Action::TogglePods {
-        let s = &mut state.sched;
-        s.pods_open = !s.pods_open && s.listing.is_some();
+        if state.sched.pods_open || state.sched.listing.is_none() {
+            state.sched.pods_open = false;
+        } else {
+            open_pods(state);
+        }
         return Some(Vec::new());
     }
     if state.sched.pods_open
@@ -362,6 +365,24 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
             state.typing = false;
             if !keep {
                 s.filter.clear();
+                s.reorder(predict);
+            }
+        }
+        Action::ClearFilter => {
+            s.filter.clear();
+            s.reorder(predict);
+        }
+        Action::ResetWhatIf => {
+            if let Some(m) = s.model_mut()
+                && !m.whatif.is_empty()
+            {
+                // The resource `+`/`-` acts on stays as chosen: it changes no request.
+                m.whatif = WhatIf {
+                    resource: m.whatif.resource,
+                    ..WhatIf::default()
+                };
+                m.rerun();
+                s.formula = false;
                 s.reorder(predict);
             }
         }
@@ -471,14 +492,28 @@ fn live_changed(state: &mut AppState, u: &LiveUpdate) {
 
 /// Keys while view 5 shows the live cluster's pods (`w`): move, Enter simulates the pod.
 fn pods_list_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
-    let len = state.sched.listing.as_ref().map_or(0, |l| l.pods.len());
-    let last = len.saturating_sub(1);
     let s = &mut state.sched;
+    let shown = s
+        .listing
+        .as_ref()
+        .map(|l| l.shown(s.namespace.as_deref()))
+        .unwrap_or_default();
+    let mut move_by = |delta: isize| {
+        let Some(last) = shown.len().checked_sub(1) else {
+            return;
+        };
+        let at = shown
+            .iter()
+            .position(|&i| i >= s.pod_cursor)
+            .unwrap_or(last) as isize;
+        s.pod_cursor = shown[(at + delta).clamp(0, last as isize) as usize];
+    };
     match action {
-        Action::MoveUp => s.pod_cursor = s.pod_cursor.saturating_sub(1),
-        Action::MoveDown => s.pod_cursor = (s.pod_cursor + 1).min(last),
-        Action::PageUp => s.pod_cursor = s.pod_cursor.saturating_sub(PAGE),
-        Action::PageDown => s.pod_cursor = (s.pod_cursor + PAGE).min(last),
+        Action::MoveUp => move_by(-1),
+        Action::MoveDown => move_by(1),
+        Action::PageUp => move_by(-(PAGE as isize)),
+        Action::PageDown => move_by(PAGE as isize),
+        Action::Select if !shown.contains(&s.pod_cursor) => return Some(Vec::new()),
         Action::Select => {
             let key = s
                 .listing
@@ -493,6 +528,25 @@ fn pods_list_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
         _ => return None,
     }
     Some(Vec::new())
+}
+
+/// Opens view 5's pods list on its first Pending pod (in the namespace shown), else on the
+/// pod being simulated.
+pub fn open_pods(state: &mut AppState) {
+    let s = &mut state.sched;
+    s.pods_open = true;
+    let Some(l) = &s.listing else {
+        return;
+    };
+    let shown = l.shown(s.namespace.as_deref());
+    let pending = shown.iter().copied().find(|&i| l.pods[i].node.is_none());
+    let focus = s
+        .focus_pod
+        .as_deref()
+        .and_then(|k| shown.iter().copied().find(|&i| l.pods[i].key == k));
+    if let Some(i) = pending.or(focus).or(shown.first().copied()) {
+        s.pod_cursor = i;
+    }
 }
 
 /// Autoplay: one step forward when the interval has passed.

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::action::{Action, View};
+use super::command;
 use super::filter;
 use super::state::{AppState, Overlay};
 use super::stepped;
@@ -54,6 +55,9 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::LiveClusterLoaded(_) | Action::LiveChanged(_) | Action::ClusterProgress(_)
     ) {
         return stepped::handle(state, &action).unwrap_or_default();
+    }
+    if let Some(effects) = command::handle(state, &action) {
+        return effects;
     }
     if let Some(effects) = write_question(state, &action) {
         return effects;

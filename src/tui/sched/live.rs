@@ -24,6 +24,9 @@ pub struct PodRow {
     pub scheduler_name: String,
     pub owner_kinds: Vec<String>,
     pub mirror: bool,
+    /// While Pending: why, as the scheduler wrote it in the PodScheduled condition (its
+    /// FitError summary, e.g. `0/4 nodes are available: …`).
+    pub reason: Option<String>,
 }
 
 /// The pods to choose from, and notes of what could not be listed.
@@ -68,6 +71,10 @@ pub fn key_of(p: &Pod) -> String {
 }
 
 impl PodRow {
+    pub fn namespace(&self) -> &str {
+        self.key.split_once('/').map_or("", |(ns, _)| ns)
+    }
+
     /// The row for `p`; `None` for a finished pod, which holds no capacity and will not be
     /// scheduled again.
     pub fn of(p: &Pod) -> Option<PodRow> {
@@ -102,6 +109,14 @@ impl PodRow {
                 .annotations
                 .as_ref()
                 .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+            reason: p
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"))
+                .filter(|c| c.status == "False")
+                .and_then(|c| c.message.clone())
+                .filter(|m| !m.is_empty()),
         })
     }
 }
@@ -115,6 +130,20 @@ impl Listing {
 
     pub fn pending(&self) -> usize {
         self.pods.iter().filter(|p| p.node.is_none()).count()
+    }
+
+    /// Indices of the pods the list shows: those of namespace `ns`, or all.
+    pub fn shown(&self, ns: Option<&str>) -> Vec<usize> {
+        match ns {
+            None => (0..self.pods.len()).collect(),
+            Some(ns) => self
+                .pods
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.namespace() == ns)
+                .map(|(i, _)| i)
+                .collect(),
+        }
     }
 
     /// Pod `key` as `why::compare` needs it, when the cluster bound it.

@@ -67,6 +67,8 @@ pub struct SchedState {
     pub listing: Option<live::Listing>,
     /// Whether the pods list is shown in place of the nodes (`w`).
     pub pods_open: bool,
+    /// `:ns NAME`: the pods list shows this namespace's pods only.
+    pub namespace: Option<String>,
     /// Index into `listing.pods`.
     pub pod_cursor: usize,
     /// The watch keeping a live cluster current, and what it last said.

@@ -183,10 +183,26 @@ fn help_lists_every_binding_of_the_keymap() {
     let mut s = fixtures::state();
     update(&mut s, Action::ToggleHelp);
     let screen = render(&s, 120, 40);
-    for b in KeyMap::default().bindings {
-        assert!(screen.contains(b.label), "{} missing from help", b.label);
-        assert!(screen.contains(b.help), "{} missing from help", b.help);
+    // Taller than 40 rows: what is below is reached with ↓, as the footer says.
+    assert!(screen.contains("↑↓ scroll"), "{screen}");
+    let mut seen = screen.clone();
+    for _ in 0..20 {
+        update(&mut s, Action::MoveDown);
+        seen.push_str(&render(&s, 120, 40));
     }
+    for b in KeyMap::default().bindings {
+        assert!(seen.contains(b.label), "{} missing from help", b.label);
+        assert!(
+            seen.contains(b.help),
+            "{} missing from help:\n{seen}",
+            b.help
+        );
+    }
+    for c in crate::tui::command::COMMANDS {
+        assert!(seen.contains(c.usage), "{} missing from help", c.usage);
+    }
+    update(&mut s, Action::ToggleHelp);
+    update(&mut s, Action::ToggleHelp);
     insta::assert_snapshot!("help_120x40", screen);
     insta::assert_snapshot!("help_80x24", render(&s, 80, 24));
 }

@@ -28,6 +28,14 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
             ])
         })
         .collect();
+    let commands: Vec<&str> = crate::tui::command::COMMANDS
+        .iter()
+        .map(|c| c.usage)
+        .collect();
+    lines.push(Line::from(vec![
+        Span::styled(format!(" {:<width$}  ", "commands"), theme.key_hint),
+        Span::styled(commands.join("  "), theme.text),
+    ]));
     lines.push(Line::from(vec![
         Span::styled(format!(" {:<width$}  ", "mouse"), theme.key_hint),
         Span::styled(

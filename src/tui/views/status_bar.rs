@@ -19,6 +19,29 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
         Paragraph::new(facts_line(state, theme)).style(theme.status_bar),
         facts,
     );
+    if let Some(line) = &state.command {
+        let typed = Line::from(vec![
+            Span::styled(format!(":{line}▏"), theme.key_hint),
+            Span::styled("  Enter runs · Esc drops · :help lists", theme.muted),
+        ]);
+        frame.render_widget(Paragraph::new(typed), keys);
+        return;
+    }
+    if let Some(f) = state.flash.as_ref().filter(|f| state.now_unix < f.until) {
+        let status = if f.ok {
+            CheckStatus::Ok
+        } else {
+            CheckStatus::Error
+        };
+        frame.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::raw(" "),
+                status::labelled(theme, status, f.text.clone()),
+            ])),
+            keys,
+        );
+        return;
+    }
     let mut spans = Vec::new();
     let hints = keymap.hints(state.view, state.overlay_open());
     // No point hinting a switch without contexts, or the merged view without a kubeconfig.

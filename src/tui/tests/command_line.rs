@@ -1,0 +1,161 @@
+//! The k9s habits: the `:` command line, `:ns`, Esc clearing a kept filter, `x` undoing the
+//! what-ifs, and the `w` pods list opening on the first Pending pod with the scheduler's reason.
+
+use k8s_openapi::api::core::v1::Pod;
+use ratatui::crossterm::event::KeyCode;
+use serde_json::json;
+
+use super::fixtures::{self, press};
+use super::render::render;
+use super::sequences_finish::view5_live;
+use crate::tui::action::View;
+use crate::tui::sched::live::Listing;
+use crate::tui::update::Effect;
+
+use KeyCode::{Backspace, Char, Enter, Esc};
+
+fn typed(line: &str) -> Vec<KeyCode> {
+    let mut keys = vec![Char(':')];
+    keys.extend(line.chars().map(Char));
+    keys.push(Enter);
+    keys
+}
+
+#[test]
+fn colon_pods_opens_view_5_on_the_first_pending_pod() {
+    let mut s = view5_live(None);
+    s.view = View::Kubeconfig;
+    press(&mut s, &typed("pods"));
+    assert_eq!(s.view, View::Scheduler);
+    assert!(s.sched.pods_open);
+    let l = s.sched.listing.as_ref().expect("listing");
+    assert_eq!(l.pods[s.sched.pod_cursor].node, None, "on a Pending pod");
+    press(&mut s, &typed("nodes"));
+    assert!(!s.sched.pods_open, ":nodes closes the pods list");
+}
+
+#[test]
+fn the_line_being_typed_and_a_refusal_show_whole_in_the_footer() {
+    let mut s = fixtures::state();
+    s.size = (80, 24);
+    press(&mut s, &[Char(':'), Char('d'), Char('e')]);
+    let screen = render(&s, 80, 24);
+    assert!(screen.contains(":de▏"), "{screen}");
+    press(&mut s, &[Char('p'), Char('l'), Char('o'), Char('y'), Enter]);
+    assert_eq!(s.command, None);
+    let screen = render(&s, 80, 24);
+    let flash = s.flash.as_ref().expect("a refusal").text.clone();
+    assert!(flash.contains("unknown command :deploy"), "{flash}");
+    assert!(screen.contains(&flash), "whole at 80 columns:\n{screen}");
+    // Esc drops a line; Backspace on an empty one closes it.
+    press(&mut s, &[Char(':'), Char('x'), Esc]);
+    assert_eq!(s.command, None);
+    press(&mut s, &[Char(':'), Backspace]);
+    assert_eq!(s.command, None);
+    assert_eq!(s.view, View::Kubeconfig, "nothing ran");
+}
+
+#[test]
+fn colon_ctx_switches_to_a_known_context_and_names_an_unknown_one() {
+    let mut s = fixtures::state();
+    s.view = View::Scheduler;
+    let effects = press(&mut s, &typed("ctx dev@lab"));
+    assert!(
+        effects.contains(&Effect::LoadContext("dev@lab".into())),
+        "{effects:?}"
+    );
+    assert_eq!(s.pending.as_deref(), Some("dev@lab"));
+    assert_eq!(s.view, View::Kubeconfig);
+    assert_eq!(s.context_under_cursor(), Some("dev@lab"));
+    let effects = press(&mut s, &typed("ctx nope"));
+    assert!(effects.is_empty());
+    let flash = s.flash.as_ref().expect("refused").text.clone();
+    assert!(flash.contains("no context 'nope'"), "{flash}");
+}
+
+#[test]
+fn colon_ns_shows_one_namespace_and_the_arrows_stay_in_it() {
+    let mut s = view5_live(None);
+    press(&mut s, &typed("ns demo"));
+    assert_eq!(s.sched.namespace.as_deref(), Some("demo"));
+    assert!(s.sched.pods_open);
+    let l = s.sched.listing.clone().expect("listing");
+    let shown = l.shown(Some("demo"));
+    assert!(!shown.is_empty() && shown.len() < l.pods.len());
+    for _ in 0..l.pods.len() {
+        assert!(shown.contains(&s.sched.pod_cursor));
+        press(&mut s, &[KeyCode::Down]);
+    }
+    let screen = render(&s, 120, 40);
+    assert!(screen.contains("Pods in demo:"), "{screen}");
+    assert!(!screen.contains("○ default/app"), "{screen}");
+    press(&mut s, &typed("ns"));
+    assert_eq!(s.sched.namespace, None);
+    assert!(render(&s, 120, 40).contains("○ default/app"));
+}
+
+#[test]
+fn esc_clears_a_kept_filter() {
+    let mut s = view5_live(None);
+    press(&mut s, &[Char('/'), Char('n'), Char('o'), Char('d'), Enter]);
+    assert_eq!(s.sched.filter, "nod");
+    press(&mut s, &[Esc]);
+    assert_eq!(s.sched.filter, "");
+    s.view = View::Kubeconfig;
+    press(&mut s, &[Char('/'), Char('l'), Char('a'), Char('b'), Enter]);
+    assert_eq!(s.list_filter.kubeconfig, "lab");
+    press(&mut s, &[Esc]);
+    assert_eq!(s.list_filter.kubeconfig, "");
+}
+
+#[test]
+fn x_undoes_every_what_if() {
+    let mut s = view5_live(None);
+    let before = s.sched.model().expect("model").trace.clone();
+    press(&mut s, &[Char('+'), Char('+'), Char('t'), Char('s')]);
+    assert!(!s.sched.model().expect("model").whatif.is_empty());
+    press(&mut s, &[Char('x')]);
+    let m = s.sched.model().expect("model");
+    assert!(m.whatif.is_empty(), "{:?}", m.whatif);
+    assert_eq!(
+        serde_json::to_value(&m.trace).ok(),
+        serde_json::to_value(&before).ok(),
+        "the cycle is the pod's own again"
+    );
+}
+
+#[test]
+fn a_pending_pods_row_says_why_in_the_schedulers_words() {
+    let mut s = view5_live(None);
+    let why = "0/4 nodes are available: 1 node(s) had untolerated taint \
+               {node-role.kubernetes.io/control-plane: }, 3 Insufficient cpu.";
+    let mut pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "big", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+        "status": {"phase": "Pending", "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": why}
+        ]}
+    }))
+    .expect("pod");
+    crate::client::snapshot::trim_pod(&mut pod);
+    s.sched.listing = Some(Listing::new(&[pod], vec![]));
+    press(&mut s, &[Char('w')]);
+    let screen = render(&s, 200, 40);
+    assert!(
+        screen.contains(&format!("default/big  Pending: {why}")),
+        "{screen}"
+    );
+    // At 80×24 the row has room for its start; the whole sentence is wrapped below the list.
+    s.size = (80, 24);
+    let screen = render(&s, 80, 24);
+    let pane_text = screen
+        .lines()
+        .filter_map(|l| l.strip_prefix('│'))
+        .map(|l| l.trim_end_matches('│').trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        pane_text.contains(&format!("default/big: {why}")),
+        "{screen}"
+    );
+}
