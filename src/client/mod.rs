@@ -5,6 +5,7 @@
 pub mod access;
 pub mod cluster;
 pub mod config;
+pub mod describe;
 pub mod error;
 pub mod exec;
 pub mod exec_cache;

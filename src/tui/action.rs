@@ -159,4 +159,10 @@ pub enum Action {
     ClearFilter,
     /// `x` (view 5): undo every what-if (requests, tolerations, nodeSelector).
     ResetWhatIf,
+    /// `b` (view 5): the default and the bin-packing profile side by side.
+    CompareProfiles,
+    /// `d` (view 5's pods list): describe the pod under the cursor, with its events.
+    Describe,
+    /// The description of pod `namespace/name` (or why the server gave none).
+    Described(String, Result<Vec<String>, String>),
 }

@@ -150,6 +150,26 @@ impl EffectRunner {
                     }
                 });
             }
+            Effect::Describe {
+                context,
+                namespace,
+                name,
+            } => {
+                let ctx = self.resolve(&context);
+                self.rt.spawn(async move {
+                    let key = format!("{namespace}/{name}");
+                    let lines = match ctx {
+                        Ok(ctx) => match crate::client::http::ApiClient::connect(&ctx).await {
+                            Ok(api) => {
+                                crate::client::describe::describe_pod(&api, &namespace, &name).await
+                            }
+                            Err(e) => Err(e.to_string()),
+                        },
+                        Err(e) => Err(e),
+                    };
+                    send(Action::Described(key, lines));
+                });
+            }
             // The loop runs the editor itself (it owns the terminal).
             Effect::Edit(_) => {}
         }

@@ -318,6 +318,22 @@ impl Default for KeyMap {
                 Scope::Only(SCHEDULER),
             ),
             b(
+                vec![key('b')],
+                "b",
+                Action::CompareProfiles,
+                "view 5: the default profile beside bin-packing (MostAllocated), each one's winner",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
+                vec![key('d')],
+                "d",
+                Action::Describe,
+                "view 5, pods list: describe the pod (kubectl describe, with its events)",
+                None,
+                Scope::Only(SCHEDULER),
+            ),
+            b(
                 vec![key('x')],
                 "x",
                 Action::ResetWhatIf,

@@ -14,6 +14,16 @@ pub enum Overlay {
     Help { scroll: u16 },
     /// View 1's merged kubeconfig over the whole view (it has no room below 100 columns).
     Merged { scroll: u16 },
+    /// `d`: the pod described as `kubectl describe` does, with its events.
+    Describe { scroll: u16 },
+}
+
+/// What `d` shows: the pod (`namespace/name`), then its description or why there is none
+/// (`None` while the server is asked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described {
+    pub pod: String,
+    pub lines: Option<Result<Vec<String>, String>>,
 }
 
 /// A command's answer in the footer, until `until` (seconds since the Unix epoch).
@@ -69,6 +79,8 @@ pub struct AppState {
     pub command: Option<String>,
     /// The last command's answer.
     pub flash: Option<Flash>,
+    /// `d`'s pod description.
+    pub described: Option<Described>,
     /// Turns once per tick while something runs (progress you can see moving).
     pub spinner: usize,
 }
@@ -112,6 +124,7 @@ impl AppState {
             list_filter: Default::default(),
             command: None,
             flash: None,
+            described: None,
             spinner: 0,
         }
     }

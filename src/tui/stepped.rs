@@ -372,6 +372,13 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
             s.filter.clear();
             s.reorder(predict);
         }
+        Action::CompareProfiles => {
+            s.compare = !s.compare;
+            let on = s.compare;
+            if let Some(m) = s.model_mut() {
+                m.compare(on);
+            }
+        }
         Action::ResetWhatIf => {
             if let Some(m) = s.model_mut()
                 && !m.whatif.is_empty()
@@ -428,6 +435,12 @@ fn cluster_loaded(state: &mut AppState, data: Result<&ClusterData, String>) {
 fn set_model(state: &mut AppState, model: Result<Model, String>) {
     state.sched.loading = false;
     state.sched.progress.clear();
+    let mut model = model;
+    if state.sched.compare
+        && let Ok(m) = model.as_mut()
+    {
+        m.compare(true);
+    }
     state.sched.model = Some(model);
     state.sched.step = 0;
     state.sched.cursor = 0;
@@ -469,6 +482,9 @@ fn live_changed(state: &mut AppState, u: &LiveUpdate) {
             if rerun {
                 new.rerun();
             }
+        }
+        if s.compare && new.bin_packing.is_none() {
+            new.compare(true);
         }
         new
     });

@@ -40,6 +40,12 @@ pub enum Effect {
         focus: Option<String>,
         fallback: Box<Pod>,
     },
+    /// `d`: read pod `namespace/name` and its events; `Action::Described`.
+    Describe {
+        context: String,
+        namespace: String,
+        name: String,
+    },
     /// Hand the terminal to $EDITOR on this file; `Action::ManifestEdited`. Run by the loop
     /// itself, since it must stop drawing and reading keys meanwhile.
     Edit(PathBuf),
@@ -55,6 +61,16 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::LiveClusterLoaded(_) | Action::LiveChanged(_) | Action::ClusterProgress(_)
     ) {
         return stepped::handle(state, &action).unwrap_or_default();
+    }
+    if let Action::Described(pod, lines) = action {
+        // Only the description still asked for is shown (another `d` may have followed).
+        if let Some(d) = state.described.as_mut().filter(|d| d.pod == pod) {
+            d.lines = Some(lines);
+        }
+        return Vec::new();
+    }
+    if action == Action::Describe && state.overlay.is_none() {
+        return describe(state);
     }
     if let Some(effects) = command::handle(state, &action) {
         return effects;
@@ -206,6 +222,12 @@ fn move_cursor(state: &mut AppState, delta: isize) {
             });
             return;
         }
+        Some(Overlay::Describe { scroll }) => {
+            state.overlay = Some(Overlay::Describe {
+                scroll: scrolled(scroll),
+            });
+            return;
+        }
         None => {}
     }
     match state.view {
@@ -277,6 +299,39 @@ fn click(state: &mut AppState, x: u16, y: u16) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// `d`: the pod under the cursor of view 5's pods list, described by the server.
+fn describe(state: &mut AppState) -> Vec<Effect> {
+    let s = &state.sched;
+    let pod = s
+        .pods_open
+        .then_some(s.listing.as_ref())
+        .flatten()
+        .and_then(|l| l.pods.get(s.pod_cursor))
+        .filter(|p| s.namespace.as_deref().is_none_or(|ns| p.namespace() == ns))
+        .map(|p| p.key.clone());
+    let (Some(pod), Some(context)) = (pod, state.context_name()) else {
+        state.flash = Some(super::state::Flash {
+            text: "d describes a pod of view 5's pods list (w or :pods opens it)".into(),
+            ok: false,
+            until: state.now_unix + 6,
+        });
+        return Vec::new();
+    };
+    let (namespace, name) = pod.split_once('/').unwrap_or(("default", &pod));
+    let effect = Effect::Describe {
+        context,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    };
+    state.described = Some(super::state::Described {
+        pod: pod.clone(),
+        lines: None,
+    });
+    state.overlay = Some(Overlay::Describe { scroll: 0 });
+    state.flash = None;
+    vec![effect]
 }
 
 fn select(state: &mut AppState) -> Vec<Effect> {

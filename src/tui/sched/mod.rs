@@ -2,6 +2,7 @@
 //! sort and filter. The displayed order is computed when something it depends on changes, not
 //! on every frame, so a 5,000-node list costs only the rows on screen to draw.
 
+pub mod compare;
 pub mod fetch;
 pub mod formula;
 pub mod formula_node;
@@ -67,6 +68,8 @@ pub struct SchedState {
     pub listing: Option<live::Listing>,
     /// Whether the pods list is shown in place of the nodes (`w`).
     pub pods_open: bool,
+    /// `b`: the default and bin-packing profiles side by side in place of the nodes.
+    pub compare: bool,
     /// `:ns NAME`: the pods list shows this namespace's pods only.
     pub namespace: Option<String>,
     /// Index into `listing.pods`.

@@ -81,6 +81,8 @@ pub struct Model {
     /// Per snapshot node: its index in `trace.filter` / `trace.score`, if any.
     pub verdict_of: Vec<Option<usize>>,
     pub score_of: Vec<Option<usize>>,
+    /// `b`: the same pod's cycle under the bin-packing profile, while the comparison is shown.
+    pub bin_packing: Option<Result<PodTrace, String>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -141,6 +143,7 @@ impl Model {
             error: None,
             verdict_of: Vec::new(),
             score_of: Vec::new(),
+            bin_packing: None,
         };
         m.rerun();
         m.unmodified = m.trace.clone();
@@ -162,9 +165,19 @@ impl Model {
                     scheduler(self.data.release.version).schedule_one(&self.snapshot, &self.pod);
                 self.error = None;
                 self.index_trace();
+                if self.bin_packing.is_some() {
+                    self.compare(true);
+                }
             }
             Err(e) => self.error = Some(e.to_string()),
         }
+    }
+
+    /// `b`: runs (or drops) the bin-packing profile's cycle for the pod as it is now.
+    pub fn compare(&mut self, on: bool) {
+        self.bin_packing = on.then(|| {
+            super::compare::bin_packing(&self.snapshot, &self.pod, self.data.release.version)
+        });
     }
 
     fn index_trace(&mut self) {

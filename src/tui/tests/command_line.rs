@@ -159,3 +159,70 @@ fn a_pending_pods_row_says_why_in_the_schedulers_words() {
         "{screen}"
     );
 }
+
+#[test]
+fn d_describes_the_pod_under_the_cursor_with_its_events() {
+    use crate::tui::action::Action;
+    use crate::tui::update::update;
+    let mut s = view5_live(None);
+    press(&mut s, &[Char('d')]);
+    assert!(
+        s.overlay.is_none(),
+        "outside the pods list d says what it needs"
+    );
+    let flash = s.flash.as_ref().expect("said").text.clone();
+    assert!(flash.contains("pods list"), "{flash}");
+    press(&mut s, &[Char('w')]);
+    let effects = press(&mut s, &[Char('d')]);
+    assert!(
+        matches!(&effects[..], [Effect::Describe { namespace, name, .. }]
+            if namespace == "default" && name == "app"),
+        "{effects:?}"
+    );
+    s.size = (80, 24);
+    assert!(render(&s, 80, 24).contains("asking the server for default/app"));
+    let message = "0/4 nodes are available: 1 node(s) had untolerated taint \
+                   {node-role.kubernetes.io/control-plane: }, 3 Insufficient cpu.";
+    let text = crate::client::describe::lines(
+        &json!({"metadata": {"name": "app", "namespace": "default"},
+                "status": {"phase": "Pending"}}),
+        &[
+            json!({"type": "Warning", "reason": "FailedScheduling", "message": message,
+                 "source": {"component": "default-scheduler"},
+                 "lastTimestamp": "2026-01-01T00:00:00Z"}),
+        ],
+    );
+    // An answer for another pod (an earlier d) is not shown.
+    update(
+        &mut s,
+        Action::Described("demo/other".into(), Ok(vec!["Name: other".into()])),
+    );
+    assert!(!render(&s, 80, 24).contains("Name: other"));
+    update(&mut s, Action::Described("default/app".into(), Ok(text)));
+    let screen = render(&s, 80, 24);
+    assert!(
+        screen.contains("kubectl describe pod default/app"),
+        "{screen}"
+    );
+    assert!(screen.contains("Status:           Pending"), "{screen}");
+    let mut seen = screen.clone();
+    for _ in 0..10 {
+        press(&mut s, &[KeyCode::Down]);
+        seen.push_str(&render(&s, 80, 24));
+    }
+    let joined = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix('│'))
+        .map(|l| l.trim_end_matches('│').trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(joined.contains("FailedScheduling"), "{seen}");
+    // Wrapping breaks lines at spaces, commas, colons and slashes: compare without spaces.
+    let bare = |t: &str| t.split_whitespace().collect::<String>();
+    assert!(
+        bare(&joined).contains(&bare(message)),
+        "the message whole, wrapped:\n{seen}"
+    );
+    press(&mut s, &[Esc]);
+    assert!(s.overlay.is_none());
+}

@@ -2,6 +2,7 @@
 //! ratatui's TestBackend (snapshots in `snapshots/`, plus assertions that say what matters).
 
 mod command_line;
+mod compare;
 mod fit;
 mod fixtures;
 mod formulas;

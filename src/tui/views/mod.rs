@@ -4,6 +4,7 @@
 pub mod cert_fields;
 pub mod certificates;
 pub mod connection;
+pub mod describe;
 pub mod help;
 pub mod journey;
 pub mod journey_detail;
@@ -13,6 +14,7 @@ pub mod kubeconfig_lists;
 pub mod merged;
 pub mod presenter;
 pub mod scheduler;
+pub mod scheduler_compare;
 pub mod scheduler_loading;
 pub mod scheduler_pods;
 pub mod scheduler_rows;
@@ -63,6 +65,11 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
         Some(Overlay::Merged { scroll }) => {
             if let Some(kc) = state.kubeconfig() {
                 merged::draw_merged_overlay(frame, body, kc, scroll, theme);
+            }
+        }
+        Some(Overlay::Describe { scroll }) => {
+            if let Some(d) = &state.described {
+                describe::draw(frame, body, d, scroll, theme);
             }
         }
         None => {}

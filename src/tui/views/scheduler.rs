@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{ellipsize, inner_width, pane};
-use super::{scheduler_pods, scheduler_rows};
+use super::{scheduler_compare, scheduler_pods, scheduler_rows};
 use crate::scheduler::plugins;
 use crate::scheduler::release::Basis;
 use crate::scheduler::why::BoundPod;
@@ -98,6 +98,10 @@ pub fn hit(body: Rect, state: &AppState, x: u16, y: u16) -> Option<Hit> {
         let list = areas(body, state)[2];
         return scheduler_pods::pod_at(list, state, x, y).map(Hit::Pod);
     }
+    if state.sched.compare {
+        // The columns are no list to choose from.
+        return None;
+    }
     node_at(body, state, x, y).map(Hit::Node)
 }
 
@@ -166,6 +170,8 @@ pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
     );
     if s.pods_open && s.listing.is_some() {
         scheduler_pods::draw(frame, list, state, theme);
+    } else if s.compare {
+        scheduler_compare::draw(frame, list, m, theme);
     } else {
         scheduler_rows::draw(frame, list, state, m, &step, theme);
     }
