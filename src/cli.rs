@@ -194,6 +194,11 @@ pub struct ServeArgs {
     /// Write an audit.k8s.io/v1 Event per request here (JSON lines).
     #[arg(long, value_name = "PATH")]
     pub audit_log_path: Option<PathBuf>,
+    /// kube-scheduler's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): its
+    /// profiles, each placing the pods whose spec.schedulerName names it, as kube-scheduler's
+    /// --config does. Without it the default profile (default-scheduler) alone.
+    #[arg(long, value_name = "FILE")]
+    pub scheduler_config: Option<PathBuf>,
     /// Largest request body accepted; a larger one gets 413, refused from its Content-Length
     /// alone when announced (kube-apiserver's MaxRequestBodyBytes, 3 MiB).
     #[arg(long, value_name = "BYTES", help_heading = "Limits",

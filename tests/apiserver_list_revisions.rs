@@ -28,6 +28,7 @@ async fn start(pki: &ClusterPki, history: HistoryLimits) -> Running {
         control_loops: false,
         service_account_issuer: None,
         simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
+        scheduler_profiles: None,
     };
     let limits = Limits {
         history,

@@ -38,6 +38,7 @@ async fn creates_are_listed_and_every_watcher_sees_every_event_in_order() {
         control_loops: false,
         service_account_issuer: None,
         simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
+        scheduler_profiles: None,
     };
     let srv = server::start(opts).await.expect("server");
     let base = format!("https://127.0.0.1:{}", srv.addr.port());

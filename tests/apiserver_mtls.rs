@@ -22,6 +22,7 @@ async fn start(pki: &ClusterPki) -> Running {
         control_loops: false,
         service_account_issuer: None,
         simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
+        scheduler_profiles: None,
     };
     server::start(opts).await.expect("server starts")
 }
@@ -111,6 +112,7 @@ async fn scheduler_and_kubelets_take_the_pod_to_running() {
         control_loops: true,
         service_account_issuer: None,
         simulated_run: kexplore::apiserver::request::context::DEFAULT_SIMULATED_RUN,
+        scheduler_profiles: None,
     };
     let srv = server::start(opts).await.expect("server");
     let base = format!("https://127.0.0.1:{}", srv.addr.port());

@@ -99,3 +99,30 @@ fn a_broken_lesson_exits_2_naming_its_line() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_lesson_whose_scheduler_config_is_broken_exits_2_naming_both_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("profiles.yaml");
+    std::fs::write(
+        &file,
+        "title: t\nscheduler_config: sched.yaml\nsteps:\n  - caption: c\n    view: scheduler\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("sched.yaml"),
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: 7\n",
+    )
+    .expect("write");
+    let out = kexplore()
+        .args(["lesson", file.to_str().expect("path")])
+        .output()
+        .expect("run kexplore");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("profiles.yaml: scheduler_config:")
+            && err.contains("sched.yaml: profiles[0].schedulerName"),
+        "{err}"
+    );
+}

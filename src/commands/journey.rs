@@ -123,6 +123,7 @@ pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
             control_loops: true,
             service_account_issuer: None,
             simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
+            scheduler_profiles: None,
         };
         let running = server::start(serve).await.map_err(CommandError::Input)?;
         let url = super::serve::server_url(running.addr);

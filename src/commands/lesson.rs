@@ -36,11 +36,19 @@ fn play(
         .enable_all()
         .build()
         .map_err(|e| CommandError::Failed(format!("cannot start the runtime: {e}")))?;
-    let embedded = Embedded::start(&rt, scenario, false).map_err(CommandError::Failed)?;
     let base = file
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
+    let profiles = match &lesson.scheduler_config {
+        Some(c) => Some(
+            super::serve::scheduler_profiles(&base.join(c)).map_err(|e| {
+                CommandError::Input(format!("{}: scheduler_config: {e}", file.display()))
+            })?,
+        ),
+        None => None,
+    };
+    let embedded = Embedded::start(&rt, scenario, false, profiles).map_err(CommandError::Failed)?;
     let result = (|| {
         let scratch = crate::scratch::private_dir("lesson").map_err(CommandError::Failed)?;
         crate::tui::embedded::remember_private(&scratch);

@@ -60,6 +60,17 @@ pub fn limits(args: &ServeArgs) -> Limits {
     }
 }
 
+/// The profiles of a KubeSchedulerConfiguration file, as the embedded scheduler's release
+/// reads it; the error names the file.
+pub fn scheduler_profiles(
+    path: &std::path::Path,
+) -> Result<Vec<crate::scheduler::Profile>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let version = crate::apiserver::controllers::placement::KubeScheduler::version();
+    crate::scheduler::profile::config::load(&text, version)
+        .map_err(|e| format!("{}: {}", path.display(), e.0))
+}
+
 pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
     let _ = global;
     let tokens = match &args.token_auth_file {
@@ -74,6 +85,10 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             )));
         }
     }
+    let scheduler_profiles = match &args.scheduler_config {
+        Some(p) => Some(scheduler_profiles(p).map_err(CommandError::Input)?),
+        None => None,
+    };
     let pki = load_pki(args.pki_dir.as_deref())?;
     // Started here, on the main thread: etcd dies with the thread that started it when
     // kexplore itself is killed, and is stopped when `local` drops (any return below).
@@ -125,6 +140,7 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             control_loops: true,
             service_account_issuer: Some(args.service_account_issuer.clone()),
             simulated_run: std::time::Duration::from_secs(args.simulated_run_seconds),
+            scheduler_profiles,
         };
         let running = server::start_on(opts, limits, store).await.map_err(|e| {
             if e.contains("cannot listen") {

@@ -68,11 +68,12 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
         if let Some(note) = &instead_of {
             eprintln!("kexplore: {note}");
         }
-        let e = Embedded::start(&rt, &args.scenario, args.etcd).map_err(|e| match args.etcd {
-            // No etcd on PATH, or one that would not start: the user's to fix.
-            true => CommandError::Input(e),
-            false => CommandError::Failed(e),
-        })?;
+        let e =
+            Embedded::start(&rt, &args.scenario, args.etcd, None).map_err(|e| match args.etcd {
+                // No etcd on PATH, or one that would not start: the user's to fix.
+                true => CommandError::Input(e),
+                false => CommandError::Failed(e),
+            })?;
         source = session::open(Some(e.kubeconfig_path()), None)
             .map_err(|e| CommandError::Failed(e.to_string()))?;
         Some(e)

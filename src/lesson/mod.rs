@@ -18,6 +18,10 @@ use crate::stage::Stage;
 #[serde(deny_unknown_fields)]
 pub struct Lesson {
     pub title: String,
+    /// A KubeSchedulerConfiguration (relative to the lesson's file) for the embedded
+    /// cluster's kube-scheduler: its profiles, each placing the pods that name it.
+    #[serde(default)]
+    pub scheduler_config: Option<String>,
     pub steps: Vec<Step>,
 }
 
@@ -66,7 +70,8 @@ impl LessonView {
 #[serde(try_from = "ActionSpec")]
 pub enum Action {
     /// Create a pod from a manifest (relative to the lesson's file; `app.json` is the seed's
-    /// pod) and follow it to a node, replacing a pod of the same name.
+    /// pod) and follow it to a node, replacing a pod of the same name; or a workload (a
+    /// Deployment…), followed until its pods run.
     Create(Create),
     /// Delete a pod (`namespace/name`, or `name` in default).
     Delete(String),
@@ -193,6 +198,9 @@ pub struct Question {
     pub choices: Choices,
     /// What the answer is computed from.
     pub reveal: Reveal,
+    /// The workload (created by an earlier step) a `nodes-used` reveal is about.
+    #[serde(default)]
+    pub of: Option<String>,
 }
 
 /// Up to nine choices (keys 1–9), or `nodes`: the cluster's node names.
@@ -240,12 +248,17 @@ pub enum Reveal {
     Winner,
     /// The pod's phase at the end (Running, Pending), with the scheduler's reason.
     Phase,
+    /// How many nodes the pods of workload `of` run on, with the pods of each node.
+    NodesUsed,
 }
 
 impl Reveal {
     /// Whether the answer comes from a pod the lesson created.
     pub fn needs_pod(self) -> bool {
-        matches!(self, Reveal::Feasible | Reveal::Winner | Reveal::Phase)
+        matches!(
+            self,
+            Reveal::Feasible | Reveal::Winner | Reveal::Phase | Reveal::NodesUsed
+        )
     }
 }
 
@@ -313,6 +326,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Lesson, LessonError> {
                         q.reveal
                     )
                     .to_lowercase(),
+                ));
+            }
+            if q.reveal == Reveal::NodesUsed && q.of.is_none() {
+                return Err(err(
+                    line_of(text, "reveal:", questions),
+                    format!(
+                        "steps[{i}].question.of: nodes-used needs `of: NAME`, a workload an earlier step creates"
+                    ),
                 ));
             }
             questions += 1;
@@ -385,6 +406,21 @@ mod tests {
         assert!(
             e.starts_with("l.yaml:8: steps[0].question.reveal: winner needs a pod"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn nodes_used_names_its_workload() {
+        let text = "title: t\nsteps:\n  - caption: c\n    view: scheduler\n    action:\n      create: {manifest: workloads/web-spread.yaml}\n    question:\n      ask: a\n      choices: [\"1\", \"2\"]\n      reveal: nodes-used\n";
+        let e = parse_str(text).expect_err("refused");
+        assert_eq!(e.line, Some(10), "{e}");
+        assert!(e.message.contains("question.of"), "{e}");
+        let ok = format!("{text}      of: web-spread\n");
+        let l = parse_str(&ok).expect("parses");
+        let q = l.steps[0].question.as_ref().expect("question");
+        assert_eq!(
+            (q.reveal, q.of.as_deref()),
+            (Reveal::NodesUsed, Some("web-spread"))
         );
     }
 

@@ -8,7 +8,9 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{Action, Create, Credential, Reveal};
+use std::collections::BTreeMap;
+
+use super::{Action, Create, Credential, Question, Reveal};
 use crate::client::http::ApiClient;
 use crate::journey::build::{Collected, build};
 use crate::journey::run::{RunOptions, WriteMode};
@@ -40,6 +42,34 @@ pub struct Session {
     pub user: ResolvedContext,
     /// The last pod a step created, followed to its node.
     pub journey: Option<Journey>,
+    /// The workloads steps created, by name, in order: where their pods run.
+    pub workloads: Vec<Workload>,
+}
+
+/// A workload a step created, and where its pods run once the run settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workload {
+    pub kind: String,
+    pub name: String,
+    /// The profile its pods asked for (`spec.template.spec.schedulerName`).
+    pub scheduler: String,
+    /// Pods per node; unbound pods under `None`.
+    pub per_node: BTreeMap<Option<String>, usize>,
+}
+
+impl Workload {
+    /// `node-1 ×2, node-2 ×4` (and `Pending ×1`).
+    pub fn placement(&self) -> String {
+        self.per_node
+            .iter()
+            .map(|(n, c)| format!("{} ×{c}", n.as_deref().unwrap_or("Pending")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn nodes_used(&self) -> usize {
+        self.per_node.keys().filter(|n| n.is_some()).count()
+    }
 }
 
 /// A computed answer: the words to compare with a choice, and the lines that explain it.
@@ -87,6 +117,7 @@ impl Session {
             user: admin.clone(),
             admin,
             journey: None,
+            workloads: Vec::new(),
         })
     }
 
@@ -247,8 +278,100 @@ impl Session {
         Ok(pod)
     }
 
+    fn nodes_used(&self, name: &str) -> Answer {
+        let Some(w) = self.workloads.iter().rev().find(|w| w.name == name) else {
+            return none(&format!("no step created a workload named {name}"));
+        };
+        let n = w.nodes_used();
+        Answer {
+            values: vec![n.to_string()],
+            lines: vec![
+                format!(
+                    "{} {} ({}): its pods run on {n} node(s)",
+                    w.kind, w.name, w.scheduler
+                ),
+                w.placement(),
+            ],
+        }
+    }
+
+    /// Creates a workload and follows it until its pods run (or the time is up), then reads
+    /// where its pods were bound.
+    async fn create_workload(&mut self, manifest: Value, file: &str) -> Result<String, String> {
+        let opts = RunOptions {
+            write: WriteMode::ForReal,
+            cleanup: false,
+            replace_existing: true,
+            timeout: Duration::from_secs(30),
+        };
+        let w = crate::journey::workload::run(&self.admin, &manifest, &opts, |_, _| {}).await;
+        if let Some(e) = w.request.handshake.as_ref().and_then(|h| h.as_ref().err()) {
+            return Err(e.clone());
+        }
+        let (ns, name) = w.name.split_once('/').unwrap_or(("default", &w.name));
+        let labels = manifest
+            .pointer("/spec/selector/matchLabels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default();
+        let pods = self
+            .send(
+                Method::GET,
+                &format!(
+                    "/api/v1/namespaces/{ns}/pods?labelSelector={}",
+                    labels.replace('=', "%3D").replace(',', "%2C")
+                ),
+                None,
+            )
+            .await?;
+        let mut per_node: BTreeMap<Option<String>, usize> = BTreeMap::new();
+        for p in pods["items"].as_array().into_iter().flatten() {
+            if p.pointer("/metadata/deletionTimestamp").is_some() {
+                continue;
+            }
+            let node = p
+                .pointer("/spec/nodeName")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .map(String::from);
+            *per_node.entry(node).or_default() += 1;
+        }
+        let workload = Workload {
+            kind: w.kind.clone(),
+            name: name.to_string(),
+            scheduler: manifest
+                .pointer("/spec/template/spec/schedulerName")
+                .and_then(Value::as_str)
+                .unwrap_or(crate::scheduler::DEFAULT_SCHEDULER)
+                .to_string(),
+            per_node,
+        };
+        let line = format!(
+            "created {} {} from {file}: {} pod(s){}",
+            workload.kind,
+            workload.name,
+            workload.per_node.values().sum::<usize>(),
+            if w.timed_out {
+                " (not all running after 30 s)"
+            } else {
+                ""
+            }
+        );
+        self.workloads.retain(|x| x.name != workload.name);
+        self.workloads.push(workload);
+        Ok(line)
+    }
+
     async fn create(&mut self, c: &Create) -> Result<String, String> {
         let pod = self.manifest(c)?;
+        if crate::journey::workload::kind_of(&pod).is_some() {
+            return self.create_workload(pod, &c.manifest).await;
+        }
         let opts = RunOptions {
             write: WriteMode::ForReal,
             cleanup: false,
@@ -329,9 +452,10 @@ impl Session {
         crate::pki::inspect(&self.user).ok()
     }
 
-    /// Computes a reveal from the cluster, the handshake or the certificates.
-    pub async fn answer(&self, r: Reveal) -> Answer {
-        match r {
+    /// Computes a question's answer from the cluster, the handshake or the certificates.
+    pub async fn answer(&self, q: &Question) -> Answer {
+        match q.reveal {
+            Reveal::NodesUsed => self.nodes_used(q.of.as_deref().unwrap_or_default()),
             Reveal::Identity => {
                 let id = self.report().and_then(|r| r.user.identity);
                 match id {

@@ -89,6 +89,30 @@ pub fn facts(session: &Session, step: &Step, hide: Option<Reveal>) -> Vec<String
                     out.push(format!("passed the filter: {}", passed.join(", ")));
                 }
             }
+            // The workloads created so far, side by side; the one a question is about keeps
+            // its placement until the reveal.
+            let asked = step
+                .question
+                .as_ref()
+                .filter(|q| q.reveal == Reveal::NodesUsed && hide.is_some())
+                .and_then(|q| q.of.as_deref());
+            for w in &session.workloads {
+                let pods: usize = w.per_node.values().sum();
+                if asked == Some(w.name.as_str()) {
+                    out.push(format!(
+                        "{} {} ({}): {pods} pod(s); where they run is the question",
+                        w.kind, w.name, w.scheduler
+                    ));
+                } else {
+                    out.push(format!(
+                        "{} {} ({}): {}",
+                        w.kind,
+                        w.name,
+                        w.scheduler,
+                        w.placement()
+                    ));
+                }
+            }
         }
     }
     out

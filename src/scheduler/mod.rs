@@ -34,6 +34,9 @@ pub mod why;
 pub mod world;
 
 pub use cycle::Scheduler;
+
+/// The schedulerName of kube-scheduler's default profile, and of every pod that names none.
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
 pub use framework::{Code, CycleContext, Status};
 pub use podinfo::PodInfo;
 pub use profile::Profile;

@@ -272,7 +272,7 @@ impl PodInfo {
                 .scheduler_name
                 .clone()
                 .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "default-scheduler".into()),
+                .unwrap_or_else(|| super::DEFAULT_SCHEDULER.into()),
             preemption_never: spec.preemption_policy.as_deref() == Some("Never"),
             nominated_node_name: pod
                 .status

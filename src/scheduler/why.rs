@@ -142,7 +142,7 @@ pub fn compare(trace: &PodTrace, bound: &BoundPod, seed: u64) -> Comparison {
         );
     }
     let scheduler = if bound.scheduler_name.is_empty() {
-        "default-scheduler"
+        super::DEFAULT_SCHEDULER
     } else {
         bound.scheduler_name.as_str()
     };

@@ -35,6 +35,7 @@ impl Embedded {
         rt: &tokio::runtime::Runtime,
         scenarios: &[PathBuf],
         etcd: bool,
+        scheduler_profiles: Option<Vec<crate::scheduler::Profile>>,
     ) -> Result<Embedded, String> {
         for s in scenarios {
             if !s.is_file() {
@@ -52,6 +53,7 @@ impl Embedded {
             control_loops: true,
             service_account_issuer: None,
             simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
+            scheduler_profiles,
         };
         let limits = Limits::default();
         let local = match etcd {

@@ -92,7 +92,7 @@ pub fn play(
             _ => None,
         };
         if let Some(q) = &step.question {
-            let answer = rt.block_on(session.answer(q.reveal));
+            let answer = rt.block_on(session.answer(q));
             screen.reveal = Some(reveal(&answer, &choices, guess));
             screen.facts = facts(session, step, None);
             let input = live(

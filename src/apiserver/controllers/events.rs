@@ -10,9 +10,17 @@ use crate::apiserver::util;
 /// Who reports an event: the scheduler (events.k8s.io style), a kubelet or a controller of
 /// kube-controller-manager (core/v1 style, `source.component` e.g. `deployment-controller`).
 pub enum Reporter<'a> {
-    Scheduler,
-    Kubelet { node: &'a str },
-    Controller { component: &'a str },
+    /// kube-scheduler, under the name of the profile that placed the pod (upstream gives each
+    /// profile its own recorder).
+    Scheduler {
+        profile: &'a str,
+    },
+    Kubelet {
+        node: &'a str,
+    },
+    Controller {
+        component: &'a str,
+    },
 }
 
 /// Record an event about an object (its kind and apiVersion from the object; a pod when the
@@ -60,15 +68,15 @@ pub fn record(
         "type": kind,
     });
     match reporter {
-        Reporter::Scheduler => {
+        Reporter::Scheduler { profile } => {
             // events.k8s.io/v1 writers leave the deprecated core fields empty.
             ev["source"] = json!({});
             ev["firstTimestamp"] = Value::Null;
             ev["lastTimestamp"] = Value::Null;
             ev["eventTime"] = json!(util::now_micro());
             ev["action"] = json!(action);
-            ev["reportingComponent"] = json!("default-scheduler");
-            ev["reportingInstance"] = json!("default-scheduler-kexplore");
+            ev["reportingComponent"] = json!(profile);
+            ev["reportingInstance"] = json!(format!("{profile}-kexplore"));
         }
         Reporter::Kubelet { node } => {
             ev["source"] = json!({"component": "kubelet", "host": node});

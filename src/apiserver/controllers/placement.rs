@@ -44,6 +44,8 @@ pub trait Engine: Send + Sync {
     /// Whether pods' resources are read at pod level (`spec.resources`), as the modelled
     /// release does: the scheduler cache compiles pods the same way.
     fn pod_level_resources(&self) -> bool;
+    /// The schedulerNames whose pods it places (its profiles'); other pods are left alone.
+    fn scheduler_names(&self) -> Vec<String>;
 }
 
 /// The owners' selectors (system-default spreading) and the disruption budgets (preemption),
@@ -71,15 +73,23 @@ pub struct KubeScheduler {
 
 impl KubeScheduler {
     pub fn new() -> Self {
-        // The release `/version` reports, mapped as every client maps it.
-        let reported = crate::apiserver::registry::discovery::version();
-        let version =
-            crate::scheduler::release::Modelling::for_server(reported["gitVersion"].as_str())
-                .version;
+        Self::with_profiles(None)
+    }
+
+    /// kube-scheduler with these profiles (`--scheduler-config`); `None`: the default one.
+    pub fn with_profiles(profiles: Option<Vec<crate::scheduler::Profile>>) -> Self {
+        let version = Self::version();
         KubeScheduler {
             version,
-            inner: std::sync::Mutex::new(crate::scheduler::Scheduler::new(version, None, 0)),
+            inner: std::sync::Mutex::new(crate::scheduler::Scheduler::new(version, profiles, 0)),
         }
+    }
+
+    /// The release `/version` reports, mapped as every client maps it: the one whose
+    /// behaviour (and configuration API) the embedded scheduler models.
+    pub fn version() -> crate::scheduler::KubeVersion {
+        let reported = crate::apiserver::registry::discovery::version();
+        crate::scheduler::release::Modelling::for_server(reported["gitVersion"].as_str()).version
     }
 }
 
@@ -130,6 +140,18 @@ impl Engine for KubeScheduler {
 
     fn pod_level_resources(&self) -> bool {
         self.version.pod_level_resources()
+    }
+
+    fn scheduler_names(&self) -> Vec<String> {
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if s.profiles.is_empty() {
+            // The legacy (1.13) scheduler has no profiles: it is the default scheduler.
+            return vec![crate::scheduler::DEFAULT_SCHEDULER.to_string()];
+        }
+        s.profiles
+            .iter()
+            .map(|p| p.scheduler_name.clone())
+            .collect()
     }
 }
 

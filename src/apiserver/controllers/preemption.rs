@@ -130,7 +130,9 @@ pub(crate) fn carry_out(api: &Api, preemptor: &Value, plan: &Preemption) -> Stri
         events::record(
             &*api.store,
             &marked,
-            Reporter::Scheduler,
+            Reporter::Scheduler {
+                profile: scheduler_name(preemptor),
+            },
             "Normal",
             "Preempted",
             "Preempting",
@@ -165,4 +167,12 @@ pub(crate) fn carry_out(api: &Api, preemptor: &Value, plan: &Preemption) -> Stri
         },
         plan.node
     )
+}
+
+/// The profile a pod asked for (`spec.schedulerName`, defaulted as the API server does).
+pub(crate) fn scheduler_name(pod: &Value) -> &str {
+    pod.pointer("/spec/schedulerName")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(crate::scheduler::DEFAULT_SCHEDULER)
 }

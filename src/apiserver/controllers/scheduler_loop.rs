@@ -1,5 +1,5 @@
-//! The scheduler inside the embedded cluster: watch pending pods whose schedulerName is
-//! `default-scheduler`, run a scheduling engine on the store's live snapshot, bind through the
+//! The scheduler inside the embedded cluster: watch pending pods whose schedulerName names one
+//! of its profiles (`default-scheduler` unless `serve --scheduler-config` says more), run a scheduling engine on the store's live snapshot, bind through the
 //! same code the `binding` subresource uses, and record `Scheduled` / `FailedScheduling`
 //! events with upstream's messages. The full engine trace is kept for the journey and TUI.
 
@@ -25,15 +25,14 @@ use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;
 use crate::apiserver::util::At;
 
-fn pending(v: &Value) -> bool {
+/// Unbound, not being deleted, not gated, and naming one of `profiles` (kube-scheduler leaves
+/// pods naming another scheduler alone).
+fn pending(v: &Value, profiles: &[String]) -> bool {
     v.at("/spec/nodeName")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .is_empty()
-        && v.at("/spec/schedulerName")
-            .and_then(Value::as_str)
-            .unwrap_or("default-scheduler")
-            == "default-scheduler"
+        && profiles.iter().any(|p| p == preemption::scheduler_name(v))
         && v.at("/metadata/deletionTimestamp").is_none()
         && v.at("/spec/schedulingGates")
             .and_then(Value::as_array)
@@ -42,13 +41,23 @@ fn pending(v: &Value) -> bool {
 
 /// Run until `stop` flips. Wakes on store changes, retries unschedulable pods when the
 /// cluster changes (at most every few seconds per pod, like the backoff queue).
-pub async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
-    run_with(api, Arc::new(KubeScheduler::new()), &mut stop).await
+pub async fn run(
+    api: Arc<Api>,
+    mut stop: watch::Receiver<bool>,
+    profiles: Option<Vec<crate::scheduler::Profile>>,
+) {
+    run_with(
+        api,
+        Arc::new(KubeScheduler::with_profiles(profiles)),
+        &mut stop,
+    )
+    .await
 }
 
 pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::Receiver<bool>) {
     let mut changes = api.store.changes();
-    let mut queue = TrackedKeys::new("/registry/pods/", pending);
+    let profiles = engine.scheduler_names();
+    let mut queue = TrackedKeys::new("/registry/pods/", move |v| pending(v, &profiles));
     let mut failed: HashMap<String, (Instant, String)> = HashMap::new();
     let mut cache = SchedulerCache::new(engine.pod_level_resources());
     let mut tick = tokio::time::interval(Duration::from_secs(2));
@@ -78,7 +87,7 @@ struct Record<'a> {
     spread: &'a Value,
     // Said by the trace itself when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    profile: Option<&'static str>,
+    profile: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pod: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,7 +143,10 @@ fn cycle(
         .iter()
         .filter_map(|k| api.store.get(k))
         .collect();
-    let mut queue: Vec<&Arc<Value>> = pod_values.iter().filter(|v| pending(v)).collect();
+    let mut queue: Vec<&Arc<Value>> = pod_values
+        .iter()
+        .filter(|v| pending_pods.wants(v))
+        .collect();
     if queue.is_empty() {
         return;
     }
@@ -221,7 +233,10 @@ fn cycle(
             engine: placement.engine,
             at: &started,
             spread: &placement.spread,
-            profile: placement.trace.is_none().then_some("default-scheduler"),
+            profile: placement
+                .trace
+                .is_none()
+                .then_some(preemption::scheduler_name(pv)),
             pod: placement.trace.is_none().then_some(key.as_str()),
             message: placement
                 .trace
@@ -243,7 +258,9 @@ fn cycle(
                         events::record(
                             &*api.store,
                             &bound,
-                            Reporter::Scheduler,
+                            Reporter::Scheduler {
+                                profile: preemption::scheduler_name(pv),
+                            },
                             "Normal",
                             "Scheduled",
                             "Binding",
@@ -281,7 +298,9 @@ fn cycle(
                     events::record(
                         &*api.store,
                         pv,
-                        Reporter::Scheduler,
+                        Reporter::Scheduler {
+                            profile: preemption::scheduler_name(pv),
+                        },
                         "Warning",
                         "FailedScheduling",
                         "Scheduling",

@@ -11,19 +11,27 @@ use crate::apiserver::storage::interface::Storage;
 pub struct TrackedKeys {
     pub keys: BTreeSet<String>,
     prefix: &'static str,
-    wanted: fn(&Value) -> bool,
+    wanted: Box<dyn Fn(&Value) -> bool + Send + Sync>,
     /// Every revision up to this one has been looked at; None until the first full scan.
     pos: Option<u64>,
 }
 
 impl TrackedKeys {
-    pub fn new(prefix: &'static str, wanted: fn(&Value) -> bool) -> Self {
+    pub fn new(
+        prefix: &'static str,
+        wanted: impl Fn(&Value) -> bool + Send + Sync + 'static,
+    ) -> Self {
         TrackedKeys {
             keys: BTreeSet::new(),
             prefix,
-            wanted,
+            wanted: Box::new(wanted),
             pos: None,
         }
+    }
+
+    /// Whether `v` is one of the objects tracked (the object may have changed since).
+    pub fn wants(&self, v: &Value) -> bool {
+        (self.wanted)(v)
     }
 
     pub fn catch_up(&mut self, store: &dyn Storage) {

@@ -57,6 +57,8 @@ pub struct ServeOptions {
     /// How long a simulated container runs before it exits 0, for pods that restart `Never`
     /// or `OnFailure` (Jobs); other pods keep running.
     pub simulated_run: Duration,
+    /// kube-scheduler's profiles (`--scheduler-config`); `None`: its default profile alone.
+    pub scheduler_profiles: Option<Vec<crate::scheduler::Profile>>,
 }
 
 /// A running server; dropping it without `shutdown` leaves the tasks to the runtime.
@@ -151,6 +153,7 @@ pub(crate) async fn start_on(
     if opts.control_loops {
         // Each component stands for its Lease, as it would beside other replicas on one store.
         let identity = leader_election::identity();
+        let profiles = opts.scheduler_profiles.clone();
         let timings = leader_election::Timings::default();
         let grace = limits.node_monitor_grace_period;
         let renew = kubelet_node::renew_interval(grace);
@@ -160,7 +163,7 @@ pub(crate) async fn start_on(
             identity.clone(),
             timings,
             stop_rx.clone(),
-            |api, stop| on_own_thread(scheduler_loop::run(api, stop)),
+            move |api, stop| on_own_thread(scheduler_loop::run(api, stop, profiles.clone())),
         ));
         tasks.spawn(leader_election::lead(
             api.clone(),

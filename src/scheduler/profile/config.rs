@@ -288,7 +288,7 @@ pub fn load(text: &str, version: KubeVersion) -> Result<Vec<Profile>, ConfigErro
     for (i, p) in profiles.iter().enumerate() {
         let at = format!("profiles[{i}]");
         let name = match p.get("schedulerName") {
-            None | Some(Value::Null) => "default-scheduler",
+            None | Some(Value::Null) => crate::scheduler::DEFAULT_SCHEDULER,
             Some(Value::String(s)) => s.as_str(),
             Some(other) => {
                 return err(format!(

@@ -71,7 +71,7 @@ impl Profile {
     /// The default profile ("default-scheduler") of `version`.
     pub fn default_for(version: KubeVersion) -> Profile {
         config::expand(
-            "default-scheduler",
+            crate::scheduler::DEFAULT_SCHEDULER,
             &default_multipoint(version),
             &config::PointSets::default(),
             None,

@@ -43,6 +43,7 @@ impl Live {
                 control_loops: true,
                 service_account_issuer: None,
                 simulated_run: crate::apiserver::request::context::DEFAULT_SIMULATED_RUN,
+                scheduler_profiles: None,
             }))
             .expect("server starts");
         let url = format!("https://{}", running.addr);
