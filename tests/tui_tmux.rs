@@ -394,3 +394,69 @@ fn view4_on_a_remote_server_says_dry_run() {
     tmux.keys(&["n"]);
     quit_and_check_restored(&tmux);
 }
+
+/// Issue 14 §2: `--present --autoplay 1` at 80×24 tells the whole story unattended, view
+/// after view in the seeds' order — view 4 up to the scheduler's watch, view 5's filter and
+/// score, then view 4's binding and kubelet — counting "step N of M" to the end; a key takes
+/// over and Backspace goes back.
+#[test]
+fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmux = start_with(
+        "present-auto",
+        dir.path(),
+        "--embedded --present --autoplay 1",
+        (80, 24),
+        "",
+    );
+    let title = |s: &str| s.lines().nth(1).unwrap_or_default().trim().to_string();
+    let step_of = |t: &str| -> Option<(usize, usize)> {
+        let rest = t.split("step ").nth(1)?;
+        let mut words = rest.split_whitespace();
+        let n = words.next()?.parse().ok()?;
+        let _of = words.next()?;
+        let m = words.next()?.parse().ok()?;
+        Some((n, m))
+    };
+    let started = std::time::Instant::now();
+    let mut views: Vec<char> = Vec::new();
+    let end = loop {
+        let s = tmux.screen();
+        let t = title(&s);
+        if let Some(v) = t.chars().next().filter(char::is_ascii_digit)
+            && views.last() != Some(&v)
+        {
+            views.push(v);
+        }
+        if let Some((n, m)) = step_of(&t)
+            && n == m
+            && t.starts_with("4 Pod journey")
+            && s.contains("Running")
+        {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "the story did not end; views so far {views:?}:\n{s}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    };
+    assert_eq!(
+        views,
+        ['1', '2', '3', '4', '5', '4'],
+        "the seeds' order:\n{end}"
+    );
+    assert!(title(&end).contains("autoplay every 1s"), "{end}");
+    let (_, total) = step_of(&title(&end)).expect("step N of M");
+    tmux.keys(&["BSpace"]);
+    let back = tmux.wait_screen("a key takes over and goes back", |s| {
+        let t = title(s);
+        t.contains("Space next") && step_of(&t) == Some((total - 1, total))
+    });
+    assert!(title(&back).starts_with("4 Pod journey"), "{back}");
+    quit_and_check_restored(&tmux);
+}

@@ -77,6 +77,11 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
             stats.messages += batch.len() as u64;
             stats.largest_batch = stats.largest_batch.max(batch.len());
             for ev in batch {
+                // Autoplay runs until a key is pressed: then the presenter drives.
+                if matches!(&ev, AppEvent::Input(Event::Key(k)) if k.kind == event::KeyEventKind::Press)
+                {
+                    state.autoplay = None;
+                }
                 let Some(action) = to_action(ev, &state, &keymap) else {
                     continue;
                 };

@@ -34,6 +34,8 @@ pub struct Binding {
 }
 
 const STEPPED: &[View] = &[View::Connection, View::PodJourney, View::Scheduler];
+/// The views without steps, where Space and Backspace only move the presenter's story.
+const FIRST: &[View] = &[View::Kubeconfig, View::Certificates];
 const LISTS: &[View] = &[View::Kubeconfig, View::Certificates, View::Scheduler];
 const JOURNEY: &[View] = &[View::PodJourney];
 const SCHEDULER: &[View] = &[View::Scheduler];
@@ -188,6 +190,22 @@ impl Default for KeyMap {
                 "previous step (views 3-5)",
                 None,
                 Scope::Only(STEPPED),
+            ),
+            b(
+                vec![key(' ')],
+                "Space",
+                Action::NextStep,
+                "presenter mode: on through the story, view after view (1, 2)",
+                None,
+                Scope::Only(FIRST),
+            ),
+            b(
+                vec![code(KeyCode::Backspace)],
+                "Backspace",
+                Action::PreviousStep,
+                "presenter mode: back through the story (1, 2)",
+                None,
+                Scope::Only(FIRST),
             ),
             b(
                 vec![key('r')],
@@ -467,7 +485,7 @@ mod tests {
     }
 
     #[test]
-    fn step_keys_work_in_stepped_views_only() {
+    fn step_keys_step_in_views_3_to_5_and_move_the_story_in_1_and_2() {
         let km = KeyMap::default();
         let space = press(KeyCode::Char(' '), KeyModifiers::NONE);
         let bs = press(KeyCode::Backspace, KeyModifiers::NONE);
@@ -479,7 +497,17 @@ mod tests {
             km.action_for(&bs, View::Connection, false),
             Some(Action::PreviousStep)
         );
-        assert_eq!(km.action_for(&space, View::Kubeconfig, false), None);
+        // In views 1 and 2 they only move presenter mode's story (update ignores them else).
+        assert_eq!(
+            km.action_for(&space, View::Kubeconfig, false),
+            Some(Action::NextStep)
+        );
+        assert_eq!(
+            km.action_for(&bs, View::Certificates, false),
+            Some(Action::PreviousStep)
+        );
+        let n = press(KeyCode::Char('n'), KeyModifiers::NONE);
+        assert_eq!(km.action_for(&n, View::Kubeconfig, false), None);
     }
 
     #[test]

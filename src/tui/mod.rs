@@ -20,6 +20,7 @@ pub mod sched;
 pub mod session;
 pub mod state;
 pub mod stepped;
+pub mod story;
 pub mod terminal;
 pub mod theme;
 pub mod trust_tree;

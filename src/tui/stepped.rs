@@ -565,17 +565,20 @@ pub fn open_pods(state: &mut AppState) {
     }
 }
 
-/// Autoplay: one step forward when the interval has passed.
+/// Autoplay: the story's next step when the interval has passed (three intervals at a
+/// question, so the room can answer first).
 pub fn autoplay(state: &mut AppState) -> Vec<Effect> {
     let Some(secs) = state.autoplay else {
         return Vec::new();
     };
-    let stepped = matches!(
-        state.view,
-        View::Connection | View::PodJourney | View::Scheduler
-    );
-    if !stepped || state.overlay.is_some() || state.now_unix - state.last_step_at < secs as i64 {
+    let question = state.view == View::Scheduler
+        && matches!(
+            state.sched.current(predict(state)),
+            Some(super::sched::steps::Step::Predict)
+        );
+    let wait = secs as i64 * if question { 3 } else { 1 };
+    if state.overlay.is_some() || state.now_unix - state.last_step_at < wait {
         return Vec::new();
     }
-    step(state, true)
+    super::story::next(state)
 }

@@ -12,6 +12,7 @@ use super::command;
 use super::filter;
 use super::state::{AppState, Overlay};
 use super::stepped;
+use super::story;
 use super::trust_tree;
 use super::views::scheduler::Hit;
 use super::views::{self, certificates, kubeconfig, tabs};
@@ -126,6 +127,8 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::PageUp => move_cursor(state, -(PAGE as isize)),
         Action::PageDown => move_cursor(state, PAGE as isize),
         Action::Select => return select(state),
+        Action::NextStep if state.present => return story::next(state),
+        Action::PreviousStep if state.present => return story::back(state),
         Action::NextStep => return stepped::step(state, true),
         Action::PreviousStep => return stepped::step(state, false),
         Action::Resize(w, h) => state.size = (w, h),

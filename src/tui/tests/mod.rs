@@ -20,6 +20,7 @@ mod sequences;
 mod sequences_finish;
 mod sequences_stepped;
 mod stepped_fixtures;
+mod story;
 mod tree;
 mod truth;
 mod workload_fixture;

@@ -50,19 +50,19 @@ pub fn caption(state: &AppState) -> String {
 /// Draws the title and the caption; returns where the view goes.
 pub fn draw_frame(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) -> Rect {
     let [title, body, cap] = areas(area);
-    let auto = state
-        .autoplay
-        .map_or(String::new(), |s| format!("  · autoplay every {s}s"));
+    let (n, m) = crate::tui::story::position(state);
+    // One row at 80 columns: while autoplay runs, its line replaces the keys.
+    let keys = match state.autoplay {
+        Some(s) => format!("autoplay every {s}s: any key takes over"),
+        None => "Space next · Backspace back · P leaves".to_string(),
+    };
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(
                 format!("{} {}", state.view.index() + 1, state.view.title()),
                 theme.title,
             ),
-            Span::styled(
-                format!("   Space next · Backspace back · P leaves presenter mode{auto}"),
-                theme.muted,
-            ),
+            Span::styled(format!("  step {n} of {m} · {keys}"), theme.muted),
         ])),
         title,
     );

@@ -1,0 +1,64 @@
+//! Presenter mode's story across views: Space and Backspace leave a view at its ends, and the
+//! title counts "step N of M".
+
+use ratatui::crossterm::event::KeyCode::{Backspace, Char};
+
+use super::fixtures::{self, press};
+use super::render::render;
+use crate::tui::action::View;
+use crate::tui::story;
+use crate::tui::update::Effect;
+
+#[test]
+fn space_goes_on_across_views_in_presenter_mode_only() {
+    let mut s = fixtures::state();
+    press(&mut s, &[Char(' ')]);
+    assert_eq!(
+        s.view,
+        View::Kubeconfig,
+        "outside presenter mode Space stays"
+    );
+    s.present = true;
+    assert_eq!(story::position(&s).0, 1);
+    press(&mut s, &[Char(' ')]);
+    assert_eq!(s.view, View::Certificates);
+    assert_eq!(story::position(&s).0, 2);
+    let effects = press(&mut s, &[Char(' ')]);
+    assert_eq!(s.view, View::Connection);
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::Connect(_))),
+        "entering view 3 starts the handshake: {effects:?}"
+    );
+    press(&mut s, &[Char(' ')]);
+    assert_eq!(
+        s.view,
+        View::Connection,
+        "a view still loading is not skipped"
+    );
+    press(&mut s, &[Backspace]);
+    assert_eq!(s.view, View::Certificates);
+    press(&mut s, &[Backspace, Backspace]);
+    assert_eq!(s.view, View::Kubeconfig, "the story's start stays put");
+}
+
+#[test]
+fn the_presenter_title_counts_the_steps_whole_at_80_columns() {
+    let mut s = fixtures::state();
+    s.present = true;
+    s.size = (80, 24);
+    let (n, m) = story::position(&s);
+    let screen = render(&s, 80, 24);
+    let title = screen.lines().nth(1).unwrap_or_default();
+    assert!(
+        title.contains(&format!(
+            "step {n} of {m} · Space next · Backspace back · P leaves"
+        )),
+        "{screen}"
+    );
+    s.autoplay = Some(2);
+    let screen = render(&s, 80, 24);
+    assert!(
+        screen.contains("autoplay every 2s: any key takes over"),
+        "{screen}"
+    );
+}
