@@ -159,6 +159,8 @@ pub enum Action {
     ClearFilter,
     /// `x` (view 5): undo every what-if (requests, tolerations, nodeSelector).
     ResetWhatIf,
+    /// Keys 1–9 at view 5's "which node wins?" (presenter mode): the room's guess.
+    Guess(usize),
     /// `b` (view 5): the default and the bin-packing profile side by side.
     CompareProfiles,
     /// `d` (view 5's pods list): describe the pod under the cursor, with its events.

@@ -214,6 +214,11 @@ pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Acti
             return typing_action(k);
         }
     }
+    if let AppEvent::Input(Event::Key(k)) = &ev
+        && let Some(d) = guess_digit(k, state)
+    {
+        return Some(Action::Guess(d));
+    }
     match ev {
         AppEvent::Action(a) => Some(a),
         AppEvent::Input(Event::Key(k)) => keymap.action_for(&k, state.view, state.overlay_open()),
@@ -226,6 +231,22 @@ pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Acti
         },
         AppEvent::Input(_) => None,
     }
+}
+
+/// At view 5's "which node wins?" the digits are the room's guess, not views.
+fn guess_digit(k: &ratatui::crossterm::event::KeyEvent, state: &AppState) -> Option<usize> {
+    use ratatui::crossterm::event::{KeyCode, KeyEventKind};
+    let KeyCode::Char(c @ '1'..='9') = k.code else {
+        return None;
+    };
+    let asking = k.kind != KeyEventKind::Release
+        && state.view == super::action::View::Scheduler
+        && !state.overlay_open()
+        && matches!(
+            state.sched.current(super::stepped::predict(state)),
+            Some(super::sched::steps::Step::Predict)
+        );
+    asking.then(|| c as usize - '0' as usize)
 }
 
 /// While the `/` filter is being typed every key is text, except the ones that end it.

@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::Pod;
 use super::action::{Action, View};
 use super::sched::LiveState;
 use super::sched::model::{ClusterData, Model, Resource, WhatIf};
+use super::sched::steps;
 use super::sched::watch::{LiveStatus, LiveUpdate};
 use super::state::AppState;
 use super::update::Effect;
@@ -372,6 +373,14 @@ fn scheduler_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
             s.filter.clear();
             s.reorder(predict);
         }
+        Action::Guess(n) => {
+            let pick = s
+                .model()
+                .and_then(|m| steps::candidates(m).get(n.wrapping_sub(1)).cloned());
+            if pick.is_some() {
+                s.guess = pick;
+            }
+        }
         Action::CompareProfiles => {
             s.compare = !s.compare;
             let on = s.compare;
@@ -442,6 +451,7 @@ fn set_model(state: &mut AppState, model: Result<Model, String>) {
         m.compare(true);
     }
     state.sched.model = Some(model);
+    state.sched.guess = None;
     state.sched.step = 0;
     state.sched.cursor = 0;
     state.sched.reorder(predict(state));

@@ -68,6 +68,8 @@ pub struct SchedState {
     pub listing: Option<live::Listing>,
     /// Whether the pods list is shown in place of the nodes (`w`).
     pub pods_open: bool,
+    /// Presenter mode's guess at "which node wins?" (keys 1–9 on that step).
+    pub guess: Option<String>,
     /// `b`: the default and bin-packing profiles side by side in place of the nodes.
     pub compare: bool,
     /// `:ns NAME`: the pods list shows this namespace's pods only.

@@ -132,3 +132,12 @@ pub fn running_total(m: &Model, s: usize, j: usize) -> i64 {
         .map(|p| p.weighted)
         .sum()
 }
+
+/// What the room may guess at "which node wins?": the nodes that passed the filter, by name,
+/// keys 1–9.
+pub fn candidates(m: &Model) -> Vec<String> {
+    let mut c: Vec<String> = m.trace.score.iter().map(|s| s.node.to_string()).collect();
+    c.sort();
+    c.truncate(9);
+    c
+}

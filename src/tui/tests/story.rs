@@ -62,3 +62,46 @@ fn the_presenter_title_counts_the_steps_whole_at_80_columns() {
         "{screen}"
     );
 }
+
+#[test]
+fn which_node_wins_takes_a_guess_and_the_result_judges_it() {
+    use crate::tui::sched::steps::{Step, candidates};
+    let mut s = super::sequences_finish::view5_live(None);
+    s.present = true;
+    s.size = (80, 24);
+    while s.sched.current(true) != Some(Step::Predict) {
+        let before = s.sched.step;
+        press(&mut s, &[Char(' ')]);
+        assert_ne!(s.sched.step, before, "the steps lead to the question");
+    }
+    let m = s.sched.model().expect("model");
+    let nodes = candidates(m);
+    let winner = m.trace.selected.clone().expect("a winner");
+    let screen = render(&s, 80, 24);
+    let squashed: String = screen.split_whitespace().collect();
+    let choices: Vec<String> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{} {n}", i + 1))
+        .collect();
+    let ask = format!("Guess with 1–{}: {}", nodes.len(), choices.join(" · "));
+    assert!(
+        squashed.contains(&ask.split_whitespace().collect::<String>()),
+        "the choices, whole:\n{screen}"
+    );
+    assert!(!screen.contains("Selected:"), "no answer before the reveal");
+    // A digit here is a guess, not a view.
+    let wrong = nodes.iter().position(|n| *n != winner).expect("a loser");
+    press(&mut s, &[Char(char::from(b'1' + wrong as u8))]);
+    assert_eq!(s.view, View::Scheduler);
+    assert_eq!(s.sched.guess.as_deref(), Some(nodes[wrong].as_str()));
+    assert!(render(&s, 80, 24).contains(&format!("Your guess: {}", nodes[wrong])));
+    while s.sched.current(true) != Some(Step::Result) {
+        press(&mut s, &[Char(' ')]);
+    }
+    let screen = render(&s, 80, 24);
+    assert!(
+        screen.contains(&format!("your guess, {}: ✗ not this time", nodes[wrong])),
+        "{screen}"
+    );
+}

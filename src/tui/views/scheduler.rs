@@ -40,7 +40,16 @@ fn areas(body: Rect, state: &AppState) -> [Rect; 4] {
         let theme = Theme::default();
         (
             head_lines(state, m, body.width, &theme).len() as u16,
-            summary_lines(m, &step, idx, all.len(), body.width, &theme).len() as u16,
+            summary_lines(
+                m,
+                state.sched.guess.as_deref(),
+                &step,
+                idx,
+                all.len(),
+                body.width,
+                &theme,
+            )
+            .len() as u16,
         )
     });
     let panel = match step {
@@ -160,6 +169,7 @@ pub fn draw(frame: &mut Frame, body: Rect, state: &AppState, theme: &Theme) {
     frame.render_widget(
         Paragraph::new(summary_lines(
             m,
+            s.guess.as_deref(),
             &step,
             idx,
             all.len(),
@@ -359,6 +369,7 @@ fn watch_line(state: &AppState, live: &LiveState, theme: &Theme) -> Line<'static
 /// The step, its title and what it did to all nodes at once, wrapped to `width`.
 fn summary_lines(
     m: &Model,
+    guess: Option<&str>,
     step: &Step,
     idx: usize,
     count: usize,
@@ -410,13 +421,28 @@ fn summary_lines(
             }
             (format!("Filter: {}", names.join(", ")), d)
         }
-        Step::Predict => (
-            "Which node wins?".into(),
-            vec![format!(
-                "{} feasible nodes will be scored. Guess, then Space reveals the scores.",
-                t.score.len()
-            )],
-        ),
+        Step::Predict => {
+            let c = steps::candidates(m);
+            let ask = match guess {
+                Some(g) => format!("Your guess: {g}. Space reveals the scores."),
+                None => format!(
+                    "Guess with 1–{}: {}; then Space reveals the scores.",
+                    c.len(),
+                    c.iter()
+                        .enumerate()
+                        .map(|(i, n)| format!("{} {n}", i + 1))
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                ),
+            };
+            (
+                "Which node wins?".into(),
+                vec![
+                    format!("{} feasible nodes will be scored.", t.score.len()),
+                    ask,
+                ],
+            )
+        }
         Step::Score(j) => {
             let (name, weight) = steps::score_plugins(m).get(*j).copied().unwrap_or(("?", 1));
             let raws: Vec<i64> = t
@@ -456,16 +482,21 @@ fn summary_lines(
             (format!("Score: {name}"), d)
         }
         Step::Result => match (&t.selected, &t.message) {
-            (Some(node), _) => (
-                format!("Selected: {node}"),
-                vec![match (t.score.len(), &t.tie_break) {
+            (Some(node), _) => {
+                let mut d = vec![match (t.score.len(), &t.tie_break) {
                     (0 | 1, _) => {
                         "only one node passed the filters: it is chosen without scoring".into()
                     }
                     (_, Some(tb)) => tb.clone(),
                     _ => "the highest total wins".into(),
-                }],
-            ),
+                }];
+                match guess {
+                    Some(g) if g == node => d.push(format!("your guess, {g}: ✓ right")),
+                    Some(g) => d.push(format!("your guess, {g}: ✗ not this time")),
+                    None => {}
+                }
+                (format!("Selected: {node}"), d)
+            }
             (None, Some(msg)) => ("No node fits".into(), vec![msg.clone()]),
             (None, None) => ("Not scheduled".into(), t.notes.clone()),
         },
