@@ -460,3 +460,44 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
     assert!(title(&back).starts_with("4 Pod journey"), "{back}");
     quit_and_check_restored(&tmux);
 }
+
+/// Issue 14 §4: `:lesson NAME` in the TUI hands the terminal to the lesson player on a fresh
+/// embedded cluster; q there comes back to the views, which say the lesson ended.
+#[test]
+fn colon_lesson_plays_a_lesson_and_comes_back() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmux = start_with("colon-lesson", dir.path(), "--embedded", (80, 24), "");
+    tmux.wait_all("view 1", &["kexplore-admin"]);
+    tmux.keys(&[":"]);
+    for c in "lesson seeds-experiment".chars() {
+        let key = if c == ' ' {
+            "Space".to_string()
+        } else {
+            c.to_string()
+        };
+        tmux.keys(&[key.as_str()]);
+    }
+    tmux.wait_all("the command typed", &[":lesson seeds-experiment▏"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_all(
+        "the lesson's first screen",
+        &[
+            "step 1 of",
+            "From a kubeconfig to a running pod",
+            "1 KUBECONFIG",
+        ],
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_all(
+        "back in the views",
+        &[
+            "Contexts (2)",
+            "lesson 'From a kubeconfig to a running pod' ended",
+        ],
+    );
+    quit_and_check_restored(&tmux);
+}

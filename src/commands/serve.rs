@@ -4,6 +4,7 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use super::{CommandError, CommandResult};
+use crate::apiserver::controllers::placement::KubeScheduler;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::storage::etcd::EtcdStore;
 use crate::apiserver::storage::etcd_config::EtcdOptions;
@@ -60,17 +61,6 @@ pub fn limits(args: &ServeArgs) -> Limits {
     }
 }
 
-/// The profiles of a KubeSchedulerConfiguration file, as the embedded scheduler's release
-/// reads it; the error names the file.
-pub fn scheduler_profiles(
-    path: &std::path::Path,
-) -> Result<Vec<crate::scheduler::Profile>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let version = crate::apiserver::controllers::placement::KubeScheduler::version();
-    crate::scheduler::profile::config::load(&text, version)
-        .map_err(|e| format!("{}: {}", path.display(), e.0))
-}
-
 pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
     let _ = global;
     let tokens = match &args.token_auth_file {
@@ -86,7 +76,7 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
         }
     }
     let scheduler_profiles = match &args.scheduler_config {
-        Some(p) => Some(scheduler_profiles(p).map_err(CommandError::Input)?),
+        Some(p) => Some(KubeScheduler::profiles_from_file(p).map_err(CommandError::Input)?),
         None => None,
     };
     let pki = load_pki(args.pki_dir.as_deref())?;

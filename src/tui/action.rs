@@ -161,6 +161,8 @@ pub enum Action {
     ResetWhatIf,
     /// Keys 1–9 at view 5's "which node wins?" (presenter mode): the room's guess.
     Guess(usize),
+    /// `:lesson` returned: the lesson's title, or why it stopped.
+    LessonDone(Result<String, String>),
     /// `b` (view 5): the default and the bin-packing profile side by side.
     CompareProfiles,
     /// `d` (view 5's pods list): describe the pod under the cursor, with its events.

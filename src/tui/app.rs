@@ -97,6 +97,17 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
                             input = Input::start(tx.clone());
                             let _ = tx.send(AppEvent::Action(Action::ManifestEdited(edited)));
                         }
+                        Effect::Lesson(path) => {
+                            // The lesson player draws on the terminal itself, as $EDITOR does.
+                            input.stop();
+                            guard.suspend();
+                            let done = super::lesson::from_file(&path, theme);
+                            guard.resume()?;
+                            input = Input::start(tx.clone());
+                            // The clock stood still while the lesson had the terminal.
+                            let _ = tx.send(AppEvent::Action(Action::Tick(now_unix())));
+                            let _ = tx.send(AppEvent::Action(Action::LessonDone(done)));
+                        }
                         other => runner.run(other),
                     }
                 }

@@ -19,6 +19,8 @@ pub enum Command {
     Context(Option<String>),
     /// Show only the pods of this namespace (none: every namespace).
     Namespace(Option<String>),
+    /// Play a lesson (`lessons/NAME.yaml`, or a file) on a fresh embedded cluster.
+    Lesson(String),
     Quit,
     Help,
 }
@@ -46,6 +48,10 @@ pub const COMMANDS: &[CommandDef] = &[
     CommandDef {
         names: &["ctx", "context"],
         usage: ":ctx NAME",
+    },
+    CommandDef {
+        names: &["lesson"],
+        usage: ":lesson NAME",
     },
     CommandDef {
         names: &[
@@ -112,7 +118,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
             "unknown command :{first} (:pods :nodes :ns :ctx :q; :help lists all)"
         ));
     };
-    let takes_arg = matches!(def.names[0], "ns" | "ctx");
+    let takes_arg = matches!(def.names[0], "ns" | "ctx" | "lesson");
     if !takes_arg && let Some(a) = &arg {
         return Err(format!("{} takes no argument, not '{a}'", def.usage));
     }
@@ -129,6 +135,10 @@ pub fn parse(line: &str) -> Result<Command, String> {
             }
         },
         "ctx" => Command::Context(arg),
+        "lesson" => match arg {
+            Some(a) => Command::Lesson(a),
+            None => return Err(":lesson needs a name (lessons/NAME.yaml) or a file".into()),
+        },
         "help" => Command::Help,
         _ => Command::Quit,
     })
@@ -184,6 +194,26 @@ fn show(state: &mut AppState, view: View) -> Vec<Effect> {
     stepped::on_enter(state)
 }
 
+/// The lesson `name` names: a file, or `lessons/NAME.yaml` under the current directory;
+/// loaded (and so checked) before the terminal is handed over.
+fn lesson_file(name: &str) -> Result<std::path::PathBuf, String> {
+    let given = std::path::PathBuf::from(name);
+    let path = if given.is_file() {
+        given
+    } else {
+        let built_in = std::path::Path::new("lessons").join(format!("{name}.yaml"));
+        if !built_in.is_file() {
+            return Err(format!(
+                "no lesson '{name}': no such file, nor {}",
+                built_in.display()
+            ));
+        }
+        built_in
+    };
+    crate::lesson::load(&path).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
 /// View 5's pods list, now or (while the live cluster loads) when it arrives.
 fn open_pods(state: &mut AppState, effects: Vec<Effect>) -> Vec<Effect> {
     if state.sched.listing.is_some() {
@@ -233,6 +263,13 @@ pub fn run(state: &mut AppState, cmd: Command) -> Vec<Effect> {
             }
             effects
         }
+        Command::Lesson(name) => match lesson_file(&name) {
+            Ok(path) => vec![Effect::Lesson(path)],
+            Err(e) => {
+                flash(state, e, false);
+                Vec::new()
+            }
+        },
         Command::Context(None) => show(state, View::Kubeconfig),
         Command::Context(Some(name)) => {
             let Some(i) = state
@@ -295,7 +332,7 @@ mod tests {
     fn every_command_name_parses() {
         for d in COMMANDS {
             for n in d.names {
-                let line = if matches!(d.names[0], "ns" | "ctx") {
+                let line = if matches!(d.names[0], "ns" | "ctx" | "lesson") {
                     format!("{n} x")
                 } else {
                     n.to_string()

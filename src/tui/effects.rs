@@ -170,8 +170,8 @@ impl EffectRunner {
                     send(Action::Described(key, lines));
                 });
             }
-            // The loop runs the editor itself (it owns the terminal).
-            Effect::Edit(_) => {}
+            // The loop runs the editor and the lesson player itself (it owns the terminal).
+            Effect::Edit(_) | Effect::Lesson(_) => {}
         }
     }
 }

@@ -33,6 +33,72 @@ enum Out {
     Text,
 }
 
+/// Why a lesson could not be played: the lesson's own input (exit 2), or the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    Input(String),
+    Failed(String),
+}
+
+/// Plays `lesson` (read from `file`) on a fresh embedded cluster (with the lesson's scheduler
+/// profiles), then stops the cluster. The TUI's `:lesson` runs it with the terminal handed
+/// over, as `kexplore lesson` does.
+pub fn on_embedded(
+    lesson: &Lesson,
+    file: &std::path::Path,
+    autoplay: Option<f64>,
+    scenario: &[std::path::PathBuf],
+    theme: &Theme,
+) -> Result<(), RunError> {
+    crate::client::exec::forbid_terminal();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Failed(format!("cannot start the runtime: {e}")))?;
+    let base = file
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let profiles = match &lesson.scheduler_config {
+        Some(c) => Some(
+            crate::apiserver::controllers::placement::KubeScheduler::profiles_from_file(
+                &base.join(c),
+            )
+            .map_err(|e| RunError::Input(format!("{}: scheduler_config: {e}", file.display())))?,
+        ),
+        None => None,
+    };
+    let embedded = super::embedded::Embedded::start(&rt, scenario, false, profiles)
+        .map_err(RunError::Failed)?;
+    let result = (|| {
+        let scratch = crate::scratch::private_dir("lesson").map_err(RunError::Failed)?;
+        super::embedded::remember_private(&scratch);
+        let signer = crate::lesson::run::Signer {
+            ca_cert_pem: embedded.ca().cert_pem.clone(),
+            ca_key_pem: embedded.ca().key_pem.clone(),
+        };
+        let mut session = Session::new(&base, embedded.kubeconfig_path(), signer, scratch.clone())
+            .map_err(RunError::Failed)?;
+        let played = play(lesson, &mut session, rt.handle(), theme, autoplay);
+        let _ = std::fs::remove_dir_all(&scratch);
+        played.map_err(|e| RunError::Failed(format!("cannot use the terminal: {e}")))
+    })();
+    embedded.stop(&rt);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// `:lesson` in the TUI: loads `path` and plays it on a fresh embedded cluster; the lesson's
+/// title when it ends, or why it could not run.
+pub fn from_file(path: &std::path::Path, theme: &Theme) -> Result<String, String> {
+    let lesson = crate::lesson::load(path).map_err(|e| e.to_string())?;
+    on_embedded(&lesson, path, None, &[], theme).map_err(|e| match e {
+        RunError::Input(m) | RunError::Failed(m) => m,
+    })?;
+    Ok(lesson.title)
+}
+
 /// Plays `lesson` on `session`; returns when the last step was shown (or q was pressed).
 pub fn play(
     lesson: &Lesson,

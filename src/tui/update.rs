@@ -47,6 +47,9 @@ pub enum Effect {
         namespace: String,
         name: String,
     },
+    /// `:lesson`: hand the terminal to the lesson player on this (checked) file, with a fresh
+    /// embedded cluster; `Action::LessonDone`. Run by the loop itself, as `Edit`.
+    Lesson(PathBuf),
     /// Hand the terminal to $EDITOR on this file; `Action::ManifestEdited`. Run by the loop
     /// itself, since it must stop drawing and reading keys meanwhile.
     Edit(PathBuf),
@@ -68,6 +71,17 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         if let Some(d) = state.described.as_mut().filter(|d| d.pod == pod) {
             d.lines = Some(lines);
         }
+        return Vec::new();
+    }
+    if let Action::LessonDone(done) = &action {
+        state.flash = Some(super::state::Flash {
+            text: match done {
+                Ok(title) => format!("lesson '{title}' ended; its cluster is stopped"),
+                Err(e) => format!("the lesson stopped: {e}"),
+            },
+            ok: done.is_ok(),
+            until: state.now_unix + 6,
+        });
         return Vec::new();
     }
     if action == Action::Describe && state.overlay.is_none() {

@@ -85,6 +85,16 @@ impl KubeScheduler {
         }
     }
 
+    /// The profiles of a KubeSchedulerConfiguration file, as this release reads it; the
+    /// error names the file.
+    pub fn profiles_from_file(
+        path: &std::path::Path,
+    ) -> Result<Vec<crate::scheduler::Profile>, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::scheduler::profile::config::load(&text, Self::version())
+            .map_err(|e| format!("{}: {}", path.display(), e.0))
+    }
+
     /// The release `/version` reports, mapped as every client maps it: the one whose
     /// behaviour (and configuration API) the embedded scheduler models.
     pub fn version() -> crate::scheduler::KubeVersion {

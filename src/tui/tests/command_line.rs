@@ -226,3 +226,36 @@ fn d_describes_the_pod_under_the_cursor_with_its_events() {
     press(&mut s, &[Esc]);
     assert!(s.overlay.is_none());
 }
+
+#[test]
+fn colon_lesson_checks_the_lesson_before_handing_the_terminal_over() {
+    let mut s = fixtures::state();
+    let effects = press(&mut s, &typed("lesson seeds-experiment"));
+    assert!(
+        matches!(&effects[..], [Effect::Lesson(p)] if p.ends_with("lessons/seeds-experiment.yaml")),
+        "{effects:?}"
+    );
+    let effects = press(&mut s, &typed("lesson nope"));
+    assert!(effects.is_empty());
+    let flash = s.flash.clone().expect("refused").text;
+    assert!(flash.contains("no lesson 'nope'"), "{flash}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(
+        &broken,
+        "title: t\nsteps:\n  - caption: c\n    view: nowhere\n",
+    )
+    .expect("write");
+    let effects = press(&mut s, &typed(&format!("lesson {}", broken.display())));
+    assert!(effects.is_empty());
+    let flash = s.flash.clone().expect("refused").text;
+    assert!(flash.contains("broken.yaml:4:"), "{flash}");
+    press(&mut s, &typed("lesson"));
+    assert!(
+        s.flash
+            .clone()
+            .expect("refused")
+            .text
+            .contains(":lesson needs a name")
+    );
+}
