@@ -20,6 +20,8 @@ pub struct Screen {
     pub facts: Vec<String>,
     pub question: Option<String>,
     pub choices: Vec<String>,
+    /// After the reveal: its one key fact (the answer), shown large in place of the title.
+    pub key_fact: Option<String>,
     /// After the reveal: the answer's lines, and whether the guess (if any) was right.
     pub reveal: Option<Vec<String>>,
 }
@@ -175,4 +177,13 @@ pub fn reveal(answer: &Answer, choices: &[String], guess: Option<usize>) -> Vec<
     }
     out.extend(answer.lines.iter().cloned());
     out
+}
+
+/// The reveal's one key fact: the choice that is right, else the computed answer itself.
+pub fn key_fact(answer: &Answer, choices: &[String]) -> Option<String> {
+    choices
+        .iter()
+        .find(|c| answer.matches(c))
+        .cloned()
+        .or_else(|| (!answer.values.is_empty()).then(|| answer.values.join(", ")))
 }

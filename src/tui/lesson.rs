@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::Frame;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
@@ -16,7 +16,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use crate::lesson::run::Session;
-use crate::lesson::screen::{Screen, facts, reveal};
+use crate::lesson::screen::{Screen, facts, key_fact, reveal};
 use crate::lesson::{Choices, Lesson};
 
 /// What a wait ended with.
@@ -140,6 +140,7 @@ pub fn play(
             facts: facts(session, step, hide),
             question: step.question.as_ref().map(|q| q.ask.clone()),
             choices: choices.clone(),
+            key_fact: None,
             reveal: None,
         };
         let factor = if step.question.is_some() { 3.0 } else { 1.0 };
@@ -160,6 +161,7 @@ pub fn play(
         if let Some(q) = &step.question {
             let answer = rt.block_on(session.answer(q));
             screen.reveal = Some(reveal(&answer, &choices, guess));
+            screen.key_fact = key_fact(&answer, &choices);
             screen.facts = facts(session, step, None);
             let input = live(
                 &mut out,
@@ -288,29 +290,71 @@ pub fn text_lines(s: &Screen) -> Vec<String> {
     out
 }
 
+/// Columns and rows one character takes in the big text (quadrant blocks, which every
+/// terminal font draws).
+const BIG: (u16, u16) = (4, 4);
+
+/// The one thing the room reads from the back: the answer once revealed (the screen's key
+/// fact), else the step's stage (or view, without its number).
+fn big_word(s: &Screen) -> String {
+    let word = s.key_fact.clone().unwrap_or_else(|| {
+        let last = s.title.rsplit(" · ").next().unwrap_or(&s.title);
+        last.trim_start_matches(|c: char| c.is_ascii_digit() || c == ' ')
+            .to_string()
+    });
+    word.to_uppercase()
+}
+
+/// Large only in ASCII (the big font's glyphs), within the width, with rows to spare.
+fn big_fits(text: &str, area: Rect) -> bool {
+    area.height >= 24
+        && text.is_ascii()
+        && !text.is_empty()
+        && text.chars().count() as u16 * BIG.0 <= area.width
+}
+
 fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, current: bool) {
+    let word = big_word(s);
+    let big = big_fits(&word, f.area());
     let [head, title, body, foot] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(3),
+        Constraint::Length(if big { BIG.1 } else { 3 }),
         Constraint::Min(1),
         Constraint::Length(1),
     ])
     .areas(f.area());
-    f.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(format!("{} ", s.progress), theme.title),
-            Span::styled(lesson.to_string(), theme.muted),
-        ])),
-        head,
-    );
-    f.render_widget(
-        Paragraph::new(Line::styled(
-            s.title.to_uppercase(),
-            theme.title.add_modifier(Modifier::BOLD),
-        ))
-        .block(Block::default().borders(Borders::ALL)),
-        title,
-    );
+    // Large text leaves the step's full title to the head line, before the lesson's.
+    let mut spans = vec![Span::styled(format!("{} ", s.progress), theme.title)];
+    if big {
+        spans.push(Span::styled(format!("· {} ", s.title), theme.title));
+    }
+    let used: usize = spans.iter().map(|x| x.width()).sum();
+    if used + lesson.chars().count() <= head.width as usize {
+        spans.push(Span::styled(lesson.to_string(), theme.muted));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), head);
+    if big {
+        f.render_widget(
+            tui_big_text::BigText::builder()
+                .pixel_size(tui_big_text::PixelSize::Quadrant)
+                .style(theme.title.add_modifier(Modifier::BOLD))
+                .lines(vec![Line::raw(word)])
+                .build(),
+            title,
+        );
+    } else {
+        f.render_widget(
+            Paragraph::new(Line::styled(
+                s.key_fact
+                    .clone()
+                    .unwrap_or_else(|| s.title.clone())
+                    .to_uppercase(),
+                theme.title.add_modifier(Modifier::BOLD),
+            ))
+            .block(Block::default().borders(Borders::ALL)),
+            title,
+        );
+    }
     let mut lines = vec![Line::raw(s.caption.clone()), Line::raw("")];
     if let Some(d) = &s.done {
         lines.push(Line::raw(d.clone()));
@@ -347,4 +391,55 @@ fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, curr
         (false, false) => "Space next · Backspace back · q quit",
     };
     f.render_widget(Paragraph::new(Line::styled(hint, theme.muted)), foot);
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+
+    fn screen(key_fact: Option<&str>) -> Screen {
+        Screen {
+            progress: "step 5 of 7".into(),
+            title: "5 Scheduler · Score".into(),
+            caption: "Which node wins?".into(),
+            key_fact: key_fact.map(String::from),
+            reveal: key_fact.map(|k| vec![format!("answer: 3 {k}")]),
+            ..Default::default()
+        }
+    }
+
+    fn render(s: &Screen, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+        t.draw(|f| draw(f, s, "A lesson", &Theme::default(), false, true))
+            .expect("draw");
+        let buf = t.backend().buffer();
+        (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_stage_then_the_answer_are_large_and_the_full_title_stays_in_the_head() {
+        let before = screen(None);
+        assert_eq!(big_word(&before), "SCORE");
+        let text = render(&before, 80, 24);
+        let head = text.lines().next().unwrap_or_default();
+        assert!(head.contains("step 5 of 7 · 5 Scheduler · Score"), "{text}");
+        assert!(
+            !text.contains("SCORE"),
+            "drawn in blocks, not letters:\n{text}"
+        );
+        let after = screen(Some("node-3"));
+        assert_eq!(big_word(&after), "NODE-3");
+        assert!(render(&after, 80, 24).contains("answer: 3 node-3"));
+        // Too narrow or too short for the big font: the title in a box, whole.
+        let small = render(&after, 60, 20);
+        assert!(small.contains("NODE-3"), "{small}");
+        assert!(!big_fits("kexplore-admin·", Rect::new(0, 0, 80, 24)));
+        assert!(!big_fits(&"X".repeat(21), Rect::new(0, 0, 80, 24)));
+    }
 }
