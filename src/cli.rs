@@ -58,8 +58,8 @@ pub struct TuiArgs {
     /// Presenter mode: larger layout, chrome hidden, a caption for every step (P toggles).
     #[arg(long)]
     pub present: bool,
-    /// Advance the stepped views (or a `--lesson`) by themselves every SECS seconds; fractions
-    /// are allowed (`0.5`). The views' clock ticks once a second, so they round up to 1.
+    /// Tell the story by itself (views 1-5 in presenter order, or a `--lesson`), a step every
+    /// SECS seconds; fractions are allowed (`0.5`, at least 0.1); any key takes over.
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub autoplay: Option<f64>,
     /// Manifests preloaded into the embedded cluster (YAML or JSON: Nodes, Pods, ...).

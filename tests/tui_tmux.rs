@@ -395,7 +395,7 @@ fn view4_on_a_remote_server_says_dry_run() {
     quit_and_check_restored(&tmux);
 }
 
-/// Issue 14 §2: `--present --autoplay 1` at 80×24 tells the whole story unattended, view
+/// Issue 14 §2: `--present --autoplay 0.5` at 80×24 tells the whole story unattended, view
 /// after view in the seeds' order — view 4 up to the scheduler's watch, view 5's filter and
 /// score, then view 4's binding and kubelet — counting "step N of M" to the end; a key takes
 /// over and Backspace goes back.
@@ -409,7 +409,7 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
     let tmux = start_with(
         "present-auto",
         dir.path(),
-        "--embedded --present --autoplay 1",
+        "--embedded --present --autoplay 0.5",
         (80, 24),
         "",
     );
@@ -443,14 +443,14 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
             started.elapsed() < std::time::Duration::from_secs(120),
             "the story did not end; views so far {views:?}:\n{s}"
         );
-        std::thread::sleep(std::time::Duration::from_millis(150));
+        std::thread::sleep(std::time::Duration::from_millis(100));
     };
     assert_eq!(
         views,
         ['1', '2', '3', '4', '5', '4'],
         "the seeds' order:\n{end}"
     );
-    assert!(title(&end).contains("autoplay every 1s"), "{end}");
+    assert!(title(&end).contains("autoplay every 0.5s"), "{end}");
     let (_, total) = step_of(&title(&end)).expect("step N of M");
     tmux.keys(&["BSpace"]);
     let back = tmux.wait_screen("a key takes over and goes back", |s| {

@@ -92,7 +92,8 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     let mut state = AppState::new(source, active, now_unix());
     state.embedded = embedded.as_ref().map(|e| e.facts(instead_of));
     state.present = args.present;
-    state.autoplay = args.autoplay.map(|s| s.ceil().max(1.0) as u64);
+    // A step every tenth of a second at most: the beat's own pace.
+    state.autoplay = args.autoplay.map(|s| s.max(0.1));
     state.journey = JourneyState::new(pod_path.clone(), Some(&pod_text), embedded.is_some());
     state.journey.for_real = args.for_real;
     // `l` in view 4 picks among this pod and the pods in scenarios/ (of the current directory).

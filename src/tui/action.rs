@@ -94,6 +94,8 @@ pub enum Action {
     Resize(u16, u16),
     /// The clock moved on (seconds since the Unix epoch): expiry countdowns follow it.
     Tick(i64),
+    /// Autoplay's clock (milliseconds since the Unix epoch), beating while autoplay runs.
+    Beat(i64),
     /// A mouse click at column, row.
     Click(u16, u16),
     /// An effect finished: a context was resolved and inspected.

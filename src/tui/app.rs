@@ -31,6 +31,9 @@ pub enum AppEvent {
 
 /// How often the clock ticks (expiry countdowns) and the input thread checks for shutdown.
 const TICK: Duration = Duration::from_secs(1);
+/// How often autoplay's clock beats while it runs: fractions of a second (`--autoplay 0.5`)
+/// need finer steps than the clock's tick.
+const BEAT: Duration = Duration::from_millis(100);
 const POLL: Duration = Duration::from_millis(100);
 /// At most one frame per this: whatever arrives meanwhile joins the next batch, so a flood of
 /// results (or a held key) costs one draw per frame, not one per message.
@@ -47,6 +50,12 @@ struct LoopStats {
     resimulations: u64,
 }
 
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 pub fn now_unix() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -60,7 +69,9 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
     let (tx, rx) = mpsc::channel();
     let runner = EffectRunner::new(tx.clone(), state.kubeconfig_arc(), rt);
     let mut guard = TerminalGuard::enter()?;
-    let mut input = Input::start(tx.clone());
+    // Beats are sent only while autoplay runs (an idle screen is not redrawn for nothing).
+    let beats = Arc::new(AtomicBool::new(state.autoplay.is_some()));
+    let mut input = Input::start(tx.clone(), beats.clone());
     let mut stats = LoopStats::default();
     let result = (|| -> io::Result<()> {
         let size = guard.terminal.size()?;
@@ -81,6 +92,7 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
                 if matches!(&ev, AppEvent::Input(Event::Key(k)) if k.kind == event::KeyEventKind::Press)
                 {
                     state.autoplay = None;
+                    beats.store(false, Ordering::Relaxed);
                 }
                 let Some(action) = to_action(ev, &state, &keymap) else {
                     continue;
@@ -94,7 +106,7 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
                             guard.suspend();
                             let edited = super::editor::edit(&path);
                             guard.resume()?;
-                            input = Input::start(tx.clone());
+                            input = Input::start(tx.clone(), beats.clone());
                             let _ = tx.send(AppEvent::Action(Action::ManifestEdited(edited)));
                         }
                         Effect::Lesson(path) => {
@@ -103,7 +115,7 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
                             guard.suspend();
                             let done = super::lesson::from_file(&path, theme);
                             guard.resume()?;
-                            input = Input::start(tx.clone());
+                            input = Input::start(tx.clone(), beats.clone());
                             // The clock stood still while the lesson had the terminal.
                             let _ = tx.send(AppEvent::Action(Action::Tick(now_unix())));
                             let _ = tx.send(AppEvent::Action(Action::LessonDone(done)));
@@ -152,9 +164,9 @@ struct Input {
 }
 
 impl Input {
-    fn start(tx: Sender<AppEvent>) -> Input {
+    fn start(tx: Sender<AppEvent>, beats: Arc<AtomicBool>) -> Input {
         let stop = Arc::new(AtomicBool::new(false));
-        let thread = Some(spawn_input(tx, stop.clone()));
+        let thread = Some(spawn_input(tx, stop.clone(), beats));
         Input { stop, thread }
     }
 
@@ -189,11 +201,21 @@ fn next_batch(rx: &Receiver<AppEvent>, not_before: Instant) -> io::Result<Vec<Ap
 
 /// Reads terminal events (and ticks the clock) until `stop` is set. Polling with a timeout
 /// rather than blocking lets the loop stop it, e.g. before handing the terminal to $EDITOR.
-fn spawn_input(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) -> JoinHandle<()> {
+fn spawn_input(
+    tx: Sender<AppEvent>,
+    stop: Arc<AtomicBool>,
+    beats: Arc<AtomicBool>,
+) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let mut last_tick = Instant::now();
+        let mut last_beat = Instant::now();
         while !stop.load(Ordering::SeqCst) {
-            match event::poll(POLL) {
+            let wait = if beats.load(Ordering::Relaxed) {
+                BEAT
+            } else {
+                POLL
+            };
+            match event::poll(wait) {
                 Ok(true) => match event::read() {
                     Ok(ev) => {
                         if tx.send(AppEvent::Input(ev)).is_err() {
@@ -204,6 +226,12 @@ fn spawn_input(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) -> JoinHandle<()> {
                 },
                 Ok(false) => {}
                 Err(_) => return,
+            }
+            if beats.load(Ordering::Relaxed) && last_beat.elapsed() >= BEAT {
+                last_beat = Instant::now();
+                if tx.send(AppEvent::Action(Action::Beat(now_ms()))).is_err() {
+                    return;
+                }
             }
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();

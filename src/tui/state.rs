@@ -57,10 +57,12 @@ pub struct AppState {
     pub quit: bool,
     /// Presenter mode: chrome hidden, a caption per step, the "which node wins?" question.
     pub present: bool,
-    /// Advance the stepped view every this many seconds.
-    pub autoplay: Option<u64>,
-    /// When the step last moved (autoplay counts from here).
-    pub last_step_at: i64,
+    /// Tell the story by itself, a step every this many seconds (fractions allowed).
+    pub autoplay: Option<f64>,
+    /// Milliseconds since the Unix epoch, as the last tick or beat said.
+    pub now_ms: i64,
+    /// When the step last moved, in milliseconds (autoplay counts from here).
+    pub last_step_ms: i64,
     /// The embedded cluster, when kexplore started one.
     pub embedded: Option<super::embedded::EmbeddedFacts>,
     /// View 3.
@@ -114,7 +116,8 @@ impl AppState {
             quit: false,
             present: false,
             autoplay: None,
-            last_step_at: now_unix,
+            now_ms: now_unix * 1000,
+            last_step_ms: now_unix * 1000,
             embedded: None,
             conn: ConnState::default(),
             journey: JourneyState::default(),

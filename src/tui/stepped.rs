@@ -139,7 +139,7 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
         }
         _ => return effects,
     }
-    state.last_step_at = state.now_unix;
+    state.last_step_ms = state.now_ms;
     state.detail_scroll = 0;
     effects
 }
@@ -163,7 +163,7 @@ pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
         }
         _ => return effects,
     }
-    state.last_step_at = state.now_unix;
+    state.last_step_ms = state.now_ms;
     state.detail_scroll = 0;
     effects
 }
@@ -586,8 +586,8 @@ pub fn autoplay(state: &mut AppState) -> Vec<Effect> {
             state.sched.current(predict(state)),
             Some(super::sched::steps::Step::Predict)
         );
-    let wait = secs as i64 * if question { 3 } else { 1 };
-    if state.overlay.is_some() || state.now_unix - state.last_step_at < wait {
+    let wait = (secs * 1000.0 * if question { 3.0 } else { 1.0 }) as i64;
+    if state.overlay.is_some() || state.now_ms - state.last_step_ms < wait {
         return Vec::new();
     }
     super::story::next(state)

@@ -159,7 +159,7 @@ pub fn back(state: &mut AppState) -> Vec<Effect> {
 
 /// Shows part `to`, at its first step (`forward`) or its last.
 fn enter(state: &mut AppState, to: Part, forward: bool) -> Vec<Effect> {
-    state.last_step_at = state.now_unix;
+    state.last_step_ms = state.now_ms;
     state.detail_scroll = 0;
     let mut effects = Vec::new();
     match to {

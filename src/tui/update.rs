@@ -148,7 +148,12 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Resize(w, h) => state.size = (w, h),
         Action::Tick(now) => {
             state.now_unix = now;
+            state.now_ms = state.now_ms.max(now * 1000);
             state.spinner = state.spinner.wrapping_add(1);
+            return stepped::autoplay(state);
+        }
+        Action::Beat(ms) => {
+            state.now_ms = ms;
             return stepped::autoplay(state);
         }
         Action::Click(x, y) => return click(state, x, y),
@@ -197,6 +202,7 @@ fn write_question(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
     }
     match action {
         Action::Tick(_)
+        | Action::Beat(_)
         | Action::Resize(..)
         | Action::ContextLoaded(_)
         | Action::ConnectionDone(_)

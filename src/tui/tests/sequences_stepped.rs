@@ -210,8 +210,8 @@ fn view5_matches_kexplore_schedule_on_the_same_state() {
 #[test]
 fn autoplay_advances_one_step_per_interval() {
     let mut s = view5();
-    s.autoplay = Some(2);
-    s.last_step_at = NOW;
+    s.autoplay = Some(2.0);
+    s.last_step_ms = NOW * 1000;
     update(&mut s, Action::Tick(NOW + 1));
     assert_eq!(s.sched.step, 0);
     update(&mut s, Action::Tick(NOW + 2));

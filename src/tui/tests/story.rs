@@ -55,7 +55,7 @@ fn the_presenter_title_counts_the_steps_whole_at_80_columns() {
         )),
         "{screen}"
     );
-    s.autoplay = Some(2);
+    s.autoplay = Some(2.0);
     let screen = render(&s, 80, 24);
     assert!(
         screen.contains("autoplay every 2s: any key takes over"),
@@ -104,4 +104,22 @@ fn which_node_wins_takes_a_guess_and_the_result_judges_it() {
         screen.contains(&format!("your guess, {}: ✗ not this time", nodes[wrong])),
         "{screen}"
     );
+}
+
+#[test]
+fn autoplay_takes_fractions_of_a_second_on_its_beat() {
+    use crate::tui::action::Action;
+    use crate::tui::update::update;
+    let mut s = fixtures::state();
+    s.present = true;
+    s.autoplay = Some(0.5);
+    let t0 = s.now_ms;
+    update(&mut s, Action::Beat(t0 + 300));
+    assert_eq!(s.view, View::Kubeconfig, "not yet");
+    update(&mut s, Action::Beat(t0 + 500));
+    assert_eq!(s.view, View::Certificates, "half a second on");
+    update(&mut s, Action::Beat(t0 + 900));
+    assert_eq!(s.view, View::Certificates);
+    update(&mut s, Action::Beat(t0 + 1000));
+    assert_eq!(s.view, View::Connection);
 }
