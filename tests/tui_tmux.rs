@@ -486,9 +486,8 @@ fn colon_lesson_plays_a_lesson_and_comes_back() {
     tmux.wait_all(
         "the lesson's first screen",
         &[
-            "step 1 of",
+            "step 1 of 7 · 1 Kubeconfig",
             "From a kubeconfig to a running pod",
-            "1 KUBECONFIG",
         ],
     );
     tmux.keys(&["q"]);
