@@ -247,10 +247,10 @@ fn spawn_input(
 pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Action> {
     if let AppEvent::Input(Event::Key(k)) = &ev {
         if state.command.is_some() {
-            return command_action(k);
+            return line_action(k, COMMAND_KEYS);
         }
         if state.typing {
-            return typing_action(k);
+            return line_action(k, FILTER_KEYS);
         }
     }
     if let AppEvent::Input(Event::Key(k)) = &ev
@@ -288,34 +288,38 @@ fn guess_digit(k: &ratatui::crossterm::event::KeyEvent, state: &AppState) -> Opt
     asking.then(|| c as usize - '0' as usize)
 }
 
-/// While the `/` filter is being typed every key is text, except the ones that end it.
-fn typing_action(k: &ratatui::crossterm::event::KeyEvent) -> Option<Action> {
-    use ratatui::crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
-    if k.kind == KeyEventKind::Release {
-        return None;
-    }
-    match k.code {
-        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Some(Action::Quit),
-        KeyCode::Char(c) => Some(Action::FilterInput(c)),
-        KeyCode::Backspace => Some(Action::FilterBack),
-        KeyCode::Enter => Some(Action::FilterEnd(true)),
-        KeyCode::Esc => Some(Action::FilterEnd(false)),
-        _ => None,
-    }
+/// The actions of a line being typed (the `/` filter, the `:` command line).
+struct LineKeys {
+    input: fn(char) -> Action,
+    back: Action,
+    end: fn(bool) -> Action,
 }
 
-/// While the `:` command line is open every key is text, except the ones that end it.
-fn command_action(k: &ratatui::crossterm::event::KeyEvent) -> Option<Action> {
+const FILTER_KEYS: LineKeys = LineKeys {
+    input: Action::FilterInput,
+    back: Action::FilterBack,
+    end: Action::FilterEnd,
+};
+
+const COMMAND_KEYS: LineKeys = LineKeys {
+    input: Action::CommandInput,
+    back: Action::CommandBack,
+    end: Action::CommandEnd,
+};
+
+/// While a line is typed every key is text, except the ones that end it (Enter keeps or
+/// runs it, Esc drops it) and Ctrl-C.
+fn line_action(k: &ratatui::crossterm::event::KeyEvent, keys: LineKeys) -> Option<Action> {
     use ratatui::crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
     if k.kind == KeyEventKind::Release {
         return None;
     }
     match k.code {
         KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Some(Action::Quit),
-        KeyCode::Char(c) => Some(Action::CommandInput(c)),
-        KeyCode::Backspace => Some(Action::CommandBack),
-        KeyCode::Enter => Some(Action::CommandEnd(true)),
-        KeyCode::Esc => Some(Action::CommandEnd(false)),
+        KeyCode::Char(c) => Some((keys.input)(c)),
+        KeyCode::Backspace => Some(keys.back),
+        KeyCode::Enter => Some((keys.end)(true)),
+        KeyCode::Esc => Some((keys.end)(false)),
         _ => None,
     }
 }
