@@ -77,6 +77,17 @@ fn the_seeds_experiment_names_no_winner_before_it_asks_and_every_node_after() {
     }
 }
 
+/// `kexplore lesson FILE` on a broken lesson: it exits 2; its stderr.
+fn refused(file: &std::path::Path) -> String {
+    let out = kexplore()
+        .args(["lesson", file.to_str().expect("path")])
+        .output()
+        .expect("run kexplore");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
 #[test]
 fn a_broken_lesson_exits_2_naming_its_line() {
     let dir = std::env::temp_dir().join(format!("kexplore-lesson-{}", std::process::id()));
@@ -87,12 +98,7 @@ fn a_broken_lesson_exits_2_naming_its_line() {
         "title: t\nsteps:\n  - caption: c\n    view: scheduler\n    action:\n      cordn: node-1\n",
     )
     .expect("write");
-    let out = kexplore()
-        .args(["lesson", file.to_str().expect("path")])
-        .output()
-        .expect("run kexplore");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(&file);
     assert!(
         err.contains("broken.yaml:6: steps[0].action: unknown field `cordn`"),
         "{err}"
@@ -114,12 +120,7 @@ fn a_lesson_whose_scheduler_config_is_broken_exits_2_naming_both_files() {
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: 7\n",
     )
     .expect("write");
-    let out = kexplore()
-        .args(["lesson", file.to_str().expect("path")])
-        .output()
-        .expect("run kexplore");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(&file);
     assert!(
         err.contains("profiles.yaml: scheduler_config:")
             && err.contains("sched.yaml: profiles[0].schedulerName"),

@@ -207,7 +207,7 @@ pub async fn list_paged<T: DeserializeOwned, U>(
     }
 }
 
-fn percent_encode(s: &str) -> String {
+pub(crate) fn percent_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {

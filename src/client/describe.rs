@@ -230,7 +230,7 @@ pub async fn describe_pod(
     );
     let path = format!(
         "/api/v1/namespaces/{namespace}/events?fieldSelector={}",
-        selector.replace('=', "%3D").replace(',', "%2C")
+        super::cluster::percent_encode(&selector)
     );
     let mut out = Vec::new();
     let events = match api.get(&path).await {

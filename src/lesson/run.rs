@@ -324,7 +324,7 @@ impl Session {
                 Method::GET,
                 &format!(
                     "/api/v1/namespaces/{ns}/pods?labelSelector={}",
-                    labels.replace('=', "%3D").replace(',', "%2C")
+                    crate::client::cluster::percent_encode(&labels)
                 ),
                 None,
             )

@@ -3,7 +3,7 @@
 //! what a command cannot do is said in the footer, never ignored in silence.
 
 use super::action::{Action, View};
-use super::state::{AppState, Flash};
+use super::state::AppState;
 use super::stepped;
 use super::update::Effect;
 
@@ -179,15 +179,8 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
 }
 
 fn flash(state: &mut AppState, text: String, ok: bool) {
-    state.flash = Some(Flash {
-        text,
-        ok,
-        until: state.now_unix + FLASH_SECS,
-    });
+    state.flash(text, ok);
 }
-
-/// How long a command's answer stays in the footer.
-const FLASH_SECS: i64 = 6;
 
 fn show(state: &mut AppState, view: View) -> Vec<Effect> {
     state.view = view;

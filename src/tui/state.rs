@@ -26,6 +26,9 @@ pub struct Described {
     pub lines: Option<Result<Vec<String>, String>>,
 }
 
+/// How long an answer stays in the footer.
+const FLASH_SECS: i64 = 6;
+
 /// A command's answer in the footer, until `until` (seconds since the Unix epoch).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flash {
@@ -164,6 +167,15 @@ impl AppState {
             .as_ref()
             .filter(|a| a.resolved.is_ok())
             .map(|a| a.name.clone())
+    }
+
+    /// Says `text` in the footer for a few seconds: done (`ok`) or refused, and why.
+    pub fn flash(&mut self, text: impl Into<String>, ok: bool) {
+        self.flash = Some(Flash {
+            text: text.into(),
+            ok,
+            until: self.now_unix + FLASH_SECS,
+        });
     }
 
     pub fn help_open(&self) -> bool {

@@ -74,14 +74,11 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
         return Vec::new();
     }
     if let Action::LessonDone(done) = &action {
-        state.flash = Some(super::state::Flash {
-            text: match done {
-                Ok(title) => format!("lesson '{title}' ended; its cluster is stopped"),
-                Err(e) => format!("the lesson stopped: {e}"),
-            },
-            ok: done.is_ok(),
-            until: state.now_unix + 6,
-        });
+        let text = match done {
+            Ok(title) => format!("lesson '{title}' ended; its cluster is stopped"),
+            Err(e) => format!("the lesson stopped: {e}"),
+        };
+        state.flash(text, done.is_ok());
         return Vec::new();
     }
     if action == Action::Describe && state.overlay.is_none() {
@@ -335,11 +332,10 @@ fn describe(state: &mut AppState) -> Vec<Effect> {
         .filter(|p| s.namespace.as_deref().is_none_or(|ns| p.namespace() == ns))
         .map(|p| p.key.clone());
     let (Some(pod), Some(context)) = (pod, state.context_name()) else {
-        state.flash = Some(super::state::Flash {
-            text: "d describes a pod of view 5's pods list (w or :pods opens it)".into(),
-            ok: false,
-            until: state.now_unix + 6,
-        });
+        state.flash(
+            "d describes a pod of view 5's pods list (w or :pods opens it)",
+            false,
+        );
         return Vec::new();
     };
     let (namespace, name) = pod.split_once('/').unwrap_or(("default", &pod));
