@@ -424,9 +424,18 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
     };
     let started = std::time::Instant::now();
     let mut views: Vec<char> = Vec::new();
+    let questions = [
+        "Who will the cluster think you are?",
+        "Which CA signed the client certificate?",
+        "Will the handshake pass?",
+        "Which nodes pass the filter?",
+        "Which node wins?",
+    ];
+    let mut asked: std::collections::BTreeSet<&str> = Default::default();
     let end = loop {
         let s = tmux.screen();
         let t = title(&s);
+        asked.extend(questions.iter().copied().filter(|q| s.contains(q)));
         if let Some(v) = t.chars().next().filter(char::is_ascii_digit)
             && views.last() != Some(&v)
         {
@@ -449,6 +458,11 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
         views,
         ['1', '2', '3', '4', '5', '4'],
         "the seeds' order:\n{end}"
+    );
+    assert_eq!(
+        asked.len(),
+        questions.len(),
+        "every question asked: {asked:?}"
     );
     assert!(title(&end).contains("autoplay every 0.5s"), "{end}");
     let (_, total) = step_of(&title(&end)).expect("step N of M");

@@ -91,7 +91,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     };
     let mut state = AppState::new(source, active, now_unix());
     state.embedded = embedded.as_ref().map(|e| e.facts(instead_of));
-    state.present = args.present;
+    crate::tui::story::set_present(&mut state, args.present);
     // A step every tenth of a second at most: the beat's own pace.
     state.autoplay = args.autoplay.map(|s| s.max(0.1));
     state.journey = JourneyState::new(pod_path.clone(), Some(&pod_text), embedded.is_some());

@@ -658,21 +658,9 @@ fn signer(report: Option<CredentialReport>) -> Answer {
     let Some(leaf) = r.user.client_certificate.first() else {
         return none("the credential has no client certificate");
     };
-    let edge = r
-        .issuance
-        .iter()
-        .find(|e| e.child == leaf.sha256_fingerprint && e.verified);
-    let ca = edge.and_then(|e| {
-        r.all_certificates()
-            .find(|c| c.sha256_fingerprint == e.issuer)
-    });
-    match ca {
+    match r.client_signer() {
         Some(ca) => {
-            let cn = ca
-                .extra
-                .common_name
-                .clone()
-                .unwrap_or_else(|| ca.subject.clone());
+            let cn = ca.name().to_string();
             Answer {
                 values: vec![cn.clone()],
                 lines: vec![

@@ -178,6 +178,13 @@ pub struct CredentialReport {
     pub issuance: Vec<Issuance>,
 }
 
+impl CertSummary {
+    /// What a person calls it: its CN, else the whole subject.
+    pub fn name(&self) -> &str {
+        self.extra.common_name.as_deref().unwrap_or(&self.subject)
+    }
+}
+
 impl CredentialReport {
     /// Every certificate in the report, CA bundle first, then the client chain.
     pub fn all_certificates(&self) -> impl Iterator<Item = &CertSummary> {
@@ -185,6 +192,18 @@ impl CredentialReport {
             .certificate_authority
             .iter()
             .chain(self.user.client_certificate.iter())
+    }
+
+    /// The CA whose signature on the client certificate verifies (the issuer field is only a
+    /// name): what "which CA signed it?" is answered by.
+    pub fn client_signer(&self) -> Option<&CertSummary> {
+        let leaf = self.user.client_certificate.first()?;
+        let edge = self
+            .issuance
+            .iter()
+            .find(|e| e.child == leaf.sha256_fingerprint && e.verified)?;
+        self.all_certificates()
+            .find(|c| c.sha256_fingerprint == edge.issuer)
     }
 
     /// The first check of the most severe status, unless every check passed: what a one-line

@@ -14,6 +14,7 @@ use ratatui::crossterm::event::{self, Event, MouseButton, MouseEventKind};
 use super::action::Action;
 use super::effects::EffectRunner;
 use super::keymap::KeyMap;
+use super::quiz::Phase;
 use super::state::AppState;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
@@ -272,19 +273,20 @@ pub fn to_action(ev: AppEvent, state: &AppState, keymap: &KeyMap) -> Option<Acti
     }
 }
 
-/// At view 5's "which node wins?" the digits are the room's guess, not views.
+/// At a presenter question (and view 5's "which node wins?") the digits are the room's guess,
+/// not views.
 fn guess_digit(k: &ratatui::crossterm::event::KeyEvent, state: &AppState) -> Option<usize> {
     use ratatui::crossterm::event::{KeyCode, KeyEventKind};
     let KeyCode::Char(c @ '1'..='9') = k.code else {
         return None;
     };
-    let asking = k.kind != KeyEventKind::Release
-        && state.view == super::action::View::Scheduler
-        && !state.overlay_open()
+    let question = super::story::asking(state).is_some_and(|a| a.phase == Phase::Ask);
+    let winner = state.view == super::action::View::Scheduler
         && matches!(
             state.sched.current(super::stepped::predict(state)),
             Some(super::sched::steps::Step::Predict)
         );
+    let asking = k.kind != KeyEventKind::Release && !state.overlay_open() && (question || winner);
     asking.then(|| c as usize - '0' as usize)
 }
 

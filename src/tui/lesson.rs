@@ -15,6 +15,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
+use super::widgets::big;
 use crate::lesson::run::Session;
 use crate::lesson::screen::{Screen, facts, key_fact, reveal};
 use crate::lesson::{Choices, Lesson};
@@ -290,10 +291,6 @@ pub fn text_lines(s: &Screen) -> Vec<String> {
     out
 }
 
-/// Columns and rows one character takes in the big text (quadrant blocks, which every
-/// terminal font draws).
-const BIG: (u16, u16) = (4, 4);
-
 /// The one thing the room reads from the back: the answer once revealed (the screen's key
 /// fact), else the step's stage (or view, without its number).
 fn big_word(s: &Screen) -> String {
@@ -307,10 +304,7 @@ fn big_word(s: &Screen) -> String {
 
 /// Large only in ASCII (the big font's glyphs), within the width, with rows to spare.
 fn big_fits(text: &str, area: Rect) -> bool {
-    area.height >= 24
-        && text.is_ascii()
-        && !text.is_empty()
-        && text.chars().count() as u16 * BIG.0 <= area.width
+    area.height >= 24 && big::fits(text, area.width)
 }
 
 fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, current: bool) {
@@ -318,7 +312,7 @@ fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, curr
     let big = big_fits(&word, f.area());
     let [head, title, body, foot] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(if big { BIG.1 } else { 3 }),
+        Constraint::Length(if big { big::CELL.1 } else { 3 }),
         Constraint::Min(1),
         Constraint::Length(1),
     ])
@@ -334,14 +328,7 @@ fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, curr
     }
     f.render_widget(Paragraph::new(Line::from(spans)), head);
     if big {
-        f.render_widget(
-            tui_big_text::BigText::builder()
-                .pixel_size(tui_big_text::PixelSize::Quadrant)
-                .style(theme.title.add_modifier(Modifier::BOLD))
-                .lines(vec![Line::raw(word)])
-                .build(),
-            title,
-        );
+        big::draw(f, title, &word, theme.title);
     } else {
         f.render_widget(
             Paragraph::new(Line::styled(

@@ -16,6 +16,7 @@ pub mod filter;
 pub mod journey;
 pub mod keymap;
 pub mod lesson;
+pub mod quiz;
 pub mod sched;
 pub mod session;
 pub mod state;

@@ -74,6 +74,8 @@ pub struct AppState {
     pub journey: JourneyState,
     /// View 5.
     pub sched: SchedState,
+    /// Presenter mode's questions and the room's guesses.
+    pub quiz: super::quiz::Quiz,
     /// Views 3 and 4: the first line shown of the details pane (PgUp/PgDn).
     pub detail_scroll: u16,
     /// Keys go to the `/` filter being typed.
@@ -125,6 +127,7 @@ impl AppState {
             conn: ConnState::default(),
             journey: JourneyState::default(),
             sched: SchedState::default(),
+            quiz: Default::default(),
             detail_scroll: 0,
             typing: false,
             list_filter: Default::default(),

@@ -5,6 +5,7 @@
 use k8s_openapi::api::core::v1::Pod;
 
 use super::action::{Action, View};
+use super::quiz::Phase;
 use super::sched::LiveState;
 use super::sched::model::{ClusterData, Model, Resource, WhatIf};
 use super::sched::steps;
@@ -316,7 +317,7 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             Vec::new()
         }
         Action::TogglePresent => {
-            state.present = !state.present;
+            super::story::set_present(state, !state.present);
             state.sched.reorder(predict(state));
             Vec::new()
         }
@@ -581,11 +582,12 @@ pub fn autoplay(state: &mut AppState) -> Vec<Effect> {
     let Some(secs) = state.autoplay else {
         return Vec::new();
     };
-    let question = state.view == View::Scheduler
-        && matches!(
-            state.sched.current(predict(state)),
-            Some(super::sched::steps::Step::Predict)
-        );
+    let question = super::story::asking(state).is_some_and(|a| a.phase == Phase::Ask)
+        || state.view == View::Scheduler
+            && matches!(
+                state.sched.current(predict(state)),
+                Some(super::sched::steps::Step::Predict)
+            );
     let wait = (secs * 1000.0 * if question { 3.0 } else { 1.0 }) as i64;
     if state.overlay.is_some() || state.now_ms - state.last_step_ms < wait {
         return Vec::new();

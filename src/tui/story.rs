@@ -5,6 +5,7 @@
 //! follows the same story. `position` is the "step N of M" the presenter's title shows.
 
 use super::action::{Action, View};
+use super::quiz::{self, Asking, Phase, Question};
 use super::state::AppState;
 use super::stepped::{self, predict};
 use super::update::Effect;
@@ -42,6 +43,35 @@ impl Part {
             Part::Scheduler => View::Scheduler,
         }
     }
+}
+
+/// The question asked in part `p` before its view step `at` is shown (predict, then reveal).
+fn question_of(p: Part) -> Option<(Question, usize)> {
+    match p {
+        Part::Kubeconfig => Some((Question::Identity, 0)),
+        Part::Certificates => Some((Question::Signer, 0)),
+        Part::Connection => Some((Question::Handshake, 0)),
+        // After the nodes are shown, before the first filter plugin.
+        Part::Scheduler => Some((Question::Filter, 1)),
+        Part::JourneyToScheduler | Part::JourneyAfterScheduler => None,
+    }
+}
+
+/// The question on screen, if it belongs to the part on screen (switching views leaves it).
+pub fn asking(state: &AppState) -> Option<&Asking> {
+    let a = state.quiz.asking.as_ref()?;
+    let (q, _) = question_of(part(state))?;
+    (a.question == q).then_some(a)
+}
+
+/// The part's question, when there is something to ask about now (in presenter mode only:
+/// the question is the presenter's screen).
+fn askable(state: &AppState, p: Part) -> Option<(Asking, usize)> {
+    if !state.present {
+        return None;
+    }
+    let (q, at) = question_of(p)?;
+    quiz::ask(state, q).map(|a| (a, at))
 }
 
 /// View 4's step that shows the scheduler's watch (step 0 is the request). A workload's
@@ -89,6 +119,20 @@ fn extent(state: &AppState, p: Part) -> (usize, usize) {
     }
 }
 
+/// As `extent`, with the part's question counted: asked, then revealed, before its step.
+fn story_extent(state: &AppState, p: Part) -> (usize, usize) {
+    let (n, at) = extent(state, p);
+    let Some((_, q_at)) = askable(state, p).filter(|(_, q_at)| *q_at <= n) else {
+        return (n, at);
+    };
+    let at = match asking(state) {
+        Some(a) if part(state) == p => q_at + usize::from(a.phase == Phase::Reveal),
+        _ if at >= q_at => at + 2,
+        _ => at,
+    };
+    (n + 2, at)
+}
+
 /// "step N of M" over the whole story as far as it is known (views still loading count one).
 pub fn position(state: &AppState) -> (usize, usize) {
     let now = part(state);
@@ -96,7 +140,7 @@ pub fn position(state: &AppState) -> (usize, usize) {
     let mut total = 0;
     let mut here = 0;
     for p in ORDER {
-        let (n, at) = extent(state, p);
+        let (n, at) = story_extent(state, p);
         if p == now {
             here = before + at.min(n.saturating_sub(1)) + 1;
         }
@@ -130,8 +174,45 @@ fn at_start(state: &AppState) -> bool {
     extent(state, part(state)).1 == 0
 }
 
+/// Whether Space would wait: the revealed answer is still being found (the probe running).
+pub fn waiting(state: &AppState) -> bool {
+    asking(state).is_some_and(|a| a.phase == Phase::Reveal && quiz::answer(state, a).is_none())
+}
+
 /// Space in presenter mode (and autoplay): the next step, or the next part's first.
 pub fn next(state: &mut AppState) -> Vec<Effect> {
+    if let Some(phase) = asking(state).map(|a| a.phase) {
+        if waiting(state) {
+            return Vec::new();
+        }
+        state.last_step_ms = state.now_ms;
+        let q_at = question_of(part(state)).map_or(0, |(_, at)| at);
+        return match phase {
+            Phase::Ask => {
+                if let Some(a) = state.quiz.asking.as_mut() {
+                    a.phase = Phase::Reveal;
+                }
+                Vec::new()
+            }
+            Phase::Reveal => {
+                state.quiz.asking = None;
+                if q_at == 0 {
+                    Vec::new()
+                } else {
+                    stepped::step(state, true)
+                }
+            }
+        };
+    }
+    // The question comes between the step before it and its own.
+    if let Some((a, q_at)) = askable(state, part(state)) {
+        let at = extent(state, part(state)).1;
+        if q_at > 0 && at + 1 == q_at && !at_end(state) {
+            state.last_step_ms = state.now_ms;
+            state.quiz.asking = Some(a);
+            return Vec::new();
+        }
+    }
     if !at_end(state) {
         return stepped::step(state, true);
     }
@@ -142,19 +223,80 @@ pub fn next(state: &mut AppState) -> Vec<Effect> {
     let Some(&to) = ORDER.get(i + 1) else {
         return Vec::new();
     };
-    enter(state, to, true)
+    let effects = enter(state, to, true);
+    ask_on_entry(state);
+    effects
 }
 
 /// Backspace in presenter mode: the step before, or the previous part's last.
 pub fn back(state: &mut AppState) -> Vec<Effect> {
+    if let Some(phase) = asking(state).map(|a| a.phase) {
+        state.last_step_ms = state.now_ms;
+        match phase {
+            Phase::Reveal => {
+                if let Some(a) = state.quiz.asking.as_mut() {
+                    a.phase = Phase::Ask;
+                }
+                return Vec::new();
+            }
+            Phase::Ask => {
+                let q_at = question_of(part(state)).map_or(0, |(_, at)| at);
+                if q_at == 0 && part(state) == ORDER[0] {
+                    // The story's first screen.
+                    return Vec::new();
+                }
+                state.quiz.asking = None;
+                if q_at > 0 {
+                    // The step before the question is on screen again.
+                    return Vec::new();
+                }
+                return previous_part(state);
+            }
+        }
+    }
+    // Back from the question's own step shows its answer again.
+    if let Some((mut a, q_at)) = askable(state, part(state))
+        && extent(state, part(state)).1 == q_at
+    {
+        let effects = if q_at > 0 {
+            stepped::step(state, false)
+        } else {
+            Vec::new()
+        };
+        state.last_step_ms = state.now_ms;
+        a.phase = Phase::Reveal;
+        state.quiz.asking = Some(a);
+        return effects;
+    }
     if !at_start(state) {
         return stepped::step(state, false);
     }
+    previous_part(state)
+}
+
+fn previous_part(state: &mut AppState) -> Vec<Effect> {
     let now = part(state);
     let Some(i) = ORDER.iter().position(|p| *p == now).filter(|i| *i > 0) else {
         return Vec::new();
     };
     enter(state, ORDER[i - 1], false)
+}
+
+/// Presenter mode begins (or ends) on the view on screen: at a part's start, its question
+/// comes first.
+pub fn set_present(state: &mut AppState, on: bool) {
+    state.present = on;
+    state.quiz.asking = None;
+    if on && at_start(state) {
+        ask_on_entry(state);
+    }
+}
+
+/// The question of a part entered forward at its first step is asked before it is shown.
+fn ask_on_entry(state: &mut AppState) {
+    if let Some((a, 0)) = askable(state, part(state)) {
+        state.quiz.asking = Some(a);
+    }
 }
 
 /// Shows part `to`, at its first step (`forward`) or its last.

@@ -90,6 +90,12 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
     if let Some(effects) = write_question(state, &action) {
         return effects;
     }
+    if let Action::Guess(n) = action
+        && story::asking(state).is_some()
+    {
+        state.quiz.pick(n);
+        return Vec::new();
+    }
     if state.overlay.is_none()
         && let Some(effects) = stepped::handle(state, &action)
     {

@@ -439,6 +439,63 @@ fn view5_presenter(c: &mut Checker) {
     view5_steps(c, s, "view 5 presenter");
 }
 
+/// Presenter mode's questions, asked (no guess, then a guess) and revealed: the question, its
+/// facts, every choice, the verdict and the answer's lines, whole.
+fn questions(c: &mut Checker) {
+    use crate::tui::quiz::{self, Phase, Question};
+    let mut base = fixtures::state();
+    base.conn
+        .set(fx::connection(None), Some(&fx::alibaba_creds()));
+    let mut sched = demo5();
+    for (q, view) in [
+        (Question::Identity, View::Kubeconfig),
+        (Question::Signer, View::Certificates),
+        (Question::Handshake, View::Connection),
+        (Question::Filter, View::Scheduler),
+    ] {
+        let s = if q == Question::Filter {
+            &mut sched
+        } else {
+            &mut base
+        };
+        s.present = true;
+        s.view = view;
+        if q == Question::Filter {
+            s.sched.step = 1;
+        }
+        let mut a = quiz::ask(s, q).expect("a question");
+        s.quiz.asking = Some(a.clone());
+        let case = format!("{q:?}");
+        let mut needles = vec![a.question.ask().to_string()];
+        needles.extend(a.facts.iter().cloned());
+        needles.extend(
+            a.choices
+                .iter()
+                .enumerate()
+                .map(|(i, ch)| format!("{} [ ] {ch}", i + 1)),
+        );
+        c.check(s, &format!("{case} asked"), &needles);
+        s.quiz.pick(a.choices.len());
+        a.phase = Phase::Reveal;
+        s.quiz.asking = Some(a.clone());
+        let answer = quiz::answer(s, &a).expect("an answer");
+        let mut needles = answer.lines.clone();
+        needles.extend(quiz::verdict(&a, &answer, s.quiz.guess(q)));
+        needles.push(format!("{}  (your pick)", a.choices[a.choices.len() - 1]));
+        c.check(s, &format!("{case} revealed"), &needles);
+        s.quiz.asking = None;
+    }
+}
+
+#[test]
+fn questions_fit_80x24() {
+    at(SMALL, questions)
+}
+#[test]
+fn questions_fit_120x40() {
+    at(LARGE, questions)
+}
+
 #[test]
 fn view5_presenter_fits_80x24() {
     at(SMALL, view5_presenter)

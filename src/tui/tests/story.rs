@@ -6,8 +6,8 @@ use ratatui::crossterm::event::KeyCode::{Backspace, Char};
 use super::fixtures::{self, press};
 use super::render::render;
 use crate::tui::action::View;
+use crate::tui::quiz::{Phase, Question};
 use crate::tui::story;
-use crate::tui::update::Effect;
 
 #[test]
 fn space_goes_on_across_views_in_presenter_mode_only() {
@@ -18,27 +18,132 @@ fn space_goes_on_across_views_in_presenter_mode_only() {
         View::Kubeconfig,
         "outside presenter mode Space stays"
     );
-    s.present = true;
-    assert_eq!(story::position(&s).0, 1);
-    press(&mut s, &[Char(' ')]);
-    assert_eq!(s.view, View::Certificates);
-    assert_eq!(story::position(&s).0, 2);
-    let effects = press(&mut s, &[Char(' ')]);
+    story::set_present(&mut s, true);
+    // Each view opens on its question, then its answer, then the view itself.
+    for (view, at) in [(View::Kubeconfig, 1), (View::Certificates, 4)] {
+        assert_eq!(s.view, view);
+        assert_eq!(story::asking(&s).map(|a| a.phase), Some(Phase::Ask));
+        assert_eq!(story::position(&s).0, at);
+        press(&mut s, &[Char(' ')]);
+        assert_eq!(story::asking(&s).map(|a| a.phase), Some(Phase::Reveal));
+        press(&mut s, &[Char(' ')]);
+        assert!(story::asking(&s).is_none());
+        assert_eq!(story::position(&s).0, at + 2);
+        assert_eq!(s.view, view);
+        press(&mut s, &[Char(' ')]);
+    }
     assert_eq!(s.view, View::Connection);
     assert!(
-        effects.iter().any(|e| matches!(e, Effect::Connect(_))),
-        "entering view 3 starts the handshake: {effects:?}"
+        s.conn.running.is_some(),
+        "entering view 3 starts the handshake"
     );
     press(&mut s, &[Char(' ')]);
+    press(&mut s, &[Char(' ')]);
+    assert!(
+        story::waiting(&s),
+        "the answer waits for the real handshake"
+    );
     assert_eq!(
         s.view,
         View::Connection,
         "a view still loading is not skipped"
     );
-    press(&mut s, &[Backspace]);
-    assert_eq!(s.view, View::Certificates);
     press(&mut s, &[Backspace, Backspace]);
+    assert_eq!(s.view, View::Certificates);
+    assert!(
+        story::asking(&s).is_none(),
+        "back into a view shows the view"
+    );
+    press(&mut s, &[Backspace]);
+    assert_eq!(story::asking(&s).map(|a| a.phase), Some(Phase::Reveal));
+    press(&mut s, &[Backspace; 6]);
     assert_eq!(s.view, View::Kubeconfig, "the story's start stays put");
+    assert_eq!(story::position(&s).0, 1);
+}
+
+/// The room's guess at each question is judged by what kexplore found: the signature that
+/// verifies, not the issuer's name.
+#[test]
+fn a_question_takes_a_guess_and_its_reveal_judges_it() {
+    let mut s = fixtures::state();
+    story::set_present(&mut s, true);
+    press(&mut s, &[Char(' '), Char(' '), Char(' ')]);
+    assert_eq!(s.view, View::Certificates);
+    let a = story::asking(&s).cloned().expect("asked");
+    assert_eq!(a.question, Question::Signer);
+    let report = s.active.as_ref().and_then(|c| c.report()).expect("report");
+    let truth = report
+        .client_signer()
+        .map_or("none of these", |c| c.name())
+        .to_string();
+    let right = a
+        .choices
+        .iter()
+        .position(|c| *c == truth)
+        .expect("the answer is a choice");
+    let wrong = (0..a.choices.len())
+        .find(|i| *i != right)
+        .expect("another choice");
+    for size in [(80, 24), (120, 40)] {
+        let screen = render(&s, size.0, size.1);
+        assert!(!screen.contains('✓'), "nothing gives it away:\n{screen}");
+        assert!(screen.contains(a.question.ask()), "{screen}");
+        for (i, c) in a.choices.iter().enumerate() {
+            assert!(screen.contains(&format!("{} [ ] {c}", i + 1)), "{screen}");
+        }
+    }
+    // A digit is a guess here, not a view.
+    press(&mut s, &[Char(char::from(b'1' + wrong as u8))]);
+    assert_eq!(s.view, View::Certificates);
+    assert!(render(&s, 80, 24).contains(&format!("{} [x] {}", wrong + 1, a.choices[wrong])));
+    press(&mut s, &[Char(char::from(b'1' + right as u8))]);
+    press(&mut s, &[Char(' ')]);
+    let screen = render(&s, 80, 24);
+    assert!(
+        screen.contains(&format!("your guess, {truth}: ✓ right")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("{} ✓ {truth}  (your pick)", right + 1)),
+        "{screen}"
+    );
+}
+
+#[test]
+fn the_filter_question_toggles_nodes_and_counts_the_passing_ones() {
+    use crate::tui::sched::steps::Step;
+    let mut s = super::sequences_finish::view5_live(None);
+    story::set_present(&mut s, true);
+    s.size = (80, 24);
+    assert!(story::asking(&s).is_none(), "the nodes come first");
+    press(&mut s, &[Char(' ')]);
+    let a = story::asking(&s).cloned().expect("asked after the nodes");
+    assert_eq!(a.question, Question::Filter);
+    assert_eq!(
+        s.sched.current(true),
+        Some(Step::Nodes),
+        "no filter shown yet"
+    );
+    press(&mut s, &[Char('1'), Char('2'), Char('1')]);
+    assert_eq!(s.quiz.guess(Question::Filter), &[1]);
+    assert_eq!(s.view, View::Scheduler);
+    press(&mut s, &[Char(' ')]);
+    let m = s.sched.model().expect("model");
+    let passing = m.trace.filter.iter().filter(|v| v.passed).count();
+    let screen = render(&s, 80, 24);
+    let fact = format!("{passing} of {} pass", m.snapshot.nodes.len());
+    assert!(
+        screen.contains(&format!(" {}", fact.to_uppercase()))
+            || screen.contains('█')
+            || screen.contains('▀'),
+        "the answer, large or whole: {screen}"
+    );
+    press(&mut s, &[Char(' ')]);
+    assert!(story::asking(&s).is_none());
+    assert!(matches!(s.sched.current(true), Some(Step::Filter(_))));
+    press(&mut s, &[Backspace]);
+    assert_eq!(story::asking(&s).map(|a| a.phase), Some(Phase::Reveal));
+    assert_eq!(s.sched.current(true), Some(Step::Nodes));
 }
 
 #[test]
@@ -70,9 +175,10 @@ fn which_node_wins_takes_a_guess_and_the_result_judges_it() {
     s.present = true;
     s.size = (80, 24);
     while s.sched.current(true) != Some(Step::Predict) {
-        let before = s.sched.step;
+        let before = (s.sched.step, story::asking(&s).map(|a| a.phase));
         press(&mut s, &[Char(' ')]);
-        assert_ne!(s.sched.step, before, "the steps lead to the question");
+        let after = (s.sched.step, story::asking(&s).map(|a| a.phase));
+        assert_ne!(after, before, "the steps lead to the question");
     }
     let m = s.sched.model().expect("model");
     let nodes = candidates(m);
@@ -118,8 +224,14 @@ fn autoplay_takes_fractions_of_a_second_on_its_beat() {
     assert_eq!(s.view, View::Kubeconfig, "not yet");
     update(&mut s, Action::Beat(t0 + 500));
     assert_eq!(s.view, View::Certificates, "half a second on");
-    update(&mut s, Action::Beat(t0 + 900));
-    assert_eq!(s.view, View::Certificates);
-    update(&mut s, Action::Beat(t0 + 1000));
+    assert!(story::asking(&s).is_some());
+    // Three intervals at a question, so the room can answer.
+    update(&mut s, Action::Beat(t0 + 1900));
+    assert_eq!(story::asking(&s).map(|a| a.phase), Some(Phase::Ask));
+    update(&mut s, Action::Beat(t0 + 2000));
+    assert_eq!(story::asking(&s).map(|a| a.phase), Some(Phase::Reveal));
+    update(&mut s, Action::Beat(t0 + 2500));
+    assert!(story::asking(&s).is_none());
+    update(&mut s, Action::Beat(t0 + 3000));
     assert_eq!(s.view, View::Connection);
 }

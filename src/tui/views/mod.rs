@@ -13,6 +13,7 @@ pub mod kubeconfig;
 pub mod kubeconfig_lists;
 pub mod merged;
 pub mod presenter;
+pub mod question;
 pub mod scheduler;
 pub mod scheduler_compare;
 pub mod scheduler_loading;
@@ -59,7 +60,10 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme, keymap: &KeyMap)
         status_bar::draw(frame, bottom, state, theme, keymap);
         body
     };
-    draw_view(frame, body, state, theme);
+    match crate::tui::story::asking(state).filter(|_| state.present) {
+        Some(a) => question::draw(frame, body, state, a, theme),
+        None => draw_view(frame, body, state, theme),
+    }
     match state.overlay {
         Some(Overlay::Help { .. }) => help::draw(frame, body, state, theme, keymap),
         Some(Overlay::Merged { scroll }) => {

@@ -8,6 +8,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::tui::action::View;
 use crate::tui::captions;
+use crate::tui::quiz::Phase;
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
@@ -30,6 +31,9 @@ pub fn body(area: Rect) -> Rect {
 }
 
 pub fn caption(state: &AppState) -> String {
+    if crate::tui::story::asking(state).is_some_and(|a| a.phase == Phase::Ask) {
+        return "Predict, then reveal: the room guesses with the number keys; Space shows the answer, computed from this cluster.".into();
+    }
     match state.view {
         View::Connection => captions::connection(state.conn.current()),
         View::PodJourney => {
