@@ -109,7 +109,7 @@ pub fn body_area(size: (u16, u16)) -> Rect {
 pub fn view_area(state: &AppState) -> Rect {
     let area = Rect::new(0, 0, state.size.0, state.size.1);
     if state.present {
-        presenter::body(area)
+        presenter::body(area, state)
     } else {
         frame_areas(area)[1]
     }

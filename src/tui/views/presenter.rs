@@ -9,16 +9,23 @@ use ratatui::widgets::{Paragraph, Wrap};
 use crate::tui::action::View;
 use crate::tui::captions;
 use crate::tui::quiz::Phase;
+use crate::tui::sched::steps::Step;
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::big;
 
 const CAPTION: u16 = 4;
 
-fn areas(area: Rect) -> [Rect; 3] {
+/// Below this many rows the stage is named in the title row only: the view needs the room.
+const BIG_TITLE_ROWS: u16 = 32;
+
+/// The title rows, the view, the caption; the stage said large on a tall enough screen.
+fn areas(area: Rect, big_title: bool) -> [Rect; 3] {
     let inner = area.inner(Margin::new(2, 1));
+    let title = if big_title { 1 + big::CELL.1 } else { 1 };
     Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(title),
         Constraint::Min(3),
         Constraint::Length(CAPTION),
     ])
@@ -26,8 +33,37 @@ fn areas(area: Rect) -> [Rect; 3] {
 }
 
 /// The view's area inside the presenter frame.
-pub fn body(area: Rect) -> Rect {
-    areas(area)[1]
+pub fn body(area: Rect, state: &AppState) -> Rect {
+    areas(area, stage_word(state, area).is_some())[1]
+}
+
+/// The stage on screen, in one or two words the room reads from the back — when it fits large
+/// and no question is on screen (a question's answer is said large instead).
+pub fn stage_word(state: &AppState, area: Rect) -> Option<String> {
+    if area.height < BIG_TITLE_ROWS || crate::tui::story::asking(state).is_some() {
+        return None;
+    }
+    let word = match state.view {
+        View::Kubeconfig => "kubeconfig",
+        View::Certificates => "chain of trust",
+        View::Connection => "handshake",
+        View::PodJourney if state.journey.is_workload() => "pod journey",
+        View::PodJourney => match state.journey.step {
+            0 => "the request",
+            n => crate::journey::STAGES
+                .get(n - 1)
+                .map_or("pod journey", |s| s.title()),
+        },
+        View::Scheduler => match state.sched.current(predict(state)) {
+            Some(Step::Nodes) => "the nodes",
+            Some(Step::Filter(_)) => "filter",
+            Some(Step::Predict) => "which node?",
+            Some(Step::Score(_)) => "score",
+            Some(Step::Result) => "result",
+            None => "scheduler",
+        },
+    };
+    big::fits(word, area.width.saturating_sub(4)).then(|| word.to_string())
 }
 
 pub fn caption(state: &AppState) -> String {
@@ -53,7 +89,12 @@ pub fn caption(state: &AppState) -> String {
 
 /// Draws the title and the caption; returns where the view goes.
 pub fn draw_frame(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) -> Rect {
-    let [title, body, cap] = areas(area);
+    let word = stage_word(state, area);
+    let [title, body, cap] = areas(area, word.is_some());
+    let [title, large] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(title);
+    if let Some(w) = &word {
+        big::draw(frame, large, w, theme.title);
+    }
     let (n, m) = crate::tui::story::position(state);
     // One row at 80 columns: while autoplay runs, its line replaces the keys.
     let keys = match state.autoplay {
