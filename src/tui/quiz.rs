@@ -102,9 +102,16 @@ pub fn ask(state: &AppState, q: Question) -> Option<Asking> {
             let entry = ctx.resolved.as_ref().ok().map(|f| f.user.clone());
             // The kubeconfig's user entry is the usual wrong answer: it is only a name in the file.
             let mut choices = Vec::new();
-            for c in [entry.clone(), Some(id.user.clone()), Some(ANONYMOUS.into())]
-                .into_iter()
-                .flatten()
+            // So is a group: O says what the user belongs to, not who it is.
+            let group = id.groups.first().cloned();
+            for c in [
+                entry.clone(),
+                Some(id.user.clone()),
+                group,
+                Some(ANONYMOUS.into()),
+            ]
+            .into_iter()
+            .flatten()
             {
                 if !choices.contains(&c) {
                     choices.push(c);

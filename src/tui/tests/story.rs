@@ -235,3 +235,23 @@ fn autoplay_takes_fractions_of_a_second_on_its_beat() {
     update(&mut s, Action::Beat(t0 + 3000));
     assert_eq!(s.view, View::Connection);
 }
+
+/// A pod the cluster already bound: in presenter mode no screen names its node before the
+/// result, at either size (outside it, the head line says where the cluster put it).
+#[test]
+fn a_bound_pods_node_stays_hidden_until_the_result_in_presenter_mode() {
+    use crate::tui::sched::steps::Step;
+    let mut s = super::sequences_finish::view5_live(Some("demo/workload-node-2"));
+    story::set_present(&mut s, true);
+    while s.sched.current(true) != Some(Step::Result) {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let screen = render(&s, w, h);
+            assert!(!screen.contains("node-2;"), "{screen}");
+            assert!(!screen.contains("Selected"), "{screen}");
+        }
+        let before = (s.sched.step, story::asking(&s).map(|a| a.phase));
+        press(&mut s, &[Char(' ')]);
+        assert_ne!((s.sched.step, story::asking(&s).map(|a| a.phase)), before);
+    }
+    assert!(render(&s, 120, 40).contains("scheduled by the cluster to node-2"));
+}

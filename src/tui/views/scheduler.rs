@@ -319,13 +319,20 @@ fn live_lines(
             .collect();
     }
     if let Some(bound) = bound_pod(state, m) {
-        return vec![Line::styled(
+        // In presenter mode the node would answer "which node wins?" before it is asked.
+        let text = if state.present {
+            "already scheduled by the cluster; the last step compares its node with the simulation"
+                .to_string()
+        } else {
             format!(
-                " scheduled by the cluster to {}; the last step compares it with the simulation",
+                "scheduled by the cluster to {}; the last step compares it with the simulation",
                 bound.node
-            ),
-            theme.muted,
-        )];
+            )
+        };
+        return field::wrap(&text, (width as usize).saturating_sub(1))
+            .into_iter()
+            .map(|r| Line::styled(format!(" {r}"), theme.muted))
+            .collect();
     }
     if let Some(h) = l.hidden.first() {
         return vec![Line::styled(format!(" ! {h}"), theme.warn)];
