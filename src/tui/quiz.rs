@@ -183,6 +183,43 @@ pub fn ask(state: &AppState, q: Question) -> Option<Asking> {
                 model::cpu_text(cpu),
                 model::memory_text(memory)
             )];
+            // What the plugins will read beyond the requests the view 5 bars showed.
+            let tainted: Vec<String> = m
+                .snapshot
+                .nodes
+                .iter()
+                .filter(|n| !n.taints.is_empty())
+                .take(3)
+                .map(|n| {
+                    let t: Vec<String> = n
+                        .taints
+                        .iter()
+                        .map(|t| match &t.value {
+                            Some(v) if !v.is_empty() => format!("{}={v}:{}", t.key, t.effect),
+                            _ => format!("{}:{}", t.key, t.effect),
+                        })
+                        .collect();
+                    format!("{} is tainted {}", n.name, t.join(", "))
+                })
+                .collect();
+            facts.extend(tainted);
+            let tolerates: Vec<String> = m
+                .pod
+                .tolerations
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{}:{}",
+                        t.key.as_deref().unwrap_or("*"),
+                        t.effect.as_deref().unwrap_or("*")
+                    )
+                })
+                .collect();
+            facts.push(if tolerates.is_empty() {
+                "the pod tolerates no taint".to_string()
+            } else {
+                format!("the pod tolerates {}", tolerates.join(", "))
+            });
             if total > names.len() {
                 facts.push(format!("the first 9 of {total} nodes"));
             }
