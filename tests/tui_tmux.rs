@@ -514,3 +514,49 @@ fn colon_lesson_plays_a_lesson_and_comes_back() {
     );
     quit_and_check_restored(&tmux);
 }
+
+/// Issue 16 §2: with `--embedded --etcd`, `E` in views 2 and 3 shows the API server's own
+/// chain to etcd — its etcd client certificate under the etcd CA, decoded and checked — and the
+/// handshake with the real etcd, which answers its release and health.
+#[test]
+fn etcd_chain_is_the_third_chain_in_views_2_and_3() {
+    if !tmux_available() {
+        println!("note: tmux is not installed; skipping the tmux end-to-end test");
+        return;
+    }
+    if !std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("etcd").is_file()))
+    {
+        println!("note: etcd is not on PATH; skipping (Debian: apt install etcd-server)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmux = start_with("etcd-chain", dir.path(), "--embedded --etcd", (120, 40), "");
+    tmux.wait_screen("the TUI", |s| s.contains("Contexts ("));
+    tmux.keys(&["2"]);
+    tmux.wait_screen("view 2", |s| s.contains("client ↔ API server"));
+    tmux.keys(&["E"]);
+    let chain = tmux.wait_screen("the etcd chain", |s| {
+        s.contains("CN=kube-apiserver-etcd-client")
+    });
+    assert!(chain.contains("✓ CN=etcd-ca"), "{chain}");
+    assert!(chain.contains("API server → etcd"), "{chain}");
+    tmux.keys(&["3"]);
+    tmux.wait_screen("the handshake with etcd", |s| s.contains("TCP connect"));
+    for _ in 0..12 {
+        tmux.keys(&["Space"]);
+    }
+    let done = tmux.wait_screen("etcd's answers", |s| {
+        s.contains("etcd accepted the API server's certificate")
+    });
+    assert!(
+        done.contains("sends CN=kube-apiserver-etcd-client"),
+        "{done}"
+    );
+    assert!(done.contains("etcd 3."), "{done}");
+    assert!(done.contains("healthy"), "{done}");
+    // Back on the kubeconfig's chain: the API server's own handshake.
+    tmux.keys(&["E"]);
+    tmux.wait_screen("the kubeconfig's chain", |s| s.contains("3 Connection ·"));
+    quit_and_check_restored(&tmux);
+}

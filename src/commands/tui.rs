@@ -91,6 +91,11 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
     };
     let mut state = AppState::new(source, active, now_unix());
     state.embedded = embedded.as_ref().map(|e| e.facts(instead_of));
+    state.etcd = state
+        .embedded
+        .as_ref()
+        .and_then(|f| f.etcd_kubeconfig.as_deref())
+        .map(|p| crate::tui::etcd_chain::load(p, crate::tui::embedded::ETCD_CONTEXT));
     crate::tui::story::set_present(&mut state, args.present);
     // A step every tenth of a second at most: the beat's own pace.
     state.autoplay = args.autoplay.map(|s| s.max(0.1));

@@ -161,6 +161,8 @@ pub enum Action {
     ClearFilter,
     /// `x` (view 5): undo every what-if (requests, tolerations, nodeSelector).
     ResetWhatIf,
+    /// Views 2 and 3 with `--etcd`: the API server's chain to etcd, or back to the context's.
+    ToggleChain,
     /// Keys 1–9 at view 5's "which node wins?" (presenter mode): the room's guess.
     Guess(usize),
     /// `:lesson` returned: the lesson's title, or why it stopped.

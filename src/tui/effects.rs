@@ -72,6 +72,23 @@ impl EffectRunner {
                     send(Action::ConnectionDone(Payload::new(report)));
                 });
             }
+            Effect::ConnectEtcd(path, name) => {
+                let ctx = crate::kubeconfig::Kubeconfig::load_file(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|kc| kc.resolve(Some(&name)).map_err(|e| e.to_string()));
+                self.rt.spawn(async move {
+                    let report = match ctx {
+                        Ok(ctx) => connection::probe::probe_etcd(&ctx).await,
+                        Err(e) => connection::probe::ConnectionReport {
+                            context: name,
+                            server_url: String::new(),
+                            handshake: Err(e),
+                            requests: Vec::new(),
+                        },
+                    };
+                    send(Action::ConnectionDone(Payload::new(report)));
+                });
+            }
             Effect::RunJourney {
                 context,
                 pod,

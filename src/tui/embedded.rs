@@ -68,7 +68,15 @@ impl Embedded {
         let url = format!("https://{}", running.addr);
         let dir = private_dir()?;
         let kubeconfig = dir.join("kubeconfig");
-        if let Err(e) = pki::write_atomic_private(&kubeconfig, &pki::kubeconfig_yaml(&pki, &url)) {
+        let written = pki::write_atomic_private(&kubeconfig, &pki::kubeconfig_yaml(&pki, &url))
+            .and_then(|()| match &local {
+                Some(l) => pki::write_atomic_private(
+                    &dir.join(ETCD_KUBECONFIG),
+                    &etcd_client_kubeconfig(&l.options),
+                ),
+                None => Ok(()),
+            });
+        if let Err(e) = written {
             let _ = std::fs::remove_dir_all(&dir);
             rt.block_on(running.shutdown());
             return Err(e);
@@ -102,6 +110,28 @@ impl Embedded {
     }
 }
 
+/// The API server's own client of etcd, written as a kubeconfig so views 2 and 3 decode,
+/// check and connect with it like any other credential.
+const ETCD_KUBECONFIG: &str = "apiserver-etcd-client.kubeconfig";
+/// Its one context's name.
+pub const ETCD_CONTEXT: &str = "kube-apiserver-to-etcd";
+
+/// kube-apiserver's `--etcd-servers`, `--etcd-cafile`, `--etcd-certfile` and `--etcd-keyfile`
+/// as a kubeconfig (file references, so view 1 and 2 show where each piece lives).
+fn etcd_client_kubeconfig(o: &crate::apiserver::storage::etcd_config::EtcdOptions) -> String {
+    let path = |p: &Option<PathBuf>| {
+        serde_json::to_string(&p.as_ref().map(|p| p.display().to_string())).unwrap_or_default()
+    };
+    let server =
+        serde_json::to_string(o.servers.first().map_or("", String::as_str)).unwrap_or_default();
+    format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: {ETCD_CONTEXT}\nclusters:\n- name: etcd\n  cluster:\n    server: {server}\n    certificate-authority: {}\nusers:\n- name: kube-apiserver-etcd-client\n  user:\n    client-certificate: {}\n    client-key: {}\ncontexts:\n- name: {ETCD_CONTEXT}\n  context: {{cluster: etcd, user: kube-apiserver-etcd-client}}\n",
+        path(&o.cafile),
+        path(&o.certfile),
+        path(&o.keyfile),
+    )
+}
+
 /// What the views say about the embedded cluster kexplore started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedFacts {
@@ -111,6 +141,8 @@ pub struct EmbeddedFacts {
     /// Why it runs instead of a kubeconfig of the user's (`fallback_note`); `None` with
     /// `--embedded`.
     pub instead_of: Option<String>,
+    /// With `--etcd`: the API server's etcd client credentials as a kubeconfig.
+    pub etcd_kubeconfig: Option<PathBuf>,
 }
 
 impl Embedded {
@@ -119,6 +151,7 @@ impl Embedded {
             url: self.url.clone(),
             kubeconfig: self.kubeconfig.clone(),
             instead_of,
+            etcd_kubeconfig: self.etcd.as_ref().map(|_| self.dir.join(ETCD_KUBECONFIG)),
         }
     }
 }

@@ -47,7 +47,7 @@ pub fn visible_contexts(state: &AppState) -> Vec<usize> {
 /// Indices into the trust tree's rows that the view-2 filter lets through: by subject or
 /// issuer.
 pub fn visible_certs(state: &AppState) -> Vec<usize> {
-    let Some(report) = state.active.as_ref().and_then(|a| a.report()) else {
+    let Some(report) = state.chain_context().and_then(|a| a.report()) else {
         return Vec::new();
     };
     let f = &state.list_filter.certs;

@@ -352,6 +352,14 @@ impl Default for KeyMap {
                 Scope::Only(SCHEDULER),
             ),
             b(
+                vec![key('E')],
+                "E",
+                Action::ToggleChain,
+                "views 2, 3 with --etcd: the API server's own chain to etcd (its client certificate, etcd's CA), or back",
+                None,
+                Scope::Only(&[View::Certificates, View::Connection]),
+            ),
+            b(
                 vec![key('x')],
                 "x",
                 Action::ResetWhatIf,

@@ -12,6 +12,7 @@ pub mod connection;
 pub mod editor;
 pub mod effects;
 pub mod embedded;
+pub mod etcd_chain;
 pub mod filter;
 pub mod journey;
 pub mod keymap;

@@ -74,6 +74,10 @@ pub struct AppState {
     pub journey: JourneyState,
     /// View 5.
     pub sched: SchedState,
+    /// `--embedded --etcd`: the API server's chain to etcd (views 2 and 3, `E`).
+    pub etcd: Option<super::etcd_chain::EtcdChain>,
+    /// Which chain views 2 and 3 show.
+    pub chain: super::etcd_chain::Chain,
     /// Presenter mode's questions and the room's guesses.
     pub quiz: super::quiz::Quiz,
     /// Views 3 and 4: the first line shown of the details pane (PgUp/PgDn).
@@ -128,6 +132,8 @@ impl AppState {
             journey: JourneyState::default(),
             sched: SchedState::default(),
             quiz: Default::default(),
+            etcd: None,
+            chain: Default::default(),
             detail_scroll: 0,
             typing: false,
             list_filter: Default::default(),
@@ -179,6 +185,29 @@ impl AppState {
             ok,
             until: self.now_unix + FLASH_SECS,
         });
+    }
+
+    /// The credentials views 2 and 3 show: the context's, or the API server's to etcd.
+    pub fn chain_context(&self) -> Option<&LoadedContext> {
+        match (&self.chain, &self.etcd) {
+            (super::etcd_chain::Chain::Etcd, Some(e)) => Some(&e.context),
+            _ => self.active.as_ref(),
+        }
+    }
+
+    /// View 3's connection for the chain shown.
+    pub fn conn(&self) -> &ConnState {
+        match (&self.chain, &self.etcd) {
+            (super::etcd_chain::Chain::Etcd, Some(e)) => &e.conn,
+            _ => &self.conn,
+        }
+    }
+
+    pub fn conn_mut(&mut self) -> &mut ConnState {
+        match (&self.chain, &mut self.etcd) {
+            (super::etcd_chain::Chain::Etcd, Some(e)) => &mut e.conn,
+            _ => &mut self.conn,
+        }
     }
 
     pub fn help_open(&self) -> bool {

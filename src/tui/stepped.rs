@@ -25,7 +25,7 @@ pub fn predict(state: &AppState) -> bool {
 /// What to start when a view becomes the current one.
 pub fn on_enter(state: &mut AppState) -> Vec<Effect> {
     match state.view {
-        View::Connection if state.conn.report.is_none() && state.conn.running.is_none() => {
+        View::Connection if state.conn().report.is_none() && state.conn().running.is_none() => {
             connect(state)
         }
         View::Scheduler if state.sched.model.is_none() && !state.sched.loading => {
@@ -36,6 +36,15 @@ pub fn on_enter(state: &mut AppState) -> Vec<Effect> {
 }
 
 fn connect(state: &mut AppState) -> Vec<Effect> {
+    if state.chain == super::etcd_chain::Chain::Etcd
+        && let Some(e) = state.etcd.as_mut()
+    {
+        e.conn.running = Some(e.context.name.clone());
+        return vec![Effect::ConnectEtcd(
+            e.kubeconfig.clone(),
+            e.context.name.clone(),
+        )];
+    }
     let Some(ctx) = state.context_name() else {
         return Vec::new();
     };
@@ -104,8 +113,9 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
     match state.view {
         View::Connection => {
             // The ladder counts revealed rungs: never fewer than one once there is a ladder.
-            let len = state.conn.rungs.len();
-            let s = &mut state.conn.step;
+            let conn = state.conn_mut();
+            let len = conn.rungs.len();
+            let s = &mut conn.step;
             *s = if forward {
                 (*s + 1).min(len)
             } else {
@@ -151,8 +161,9 @@ pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
     let mut effects = Vec::new();
     match state.view {
         View::Connection => {
-            let len = state.conn.rungs.len();
-            state.conn.step = to.min(len).max(len.min(1));
+            let conn = state.conn_mut();
+            let len = conn.rungs.len();
+            conn.step = to.min(len).max(len.min(1));
         }
         View::PodJourney => {
             state.journey.step = to.min(state.journey.last_step());
@@ -173,8 +184,21 @@ pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
 pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
     let effects = match action {
         Action::ConnectionDone(r) => {
-            let creds = state.active.as_ref().and_then(|a| a.report()).cloned();
-            state.conn.set((*r.0).clone(), creds.as_ref());
+            // The API server's own connection to etcd, or the context's.
+            match state
+                .etcd
+                .as_mut()
+                .filter(|e| e.conn.running.as_deref() == Some(&r.0.context))
+            {
+                Some(e) => {
+                    let creds = e.context.report().cloned();
+                    e.conn.set((*r.0).clone(), creds.as_ref());
+                }
+                None => {
+                    let creds = state.active.as_ref().and_then(|a| a.report()).cloned();
+                    state.conn.set((*r.0).clone(), creds.as_ref());
+                }
+            }
             Vec::new()
         }
         Action::JourneyProgress(c, done) => {
@@ -257,7 +281,7 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
         }
         Action::Refresh => match state.view {
             View::Connection => {
-                state.conn = Default::default();
+                *state.conn_mut() = Default::default();
                 connect(state)
             }
             View::PodJourney if !state.journey.running => {

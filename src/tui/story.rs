@@ -302,6 +302,8 @@ fn ask_on_entry(state: &mut AppState) {
 /// Shows part `to`, at its first step (`forward`) or its last.
 fn enter(state: &mut AppState, to: Part, forward: bool) -> Vec<Effect> {
     state.last_step_ms = state.now_ms;
+    // The story follows the kubeconfig's chain (`E` shows the API server's to etcd).
+    state.chain = super::etcd_chain::Chain::Client;
     state.detail_scroll = 0;
     let mut effects = Vec::new();
     match to {

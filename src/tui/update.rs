@@ -25,6 +25,9 @@ pub enum Effect {
     LoadContext(String),
     /// View 3: handshake and requests with this context's server; `Action::ConnectionDone`.
     Connect(String),
+    /// View 3 on the API server's chain to etcd: handshake with etcd and its `/version` and
+    /// `/health` (kubeconfig file, context); `Action::ConnectionDone`.
+    ConnectEtcd(std::path::PathBuf, String),
     /// View 4: create this pod and follow it; `Action::JourneyProgress` as facts arrive.
     /// `replace` deletes a previous pod of the same name first (embedded server only);
     /// `write` says whether the create is stored or a dry run.
@@ -125,6 +128,7 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
         }
         Action::CloseOverlay => state.overlay = None,
+        Action::ToggleChain => return toggle_chain(state),
         Action::ShowMerged if state.view == View::Kubeconfig && state.kubeconfig().is_some() => {
             state.overlay = Some(Overlay::Merged { scroll: 0 });
         }
@@ -262,8 +266,7 @@ fn move_cursor(state: &mut AppState, delta: isize) {
         }
         View::Certificates => {
             let len = state
-                .active
-                .as_ref()
+                .chain_context()
                 .and_then(|a| a.report())
                 .map_or(0, |r| trust_tree::build(r).len());
             let next = step(state.cert_cursor, len);
@@ -368,4 +371,28 @@ fn select(state: &mut AppState) -> Vec<Effect> {
     };
     state.pending = Some(name.clone());
     vec![Effect::LoadContext(name)]
+}
+
+/// `E` in views 2 and 3: the other chain, its worst certificate under the cursor, and in
+/// view 3 its connection made if it was not yet.
+fn toggle_chain(state: &mut AppState) -> Vec<Effect> {
+    use super::etcd_chain::Chain;
+    if state.etcd.is_none() {
+        state.flash(
+            "no etcd chain here: the embedded cluster keeps its objects in memory (start it with --embedded --etcd)",
+            false,
+        );
+        return Vec::new();
+    }
+    state.chain = match state.chain {
+        Chain::Client => Chain::Etcd,
+        Chain::Etcd => Chain::Client,
+    };
+    state.cert_cursor = state
+        .chain_context()
+        .and_then(|c| c.report())
+        .map_or(0, trust_tree::worst_row);
+    state.fields_scroll = 0;
+    state.detail_scroll = 0;
+    stepped::on_enter(state)
 }

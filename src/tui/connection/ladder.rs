@@ -494,6 +494,34 @@ fn request_rung(step: &HttpStep, creds: Option<&CredentialReport>) -> Rung {
         }
     }
     match step.path {
+        // etcd's own answer on its client port (the API server's chain to etcd).
+        "/version" if json.get("etcdserver").is_some() => {
+            let server = json["etcdserver"].as_str().unwrap_or("?");
+            let cluster = json["etcdcluster"].as_str().unwrap_or("?");
+            r.summary = format!("etcd {server} · cluster {cluster}");
+            r = r
+                .row("etcdserver", server)
+                .row("etcdcluster", cluster)
+                .row(
+                    "meaning",
+                    "etcd's release; the API server stores every object here, over gRPC on this same connection",
+                );
+        }
+        "/health" => {
+            let healthy = json["health"].as_str() == Some("true");
+            r.summary = if healthy { "healthy" } else { "not healthy" }.into();
+            r = r.row("health", json["health"].as_str().unwrap_or("?")).row(
+                "meaning",
+                "what kube-apiserver's /readyz etcd check asks: can etcd serve a read now",
+            );
+            if !healthy {
+                let reason = json["reason"].as_str().unwrap_or_default().to_string();
+                return r.failed(
+                    format!("etcd says it is not healthy: {reason}"),
+                    "a member without a leader cannot serve: check etcd's log and its members",
+                );
+            }
+        }
         "/version" => {
             r.summary = format!(
                 "{} · {}",

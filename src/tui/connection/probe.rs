@@ -37,6 +37,50 @@ const REQUESTS: [(&str, &str); 3] = [
     ("POST", SELF_SUBJECT_REVIEW),
 ];
 
+/// What the API server asks etcd over HTTP on its client port, after the handshake: its
+/// release and its health (the gRPC calls that store objects ride the same connection).
+const ETCD_REQUESTS: [&str; 2] = ["/version", "/health"];
+
+/// View 3 on the API server's chain to etcd: the same handshake, then etcd's own endpoints.
+pub async fn probe_etcd(ctx: &ResolvedContext) -> ConnectionReport {
+    let mut report = ConnectionReport {
+        context: ctx.context_name.clone(),
+        server_url: ctx.cluster.server.clone(),
+        handshake: Err(String::new()),
+        requests: Vec::new(),
+    };
+    let hs = match crate::client::handshake(ctx).await {
+        Ok(hs) => hs,
+        Err(e) => {
+            report.handshake = Err(e.to_string());
+            return report;
+        }
+    };
+    let ok = hs.succeeded();
+    report.handshake = Ok(hs);
+    if !ok {
+        return report;
+    }
+    match ApiClient::connect(ctx).await {
+        Ok(client) => {
+            for path in ETCD_REQUESTS {
+                let result = client.get(path).await;
+                report.requests.push(HttpStep {
+                    method: "GET",
+                    path,
+                    result,
+                });
+            }
+        }
+        Err(e) => report.requests.push(HttpStep {
+            method: "GET",
+            path: ETCD_REQUESTS[0],
+            result: Err(RequestError(e.to_string(), None)),
+        }),
+    }
+    report
+}
+
 pub async fn probe(ctx: &ResolvedContext) -> ConnectionReport {
     let mut report = ConnectionReport {
         context: ctx.context_name.clone(),

@@ -97,6 +97,7 @@ fn view4() -> AppState {
         url: "https://127.0.0.1:6443".into(),
         kubeconfig: "/tmp/kexplore-tui-test/kubeconfig".into(),
         instead_of: None,
+        etcd_kubeconfig: None,
     });
     s.journey = JourneyState::new(
         "app.json".into(),

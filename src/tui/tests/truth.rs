@@ -457,6 +457,7 @@ contexts:
         url: "https://127.0.0.1:41234".into(),
         kubeconfig: path,
         instead_of,
+        etcd_kubeconfig: None,
     });
     s
 }

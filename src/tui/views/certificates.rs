@@ -19,8 +19,9 @@ use crate::tui::widgets::{expiry, field, status};
 pub const TREE_TITLE: &str = "Chain of trust";
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
-    let problem = match (&state.source, &state.active) {
-        (Source::NotFound { .. }, _) => Some((
+    let etcd = state.chain == crate::tui::etcd_chain::Chain::Etcd;
+    let problem = match (&state.source, state.chain_context()) {
+        (Source::NotFound { .. }, _) if !etcd => Some((
             CheckStatus::Warn,
             "No kubeconfig found, so there are no certificates to show (see view 1).".to_string(),
         )),
@@ -54,7 +55,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         );
         return;
     }
-    let Some(report) = state.active.as_ref().and_then(|a| a.report()) else {
+    let Some(report) = state.chain_context().and_then(|a| a.report()) else {
         return;
     };
     draw_report(frame, area, report, state, theme);
@@ -88,6 +89,7 @@ pub fn draw_report(
     let cursor = state.cert_cursor.min(rows.len().saturating_sub(1));
     let visible = filter::visible_certs(state);
     let tree = Tree {
+        chain_line: chain_line(state),
         rows: &rows,
         visible: &visible,
         cursor,
@@ -101,15 +103,28 @@ pub fn draw_report(
     draw_checks(frame, checks, report, theme);
 }
 
-/// The first tree row drawn: rows take two to four lines, so keep the cursor's row in view
-/// in the worst case.
+/// With `--etcd`, the tree's first line says which of the chains it is and how to switch.
+fn chain_line(state: &AppState) -> Option<String> {
+    state.etcd.as_ref()?;
+    Some(match state.chain {
+        crate::tui::etcd_chain::Chain::Etcd => {
+            "API server → etcd: its etcd client certificate (E: the kubeconfig's chain)".into()
+        }
+        crate::tui::etcd_chain::Chain::Client => {
+            "client ↔ API server (E: the API server's chain to etcd)".into()
+        }
+    })
+}
+
+/// The first tree row drawn: rows take two to five lines (a long name wraps), so keep the
+/// cursor's row in view in the worst case.
 fn first_row(cursor: usize, tree_area: Rect) -> usize {
-    scroll_for(cursor, (tree_area.height.saturating_sub(2) / 4).max(1))
+    scroll_for(cursor, (tree_area.height.saturating_sub(2) / 5).max(1))
 }
 
 /// The tree row drawn at column `x`, row `y` of the screen, when the view fills `area`.
 pub fn cert_at(area: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
-    let report = state.active.as_ref()?.report()?;
+    let report = state.chain_context()?.report()?;
     let (left, _, _) = report_areas(area, report);
     let inner = left.inner(Margin::new(1, 1));
     if !inner.contains(Position::new(x, y)) {
@@ -121,7 +136,7 @@ pub fn cert_at(area: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
     let at = visible.iter().position(|&i| i == cursor).unwrap_or(0);
     let measure = Theme::default();
     let width = inner.width as usize;
-    let mut top = inner.y as usize;
+    let mut top = inner.y as usize + chain_line(state).map_or(0, |c| field::wrap(&c, width).len());
     for &i in visible.iter().skip(first_row(at, left)) {
         top += row_lines(report, &rows[i], false, width, state.now_unix, &measure).len();
         if (y as usize) < top {
@@ -155,6 +170,8 @@ fn link_note(link: Link) -> &'static str {
 
 /// The tree as drawn: every row, those the `/` filter lets through, the cursor's row.
 struct Tree<'a> {
+    /// Which chain this is, when the API server's chain to etcd is there to switch to.
+    chain_line: Option<String>,
     rows: &'a [TreeRow],
     visible: &'a [usize],
     cursor: usize,
@@ -182,6 +199,11 @@ fn draw_tree(
         .skip(first_row(at, area))
         .flat_map(|&i| row_lines(report, &tree.rows[i], i == tree.cursor, width, now, theme))
         .collect();
+    if let Some(c) = &tree.chain_line {
+        for (n, l) in field::wrap(c, width).into_iter().enumerate() {
+            lines.insert(n, Line::styled(l, theme.key_hint));
+        }
+    }
     // The legend shortens before the title is cut (the rows say what a ✗ means).
     let mut title = [
         format!("{TREE_TITLE} — ✓ signature verified, ✗ not"),
@@ -240,14 +262,22 @@ fn row_lines(
         theme.text
     };
     let prefix_w = r.prefix.chars().count() + 2;
+    let indent: String = r.prefix.replace("└─ ", "   ").replace("├─ ", "│  ");
+    // A name is never cut: it goes on under itself.
+    let mut pieces = field::wrap(&name, width.saturating_sub(prefix_w).max(1)).into_iter();
     let mut lines = vec![Line::from(vec![
         Span::styled(r.prefix.clone(), theme.muted),
         link_span(r.link, theme),
         Span::raw(" "),
-        Span::styled(ellipsize(&name, width.saturating_sub(prefix_w)), name_style),
+        Span::styled(pieces.next().unwrap_or_default(), name_style),
     ])];
+    lines.extend(pieces.map(|p| {
+        Line::from(vec![
+            Span::raw(format!("{indent}  ")),
+            Span::styled(p, name_style),
+        ])
+    }));
     let bundles: Vec<&str> = r.bundles.iter().map(|b| b.label_for(cert.is_ca)).collect();
-    let indent: String = r.prefix.replace("└─ ", "   ").replace("├─ ", "│  ");
     lines.push(Line::styled(
         ellipsize(&format!("{indent}  {}", bundles.join(" + ")), width),
         theme.muted,

@@ -19,9 +19,13 @@ const SIDE_BY_SIDE: u16 = 110;
 pub const SPINNER: [&str; 4] = ["|", "/", "-", "\\"];
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
-    let c = &state.conn;
+    let c = state.conn();
     if c.report.is_none() {
         let text = match (&c.running, state.context_name()) {
+            (Some(_), _) if state.chain == crate::tui::etcd_chain::Chain::Etcd => format!(
+                "{} Connecting to etcd as the API server does: TCP, TLS handshake with its etcd client certificate, then GET /version and /health…",
+                SPINNER[state.spinner % SPINNER.len()]
+            ),
             (Some(ctx), _) => format!(
                 "{} Connecting to the server of context '{ctx}': TCP, TLS handshake, then three requests…",
                 SPINNER[state.spinner % SPINNER.len()]
@@ -88,7 +92,7 @@ struct Rows {
 }
 
 fn rows(area: Rect, state: &AppState) -> Rows {
-    let c = &state.conn;
+    let c = state.conn();
     let shown = c.step.min(c.rungs.len());
     // Tall enough for every rung on two rows (title, then what it carried): no truncation.
     let per = if area.height as usize >= 2 * c.rungs.len() + 4 {
@@ -106,7 +110,7 @@ fn rows(area: Rect, state: &AppState) -> Rows {
 
 /// The step (1-based rung count) a click at (x, y) asks for: the revealed rung drawn there.
 pub fn rung_at(body: Rect, state: &AppState, x: u16, y: u16) -> Option<usize> {
-    let c = &state.conn;
+    let c = state.conn();
     c.report.as_ref()?;
     let (ladder, _) = areas(body, state);
     // Below the top border and the client/server row.
@@ -129,7 +133,8 @@ fn arrow(a: Arrow) -> &'static str {
 }
 
 fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
-    let c = &state.conn;
+    let etcd = state.chain == crate::tui::etcd_chain::Chain::Etcd;
+    let c = state.conn();
     let width = inner_width(area);
     let url = c.report.as_ref().map_or("", |r| r.server_url.as_str());
     let mut lines = vec![Line::from(vec![
@@ -184,13 +189,22 @@ fn draw_ladder(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         ));
     } else if c.rungs.last().is_some_and(|r| r.failure.is_none()) {
         lines.push(Line::styled(
-            "   ✓ connected, and the server knows who you are",
+            if etcd {
+                "   ✓ etcd accepted the API server's certificate"
+            } else {
+                "   ✓ connected, and the server knows who you are"
+            },
             theme.ok,
         ));
     }
     let title = format!(
-        "3 Connection · {} · step {}/{}",
-        ellipsize(url, 40),
+        "3 {} · {} · step {}/{}",
+        if etcd {
+            "API server → etcd"
+        } else {
+            "Connection"
+        },
+        ellipsize(url, if etcd { 28 } else { 40 }),
         shown,
         c.rungs.len()
     );

@@ -16,7 +16,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
     let [facts, keys] =
         Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
     frame.render_widget(
-        Paragraph::new(facts_line(state, theme)).style(theme.status_bar),
+        Paragraph::new(facts_line(state, theme, facts.width as usize)).style(theme.status_bar),
         facts,
     );
     if let Some(line) = &state.command {
@@ -58,8 +58,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
 }
 
 /// Context first, then the worst check (what needs attention must survive narrow screens),
-/// then who the certificate says you are, then the server.
-fn facts_line(state: &AppState, theme: &Theme) -> Line<'static> {
+/// then who the certificate says you are, then the server: the parts that do not fit whole
+/// in `width` are left out from the last, never cut.
+fn facts_line(state: &AppState, theme: &Theme, width: usize) -> Line<'static> {
     let mut parts: Vec<Span<'static>> = Vec::new();
     match (&state.source, &state.active) {
         (Source::NotFound { .. }, _) => {
@@ -119,9 +120,17 @@ fn facts_line(state: &AppState, theme: &Theme) -> Line<'static> {
         }
     }
     let mut spans = vec![Span::raw(" ")];
+    let mut used = 1;
     for (i, p) in parts.into_iter().enumerate() {
+        let sep = if i > 0 { "  │ " } else { "" };
+        let w = sep.chars().count() + p.width();
+        // The context itself always shows, even cut by a very narrow screen.
+        if i > 0 && used + w > width {
+            break;
+        }
+        used += w;
         if i > 0 {
-            spans.push(Span::raw("  │ "));
+            spans.push(Span::raw(sep));
         }
         spans.push(p);
     }
