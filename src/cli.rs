@@ -337,6 +337,11 @@ pub struct ServeArgs {
     /// removed on exit.
     #[arg(long, value_name = "DIR", help_heading = "etcd", requires = "etcd")]
     pub etcd_data_dir: Option<PathBuf>,
+    /// How many etcd members --etcd starts as one cluster on loopback (3 survives the loss of
+    /// one); each has its data under --etcd-data-dir/m0, m1, …
+    #[arg(long, value_name = "N", help_heading = "etcd", requires = "etcd", default_value_t = 1,
+          value_parser = clap::value_parser!(u8).range(1..=7))]
+    pub etcd_members: u8,
 }
 
 #[derive(Debug, Args)]

@@ -560,3 +560,322 @@ fn serve_etcd_starts_its_own_etcd_prints_etcdctl_and_keeps_the_pod_across_restar
     assert_eq!(phase, "Running", "{err}");
     assert_eq!(sigterm(&mut child), Some(0));
 }
+
+/// The holder of Lease `name` in kube-system, as kubectl shows it through `srv`.
+fn lease_holder(srv: &ServeProcess, name: &str) -> Option<String> {
+    let (code, out, _) = kubectl(
+        srv,
+        &[
+            "get",
+            "lease",
+            "-n",
+            "kube-system",
+            name,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ],
+    );
+    (code == 0 && !out.is_empty()).then_some(out)
+}
+
+/// The Leases kube-scheduler, kube-controller-manager and the simulated kubelets hold.
+const LEASES: [&str; 3] = [
+    "kube-scheduler",
+    "kube-controller-manager",
+    "kexplore-simulated-kubelets",
+];
+
+/// Issue 16 §3: two replicas on one etcd serve one cluster — a write through one is read and
+/// watched through the other — while the scheduler, the controllers and the kubelets run on
+/// the one that holds their Leases. Killed (no goodbye, its Leases just stop being renewed),
+/// the other takes over within the lease duration, and a pending pod is scheduled, once.
+#[test]
+fn replicas_share_the_cluster_and_a_new_leader_takes_over_when_one_dies() {
+    if !have(&["etcd", "kubectl", "curl"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd = start_etcd(dir.path());
+    let pki = dir.path().join("pki");
+    let args: Vec<String> = etcd_flags(&etcd);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut first = ServeProcess::start_with_pki(&args, Some(&pki));
+    // The first replica up wins every election; the second finds them held.
+    let holders: Vec<String> = LEASES
+        .iter()
+        .map(|l| wait_for(LONG, || lease_holder(&first, l)).expect("a holder"))
+        .collect();
+    let second = ServeProcess::start_with_pki(&args, Some(&pki));
+    for (l, h) in LEASES.iter().zip(&holders) {
+        assert_eq!(
+            lease_holder(&second, l).as_ref(),
+            Some(h),
+            "{l}: one holder, seen by both"
+        );
+    }
+    // A write through one replica is read and watched through the other.
+    let watch = {
+        let url = format!(
+            "{}/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=8",
+            first.url
+        );
+        let (ca, cert, key) = (
+            first.pki("ca.crt"),
+            first.pki("admin.crt"),
+            first.pki("admin.key"),
+        );
+        std::thread::spawn(move || {
+            let o = Command::new("curl")
+                .args(["-sS", "-N", "--max-time", "12", "--cacert"])
+                .arg(ca)
+                .arg("--cert")
+                .arg(cert)
+                .arg("--key")
+                .arg(key)
+                .arg(url)
+                .output()
+                .expect("curl");
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(700));
+    let (code, _, err) = kubectl(
+        &second,
+        &["create", "configmap", "from-second", "--from-literal=a=1"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = kubectl(
+        &first,
+        &[
+            "get",
+            "configmap",
+            "from-second",
+            "-o",
+            "jsonpath={.data.a}",
+        ],
+    );
+    assert_eq!(out, "1", "read through the other replica");
+    let seen = watch.join().expect("watch");
+    assert!(
+        seen.contains("\"type\":\"ADDED\"") && seen.contains("from-second"),
+        "watched through the other replica: {seen}"
+    );
+    let (code, _, err) = kubectl(&second, &["create", "-f", &app_json()]);
+    assert_eq!(code, 0, "{err}");
+    wait_for(LONG, || (phase(&second, "app") == "Running").then_some(()))
+        .expect("the leader's scheduler and kubelet run the pod created through the other");
+
+    // The leader dies; within the lease duration (15 s) plus a retry the other takes over.
+    first.kill();
+    let killed_at = std::time::Instant::now();
+    let (code, _, err) = kubectl(&second, &["run", "after", "--image=nginx"]);
+    assert_eq!(code, 0, "{err}");
+    for (l, old) in LEASES.iter().zip(&holders) {
+        let new = wait_for(Duration::from_secs(40), || {
+            lease_holder(&second, l).filter(|h| h != old)
+        })
+        .unwrap_or_else(|| panic!("{l}: no new holder"));
+        assert_ne!(&new, old);
+    }
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(30),
+        "took over in {:?}",
+        killed_at.elapsed()
+    );
+    wait_for(LONG, || {
+        (phase(&second, "after") == "Running").then_some(())
+    })
+    .expect("the pending pod is scheduled and run by the new leader");
+    let (_, events, _) = kubectl(
+        &second,
+        &[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=after,reason=Scheduled",
+            "-o",
+            "name",
+        ],
+    );
+    assert_eq!(events.lines().count(), 1, "bound once: {events}");
+}
+
+/// The member etcd calls its leader now, by `etcdctl endpoint status` (its index in `urls`).
+fn etcd_leader(etcd: &LocalEtcd, urls: &[String]) -> Option<usize> {
+    let o = &etcd.options;
+    let out = Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .arg("--endpoints")
+        .arg(urls.join(","))
+        .arg("--cacert")
+        .arg(o.cafile.as_ref()?)
+        .arg("--cert")
+        .arg(o.certfile.as_ref()?)
+        .arg("--key")
+        .arg(o.keyfile.as_ref()?)
+        .args(["endpoint", "status", "-w", "json"])
+        .output()
+        .ok()?;
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    v.as_array()?.iter().find_map(|s| {
+        let leader = s.pointer("/Status/leader")?.as_u64()?;
+        let me = s.pointer("/Status/header/member_id")?.as_u64()?;
+        let url = s["Endpoint"].as_str()?;
+        (leader == me).then(|| urls.iter().position(|u| u == url))?
+    })
+}
+
+/// Issue 16, reliability: 200 writers create ConfigMaps through the server on a three-member
+/// etcd while its leader is killed. Every write the server acknowledged (201) is there
+/// afterwards, and a watch opened before the writes sees every one of them, in revision order.
+#[test]
+fn three_members_lose_their_leader_under_200_writers_and_keep_every_acknowledged_write() {
+    if !have(&["etcd", "etcdctl"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut etcd = LocalEtcd::start_members(
+        Some(&dir.path().join("etcd-pki")),
+        Some(&dir.path().join("etcd")),
+        3,
+        Duration::from_secs(300),
+    )
+    .expect("three etcd members");
+    let urls = etcd.member_urls();
+    assert_eq!(urls.len(), 3);
+    let srv = serve_on(&etcd, &["--no-demo"]);
+    let identity = format!(
+        "{}{}",
+        std::fs::read_to_string(srv.pki("admin.crt")).expect("cert"),
+        std::fs::read_to_string(srv.pki("admin.key")).expect("key")
+    );
+    let ca = std::fs::read(srv.pki("ca.crt")).expect("ca");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .tls_certs_only(reqwest::Certificate::from_pem_bundle(&ca).expect("ca"))
+        .identity(reqwest::Identity::from_pem(identity.as_bytes()).expect("identity"))
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client");
+    let base = format!("{}/api/v1/namespaces/default/configmaps", srv.url);
+    let leader = wait_for(LONG, || etcd_leader(&etcd, &urls)).expect("an etcd leader");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let (acked, events) = rt.block_on(async {
+        let list: Value = client
+            .get(&base)
+            .send()
+            .await
+            .expect("list")
+            .json()
+            .await
+            .expect("json");
+        let from = list["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or("0")
+            .to_string();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(u64, String)>::new()));
+        let watch = {
+            let (client, url) = (
+                client.clone(),
+                format!("{base}?watch=1&resourceVersion={from}&timeoutSeconds=120"),
+            );
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut r = client
+                    .get(url)
+                    .timeout(Duration::from_secs(150))
+                    .send()
+                    .await
+                    .expect("watch");
+                let mut buf = Vec::new();
+                while let Ok(Some(chunk)) = r.chunk().await {
+                    buf.extend_from_slice(&chunk);
+                    while let Some(n) = buf.iter().position(|b| *b == b'\n') {
+                        let line: Vec<u8> = buf.drain(..=n).collect();
+                        let Ok(ev) = serde_json::from_slice::<Value>(&line) else {
+                            continue;
+                        };
+                        if ev["type"] == "ADDED" {
+                            let o = &ev["object"];
+                            let name = o["metadata"]["name"].as_str().unwrap_or("").to_string();
+                            seen.lock().expect("seen").push((rv(o), name));
+                        }
+                    }
+                }
+            })
+        };
+        let writers: Vec<_> = (0..200)
+            .map(|w| {
+                let (client, base) = (client.clone(), base.clone());
+                tokio::spawn(async move {
+                    let mut ok = Vec::new();
+                    for i in 0..5 {
+                        let name = format!("w{w}-{i}");
+                        let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": name}, "data": {"w": w.to_string()}});
+                        // Anything but a 201 (504 for a write in flight when the leader
+                        // died, 500 for one whose connection broke) is not acknowledged.
+                        let r = client.post(&base).json(&body).send().await;
+                        if r.is_ok_and(|r| r.status().as_u16() == 201) {
+                            ok.push(name);
+                        }
+                    }
+                    ok
+                })
+            })
+            .collect();
+        // The leader dies while the writes are under way.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        etcd.kill_member(leader);
+        let mut acked = Vec::new();
+        for w in writers {
+            acked.extend(w.await.expect("writer"));
+        }
+        // The watch gets a minute to deliver what it has not yet.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let all = {
+                let got = seen.lock().expect("seen");
+                let names: std::collections::BTreeSet<&str> =
+                    got.iter().map(|(_, n)| n.as_str()).collect();
+                acked.iter().all(|n| names.contains(n.as_str()))
+            };
+            if all || tokio::time::Instant::now() > deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        watch.abort();
+        let events = seen.lock().expect("seen").clone();
+        (acked, events)
+    });
+    eprintln!(
+        "{} of 1000 writes acknowledged with the etcd leader killed",
+        acked.len()
+    );
+    assert!(
+        acked.len() > 500,
+        "most writes went through a two-member quorum: {}",
+        acked.len()
+    );
+    let (code, list) = curl(&srv, &[], "/api/v1/namespaces/default/configmaps");
+    assert_eq!(code, 200);
+    let stored: std::collections::BTreeSet<String> = names(&list).into_iter().collect();
+    let lost: Vec<&String> = acked.iter().filter(|n| !stored.contains(*n)).collect();
+    assert!(lost.is_empty(), "acknowledged but gone: {lost:?}");
+    let watched: std::collections::BTreeSet<&str> =
+        events.iter().map(|(_, n)| n.as_str()).collect();
+    let missed: Vec<&String> = acked
+        .iter()
+        .filter(|n| !watched.contains(n.as_str()))
+        .collect();
+    assert!(
+        missed.is_empty(),
+        "acknowledged but never watched: {missed:?}"
+    );
+    assert!(
+        events.windows(2).all(|p| p[0].0 < p[1].0),
+        "the watch delivers in revision order"
+    );
+    etcd.restart_member(leader).expect("the member rejoins");
+}

@@ -84,9 +84,10 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
     // kexplore itself is killed, and is stopped when `local` drops (any return below).
     let local = match args.etcd {
         true => Some(
-            LocalEtcd::start(
+            LocalEtcd::start_members(
                 args.pki_dir.as_deref(),
                 args.etcd_data_dir.as_deref(),
+                usize::from(args.etcd_members),
                 args.etcd_compaction_interval,
             )
             .map_err(CommandError::Input)?,

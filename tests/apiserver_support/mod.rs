@@ -125,6 +125,13 @@ impl ServeProcess {
         self.pki_dir.join(file)
     }
 
+    /// SIGKILL: the process ends without any goodbye (a crashed replica; its Leases simply
+    /// stop being renewed).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Send SIGTERM and wait (bounded) for a clean exit; returns the exit code.
     pub fn terminate(&mut self) -> Option<i32> {
         let _ = Command::new("kill")

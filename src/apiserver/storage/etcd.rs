@@ -81,6 +81,34 @@ fn classify(e: &etcd_client::Error) -> StoreError {
     }
 }
 
+/// Whether the call never reached etcd (the member it was sent to is gone): then it is safe to
+/// send again, to another member, even for a write — as etcd's own client retries.
+fn never_sent(e: &StoreError) -> bool {
+    matches!(e, StoreError::Unavailable(r) if r.contains("tcp connect error") || r.contains("Connection refused"))
+}
+
+/// As `run_on`, sending again while the call never reached etcd (a dead member of several),
+/// all within `within`.
+fn run_retrying<T: Send + 'static, F>(
+    handle: &Handle,
+    within: Duration,
+    mut call: impl FnMut() -> F,
+) -> Result<T, StoreError>
+where
+    F: Future<Output = Result<T, etcd_client::Error>> + Send + 'static,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match run_on(handle, left, call()) {
+            Err(e) if never_sent(&e) && left > Duration::from_millis(100) => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            r => return r,
+        }
+    }
+}
+
 fn run_on<T: Send + 'static>(
     handle: &Handle,
     within: Duration,
@@ -223,18 +251,20 @@ impl EtcdStore {
     }
 
     fn txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {
-        let mut kv = self.client.kv_client();
-        run_on(&self.handle, CALL_TIMEOUT, async move { kv.txn(txn).await })
+        let kv = self.client.kv_client();
+        run_retrying(&self.handle, CALL_TIMEOUT, || {
+            let (mut kv, txn) = (kv.clone(), txn.clone());
+            async move { kv.txn(txn).await }
+        })
     }
 
     fn fetch(&self, key: &str) -> Result<Option<Value>, StoreError> {
-        let mut kv = self.client.kv_client();
+        let kv = self.client.kv_client();
         let k = self.mirror.keys.to_etcd(key);
-        let resp = run_on(
-            &self.handle,
-            CALL_TIMEOUT,
-            async move { kv.get(k, None).await },
-        )?;
+        let resp = run_retrying(&self.handle, CALL_TIMEOUT, || {
+            let (mut kv, k) = (kv.clone(), k.clone());
+            async move { kv.get(k, None).await }
+        })?;
         Ok(resp.kvs().first().and_then(decode))
     }
 
@@ -313,9 +343,10 @@ impl Storage for EtcdStore {
         if limit < usize::MAX {
             opts = opts.with_limit(i64::try_from(limit).unwrap_or(i64::MAX));
         }
-        let mut kv = self.client.kv_client();
-        let resp = run_on(&self.handle, CALL_TIMEOUT, async move {
-            kv.get(from, Some(opts)).await
+        let kv = self.client.kv_client();
+        let resp = run_retrying(&self.handle, CALL_TIMEOUT, || {
+            let (mut kv, from, opts) = (kv.clone(), from.clone(), opts.clone());
+            async move { kv.get(from, Some(opts)).await }
         })
         .map_err(|e| match e {
             StoreError::TooOld(..) => StoreError::TooOld(

@@ -25,8 +25,12 @@ const SERVER: &str = "etcd/server";
 const PEER: &str = "etcd/peer";
 const CLIENT: &str = "apiserver-etcd-client";
 
-/// How to start this etcd again the same way.
+/// How to start one member again the same way.
 struct Run {
+    /// `--name`, and this member's entry in `--initial-cluster`.
+    name: String,
+    /// Every member as `name=peer-url`, comma-separated.
+    initial_cluster: String,
     etcd: PathBuf,
     pki: PathBuf,
     data: PathBuf,
@@ -46,13 +50,13 @@ impl Run {
             |name: &str, ext: &str| self.pki.join(format!("{name}.{ext}")).display().to_string();
         let (client, peer) = (&self.client_url, &self.peer_url);
         let mut cmd = Command::new(&self.etcd);
-        cmd.args(["--name", "kexplore", "--data-dir"])
+        cmd.args(["--name", &self.name, "--data-dir"])
             .arg(&self.data)
             .args(["--listen-client-urls", client])
             .args(["--advertise-client-urls", client])
             .args(["--listen-peer-urls", peer])
             .args(["--initial-advertise-peer-urls", peer])
-            .args(["--initial-cluster", &format!("kexplore={peer}")])
+            .args(["--initial-cluster", &self.initial_cluster])
             .args([
                 "--cert-file",
                 &f(SERVER, "crt"),
@@ -76,12 +80,18 @@ impl Run {
     }
 }
 
-pub struct LocalEtcd {
+/// One etcd process of the cluster.
+struct Member {
     child: Option<Child>,
     run: Run,
+}
+
+pub struct LocalEtcd {
+    /// One, or three (`--etcd-members 3`) sharing the PKI, each with its own data and ports.
+    members: Vec<Member>,
     /// The flags that reach it, as `--etcd-servers` and friends would say them.
     pub options: EtcdOptions,
-    /// etcd's own output, for when it fails.
+    /// The first member's own output, for when it fails (the others' beside it, `.m1`, `.m2`).
     pub log: PathBuf,
     /// Removed on drop: the directory kexplore chose when none was given.
     scratch: Option<PathBuf>,
@@ -188,6 +198,17 @@ impl LocalEtcd {
         data_dir: Option<&Path>,
         compaction_interval: Duration,
     ) -> Result<LocalEtcd, String> {
+        Self::start_members(pki_dir, data_dir, 1, compaction_interval)
+    }
+
+    /// As `start`, with `members` etcd processes forming one cluster (an odd number survives
+    /// the loss of a minority): returns once every member serves clients.
+    pub fn start_members(
+        pki_dir: Option<&Path>,
+        data_dir: Option<&Path>,
+        members: usize,
+        compaction_interval: Duration,
+    ) -> Result<LocalEtcd, String> {
         let etcd = on_path("etcd").ok_or_else(|| INSTALL_HINT.to_string())?;
         let scratch = match (pki_dir, data_dir) {
             (Some(_), Some(_)) => None,
@@ -219,7 +240,14 @@ impl LocalEtcd {
             Some(s) => s.join("etcd.log"),
             None => data.with_extension("log"),
         };
-        let mut started = LocalEtcd::spawn(&etcd, &pki, &data, &log, compaction_interval);
+        let mut started = LocalEtcd::spawn(
+            &etcd,
+            &pki,
+            &data,
+            &log,
+            members.max(1),
+            compaction_interval,
+        );
         if let Err(e) = &started
             && let Some(s) = &scratch
         {
@@ -237,28 +265,71 @@ impl LocalEtcd {
         pki: &Path,
         data: &Path,
         log: &Path,
+        members: usize,
         compaction_interval: Duration,
     ) -> Result<LocalEtcd, String> {
         etcd_pki(pki)?;
-        std::fs::create_dir_all(data).map_err(|e| format!("{}: {e}", data.display()))?;
-        let (client, peer) = (free_port()?, free_port()?);
-        let client_url = format!("https://127.0.0.1:{}", port(&client));
-        let peer_url = format!("https://127.0.0.1:{}", port(&peer));
-        let run = Run {
-            etcd: etcd.to_path_buf(),
-            pki: pki.to_path_buf(),
-            data: data.to_path_buf(),
-            log: log.to_path_buf(),
-            client_url: client_url.clone(),
-            peer_url,
+        let mut ports = Vec::new();
+        for _ in 0..members {
+            ports.push((free_port()?, free_port()?));
+        }
+        let url = |l: &TcpListener| format!("https://127.0.0.1:{}", port(l));
+        // One member keeps the name and the layout a single etcd always had (its data in
+        // `data`), so an --etcd-data-dir from before still opens; more are m0, m1, m2.
+        let name = |i: usize| match members {
+            1 => "kexplore".to_string(),
+            _ => format!("m{i}"),
         };
+        let initial_cluster = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer))| format!("{}={}", name(i), url(peer)))
+            .collect::<Vec<_>>()
+            .join(",");
+        let runs: Vec<Run> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (client, peer))| Run {
+                name: name(i),
+                initial_cluster: initial_cluster.clone(),
+                etcd: etcd.to_path_buf(),
+                pki: pki.to_path_buf(),
+                data: match members {
+                    1 => data.to_path_buf(),
+                    _ => data.join(name(i)),
+                },
+                log: match i {
+                    0 => log.to_path_buf(),
+                    _ => log.with_extension(format!("log.m{i}")),
+                },
+                client_url: url(client),
+                peer_url: url(peer),
+            })
+            .collect();
+        for r in &runs {
+            std::fs::create_dir_all(&r.data).map_err(|e| format!("{}: {e}", r.data.display()))?;
+        }
+        let servers: Vec<String> = runs.iter().map(|r| r.client_url.clone()).collect();
         // The ports are free until etcd binds them: release them at the last moment.
-        drop((client, peer));
-        let child = run.spawn()?;
+        drop(ports);
+        // All members start before any is waited for: each serves only once a quorum is up.
+        let mut spawned = Vec::new();
+        for run in runs {
+            match run.spawn() {
+                Ok(c) => spawned.push(Member {
+                    child: Some(c),
+                    run,
+                }),
+                Err(e) => {
+                    LocalEtcd::stop_all(&mut spawned);
+                    return Err(e);
+                }
+            }
+        }
         let mut local = LocalEtcd {
-            child: Some(child),
+            members: spawned,
             options: EtcdOptions {
-                servers: vec![client_url],
+                servers,
                 cafile: Some(pki.join(format!("{CA}.crt"))),
                 certfile: Some(pki.join(format!("{CLIENT}.crt"))),
                 keyfile: Some(pki.join(format!("{CLIENT}.key"))),
@@ -267,17 +338,55 @@ impl LocalEtcd {
             },
             log: log.to_path_buf(),
             scratch: None,
-            run,
         };
         local.wait_ready()?;
         Ok(local)
     }
 
-    /// Stop etcd (SIGTERM, then SIGKILL after 10 s), keeping its data.
+    /// Stop etcd, every member (SIGTERM, then SIGKILL after 10 s), keeping its data.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
+        LocalEtcd::stop_all(&mut self.members);
+    }
+
+    fn stop_all(members: &mut [Member]) {
+        for m in members {
+            stop_child(m.child.take());
+        }
+    }
+
+    /// The client URL of each member, in order.
+    pub fn member_urls(&self) -> Vec<String> {
+        self.members
+            .iter()
+            .map(|m| m.run.client_url.clone())
+            .collect()
+    }
+
+    /// Kill member `i` outright (SIGKILL: a crashed machine), keeping its data.
+    pub fn kill_member(&mut self, i: usize) {
+        if let Some(mut c) = self.members.get_mut(i).and_then(|m| m.child.take()) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Start member `i` again on its data, URLs and certificates; returns once it serves.
+    pub fn restart_member(&mut self, i: usize) -> Result<(), String> {
+        let Some(m) = self.members.get_mut(i) else {
+            return Err(format!("no etcd member {i}"));
         };
+        stop_child(m.child.take());
+        m.child = Some(m.run.spawn()?);
+        m.wait_ready()
+    }
+}
+
+/// SIGTERM, then SIGKILL after 10 s.
+fn stop_child(child: Option<Child>) {
+    let Some(mut child) = child else {
+        return;
+    };
+    {
         if let Ok(pid) = i32::try_from(child.id()) {
             // SAFETY: a signal to our own child, which we have not reaped yet.
             unsafe {
@@ -294,19 +403,31 @@ impl LocalEtcd {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
 
-    /// Start it again on the same data, URLs and certificates.
+impl LocalEtcd {
+    /// Start it again (every member) on the same data, URLs and certificates.
     pub fn restart(&mut self) -> Result<(), String> {
         self.stop();
-        self.child = Some(self.run.spawn()?);
+        for m in &mut self.members {
+            m.child = Some(m.run.spawn()?);
+        }
         self.wait_ready()
     }
 
-    /// etcd logs that it serves clients once it has a leader (itself).
+    /// Every member serves clients (a member does once the cluster has a leader).
     fn wait_ready(&mut self) -> Result<(), String> {
+        self.members.iter_mut().try_for_each(Member::wait_ready)
+    }
+}
+
+impl Member {
+    /// etcd logs that it serves clients once it has a leader.
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let log = &self.run.log;
         let deadline = Instant::now() + READY_WITHIN;
         loop {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let text = std::fs::read_to_string(log).unwrap_or_default();
             if text.contains("ready to serve client requests") {
                 return Ok(());
             }
@@ -316,14 +437,14 @@ impl LocalEtcd {
                 let tail: Vec<&str> = tail.into_iter().rev().collect();
                 return Err(format!(
                     "etcd exited ({status}) before serving; its last words ({}):\n{}",
-                    self.log.display(),
+                    log.display(),
                     tail.join("\n")
                 ));
             }
             if Instant::now() > deadline {
                 return Err(format!(
                     "etcd did not serve clients within {READY_WITHIN:?} (see {})",
-                    self.log.display()
+                    log.display()
                 ));
             }
             std::thread::sleep(Duration::from_millis(50));
