@@ -101,6 +101,24 @@ pub enum Command {
     /// Run a lesson (YAML: steps with a caption, an action, a question and its computed
     /// reveal) on a fresh embedded cluster. Space moves on, 1-9 guess, q quits.
     Lesson(LessonArgs),
+    /// Run a local etcd cluster (from PATH, on loopback, with kubeadm's etcd PKI) for
+    /// `serve --etcd-servers` replicas, until Ctrl-C / SIGTERM: a control plane to take apart.
+    Etcd(EtcdArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct EtcdArgs {
+    /// How many members (3 survives the loss of one).
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u8).range(1..=7))]
+    pub members: u8,
+    /// Where the PKI is kept (etcd/ca.crt, etcd/server.crt, etcd/peer.crt,
+    /// apiserver-etcd-client.crt; minted when missing): pass the same --pki-dir to serve.
+    #[arg(long, value_name = "DIR")]
+    pub pki_dir: PathBuf,
+    /// Where the members keep their data (m0, m1, … under it; reused when present).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: PathBuf,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Some(Command::Scenario(ScenarioCommand::Generate(args))) => {
             commands::scenario::generate(args)
         }
+        Some(Command::Etcd(args)) => commands::etcd::run(args),
         Some(Command::Lesson(args)) => {
             kexplore::tui::terminal::exit_on_signals_restoring_terminal();
             commands::lesson::run(&cli.global, args)

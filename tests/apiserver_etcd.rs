@@ -698,6 +698,23 @@ fn replicas_share_the_cluster_and_a_new_leader_takes_over_when_one_dies() {
         ],
     );
     assert_eq!(events.lines().count(), 1, "bound once: {events}");
+    // The new leader's kubelets learnt which addresses running pods hold.
+    let (_, ips, _) = kubectl(
+        &second,
+        &[
+            "get",
+            "pods",
+            "-o",
+            "jsonpath={range .items[*]}{.status.podIP}{\"\\n\"}{end}",
+        ],
+    );
+    let ips: Vec<&str> = ips.lines().filter(|l| !l.is_empty()).collect();
+    let distinct: std::collections::BTreeSet<&&str> = ips.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        ips.len(),
+        "every pod its own address: {ips:?}"
+    );
 }
 
 /// The member etcd calls its leader now, by `etcdctl endpoint status` (its index in `urls`).
@@ -878,4 +895,70 @@ fn three_members_lose_their_leader_under_200_writers_and_keep_every_acknowledged
         "the watch delivers in revision order"
     );
     etcd.restart_member(leader).expect("the member rejoins");
+}
+
+/// Issue 16 §3, the workshop's way in: `kexplore etcd --members 3` runs the etcd cluster on
+/// its own (so killing a replica never takes etcd with it) and prints the flags a replica
+/// needs; a replica started with them serves the cluster, and etcdctl sees three members.
+#[test]
+fn kexplore_etcd_runs_a_three_member_cluster_for_replicas() {
+    if !have(&["etcd", "etcdctl", "kubectl"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pki = dir.path().join("pki");
+    let mut etcd = Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        .args(["etcd", "--members", "3", "--pki-dir"])
+        .arg(&pki)
+        .arg("--data-dir")
+        .arg(dir.path().join("etcd"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kexplore etcd");
+    let mut lines = BufReader::new(etcd.stdout.take().expect("stdout")).lines();
+    let mut said = Vec::new();
+    while said.len() < 3 {
+        match lines.next() {
+            Some(Ok(l)) => said.push(l),
+            _ => break,
+        }
+    }
+    let flags = said
+        .iter()
+        .find_map(|l| l.strip_prefix("replicas: kexplore serve "))
+        .and_then(|f| f.split(" --pki-dir ").next())
+        .unwrap_or_else(|| panic!("no replicas line: {said:?}"))
+        .to_string();
+    let status = said
+        .iter()
+        .find_map(|l| l.strip_prefix("members and leader: "))
+        .expect("the etcdctl line")
+        .to_string();
+    let args: Vec<&str> = flags.split(' ').collect();
+    let srv = ServeProcess::start_with_pki(&args, Some(&pki));
+    let (code, _, err) = kubectl(&srv, &["create", "configmap", "ha", "--from-literal=k=v"]);
+    assert_eq!(code, 0, "{err}");
+    let words: Vec<&str> = status.split(' ').skip(1).collect();
+    let out = Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args(words.iter().map(|w| if *w == "table" { "json" } else { w }))
+        .output()
+        .expect("etcdctl");
+    let members: Value = serde_json::from_slice(&out.stdout).expect("endpoint status as JSON");
+    assert_eq!(members.as_array().map(Vec::len), Some(3), "{members}");
+    let _ = Command::new("kill")
+        .args(["-TERM", &etcd.id().to_string()])
+        .status();
+    let st = etcd.wait().expect("kexplore etcd ends");
+    assert_eq!(st.code(), Some(0), "a clean stop on SIGTERM");
+    assert_eq!(
+        std::process::Command::new("pgrep")
+            .args(["-f", &dir.path().join("etcd").display().to_string()])
+            .output()
+            .map(|o| o.stdout.is_empty())
+            .ok(),
+        Some(true),
+        "its members stop with it"
+    );
 }

@@ -1,6 +1,7 @@
 //! One thin file per subcommand: load inputs through the core, print text or JSON.
 
 pub mod certs;
+pub mod etcd;
 pub mod journey;
 pub mod lesson;
 pub mod scenario;

@@ -150,6 +150,10 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
         if let Some(o) = &etcd {
             let _ = writeln!(out, "{}", etcd_banner(o, local.as_ref()));
         }
+        if let Some(id) = &running.identity {
+            // Which replica holds a Lease: `kubectl get lease -n kube-system` shows this name.
+            let _ = writeln!(out, "leader election identity: {id}");
+        }
         let _ = out.flush();
         signals.wait().await;
         running.shutdown().await;
@@ -172,13 +176,13 @@ fn etcd_banner(o: &EtcdOptions, local: Option<&LocalEtcd>) -> String {
 }
 
 /// SIGTERM and SIGINT, listened for from the moment they are registered.
-struct Signals {
+pub(crate) struct Signals {
     term: Option<tokio::signal::unix::Signal>,
     int: Option<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
-    fn register() -> Signals {
+    pub(crate) fn register() -> Signals {
         use tokio::signal::unix::{SignalKind, signal};
         Signals {
             term: signal(SignalKind::terminate()).ok(),
@@ -186,7 +190,7 @@ impl Signals {
         }
     }
 
-    async fn wait(mut self) {
+    pub(crate) async fn wait(mut self) {
         let term = async {
             match self.term.as_mut() {
                 Some(s) => {

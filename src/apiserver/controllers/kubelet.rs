@@ -5,7 +5,7 @@
 //! stops a kubelet: its pods are then neither started nor stopped). Everything they write says
 //! it is simulated.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
+use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
@@ -42,7 +43,7 @@ fn needs_kubelet(p: &Value) -> bool {
 pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>) {
     let mut changes = api.store.changes();
     let mut busy: HashSet<String> = HashSet::new();
-    let mut next_ip: HashMap<String, u32> = HashMap::new();
+    let mut ips = PodIps::default();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut heartbeat = tokio::time::interval(renew);
     let report_every = (kubelet_node::STATUS_REPORT.as_millis() / renew.as_millis().max(1)).max(1);
@@ -71,11 +72,10 @@ pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>
                 let done = done_tx.clone();
                 let pod = (*p).clone();
                 let ip = if terminating {
+                    ips.release(&node, s(&p, "/status/podIP"));
                     String::new()
                 } else {
-                    let n = next_ip.entry(node.clone()).or_insert(10);
-                    *n += 1;
-                    pod_ip(&api, &node, *n)
+                    ips.allocate(&api, &node).unwrap_or_default()
                 };
                 tokio::spawn(async move {
                     if terminating {
@@ -98,24 +98,6 @@ pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>
             }
             r = changes.changed() => if r.is_err() { return },
         }
-    }
-}
-
-/// The n-th address of the node's podCIDR (`10.244.3.0/24` → `10.244.3.n`).
-fn pod_ip(api: &Api, node: &str, n: u32) -> String {
-    let cidr = api
-        .store
-        .get(&format!("/registry/minions/{node}"))
-        .map(|v| s(&v, "/spec/podCIDR").to_string())
-        .unwrap_or_default();
-    let base = cidr.split('/').next().unwrap_or("10.244.0.0");
-    let mut octets: Vec<&str> = base.split('.').collect();
-    let last = (n % 250).to_string();
-    if octets.len() == 4 {
-        octets[3] = &last;
-        octets.join(".")
-    } else {
-        format!("10.244.0.{last}")
     }
 }
 

@@ -15,6 +15,7 @@ pub(crate) mod history;
 pub(crate) mod job;
 pub(crate) mod kubelet;
 pub(crate) mod kubelet_completion;
+pub(crate) mod kubelet_ipam;
 pub(crate) mod kubelet_node;
 pub(crate) mod leader_election;
 pub(crate) mod manager;

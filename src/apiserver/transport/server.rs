@@ -65,6 +65,9 @@ pub struct ServeOptions {
 pub struct Running {
     pub addr: SocketAddr,
     pub api: Arc<Api>,
+    /// The name this replica stands for its Leases under (`spec.holderIdentity`), when its
+    /// control loops run.
+    pub identity: Option<String>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
     grace: Duration,
@@ -150,9 +153,9 @@ pub(crate) async fn start_on(
     endpoints::kubernetes_service(&api, addr);
     let (stop, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
-    if opts.control_loops {
+    let identity = opts.control_loops.then(leader_election::identity);
+    if let Some(identity) = identity.clone() {
         // Each component stands for its Lease, as it would beside other replicas on one store.
-        let identity = leader_election::identity();
         let profiles = opts.scheduler_profiles.clone();
         let timings = leader_election::Timings::default();
         let grace = limits.node_monitor_grace_period;
@@ -194,6 +197,7 @@ pub(crate) async fn start_on(
     Ok(Running {
         addr,
         api,
+        identity,
         stop,
         tasks,
         grace,
