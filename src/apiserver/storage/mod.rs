@@ -3,6 +3,7 @@
 
 pub(crate) mod container_logs;
 pub mod etcd;
+pub mod etcd_baseline;
 pub mod etcd_config;
 pub(crate) mod etcd_dial;
 pub mod etcd_local;

@@ -1,0 +1,47 @@
+//! The yardstick of the etcd benchmark (`cargo bench --bench etcd_store`): plain puts through
+//! the same client, TLS and connection options the store uses, on a runtime thread of its own as
+//! the store's calls run — the most this backend can write here, with nothing of the API
+//! server's work around it.
+
+use std::time::Instant;
+
+use etcd_client::Client;
+
+use crate::apiserver::storage::etcd_config::EtcdOptions;
+use crate::apiserver::storage::etcd_dial::Tls;
+
+/// `n` puts of `size`-byte values under `/kexplore-baseline/` by `writers` concurrent writers;
+/// the puts per second.
+pub fn put_rate(opts: &EtcdOptions, n: usize, writers: usize, size: usize) -> Result<f64, String> {
+    let tls = Tls::load(opts)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let servers = opts.servers.clone();
+    rt.block_on(async move {
+        let client = Client::connect(servers, Some(tls.connect_options()))
+            .await
+            .map_err(|e| e.to_string())?;
+        let value = vec![b'x'; size];
+        let per = n.div_ceil(writers.max(1));
+        let start = Instant::now();
+        let mut tasks = tokio::task::JoinSet::new();
+        for w in 0..writers.max(1) {
+            let (mut kv, value) = (client.kv_client(), value.clone());
+            tasks.spawn(async move {
+                for i in 0..per {
+                    kv.put(format!("/kexplore-baseline/{w}/{i}"), value.clone(), None)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                }
+                Ok::<usize, String>(per)
+            });
+        }
+        let mut done = 0;
+        while let Some(r) = tasks.join_next().await {
+            done += r.map_err(|e| e.to_string())??;
+        }
+        Ok(done as f64 / start.elapsed().as_secs_f64())
+    })
+}
