@@ -832,8 +832,11 @@ fn three_members_lose_their_leader_under_200_writers_and_keep_every_acknowledged
                             "metadata": {"name": name}, "data": {"w": w.to_string()}});
                         // Anything but a 201 (504 for a write in flight when the leader
                         // died, 500 for one whose connection broke) is not acknowledged.
-                        let r = client.post(&base).json(&body).send().await;
-                        if r.is_ok_and(|r| r.status().as_u16() == 201) {
+                        // Read whole: a response dropped unread cancels its stream.
+                        if let Ok(r) = client.post(&base).json(&body).send().await
+                            && r.status().as_u16() == 201
+                            && r.bytes().await.is_ok()
+                        {
                             ok.push(name);
                         }
                     }
