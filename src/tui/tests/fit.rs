@@ -298,12 +298,15 @@ fn view5_steps(c: &mut Checker, mut s: AppState, case: &str) {
         s.sched.reorder(present);
         let m = s.sched.model().expect("a model");
         let t = &m.trace;
-        let mut needles = vec![
-            format!("pod {}", t.pod),
-            format!("{} nodes", m.snapshot.nodes.len()),
-            m.data.source.clone(),
-            format!("kube-scheduler {}", t.kube_version),
-        ];
+        let mut needles = vec![format!("pod {}", t.pod)];
+        // Presenter mode leaves the operator's facts (release, source, node count) out.
+        if !s.present {
+            needles.extend([
+                format!("{} nodes", m.snapshot.nodes.len()),
+                m.data.source.clone(),
+                format!("kube-scheduler {}", t.kube_version),
+            ]);
+        }
         match step {
             Step::Filter(plugins) => {
                 needles.extend(steps::rejections(m, plugins).into_keys());

@@ -256,6 +256,25 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
         Span::styled(format!(" · {}", m.data.source), theme.muted),
     ];
     let w = width as usize;
+    if state.present {
+        // The room needs the pod and what it asks for; the release, the source and the
+        // watch's counters are the operator's (outside presenter mode), and rows are scarce.
+        if whatif.is_empty() {
+            line1.pop();
+        }
+        let mut lines = flow::rows(line1, w);
+        if let Some(e) = &m.error {
+            lines.extend(flow::sentence(&format!("✗ {e}"), theme.error, w));
+        } else if let Some(v) = shown_versus(state, m) {
+            let style = if v.agrees { theme.ok } else { theme.warn };
+            lines.extend(
+                versus_rows(&v, width)
+                    .into_iter()
+                    .map(|r| Line::styled(r, style)),
+            );
+        }
+        return lines;
+    }
     // The key hint is optional: it shares the pod's row or gives way (the help lists the keys).
     let fits = line1.iter().map(|p| p.width()).sum::<usize>() < w;
     if whatif.is_empty() && !fits {
