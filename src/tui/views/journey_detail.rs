@@ -21,7 +21,30 @@ fn note(s: impl Into<String>, theme: &Theme) -> Line<'static> {
     Line::styled(s.into(), theme.muted)
 }
 
+/// Lines no wider than `width`: a one-style line that is wider (a note) wraps, never cut.
+fn fit(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::with_capacity(lines.len());
+    for l in lines {
+        if l.width() <= width || l.spans.len() != 1 {
+            out.push(l);
+            continue;
+        }
+        let style = l.spans[0].style;
+        let text = l.spans[0].content.to_string();
+        out.extend(
+            field::wrap(&text, width.max(1))
+                .into_iter()
+                .map(|t| Line::styled(t, style)),
+        );
+    }
+    out
+}
+
 pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    fit(request_lines(state, width, theme), width)
+}
+
+fn request_lines(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let j = &state.journey;
     let mut out = Vec::new();
     let pod = match &j.manifest {
@@ -88,6 +111,15 @@ pub fn request(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'stati
 }
 
 pub fn stage(state: &AppState, s: &StageReport, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    fit(stage_lines(state, s, width, theme), width)
+}
+
+fn stage_lines(
+    state: &AppState,
+    s: &StageReport,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let d = &s.detail;
     let mut out = Vec::new();
     if let Some(label) = inferred_label(s) {
