@@ -8,6 +8,7 @@ use std::sync::mpsc::Sender;
 
 use super::action::{Action, Payload};
 use super::app::AppEvent;
+use super::connection::probe::Peer;
 use super::session;
 use super::update::Effect;
 use super::{connection, sched};
@@ -39,6 +40,23 @@ impl EffectRunner {
         kc.resolve(Some(name)).map_err(|e| e.to_string())
     }
 
+    /// View 3's connection, in the background; its report comes back as `ConnectionDone`.
+    fn probe(
+        &self,
+        ctx: Result<ResolvedContext, String>,
+        name: String,
+        peer: Peer,
+        send: impl Fn(Action) + Send + 'static,
+    ) {
+        self.rt.spawn(async move {
+            let report = match ctx {
+                Ok(ctx) => connection::probe::probe(&ctx, peer).await,
+                Err(e) => connection::probe::unattempted(name, e),
+            };
+            send(Action::ConnectionDone(Payload::new(report)));
+        });
+    }
+
     pub fn run(&self, effect: Effect) {
         let tx = self.tx.clone();
         // The loop may have ended meanwhile; then nobody needs the answer.
@@ -59,35 +77,13 @@ impl EffectRunner {
             }
             Effect::Connect(name) => {
                 let ctx = self.resolve(&name);
-                self.rt.spawn(async move {
-                    let report = match ctx {
-                        Ok(ctx) => connection::probe::probe(&ctx).await,
-                        Err(e) => connection::probe::ConnectionReport {
-                            context: name,
-                            server_url: String::new(),
-                            handshake: Err(e),
-                            requests: Vec::new(),
-                        },
-                    };
-                    send(Action::ConnectionDone(Payload::new(report)));
-                });
+                self.probe(ctx, name, Peer::ApiServer, send);
             }
             Effect::ConnectEtcd(path, name) => {
                 let ctx = crate::kubeconfig::Kubeconfig::load_file(&path)
                     .map_err(|e| e.to_string())
                     .and_then(|kc| kc.resolve(Some(&name)).map_err(|e| e.to_string()));
-                self.rt.spawn(async move {
-                    let report = match ctx {
-                        Ok(ctx) => connection::probe::probe_etcd(&ctx).await,
-                        Err(e) => connection::probe::ConnectionReport {
-                            context: name,
-                            server_url: String::new(),
-                            handshake: Err(e),
-                            requests: Vec::new(),
-                        },
-                    };
-                    send(Action::ConnectionDone(Payload::new(report)));
-                });
+                self.probe(ctx, name, Peer::Etcd, send);
             }
             Effect::RunJourney {
                 context,

@@ -39,49 +39,29 @@ const REQUESTS: [(&str, &str); 3] = [
 
 /// What the API server asks etcd over HTTP on its client port, after the handshake: its
 /// release and its health (the gRPC calls that store objects ride the same connection).
-const ETCD_REQUESTS: [&str; 2] = ["/version", "/health"];
+const ETCD_REQUESTS: [(&str, &str); 2] = [("GET", "/version"), ("GET", "/health")];
 
-/// View 3 on the API server's chain to etcd: the same handshake, then etcd's own endpoints.
-pub async fn probe_etcd(ctx: &ResolvedContext) -> ConnectionReport {
-    let mut report = ConnectionReport {
-        context: ctx.context_name.clone(),
-        server_url: ctx.cluster.server.clone(),
-        handshake: Err(String::new()),
-        requests: Vec::new(),
-    };
-    let hs = match crate::client::handshake(ctx).await {
-        Ok(hs) => hs,
-        Err(e) => {
-            report.handshake = Err(e.to_string());
-            return report;
-        }
-    };
-    let ok = hs.succeeded();
-    report.handshake = Ok(hs);
-    if !ok {
-        return report;
-    }
-    match ApiClient::connect(ctx).await {
-        Ok(client) => {
-            for path in ETCD_REQUESTS {
-                let result = client.get(path).await;
-                report.requests.push(HttpStep {
-                    method: "GET",
-                    path,
-                    result,
-                });
-            }
-        }
-        Err(e) => report.requests.push(HttpStep {
-            method: "GET",
-            path: ETCD_REQUESTS[0],
-            result: Err(RequestError(e.to_string(), None)),
-        }),
-    }
-    report
+/// Whom view 3 connects to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// The context's API server: where am I, what does it serve, who am I.
+    ApiServer,
+    /// etcd, as the API server connects to it (`E`): its release and health.
+    Etcd,
 }
 
-pub async fn probe(ctx: &ResolvedContext) -> ConnectionReport {
+/// The report of a connection that could not even be attempted (no usable context).
+pub fn unattempted(context: String, why: String) -> ConnectionReport {
+    ConnectionReport {
+        context,
+        server_url: String::new(),
+        handshake: Err(why),
+        requests: Vec::new(),
+    }
+}
+
+/// The handshake with the context's server, then, when it completed, the peer's requests.
+pub async fn probe(ctx: &ResolvedContext, peer: Peer) -> ConnectionReport {
     let mut report = ConnectionReport {
         context: ctx.context_name.clone(),
         server_url: ctx.cluster.server.clone(),
@@ -100,18 +80,22 @@ pub async fn probe(ctx: &ResolvedContext) -> ConnectionReport {
     if !ok {
         return report;
     }
+    let requests = match peer {
+        Peer::ApiServer => &REQUESTS[..],
+        Peer::Etcd => &ETCD_REQUESTS[..],
+    };
     let client = match ApiClient::connect(ctx).await {
         Ok(c) => c,
         Err(e) => {
             report.requests.push(HttpStep {
                 method: "GET",
-                path: "/version",
+                path: requests[0].1,
                 result: Err(RequestError(e.to_string(), None)),
             });
             return report;
         }
     };
-    for (method, path) in REQUESTS {
+    for &(method, path) in requests {
         let result = if method == "POST" {
             let body = br#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#;
             client

@@ -81,7 +81,7 @@ impl Live {
     }
 
     pub fn ladder(&self, ctx: &ResolvedContext) -> (Vec<Rung>, CredentialReport) {
-        let report = self.rt.block_on(probe::probe(ctx));
+        let report = self.rt.block_on(probe::probe(ctx, probe::Peer::ApiServer));
         let creds = crate::pki::inspect(ctx).expect("inspect");
         (ladder::build(&report, Some(&creds)), creds)
     }
