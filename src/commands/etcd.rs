@@ -49,11 +49,8 @@ pub fn run(args: &EtcdArgs) -> CommandResult {
         args.pki_dir.display()
     );
     println!(
-        "members and leader: etcdctl --endpoints {} --cacert {} --cert {} --key {} endpoint status -w table",
-        o.servers.join(","),
-        path(&o.cafile),
-        path(&o.certfile),
-        path(&o.keyfile)
+        "members and leader: {}",
+        o.etcdctl(&["endpoint", "status", "-w", "table"])
     );
     rt.block_on(signals.wait());
     local.stop();

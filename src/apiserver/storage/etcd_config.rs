@@ -25,6 +25,11 @@ impl EtcdOptions {
     /// The etcdctl command that prints `key` (an etcd key) with these endpoints and
     /// certificates, ready to copy.
     pub fn etcdctl_get(&self, key: &str) -> String {
+        self.etcdctl(&["get", key])
+    }
+
+    /// The etcdctl command running `args` with these endpoints and certificates.
+    pub fn etcdctl(&self, args: &[&str]) -> String {
         let mut words = vec![
             "etcdctl".to_string(),
             "--endpoints".into(),
@@ -40,8 +45,7 @@ impl EtcdOptions {
                 words.push(f.display().to_string());
             }
         }
-        words.push("get".into());
-        words.push(key.into());
+        words.extend(args.iter().map(|a| a.to_string()));
         words
             .iter()
             .map(|w| shell_word(w))
