@@ -7,7 +7,7 @@
 //! NoExecute ones that `taint_eviction.rs` evicts pods for. A kubelet that posts Ready=True
 //! again gets its taints removed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -91,7 +91,9 @@ fn condition<'a>(node: &'a Value, ty: &str) -> Option<&'a Value> {
 
 fn monitor(api: &Api, grace: Duration, seen: &mut HashMap<String, Seen>) {
     let (nodes, _) = api.store.list("/registry/minions/");
-    seen.retain(|name, _| nodes.iter().any(|n| str_at(n, "/metadata/name") == name));
+    let mut not_ready_nodes = HashSet::new();
+    let names: HashSet<&str> = nodes.iter().map(|n| str_at(n, "/metadata/name")).collect();
+    seen.retain(|name, _| names.contains(name.as_str()));
     for n in nodes.iter() {
         let name = str_at(n, "/metadata/name").to_string();
         let renew = api
@@ -129,7 +131,7 @@ fn monitor(api: &Api, grace: Duration, seen: &mut HashMap<String, Seen>) {
         let ready = |v: &Value| condition(v, "Ready").is_some_and(|c| c["status"] == "True");
         let not_ready = |v: &Value| condition(v, "Ready").is_some_and(|c| c["status"] != "True");
         if not_ready(n) {
-            mark_pods_not_ready(api, &name);
+            not_ready_nodes.insert(name.clone());
         }
         // Read first: most passes change nothing and need no write lock.
         if settle(n) == **n {
@@ -157,13 +159,18 @@ fn monitor(api: &Api, grace: Duration, seen: &mut HashMap<String, Seen>) {
             );
         }
     }
+    mark_pods_not_ready(api, &not_ready_nodes);
 }
 
-/// `MarkPodsNotReady`: the pods of a node that is not Ready are not Ready either (Services
-/// stop sending them traffic), though they stay until evicted.
-fn mark_pods_not_ready(api: &Api, node: &str) {
+/// `MarkPodsNotReady`: the pods of nodes that are not Ready are not Ready either (Services
+/// stop sending them traffic), though they stay until evicted. One pass over the pods for all
+/// such nodes: a pass per node was nodes × pods, minutes of CPU on a 5,000-node scenario.
+fn mark_pods_not_ready(api: &Api, nodes: &HashSet<String>) {
+    if nodes.is_empty() {
+        return;
+    }
     for p in api.store.list("/registry/pods/").0 {
-        if str_at(&p, "/spec/nodeName") != node
+        if !nodes.contains(str_at(&p, "/spec/nodeName"))
             || !condition(&p, "Ready").is_some_and(|c| c["status"] == "True")
         {
             continue;

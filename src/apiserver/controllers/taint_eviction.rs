@@ -6,6 +6,8 @@
 //! not-ready and unreachable taints); one it tolerates without a limit stays. Before the
 //! delete, the pod gets the `DisruptionTarget` condition and an event says why.
 
+use std::collections::HashMap;
+
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -61,7 +63,7 @@ fn eviction_time(taints: &[Taint], pod: &Pod) -> Option<OffsetDateTime> {
 /// One pass over the pods of NoExecute-tainted nodes.
 pub(crate) fn pass(api: &Api) {
     let (nodes, _) = api.store.list("/registry/minions/");
-    let tainted: Vec<(String, Vec<Taint>)> = nodes
+    let tainted: HashMap<String, Vec<Taint>> = nodes
         .iter()
         .filter_map(|v| serde_json::from_value::<Node>((**v).clone()).ok())
         .filter_map(|n| {
@@ -84,7 +86,7 @@ pub(crate) fn pass(api: &Api) {
             .at("/spec/nodeName")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let Some((_, taints)) = tainted.iter().find(|(n, _)| n == node) else {
+        let Some(taints) = tainted.get(node) else {
             continue;
         };
         if v.at("/metadata/deletionTimestamp").is_some() {
