@@ -81,11 +81,18 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
     let mut remaining: Option<usize> = None;
     let mut cursor = plan.start.clone();
     'scan: loop {
+        // Counting, every item matches: one more than the page is read, so the store's page
+        // ends at the next page's first key and can keep the count from there for it.
+        let chunk = if count {
+            limit.saturating_add(1).min(8192)
+        } else {
+            512
+        };
         let page = match ctx.api.store.list_keys_at(
             &prefix,
             &cursor,
             at,
-            512,
+            chunk,
             count && remaining.is_none(),
         ) {
             Ok(p) => p,
@@ -151,9 +158,13 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         let mut bytes = serde_json::to_vec(&body).map_err(ApiError::internal)?;
         bytes.push(b'\n');
         let bytes = hyper::body::Bytes::from(bytes);
-        ctx.api
-            .list_cache
-            .put(list_cache_key(ctx), rv, bytes.clone());
+        // A continue token is one client's cursor through one list: its page is asked for
+        // once, and kept it only held memory (every page of a 150,000-pod list: 104 MB).
+        if !plan.continuing {
+            ctx.api
+                .list_cache
+                .put(list_cache_key(ctx), rv, bytes.clone());
+        }
         return Ok(Reply::Raw {
             code: 200,
             content_type: "application/json",
