@@ -4,6 +4,7 @@
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodStatus};
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 
 use super::cluster::{ListError, ListProgress, Listed, PAGE_SIZE, list_paged};
 use super::http::ApiClient;
@@ -22,6 +23,41 @@ pub struct LiveCluster {
     pub pages: usize,
     /// Where a watch of each listed collection continues from; `None` where RBAC hid it.
     pub watch_from: WatchFrom,
+    /// The pods as listed, still encoded, when `FetchOptions::pods_encoded` asked for that
+    /// (`manifests.pods` is then empty).
+    pub encoded_pods: Option<EncodedPods>,
+}
+
+/// Listed pods kept as the server sent them, to be decoded one at a time by their consumer:
+/// typed, a pod is ~5 KB whatever it holds (k8s-openapi's structs are wide), so 150,000 of them
+/// were 730 MB at once before the view compiled them; encoded they are ~700 bytes each.
+#[derive(Debug)]
+pub struct EncodedPods {
+    items: Vec<Box<RawValue>>,
+    trim: bool,
+}
+
+impl EncodedPods {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Each pod decoded (and trimmed if the fetch asked), or what is wrong with it; each
+    /// encoded item is freed as it is decoded.
+    pub fn decode(self) -> impl Iterator<Item = Result<Pod, String>> {
+        let trim = self.trim;
+        self.items.into_iter().map(move |raw| {
+            let mut p: Pod = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+            if trim {
+                trim_pod(&mut p);
+            }
+            Ok(p)
+        })
+    }
 }
 
 /// A collection path and the resourceVersion its list was read at.
@@ -41,6 +77,9 @@ pub struct FetchOptions<'a> {
     /// Drop, as each item is decoded, the fields no simulation reads (managed fields, most
     /// annotations, pod status beyond the phase, node conditions).
     pub trim: bool,
+    /// Keep the pods encoded (`LiveCluster::encoded_pods`) for a consumer that compiles them
+    /// one at a time, instead of all decoded in `manifests.pods`.
+    pub pods_encoded: bool,
 }
 
 impl FetchOptions<'_> {
@@ -49,6 +88,7 @@ impl FetchOptions<'_> {
         FetchOptions {
             progress: &|_, _| {},
             trim: false,
+            pods_encoded: false,
         }
     }
 }
@@ -160,13 +200,13 @@ pub async fn fetch_live_with(
         trim_node,
     );
     let pods = async {
-        let all = list_or_note::<Pod>(
+        let all = list_or_note::<Box<RawValue>>(
             api,
             ("/api/v1/pods", "pods"),
             "pods in all namespaces",
             &format!("only namespace {namespace:?} is listed, so other namespaces' pods do not use up node resources in the simulation"),
             opts,
-            trim_pod,
+            |_| {},
         )
         .await?;
         let (all, note) = all;
@@ -174,13 +214,13 @@ pub async fn fetch_live_with(
             return Ok::<_, ListError>((Some((l, "/api/v1/pods".to_string())), Vec::new()));
         }
         let path = format!("/api/v1/namespaces/{namespace}/pods");
-        let (l, second) = list_or_note::<Pod>(
+        let (l, second) = list_or_note::<Box<RawValue>>(
             api,
             (&path, "pods"),
             &format!("pods in namespace {namespace:?}"),
             "no pod is visible: nodes look empty and there is no pending pod to explain",
             opts,
-            trim_pod,
+            |_| {},
         )
         .await?;
         let notes: Vec<String> = note.into_iter().chain(second).collect();
@@ -205,6 +245,7 @@ pub async fn fetch_live_with(
     let mut pages = 0;
     let mut watch_from = WatchFrom::default();
     let mut m = Manifests::default();
+    let mut encoded_pods = None;
     if let Some(l) = nodes {
         pages += l.pages;
         watch_from.nodes = Some(("/api/v1/nodes".to_string(), l.resource_version));
@@ -213,7 +254,21 @@ pub async fn fetch_live_with(
     if let Some((l, path)) = pods {
         pages += l.pages;
         watch_from.pods = Some((path, l.resource_version));
-        m.pods = l.items;
+        let (items, sources): (Vec<_>, Vec<_>) = l.items.into_iter().unzip();
+        let source = sources.into_iter().next();
+        let encoded = EncodedPods {
+            items,
+            trim: opts.trim,
+        };
+        if opts.pods_encoded {
+            encoded_pods = Some(encoded);
+        } else if let Some(source) = source {
+            m.pods = encoded
+                .decode()
+                .map(|p| p.map(|p| (p, source.clone())))
+                .collect::<Result<_, _>>()
+                .map_err(ListError::Decode)?;
+        }
     }
     if let Some(l) = namespaces {
         pages += l.pages;
@@ -225,5 +280,6 @@ pub async fn fetch_live_with(
         not_visible,
         pages,
         watch_from,
+        encoded_pods,
     })
 }

@@ -91,6 +91,7 @@ fn input(
         let opts = FetchOptions {
             progress: &|_, _| {},
             trim: true,
+            pods_encoded: false,
         };
         fetch_live_with(&api, ns, opts).await.map_err(|e| {
             CommandError::Failed(format!(

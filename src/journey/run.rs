@@ -466,6 +466,7 @@ items:
             not_visible: Vec::new(),
             pages: 1,
             watch_from: Default::default(),
+            encoded_pods: None,
         })
     }
 

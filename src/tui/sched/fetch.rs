@@ -15,7 +15,7 @@ use super::live::{self, Listing, LiveCluster};
 use super::model::ClusterData;
 use crate::client::cluster::ListProgress;
 use crate::client::http::ApiClient;
-use crate::client::snapshot::{FetchOptions, WatchFrom, fetch_live_with};
+use crate::client::snapshot::{EncodedPods, FetchOptions, WatchFrom, fetch_live_with};
 use crate::kubeconfig::ResolvedContext;
 use crate::scheduler::manifests::Manifests;
 use crate::scheduler::release::Modelling;
@@ -98,6 +98,7 @@ pub async fn fetch_with(
     let opts = FetchOptions {
         progress: &report,
         trim: true,
+        pods_encoded: true,
     };
     let listed = fetch_live_with(&api, &ctx.namespace, opts)
         .await
@@ -124,7 +125,7 @@ pub async fn fetch_with(
             .map(|(what, note)| format!("{what}: {note}")),
     );
     let nodes: Vec<Node> = listed.manifests.nodes.into_iter().map(|(n, _)| n).collect();
-    let pods = listed.manifests.pods;
+    let pods = listed.encoded_pods;
     let source = format!("{} ({})", ctx.cluster.server, ctx.context_name);
     let release = listed.modelling;
     let watch_from = listed.watch_from;
@@ -135,12 +136,23 @@ pub async fn fetch_with(
             .cloned()
             .chain([live::key_of(&fallback)])
             .collect();
-        let kept = Kept::new(
-            nodes,
-            pods.into_iter().map(|(p, _)| p),
-            release.version.pod_level_resources(),
-            keep,
-        );
+        let mut undecodable = (0, None);
+        let decoded = pods
+            .into_iter()
+            .flat_map(EncodedPods::decode)
+            .filter_map(|p| {
+                p.map_err(|e| {
+                    undecodable.0 += 1;
+                    undecodable.1.get_or_insert(e);
+                })
+                .ok()
+            });
+        let kept = Kept::new(nodes, decoded, release.version.pod_level_resources(), keep);
+        if let (n, Some(first)) = undecodable {
+            hidden.push(format!(
+                "pods: {n} listed pod(s) could not be read and are left out (the first: {first})"
+            ));
+        }
         let seed = Seed {
             ctx,
             api,
