@@ -35,6 +35,8 @@ pub struct LiveCluster {
 pub struct EncodedPods {
     items: Vec<Box<RawValue>>,
     trim: bool,
+    /// The request that listed them, as a pod's `Source` names it.
+    pub source: Source,
 }
 
 impl EncodedPods {
@@ -253,16 +255,17 @@ pub async fn fetch_live_with(
     }
     if let Some((l, path)) = pods {
         pages += l.pages;
+        let file = format!("GET {path}");
         watch_from.pods = Some((path, l.resource_version));
-        let (items, sources): (Vec<_>, Vec<_>) = l.items.into_iter().unzip();
-        let source = sources.into_iter().next();
         let encoded = EncodedPods {
-            items,
+            items: l.items.into_iter().map(|(raw, _)| raw).collect(),
             trim: opts.trim,
+            source: Source { file, document: 1 },
         };
         if opts.pods_encoded {
             encoded_pods = Some(encoded);
-        } else if let Some(source) = source {
+        } else {
+            let source = encoded.source.clone();
             m.pods = encoded
                 .decode()
                 .map(|p| p.map(|p| (p, source.clone())))

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{CommandError, CommandResult};
 use crate::cli::{GlobalArgs, OutputFormat, ScheduleArgs};
 use crate::client::http::ApiClient;
-use crate::client::snapshot::{FetchOptions, fetch_live_with};
+use crate::client::snapshot::{EncodedPods, FetchOptions, fetch_live_with};
 use crate::kubeconfig::{Kubeconfig, Selection};
 use crate::scheduler::manifests::Manifests;
 use crate::scheduler::plugins;
@@ -52,11 +52,16 @@ struct ClusterInfo {
     not_visible: Vec<String>,
 }
 
+/// Nodes and pods, the pods of a live cluster still encoded unless one is in focus, and
+/// where a live cluster's came from.
+type Input = (
+    Manifests,
+    Option<EncodedPods>,
+    Option<(ClusterInfo, Modelling)>,
+);
+
 /// Nodes and pods: from files, or listed from the live cluster.
-fn input(
-    global: &GlobalArgs,
-    args: &ScheduleArgs,
-) -> Result<(Manifests, Option<(ClusterInfo, Modelling)>), CommandError> {
+fn input(global: &GlobalArgs, args: &ScheduleArgs) -> Result<Input, CommandError> {
     if !args.files.is_empty() {
         let mut manifests = Manifests::default();
         for path in &args.files {
@@ -66,7 +71,7 @@ fn input(
                 .add_text(&path.display().to_string(), &text)
                 .map_err(|e| CommandError::Input(e.to_string()))?;
         }
-        return Ok((manifests, None));
+        return Ok((manifests, None, None));
     }
     let selection = Selection::from_environment(global.kubeconfig.as_deref()).ok_or_else(|| {
         CommandError::Input(
@@ -91,7 +96,8 @@ fn input(
         let opts = FetchOptions {
             progress: &|_, _| {},
             trim: true,
-            pods_encoded: false,
+            // `--pod` takes its pod out of the list before the cluster is compiled.
+            pods_encoded: args.pod.is_none(),
         };
         fetch_live_with(&api, ns, opts).await.map_err(|e| {
             CommandError::Failed(format!(
@@ -106,7 +112,11 @@ fn input(
         server_version: live.modelling.server.clone(),
         not_visible: live.not_visible,
     };
-    Ok((live.manifests, Some((info, live.modelling))))
+    Ok((
+        live.manifests,
+        live.encoded_pods,
+        Some((info, live.modelling)),
+    ))
 }
 
 pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
@@ -118,7 +128,7 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         Some(v) => Some(KubeVersion::parse(v).map_err(|e| CommandError::Input(e.to_string()))?),
         None => None,
     };
-    let (mut manifests, live) = input(global, args)?;
+    let (mut manifests, encoded, live) = input(global, args)?;
     let release = match (asked, &live) {
         (Some(v), live) => Modelling::asked(v, live.as_ref().and_then(|(_, m)| m.server.clone())),
         (None, Some((_, m))) => m.clone(),
@@ -153,7 +163,28 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         })?),
         None => None,
     };
-    let world = world::build(&manifests, version).map_err(|e| CommandError::Input(e.0))?;
+    let world = match encoded {
+        Some(pods) => {
+            let source = pods.source.clone();
+            let mut undecodable = None;
+            let decoded = pods.decode().map_while(|p| {
+                p.map_err(|e| undecodable = Some(e))
+                    .ok()
+                    .map(|p| (p, &source))
+            });
+            let w = world::build_with_pods(&manifests, decoded, version);
+            if let Some(e) = undecodable {
+                return Err(CommandError::Failed(format!(
+                    "listing the cluster at {}: {}: {e}",
+                    live.as_ref().map_or("", |i| i.server.as_str()),
+                    source.file
+                )));
+            }
+            w
+        }
+        None => world::build(&manifests, version),
+    }
+    .map_err(|e| CommandError::Input(e.0))?;
     if let Some(n) = &args.node
         && world.snapshot.node(n).is_none()
     {

@@ -1,9 +1,12 @@
 //! Manifests → a snapshot of the running cluster plus the pending pods, with every input
 //! problem reported as "file: object: field: what is wrong".
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
-use super::manifests::Manifests;
+use k8s_openapi::api::core::v1::Pod;
+
+use super::manifests::{Manifests, Source};
 use super::podinfo::PodInfo;
 use super::selector::Selector;
 use super::snapshot::Snapshot;
@@ -25,6 +28,16 @@ pub struct World {
 }
 
 pub fn build(m: &Manifests, version: KubeVersion) -> Result<World, WorldError> {
+    build_with_pods(m, m.pods.iter().map(|(p, s)| (p, s)), version)
+}
+
+/// [`build`] with the pods given apart from `m` (whose own pods are not read), each compiled
+/// as it comes: a caller holding them encoded decodes one at a time instead of all at once.
+pub fn build_with_pods<P: Borrow<Pod>, S: Borrow<Source>>(
+    m: &Manifests,
+    pods: impl IntoIterator<Item = (P, S)>,
+    version: KubeVersion,
+) -> Result<World, WorldError> {
     let mut warnings = Vec::new();
     let mut node_files: HashMap<String, &str> = HashMap::new();
     for (n, src) in &m.nodes {
@@ -90,16 +103,17 @@ pub fn build(m: &Manifests, version: KubeVersion) -> Result<World, WorldError> {
         );
     }
 
-    let mut pod_files: HashMap<String, &str> = HashMap::new();
+    let mut pod_files: HashMap<String, String> = HashMap::new();
     let mut pending = Vec::new();
-    for (p, src) in &m.pods {
+    for (p, src) in pods {
+        let (p, src) = (p.borrow(), src.borrow());
         let ns = p
             .metadata
             .namespace
             .clone()
             .unwrap_or_else(|| "default".into());
         let key = format!("{ns}/{}", p.metadata.name.as_deref().unwrap_or(""));
-        if let Some(prev) = pod_files.insert(key.clone(), &src.file) {
+        if let Some(prev) = pod_files.insert(key.clone(), src.file.clone()) {
             return Err(WorldError(format!(
                 "{}: Pod {key}: metadata.name: two Pods have this namespace/name (the other is in {prev})",
                 src.file
