@@ -58,8 +58,10 @@ pub struct Snapshot {
     /// In the order the scheduler iterates them (zone round-robin, see `node_tree_order`).
     pub nodes: Vec<NodeInfo>,
     pub node_index: HashMap<String, usize>,
-    /// Pods placed on nodes, by `PodId`; `pod_node[id]` is the index of its node.
-    pub pods: Vec<PodInfo>,
+    /// Pods placed on nodes, by `PodId`; `pod_node[id]` is the index of its node. Shared, so
+    /// a copy of the snapshot (each view of a live cluster takes one) does not copy 150,000
+    /// compiled pods.
+    pub pods: Vec<Arc<PodInfo>>,
     pub pod_node: Vec<usize>,
     /// Image name → number of nodes reporting it (ImageLocality's spread factor).
     pub image_num_nodes: HashMap<String, usize>,
@@ -276,7 +278,7 @@ impl Snapshot {
                 }
             }
         }
-        self.pods.push(info);
+        self.pods.push(Arc::new(info));
         self.pod_node.push(node);
         id
     }

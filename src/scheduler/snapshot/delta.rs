@@ -6,6 +6,7 @@
 //! pods already compiled, never from the objects again.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 
@@ -298,7 +299,12 @@ impl LiveSnapshot {
         let old = std::mem::replace(&mut self.snapshot, fresh);
         let orphans = std::mem::take(&mut self.orphans);
         self.placed.clear();
-        for info in old.pods.into_iter().chain(orphans.into_values()) {
+        for info in old
+            .pods
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .chain(orphans.into_values())
+        {
             self.place(info_key(&info), info);
         }
         self.reassembled += 1;

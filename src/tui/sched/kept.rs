@@ -5,6 +5,7 @@
 //! goes through the same path as every later event, so both show the same thing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 
@@ -26,7 +27,7 @@ pub struct Kept {
     /// Keys kept whole even when bound: the pod in focus and the fallback pod.
     keep: Vec<String>,
     /// Keyed (bound, namespace/name): Pending pods first, each group by key.
-    rows: BTreeMap<(bool, String), PodRow>,
+    rows: BTreeMap<(bool, String), Arc<PodRow>>,
     /// Objects the snapshot could not take (a bad quantity, say), by kind and key: while one
     /// is there the view says so instead of showing a cluster without it.
     errors: BTreeMap<String, String>,
@@ -37,7 +38,7 @@ pub struct Kept {
 pub struct Frame {
     pub snapshot: Snapshot,
     pub data: ClusterData,
-    pub rows: Vec<PodRow>,
+    pub rows: Vec<Arc<PodRow>>,
     pub error: Option<String>,
 }
 
@@ -129,7 +130,8 @@ impl Kept {
         let row = PodRow::of(&pod);
         let bound_row = row.as_ref().map(|r| r.node.is_some());
         if let Some(row) = row {
-            self.rows.insert((row.node.is_some(), key.clone()), row);
+            self.rows
+                .insert((row.node.is_some(), key.clone()), Arc::new(row));
         }
         self.seen.insert(
             key.clone(),

@@ -32,8 +32,9 @@ pub struct PodRow {
 /// The pods to choose from, and notes of what could not be listed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
-    /// Pending pods first, then bound pods, each by namespace/name.
-    pub pods: Vec<PodRow>,
+    /// Pending pods first, then bound pods, each by namespace/name. Shared with the kept
+    /// cluster, so each new frame of a 150,000-pod cluster does not copy every row.
+    pub pods: Vec<Arc<PodRow>>,
     /// One plain line per list the server refused (RBAC), saying what the view then lacks.
     pub hidden: Vec<String>,
 }
@@ -125,7 +126,10 @@ impl Listing {
     pub fn new(pods: &[Pod], hidden: Vec<String>) -> Listing {
         let mut rows: Vec<PodRow> = pods.iter().filter_map(PodRow::of).collect();
         rows.sort_by(|a, b| (a.node.is_some(), &a.key).cmp(&(b.node.is_some(), &b.key)));
-        Listing { pods: rows, hidden }
+        Listing {
+            pods: rows.into_iter().map(Arc::new).collect(),
+            hidden,
+        }
     }
 
     pub fn pending(&self) -> usize {
