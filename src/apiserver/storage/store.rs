@@ -246,7 +246,8 @@ impl Store {
         Self::check_not_compacted(&g, at)?;
         let from = if start.is_empty() { prefix } else { start };
         let mut kept = self.past_keys.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = match kept.iter().position(|p| p.prefix == prefix && p.at == at) {
+        let found = kept.iter().position(|p| p.prefix == prefix && p.at == at);
+        let entry = match found {
             Some(e) => e,
             None => {
                 if kept.len() == PAST_KEYS_KEPT {
@@ -357,6 +358,11 @@ impl Store {
             }
             counted.insert(format!("{last}\u{0}"), n - page.items.len());
             counted.insert(last.clone(), n + 1 - page.items.len());
+        }
+        // A list read whole leaves nothing for a next page: it does not push out the
+        // entries of lists still being paged.
+        if found.is_none() && !page.more {
+            kept.remove(entry);
         }
         Ok(page)
     }
