@@ -141,3 +141,38 @@ fn a_user_without_node_access_gets_a_note_not_a_crash() {
         stdout(&out)
     );
 }
+
+/// What a scenario's pods say of themselves is what their spec gives: the QoS class from their
+/// requests (a bound pod with requests was "Burstable" and an unbound one "BestEffort" whatever
+/// they asked), and no `hostIP: ""` from a kubelet whose node has no address.
+#[test]
+fn scenario_pods_report_their_qos_class_and_no_empty_host_ip() {
+    let srv = ServeProcess::start(&["--no-demo", "--scenario", &scenario("unschedulable.yaml")]);
+    let kc = srv.kubeconfig();
+    let pod = |name: &str| {
+        request(
+            &kc,
+            "GET",
+            &format!("/api/v1/namespaces/default/pods/{name}"),
+            None,
+        )
+    };
+    let (_, busy) = pod("busy");
+    assert_eq!(busy["status"]["qosClass"], "Burstable", "{busy}");
+    let (_, proxy) = pod("proxy");
+    assert_eq!(proxy["status"]["qosClass"], "BestEffort", "{proxy}");
+    let (_, pending) = pod("batch-job");
+    assert_eq!(pending["status"]["qosClass"], "Burstable", "{pending}");
+    // The scenario's nodes have no addresses: a pod their kubelet starts has no host IP.
+    let tiny = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"tiny"},
+        "spec":{"nodeName":"ports","containers":[{"name":"c","image":"nginx"}]}}"#;
+    let (code, _) = request(&kc, "POST", "/api/v1/namespaces/default/pods", Some(tiny));
+    assert_eq!(code, 201);
+    let started = wait_for(std::time::Duration::from_secs(20), || {
+        let (code, p) = pod("tiny");
+        (code == 200 && p["status"]["containerStatuses"].is_array()).then_some(p)
+    })
+    .expect("the kubelet starts tiny");
+    assert!(started["status"].get("hostIP").is_none(), "{started}");
+    assert!(started["status"].get("hostIPs").is_none(), "{started}");
+}

@@ -239,7 +239,15 @@ pub(crate) fn node(name: &str, cpu: &str, memory: &str, index: u32, control_plan
 }
 
 /// A running pod already on a node, taking `cpu`/`memory` of it.
-fn running_pod(ns: &str, name: &str, node: &str, cpu: &str, memory: &str, ip: &str) -> Value {
+fn running_pod(
+    ns: &str,
+    name: &str,
+    node: &str,
+    host: &str,
+    cpu: &str,
+    memory: &str,
+    ip: &str,
+) -> Value {
     let now = util::now();
     json!({
         "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
@@ -247,7 +255,7 @@ fn running_pod(ns: &str, name: &str, node: &str, cpu: &str, memory: &str, ip: &s
                  "resources": {"requests": {"cpu": cpu, "memory": memory}}, "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
                  "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "terminationGracePeriodSeconds": 30,
                  "serviceAccountName": "default", "serviceAccount": "default", "securityContext": {}, "enableServiceLinks": true, "priority": 0, "preemptionPolicy": "PreemptLowerPriority"},
-        "status": {"phase": "Running", "qosClass": "Burstable", "hostIP": "", "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
+        "status": {"phase": "Running", "qosClass": "Burstable", "hostIP": host, "hostIPs": [{"ip": host}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
                    "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now},
                                   {"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": now},
                                   {"type": "ContainersReady", "status": "True", "lastProbeTime": null, "lastTransitionTime": now},
@@ -281,6 +289,7 @@ pub fn demo(api: &Api) {
                 "demo",
                 &format!("workload-{name}"),
                 name,
+                &format!("10.0.0.{}", 10 + idx),
                 used_cpu,
                 used_mem,
                 &format!("10.244.{idx}.2"),
@@ -425,10 +434,13 @@ fn store_missing_ns(store: &dyn Storage, ns: &str) -> bool {
     store.get(&format!("/registry/namespaces/{ns}")).is_none()
 }
 
-/// Scenario pods: defaults applied; pods with a nodeName count as running there.
+/// Scenario pods: defaults applied; pods with a nodeName count as running there. The QoS
+/// class is the one the pod's requests and limits give, as for a pod created through the API.
 fn prepare_scenario_pod(o: &mut Value) {
+    let mut qos = "BestEffort";
     if let Ok(mut p) = serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(o.clone()) {
         crate::apiserver::registry::defaults::default_pod(&mut p);
+        qos = crate::apiserver::registry::defaults::qos_class(&p);
         if let Ok(v) = serde_json::to_value(&p) {
             *o = v;
         }
@@ -438,11 +450,8 @@ fn prepare_scenario_pod(o: &mut Value) {
         .and_then(Value::as_str)
         .is_some_and(|n| !n.is_empty());
     if o.pointer("/status/phase").is_none() {
-        o["status"] = if bound {
-            json!({"phase": "Running", "qosClass": "Burstable"})
-        } else {
-            json!({"phase": "Pending", "qosClass": "BestEffort"})
-        };
+        let phase = if bound { "Running" } else { "Pending" };
+        o["status"] = json!({"phase": phase, "qosClass": qos});
     }
 }
 
@@ -454,6 +463,37 @@ mod tests {
         format!(
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p{n}\nspec:\n  nodeName: node-{n}\n  containers:\n  - name: c\n    image: nginx\n"
         )
+    }
+
+    #[test]
+    fn a_scenario_pod_gets_the_qos_class_its_resources_give() {
+        let qos = |resources: Value, node: Option<&str>| {
+            let mut o = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "image": "nginx", "resources": resources}]}});
+            if let Some(n) = node {
+                o["spec"]["nodeName"] = json!(n);
+            }
+            prepare_scenario_pod(&mut o);
+            (
+                o["status"]["qosClass"].clone(),
+                o["status"]["phase"].clone(),
+            )
+        };
+        let req = json!({"requests": {"cpu": "100m", "memory": "128Mi"}});
+        let both = json!({"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}});
+        assert_eq!(
+            qos(json!({}), None),
+            (json!("BestEffort"), json!("Pending"))
+        );
+        assert_eq!(
+            qos(req.clone(), None),
+            (json!("Burstable"), json!("Pending"))
+        );
+        assert_eq!(qos(req, Some("n1")), (json!("Burstable"), json!("Running")));
+        assert_eq!(
+            qos(both, Some("n1")),
+            (json!("Guaranteed"), json!("Running"))
+        );
     }
 
     #[test]

@@ -173,8 +173,11 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
                          "state": {"waiting": {"reason": "ContainerCreating"}}}))
         .collect();
     let Some(p) = set_status(api, pod, |st| {
-        st["hostIP"] = json!(host);
-        st["hostIPs"] = json!([{"ip": host}]);
+        // Upstream's kubelet leaves them unset when its node has no address, never "".
+        if !host.is_empty() {
+            st["hostIP"] = json!(host);
+            st["hostIPs"] = json!([{"ip": host}]);
+        }
         st["startTime"] = json!(now);
         st["conditions"] = json!([cond("PodReadyToStartContainers", "False", &now), cond("Initialized", "True", &now),
             {"type": "Ready", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "ContainersNotReady", "message": format!("containers with unready status: [{}]", containers.iter().map(|c| s(c, "/name")).collect::<Vec<_>>().join(" "))},
