@@ -21,7 +21,8 @@ fn meta(name: &str, ns: Option<&str>) -> Value {
 }
 
 /// Create an object as the server itself would (no admission): used for bootstrap and scenarios.
-pub(crate) fn put(store: &dyn Storage, def: &ResourceDef, mut obj: Value) {
+/// Create `obj` as kind `def` unless its key is taken (then false: the first one stays).
+pub(crate) fn put(store: &dyn Storage, def: &ResourceDef, mut obj: Value) -> bool {
     let ns = obj
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
@@ -43,7 +44,9 @@ pub(crate) fn put(store: &dyn Storage, def: &ResourceDef, mut obj: Value) {
     if def.namespaced {
         obj["metadata"]["namespace"] = json!(ns);
     }
-    let _ = store.create(&def.key_for(&ns, &name), obj, Write::Commit);
+    store
+        .create(&def.key_for(&ns, &name), obj, Write::Commit)
+        .is_ok()
 }
 
 fn def(group: &str, plural: &str) -> Option<&'static ResourceDef> {
@@ -302,49 +305,82 @@ pub fn demo(api: &Api) {
 /// Preload manifests (`--scenario`): single objects, multi-document YAML, `kind: List`, JSON.
 pub(crate) fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let objects = parse_scenario(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut n = 0;
-    for (d, o) in objects {
-        let ns = o
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("default");
-        if d.namespaced && store_missing_ns(&*api.store, ns) {
-            namespace(&*api.store, ns);
+    parse_scenario(&text, |objects| {
+        for (d, o) in objects {
+            let ns = o
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("default");
+            if d.namespaced && store_missing_ns(&*api.store, ns) {
+                namespace(&*api.store, ns);
+            }
+            if put(&*api.store, d, o) {
+                n += 1;
+            }
         }
-        put(&*api.store, d, o);
-        n += 1;
-    }
+    })
+    .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(n)
 }
 
-/// The scenario's objects, each checked against its kind and given what loading adds, in
-/// file order. Parsing and checking are most of a big scenario's start (a 5,000-node,
-/// 150,000-pod file is 42 MB of YAML), so the documents are shared out over the cores; text
-/// that does not split cleanly at `---` lines is read as one stream.
-fn parse_scenario(text: &str) -> Result<Vec<(&'static ResourceDef, Value)>, String> {
+/// How much YAML one core parses before its objects are stored: ~3,500 pods, ~20 MB of
+/// parsed objects. Parsing the whole file first held 1.2 GB of them for a 5,000-node,
+/// 150,000-pod scenario, the server's peak.
+const PART_BYTES: usize = 1 << 20;
+
+/// The scenario's objects, each checked against its kind and given what loading adds, handed
+/// to `each` in file order, a wave at a time. Parsing and checking are most of a big
+/// scenario's start (a 5,000-node, 150,000-pod file is 42 MB of YAML), so each wave's
+/// documents are shared out over the cores.
+fn parse_scenario(
+    text: &str,
+    mut each: impl FnMut(Vec<(&'static ResourceDef, Value)>),
+) -> Result<(), String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parts = split_documents(text, threads);
+    let parts = split_documents(text, threads.max(text.len() / PART_BYTES));
     if parts.len() > 1 {
-        let results: Vec<Result<Vec<_>, String>> = std::thread::scope(|s| {
-            let handles: Vec<_> = parts
-                .iter()
-                .map(|part| s.spawn(move || compile_documents(part)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("could not be read".to_string()))
-                })
-                .collect()
-        });
-        if results.iter().all(Result::is_ok) {
-            return Ok(results.into_iter().flatten().flatten().collect());
+        let mut clean = true;
+        for wave in parts.chunks(threads) {
+            match compile_wave(wave) {
+                Ok(objects) => each(objects),
+                Err(_) => {
+                    clean = false;
+                    break;
+                }
+            }
+        }
+        if clean {
+            return Ok(());
         }
     }
-    // One stream: also what names the first bad document exactly as the whole file reads.
-    compile_documents(text)
+    // One stream: what names the first bad document as the whole file reads it (its line,
+    // not its part's), and what reads text that does not split cleanly at `---` lines (the
+    // objects of the waves before come again; the store keeps the first of each).
+    each(compile_documents(text)?);
+    Ok(())
+}
+
+/// One part per core, compiled side by side; their objects in order.
+fn compile_wave(parts: &[&str]) -> Result<Vec<(&'static ResourceDef, Value)>, String> {
+    let results: Vec<Result<Vec<_>, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|part| s.spawn(move || compile_documents(part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("could not be read".to_string()))
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
 }
 
 /// `text` cut into about `parts` pieces at document boundaries (lines that are `---`).
@@ -512,10 +548,12 @@ mod tests {
         };
         let whole = names(compile_documents(&text).expect("one stream"));
         assert_eq!(whole.len(), 7);
-        assert_eq!(names(parse_scenario(&text).expect("parallel")), whole);
+        let mut waves = Vec::new();
+        parse_scenario(&text, |objs| waves.extend(names(objs))).expect("parallel");
+        assert_eq!(waves, whole);
         // A bad document is named as the whole file reads it (its line, not its part's).
         let bad = format!("{text}---\napiVersion: v1\nkind: Pod\nmetadata: [x\n");
-        let e = parse_scenario(&bad).err().unwrap_or_default();
+        let e = parse_scenario(&bad, |_| {}).err().unwrap_or_default();
         assert!(e.contains("line 75"), "{e}");
     }
 }

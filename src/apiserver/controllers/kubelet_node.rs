@@ -217,7 +217,8 @@ fn pods_ready_again(api: &Api, nodes: &HashSet<String>) {
             .unwrap_or_default()
             .to_string()
     };
-    for p in api.store.list("/registry/pods/").0 {
+    for (_, item) in api.store.list_items("/registry/pods/").0 {
+        let p = item.value();
         let containers_ready = p
             .pointer("/status/containerStatuses")
             .and_then(Value::as_array)

@@ -169,7 +169,8 @@ fn mark_pods_not_ready(api: &Api, nodes: &HashSet<String>) {
     if nodes.is_empty() {
         return;
     }
-    for p in api.store.list("/registry/pods/").0 {
+    for (_, item) in api.store.list_items("/registry/pods/").0 {
+        let p = item.value();
         if !nodes.contains(str_at(&p, "/spec/nodeName"))
             || !condition(&p, "Ready").is_some_and(|c| c["status"] == "True")
         {

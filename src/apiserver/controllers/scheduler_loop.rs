@@ -17,7 +17,7 @@ use crate::apiserver::controllers::placement::{
     self, Controllers, Engine, KubeScheduler, Placement,
 };
 use crate::apiserver::controllers::preemption;
-use crate::apiserver::controllers::scheduler_cache::{SchedulerCache, decode};
+use crate::apiserver::controllers::scheduler_cache::{SchedulerCache, decode, decode_items};
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
@@ -187,7 +187,7 @@ fn cycle(
             .is_some_and(|n| !n.is_empty())
     });
     // Every pod as it is now, for a pod that needs a snapshot of its own (nominations).
-    let all_pods = || -> Vec<Pod> { decode(&api.store.list("/registry/pods/").0) };
+    let all_pods = || -> Vec<Pod> { decode_items(&api.store.list_items("/registry/pods/").0) };
     let all_nodes = || -> Vec<Node> { decode(&api.store.list("/registry/minions/").0) };
     for pv in queue {
         let ns = pv

@@ -81,7 +81,8 @@ pub(crate) fn pass(api: &Api) {
         return;
     }
     let now = OffsetDateTime::now_utc();
-    for v in api.store.list("/registry/pods/").0 {
+    for (_, item) in api.store.list_items("/registry/pods/").0 {
+        let v = item.value();
         let node = v
             .at("/spec/nodeName")
             .and_then(Value::as_str)

@@ -23,7 +23,7 @@ use crate::apiserver::storage::etcd_config::{CALL_TIMEOUT, EtcdOptions, Keys};
 use crate::apiserver::storage::etcd_dial;
 use crate::apiserver::storage::etcd_mirror::{self, Mirror, decode};
 use crate::apiserver::storage::interface::{
-    CheckFn, HistoryPage, PastPage, Storage, StoreError, UpdateFn, WatchStart, Write,
+    CheckFn, HistoryPage, Item, PastPage, Storage, StoreError, UpdateFn, WatchStart, Write,
 };
 use crate::apiserver::storage::store::{HistoryLimits, Store, object_rv, set_rv};
 
@@ -315,6 +315,9 @@ impl Storage for EtcdStore {
     fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
         self.mirror.store.list(prefix)
     }
+    fn list_items(&self, prefix: &str) -> (Vec<(String, Item)>, u64) {
+        self.mirror.store.list_items(prefix)
+    }
     fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
         self.mirror.store.list_with_metadata(prefix, fields)
     }
@@ -360,21 +363,18 @@ impl Storage for EtcdStore {
         let items = resp
             .kvs()
             .iter()
-            .filter_map(|kv| Some((keys.server_key(kv.key())?, Arc::new(decode(kv)?))))
+            .filter_map(|kv| {
+                Some((
+                    keys.server_key(kv.key())?,
+                    Item::parsed(Arc::new(decode(kv)?)),
+                ))
+            })
             .collect();
         Ok(PastPage {
             items,
             more: resp.more(),
             remaining_from_start: count.then(|| usize::try_from(resp.count()).unwrap_or(0)),
         })
-    }
-    fn list_keys_from(
-        &self,
-        prefix: &str,
-        start: &str,
-        limit: usize,
-    ) -> (Vec<(String, Arc<Value>)>, bool, u64) {
-        self.mirror.store.list_keys_from(prefix, start, limit)
     }
     fn changes(&self) -> signal::Receiver<u64> {
         self.mirror.store.changes()

@@ -10,6 +10,7 @@ pub mod etcd_local;
 pub(crate) mod etcd_mirror;
 pub(crate) mod interface;
 pub(crate) mod list_cache;
+pub(crate) mod parsed_cache;
 pub mod service_alloc;
 pub mod store;
 pub(crate) mod tracked_keys;

@@ -11,10 +11,11 @@ use hyper::body::Bytes;
 use serde_json::Value;
 use tokio::sync::watch as signal;
 
-use crate::apiserver::storage::interface::{CheckFn, Storage, UpdateFn, has_metadata};
+use crate::apiserver::storage::interface::{CheckFn, Item, Storage, UpdateFn, has_metadata};
 pub(crate) use crate::apiserver::storage::interface::{
     EventType, HistoryPage, PastPage, StoreError, StoreEvent, WatchStart, Write,
 };
+use crate::apiserver::storage::parsed_cache::{self, Budget, Parsed};
 
 fn encode(v: &Value) -> Bytes {
     // Not shrunk to size: trimming each long-lived buffer in place leaves a small free
@@ -64,35 +65,21 @@ pub(crate) struct HistoryStats {
     pub(crate) oldest: Option<u64>,
 }
 
-/// A live object, encoded (for watchers and the history) and, where the control loops read
-/// it again and again, parsed too.
+/// A live object: encoded (for watchers, the history and lists), its revision, and its parsed
+/// tree while the cache of trees keeps it (`parsed_cache`).
 struct Stored {
-    value: Option<Arc<Value>>,
     json: Bytes,
+    /// The object's resourceVersion (0: it has none), so a watch from now needs no parse.
+    rv: u64,
+    parsed: Parsed,
 }
 
 /// Events are written by every control loop and read by none of them in bulk: a 10,000-pod
 /// Deployment leaves ~60,000, and their parsed trees were a third of the server's memory. They
-/// are kept encoded only and parsed when read. Everything else stays parsed: the controllers
-/// list pods, nodes and workloads on every pass.
+/// are never kept parsed. Everything else may be: the controllers list pods, nodes and
+/// workloads on every pass.
 fn keeps_parsed(key: &str) -> bool {
     !key.starts_with("/registry/events/")
-}
-
-impl Stored {
-    fn new(key: &str, value: Arc<Value>, json: Bytes) -> Stored {
-        Stored {
-            value: keeps_parsed(key).then_some(value),
-            json,
-        }
-    }
-
-    fn value(&self) -> Arc<Value> {
-        match &self.value {
-            Some(v) => v.clone(),
-            None => decode(&self.json),
-        }
-    }
 }
 
 struct Inner {
@@ -113,6 +100,8 @@ pub struct Store {
     /// The keys changed since the revision of a list being read page by page (see
     /// `PastKeys`), kept for its next pages.
     past_keys: Mutex<VecDeque<PastKeys>>,
+    /// What the cached parsed trees may take.
+    parsed: Budget,
 }
 
 /// Under `prefix`, each key changed after revision `at`, with its state at `at` (None: absent
@@ -171,6 +160,74 @@ impl Store {
             revision,
             limits,
             past_keys: Mutex::new(VecDeque::new()),
+            parsed: Budget::new(parsed_cache::DEFAULT_BUDGET),
+        }
+    }
+
+    #[cfg(test)]
+    fn with_parsed_budget(limit: usize) -> Self {
+        Store {
+            parsed: Budget::new(limit),
+            ..Store::default()
+        }
+    }
+
+    /// A live object to keep, its tree cached (just written, it is likely read next).
+    fn stored(&self, key: &str, value: Arc<Value>, json: Bytes) -> Stored {
+        let parsed = Parsed::empty();
+        let rv = object_rv(&value).unwrap_or(0);
+        if keeps_parsed(key) {
+            parsed.fill(value, &self.parsed, json.len());
+        }
+        Stored { json, rv, parsed }
+    }
+
+    /// The object's tree: the cached one, or parsed now (and cached, within the budget).
+    fn value_of(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
+        if let Some(v) = o.parsed.get() {
+            return v;
+        }
+        let v = decode(&o.json);
+        if keeps_parsed(key) {
+            o.parsed.fill(v.clone(), &self.parsed, o.json.len());
+            self.sweep(g);
+        }
+        v
+    }
+
+    /// Over the budget: the clock hand goes on from where it stopped, dropping the trees not
+    /// used since it last passed, until an eighth under. Two turns at most: the first may
+    /// only clear marks. A sweep already going (another reader's) is left to finish.
+    fn sweep(&self, g: &Inner) {
+        if !self.parsed.over() {
+            return;
+        }
+        let Ok(mut hand) = self.parsed.hand.try_lock() else {
+            return;
+        };
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let start = std::mem::take(&mut *hand);
+        for _ in 0..2 {
+            let after = g
+                .objects
+                .range::<str, _>((Included(start.as_str()), Unbounded));
+            let before = g
+                .objects
+                .range::<str, _>((Unbounded, Excluded(start.as_str())));
+            for (k, o) in after.chain(before) {
+                o.parsed.sweep(&self.parsed, o.json.len());
+                if self.parsed.swept() {
+                    *hand = k.clone();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `o` leaves the store (replaced or deleted): its tree leaves the budget.
+    fn release(&self, o: Option<Stored>) {
+        if let Some(o) = o {
+            o.parsed.release(&self.parsed, o.json.len());
         }
     }
 
@@ -187,7 +244,9 @@ impl Store {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<Arc<Value>> {
-        self.read().objects.get(key).map(Stored::value)
+        let g = self.read();
+        let (k, o) = g.objects.get_key_value(key)?;
+        Some(self.value_of(&g, k, o))
     }
 
     /// All objects under `prefix` (key order) and the revision the list is consistent at.
@@ -197,27 +256,42 @@ impl Store {
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, o)| o.value())
+            .map(|(k, o)| self.value_of(&g, k, o))
             .collect();
         (items, g.rv)
     }
 
-    /// `Storage::list_with_metadata`: an object kept only encoded is decoded only when its
-    /// text names one of the fields.
+    /// `Storage::list_items`: encodings and cached trees only, so the lock is held for a walk
+    /// of the keys and nothing is parsed under it.
+    pub(crate) fn list_items(&self, prefix: &str) -> (Vec<(String, Item)>, u64) {
+        let g = self.read();
+        let items = g
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, o)| (k.clone(), Item::both(o.json.clone(), o.parsed.peek())))
+            .collect();
+        (items, g.rv)
+    }
+
+    /// `Storage::list_with_metadata`: an object without a cached tree is parsed only when its
+    /// text names one of the fields, and its tree is not cached (the garbage collector looks
+    /// at every object a few times a second; parsing 150,000 pods each time kept a core busy).
     pub(crate) fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
+        let quoted: Vec<String> = fields.iter().map(|f| format!("\"{f}\"")).collect();
+        let finders: Vec<memchr::memmem::Finder<'_>> = quoted
+            .iter()
+            .map(|q| memchr::memmem::Finder::new(q.as_bytes()))
+            .collect();
         let g = self.read();
         g.objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
             .filter_map(|(_, o)| {
-                let v = match &o.value {
-                    Some(v) => v.clone(),
+                let v = match o.parsed.peek() {
+                    Some(v) => v,
                     None => {
-                        let mentions = |f: &&str| {
-                            let quoted = format!("\"{f}\"");
-                            o.json.windows(quoted.len()).any(|w| w == quoted.as_bytes())
-                        };
-                        if !fields.iter().any(mentions) {
+                        if !finders.iter().any(|f| f.find(&o.json).is_some()) {
                             return None;
                         }
                         decode(&o.json)
@@ -339,8 +413,9 @@ impl Store {
                 continue;
             }
             let value = match state {
-                Either::Past(b) => decode(b),
-                Either::Live(o) => o.value(),
+                Either::Past(b) => Item::encoded(b.clone()),
+                // Not marked used: a list sent as JSON never looks at the tree.
+                Either::Live(o) => Item::both(o.json.clone(), o.parsed.peek()),
             };
             page.items.push((key.to_string(), value));
         }
@@ -367,33 +442,6 @@ impl Store {
         Ok(page)
     }
 
-    /// Like `list` but with keys, for chunking (`continue` tokens carry the next key).
-    pub(crate) fn list_keys_from(
-        &self,
-        prefix: &str,
-        start: &str,
-        limit: usize,
-    ) -> (Vec<(String, Arc<Value>)>, bool, u64) {
-        let g = self.read();
-        let from = if start.is_empty() {
-            prefix.to_string()
-        } else {
-            start.to_string()
-        };
-        let mut it = g
-            .objects
-            .range(from..)
-            .take_while(|(k, _)| k.starts_with(prefix));
-        let mut out = Vec::new();
-        for (k, v) in it.by_ref() {
-            if out.len() == limit {
-                return (out, true, g.rv);
-            }
-            out.push((k.clone(), v.value()));
-        }
-        (out, false, g.rv)
-    }
-
     /// Make `object` the state of `key` at the current revision (None: deleted) and record
     /// the change in the history.
     fn commit(
@@ -413,11 +461,14 @@ impl Store {
         };
         match object {
             Some(value) => {
-                g.objects
-                    .insert(key.to_string(), Stored::new(key, value, json.clone()));
+                let stored = self.stored(key, value, json.clone());
+                let old = g.objects.insert(key.to_string(), stored);
+                self.release(old);
+                self.sweep(g);
             }
             None => {
-                g.objects.remove(key);
+                let old = g.objects.remove(key);
+                self.release(old);
             }
         }
         let ev = Arc::new(StoreEvent {
@@ -553,8 +604,8 @@ impl Store {
         let mut g = self.write();
         let cur = g
             .objects
-            .get(key)
-            .map(Stored::value)
+            .get_key_value(key)
+            .map(|(k, o)| self.value_of(&g, k, o))
             .ok_or(StoreError::NotFound)?;
         if let Some(exp) = expected_rv
             && object_rv(&cur) != Some(exp)
@@ -591,8 +642,8 @@ impl Store {
         let mut g = self.write();
         let cur = g
             .objects
-            .get(key)
-            .map(Stored::value)
+            .get_key_value(key)
+            .map(|(k, o)| self.value_of(&g, k, o))
             .ok_or(StoreError::NotFound)?;
         check(&cur)?;
         g.rv += 1;
@@ -614,7 +665,7 @@ impl Store {
                     .take_while(|(k, _)| k.starts_with(prefix))
                     .map(|(k, o)| {
                         Arc::new(StoreEvent {
-                            rv: object_rv(&o.value()).unwrap_or(g.rv),
+                            rv: if o.rv == 0 { g.rv } else { o.rv },
                             kind: EventType::Added,
                             key: k.clone(),
                             object: o.json.clone(),
@@ -644,14 +695,18 @@ impl Store {
     /// watchers behind `rev` get TooOld and start over, as after a compaction.
     pub(crate) fn reset(&self, objects: Vec<(String, Value)>, rev: u64) {
         let mut g = self.write();
+        for (_, old) in std::mem::take(&mut g.objects) {
+            self.release(Some(old));
+        }
         g.objects = objects
             .into_iter()
             .map(|(k, v)| {
                 let json = encode(&v);
-                let stored = Stored::new(&k, Arc::new(v), json);
+                let stored = self.stored(&k, Arc::new(v), json);
                 (k, stored)
             })
             .collect();
+        self.sweep(&g);
         g.history.clear();
         g.history_bytes = 0;
         g.rv = rev;
@@ -676,7 +731,11 @@ impl Store {
                 self.commit(&mut g, kind, key, Some(obj.clone()), &obj);
             }
             None => {
-                let Some(cur) = g.objects.get(key).map(Stored::value) else {
+                let Some(cur) = g
+                    .objects
+                    .get_key_value(key)
+                    .map(|(k, o)| self.value_of(&g, k, o))
+                else {
                     self.revision.send_replace(g.rv);
                     return;
                 };
@@ -723,14 +782,6 @@ impl Storage for Store {
     ) -> Result<PastPage, StoreError> {
         Store::list_keys_at(self, prefix, start, at, limit, count)
     }
-    fn list_keys_from(
-        &self,
-        prefix: &str,
-        start: &str,
-        limit: usize,
-    ) -> (Vec<(String, Arc<Value>)>, bool, u64) {
-        Store::list_keys_from(self, prefix, start, limit)
-    }
     fn changes(&self) -> signal::Receiver<u64> {
         Store::changes(self)
     }
@@ -742,6 +793,9 @@ impl Storage for Store {
         max_bytes: usize,
     ) -> Result<HistoryPage, StoreError> {
         Store::history_after(self, prefix, after, max_events, max_bytes)
+    }
+    fn list_items(&self, prefix: &str) -> (Vec<(String, Item)>, u64) {
+        Store::list_items(self, prefix)
     }
     fn create(&self, key: &str, value: Value, write: Write) -> Result<Arc<Value>, StoreError> {
         Store::create(self, key, value, write)
@@ -775,6 +829,63 @@ mod tests {
 
     fn obj(name: &str) -> Value {
         json!({"metadata": {"name": name}})
+    }
+
+    #[test]
+    fn trees_past_the_budget_are_dropped_and_parsed_again_when_read() {
+        // Each object's JSON is ~60 bytes, counted as ~600 of tree: 10 fit in 6,000.
+        let s = Store::with_parsed_budget(6_000);
+        for n in 0..100 {
+            let key = format!("/registry/pods/default/p{n:03}");
+            s.create(&key, obj(&format!("p{n:03}")), Write::Commit)
+                .expect("created");
+            assert!(
+                s.parsed.bytes() <= 6_000,
+                "within the budget after each write"
+            );
+        }
+        let (all, _) = s.list("/registry/pods/");
+        assert_eq!(
+            all.len(),
+            100,
+            "every object read, parsed again where dropped"
+        );
+        assert!(
+            all.iter()
+                .enumerate()
+                .all(|(n, v)| v["metadata"]["name"] == format!("p{n:03}"))
+        );
+        assert!(
+            s.parsed.bytes() <= 6_000,
+            "reading all of them kept to the budget"
+        );
+        let updated = s
+            .update("/registry/pods/default/p000", None, Write::Commit, |v| {
+                let mut v = v.clone();
+                v["metadata"]["labels"] = json!({"x": "1"});
+                Ok(v)
+            })
+            .expect("an evicted object is updated from its encoding");
+        assert_eq!(updated["metadata"]["name"], "p000");
+        let page = s
+            .list_keys_at("/registry/pods/", "", s.current_rv(), 100, true)
+            .expect("listed");
+        assert_eq!(page.items[0].1.value()["metadata"]["labels"]["x"], "1");
+        let mut json = Vec::new();
+        page.items[1].1.write_json(&mut json).expect("encoded");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&json).ok(),
+            Some((*all[1]).clone())
+        );
+        for n in 0..100 {
+            s.delete(
+                &format!("/registry/pods/default/p{n:03}"),
+                Write::Commit,
+                |_| Ok(()),
+            )
+            .expect("deleted");
+        }
+        assert_eq!(s.parsed.bytes(), 0, "nothing counted for objects gone");
     }
 
     #[test]
@@ -988,7 +1099,12 @@ mod tests {
         let names = |page: &PastPage| -> Vec<String> {
             page.items
                 .iter()
-                .map(|(_, v)| v["metadata"]["name"].as_str().unwrap_or("").to_string())
+                .map(|(_, v)| {
+                    v.value()["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string()
+                })
                 .collect()
         };
         let then = s
@@ -996,7 +1112,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(names(&then), ["a", "b", "c"]);
         assert!(
-            then.items[1].1["metadata"].get("labels").is_none(),
+            then.items[1].1.value()["metadata"].get("labels").is_none(),
             "b as it was"
         );
         assert_eq!(then.remaining_from_start, Some(3));
@@ -1058,10 +1174,14 @@ mod tests {
             .list_keys_at(p, "", at, 2, false)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            first.items.iter().map(|(_, v)| name(v)).collect::<Vec<_>>(),
+            first
+                .items
+                .iter()
+                .map(|(_, v)| name(&v.value()))
+                .collect::<Vec<_>>(),
             ["a", "b"]
         );
-        assert!(first.items.iter().all(|(_, v)| label(v).is_null()));
+        assert!(first.items.iter().all(|(_, v)| label(&v.value()).is_null()));
         change(&format!("{p}c"));
         let _ = s.delete(&format!("{p}d"), Write::Commit, |_| Ok(()));
         let _ = s.create(&format!("{p}bb"), obj("bb"), Write::Commit);
@@ -1069,11 +1189,14 @@ mod tests {
             .list_keys_at(p, &format!("{p}b\u{0}"), at, 10, false)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            rest.items.iter().map(|(_, v)| name(v)).collect::<Vec<_>>(),
+            rest.items
+                .iter()
+                .map(|(_, v)| name(&v.value()))
+                .collect::<Vec<_>>(),
             ["c", "d"]
         );
         assert!(
-            rest.items.iter().all(|(_, v)| label(v).is_null()),
+            rest.items.iter().all(|(_, v)| label(&v.value()).is_null()),
             "c and d as they were at {at}"
         );
         // The live state afterwards is untouched by what was kept for the list.
@@ -1081,7 +1204,10 @@ mod tests {
             .list_keys_at(p, "", s.current_rv(), 10, false)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            now.items.iter().map(|(_, v)| name(v)).collect::<Vec<_>>(),
+            now.items
+                .iter()
+                .map(|(_, v)| name(&v.value()))
+                .collect::<Vec<_>>(),
             ["a", "b", "bb", "c"]
         );
     }

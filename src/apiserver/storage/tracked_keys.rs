@@ -37,10 +37,10 @@ impl TrackedKeys {
     pub fn catch_up(&mut self, store: &dyn Storage) {
         loop {
             let Some(pos) = self.pos else {
-                let (objects, _, rv) = store.list_keys_from(self.prefix, "", usize::MAX);
+                let (objects, rv) = store.list_items(self.prefix);
                 self.keys = objects
                     .into_iter()
-                    .filter(|(_, v)| (self.wanted)(v))
+                    .filter(|(_, v)| (self.wanted)(&v.value()))
                     .map(|(k, _)| k)
                     .collect();
                 self.pos = Some(rv);

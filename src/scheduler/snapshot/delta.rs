@@ -153,10 +153,11 @@ pub struct LiveSnapshot {
 }
 
 impl LiveSnapshot {
-    /// The snapshot of `nodes` with the bound, unfinished ones of `pods` on them.
-    pub fn new(
+    /// The snapshot of `nodes` with the bound, unfinished ones of `pods` on them. The pods
+    /// are taken one at a time: a caller decoding them as they come never holds them all.
+    pub fn new<P: std::borrow::Borrow<Pod>>(
         nodes: impl IntoIterator<Item = Node>,
-        pods: &[Pod],
+        pods: impl IntoIterator<Item = P>,
         pod_level_resources: bool,
     ) -> Result<LiveSnapshot, SnapshotError> {
         let nodes: BTreeMap<String, Node> = nodes
@@ -172,7 +173,7 @@ impl LiveSnapshot {
             reassembled: 0,
         };
         for p in pods {
-            live.apply_pod(p, false)?;
+            live.apply_pod(p.borrow(), false)?;
         }
         Ok(live)
     }

@@ -83,7 +83,7 @@ impl Kept {
                 }
             })
             .collect();
-        let live = LiveSnapshot::new(nodes, &[], pod_level_resources)
+        let live = LiveSnapshot::new(nodes, std::iter::empty::<Pod>(), pod_level_resources)
             // Every node compiled above and names are unique by construction.
             .unwrap_or_else(|_| LiveSnapshot::empty(pod_level_resources));
         let mut kept = Kept {
