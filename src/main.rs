@@ -6,6 +6,13 @@ use clap::Parser;
 use kexplore::cli::{Cli, Command, ScenarioCommand};
 use kexplore::commands;
 
+/// glibc's malloc gives each thread that allocates an arena of its own and frees into the
+/// arena that allocated: the server's objects are parsed on one thread, kept, replaced and
+/// dropped on others, and on a 150,000-pod scenario its arenas held 3.0 GB for 0.8 GB in use.
+/// mimalloc frees into shared pages per size class and returns them to the system.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // One crypto provider for the whole process, before anything builds a TLS config.
     let _ = rustls::crypto::ring::default_provider().install_default();
