@@ -48,6 +48,44 @@ impl EncodedPods {
         self.items.is_empty()
     }
 
+    /// Pod `namespace/name` taken out and decoded (trimmed if the fetch asked): `--pod` on a
+    /// big cluster, without decoding every other pod into a typed one first.
+    pub fn take(&mut self, key: &str) -> Option<Result<Pod, String>> {
+        #[derive(serde::Deserialize)]
+        struct Meta<'a> {
+            #[serde(borrow)]
+            namespace: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow)]
+            name: Option<std::borrow::Cow<'a, str>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Named<'a> {
+            #[serde(borrow)]
+            metadata: Option<Meta<'a>>,
+        }
+        let (ns, name) = key.split_once('/')?;
+        let i = self.items.iter().position(|raw| {
+            serde_json::from_str::<Named<'_>>(raw.get())
+                .ok()
+                .and_then(|n| n.metadata)
+                .is_some_and(|m| {
+                    m.namespace.as_deref().unwrap_or("default") == ns
+                        && m.name.as_deref() == Some(name)
+                })
+        })?;
+        let raw = self.items.remove(i);
+        Some(
+            serde_json::from_str::<Pod>(raw.get())
+                .map(|mut p| {
+                    if self.trim {
+                        trim_pod(&mut p);
+                    }
+                    p
+                })
+                .map_err(|e| e.to_string()),
+        )
+    }
+
     /// Each pod decoded (and trimmed if the fetch asked), or what is wrong with it; each
     /// encoded item is freed as it is decoded.
     pub fn decode(self) -> impl Iterator<Item = Result<Pod, String>> {

@@ -96,8 +96,8 @@ fn input(global: &GlobalArgs, args: &ScheduleArgs) -> Result<Input, CommandError
         let opts = FetchOptions {
             progress: &|_, _| {},
             trim: true,
-            // `--pod` takes its pod out of the list before the cluster is compiled.
-            pods_encoded: args.pod.is_none(),
+            // `--pod` takes its pod out of the encoded list before the cluster is compiled.
+            pods_encoded: true,
         };
         fetch_live_with(&api, ns, opts).await.map_err(|e| {
             CommandError::Failed(format!(
@@ -128,7 +128,21 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         Some(v) => Some(KubeVersion::parse(v).map_err(|e| CommandError::Input(e.to_string()))?),
         None => None,
     };
-    let (mut manifests, encoded, live) = input(global, args)?;
+    let (mut manifests, mut encoded, live) = input(global, args)?;
+    // A live cluster's pods stay encoded: the focused one is decoded on its own and joins the
+    // manifests, where `split_out` below finds it as it finds a file's.
+    if let (Some(key), Some(pods)) = (&focus, encoded.as_mut())
+        && let Some(pod) = pods.take(key)
+    {
+        let pod = pod.map_err(|e| {
+            CommandError::Failed(format!(
+                "listing the cluster at {}: {}: {key}: {e}",
+                live.as_ref().map_or("", |(i, _)| i.server.as_str()),
+                pods.source.file
+            ))
+        })?;
+        manifests.pods.push((pod, pods.source.clone()));
+    }
     let release = match (asked, &live) {
         (Some(v), live) => Modelling::asked(v, live.as_ref().and_then(|(_, m)| m.server.clone())),
         (None, Some((_, m))) => m.clone(),
