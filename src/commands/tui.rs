@@ -12,16 +12,15 @@ use crate::tui::embedded::Embedded;
 use crate::tui::journey::JourneyState;
 use crate::tui::session::{self, Source};
 use crate::tui::state::AppState;
-use crate::tui::theme::Theme;
+use crate::tui::theme::Themes;
 
 /// The seed's pod (scenarios/app.json), compiled in so view 4 works from any directory.
 const DEFAULT_POD: &str = include_str!("../../scenarios/app.json");
 
 pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
-    // Presenter mode defaults to the high-contrast theme (readable from the back of the room;
-    // status is also a glyph, never colour alone); --theme still wins.
-    let presenter_default = args.present.then_some("high-contrast");
-    let theme = Theme::for_terminal(global.theme.as_deref().or(presenter_default))
+    // Presenter mode, from --present or `P`, is drawn in the high-contrast theme (readable from
+    // the back of the room; status is also a glyph, never colour alone); --theme still wins.
+    let themes = Themes::for_terminal(global.theme.as_deref())
         .map_err(|e| CommandError::Input(e.to_string()))?;
     let mut source = session::open(global.kubeconfig.as_deref(), global.context.as_deref())
         .map_err(|e| CommandError::Input(e.to_string()))?;
@@ -109,7 +108,7 @@ pub fn run(global: &GlobalArgs, args: &TuiArgs) -> CommandResult {
             .filter(|(p, _)| !p.ends_with("app.json") || args.pod.is_some()),
     );
     state.journey.choices = choices;
-    let result = app::run(state, &theme, rt.handle().clone());
+    let result = app::run(state, &themes, rt.handle().clone());
     if let Some(e) = embedded {
         e.stop(&rt);
     }

@@ -17,7 +17,7 @@ use super::keymap::KeyMap;
 use super::quiz::Phase;
 use super::state::AppState;
 use super::terminal::TerminalGuard;
-use super::theme::Theme;
+use super::theme::Themes;
 use super::update::{Effect, update};
 use super::views;
 
@@ -65,7 +65,7 @@ pub fn now_unix() -> i64 {
 
 /// Runs the UI until the user quits. The terminal is restored however this returns.
 /// `rt` runs the network effects (and, with `--embedded`, the server itself).
-pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io::Result<()> {
+pub fn run(mut state: AppState, themes: &Themes, rt: tokio::runtime::Handle) -> io::Result<()> {
     let keymap = KeyMap::default();
     let (tx, rx) = mpsc::channel();
     let runner = EffectRunner::new(tx.clone(), state.kubeconfig_arc(), rt);
@@ -82,7 +82,7 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
         }
         guard
             .terminal
-            .draw(|f| views::draw(f, &state, theme, &keymap))?;
+            .draw(|f| views::draw(f, &state, themes.pick(state.present), &keymap))?;
         let mut drawn_at = Instant::now();
         while !state.quit {
             let batch = next_batch(&rx, drawn_at + FRAME)?;
@@ -114,7 +114,7 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
                             // The lesson player draws on the terminal itself, as $EDITOR does.
                             input.stop();
                             guard.suspend();
-                            let done = super::lesson::from_file(&path, theme);
+                            let done = super::lesson::from_file(&path, themes.pick(state.present));
                             guard.resume()?;
                             input = Input::start(tx.clone(), beats.clone());
                             // The clock stood still while the lesson had the terminal.
@@ -131,7 +131,7 @@ pub fn run(mut state: AppState, theme: &Theme, rt: tokio::runtime::Handle) -> io
             if !state.quit {
                 guard
                     .terminal
-                    .draw(|f| views::draw(f, &state, theme, &keymap))?;
+                    .draw(|f| views::draw(f, &state, themes.pick(state.present), &keymap))?;
                 drawn_at = Instant::now();
                 stats.redraws += 1;
             }

@@ -301,6 +301,33 @@ impl Theme {
     }
 }
 
+/// The theme outside presenter mode and the one in it: high-contrast while `P` is on (it reads
+/// from the back of the room) unless `--theme` chose one for both.
+#[derive(Debug, Clone)]
+pub struct Themes {
+    pub normal: Theme,
+    pub presenter: Theme,
+}
+
+impl Themes {
+    pub fn for_terminal(arg: Option<&str>) -> Result<Themes, ThemeError> {
+        let normal = Theme::for_terminal(arg)?;
+        let presenter = match arg {
+            Some(_) => normal.clone(),
+            None => Theme::for_terminal(Some("high-contrast"))?,
+        };
+        Ok(Themes { normal, presenter })
+    }
+
+    pub fn pick(&self, present: bool) -> &Theme {
+        if present {
+            &self.presenter
+        } else {
+            &self.normal
+        }
+    }
+}
+
 impl Default for Theme {
     fn default() -> Self {
         // Only reached if the compiled-in default were broken, which a unit test rules out.
@@ -336,6 +363,21 @@ impl Default for Theme {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn presenter_mode_is_drawn_high_contrast_unless_a_theme_was_chosen() {
+        let themes = Themes::for_terminal(None).expect("built-in");
+        let high = Theme::for_terminal(Some("high-contrast")).expect("built-in");
+        assert_eq!(themes.pick(true), &high);
+        assert_eq!(
+            themes.pick(false),
+            &Theme::for_terminal(None).expect("built-in")
+        );
+        assert_ne!(themes.pick(true), themes.pick(false));
+        let light = Themes::for_terminal(Some("light")).expect("built-in");
+        assert_eq!(light.pick(true), light.pick(false));
+        assert_eq!(light.pick(true).name, "light");
+    }
 
     #[test]
     fn every_builtin_parses() {
