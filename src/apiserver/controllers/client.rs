@@ -134,9 +134,11 @@ pub(crate) fn delete(api: &Api, def: &ResourceDef, ns: &str, name: &str) -> Resu
     }
 }
 
-/// The objects of a kind in one namespace (`""`: all namespaces), in key order.
+/// The objects of a kind in one namespace (`""`: all namespaces), in key order, as a control
+/// loop's informer holds them (`Storage::list_views`: pods trimmed to what the control loops
+/// read). A change goes through `update`, which starts from the whole object.
 pub(crate) fn list(api: &Api, def: &ResourceDef, ns: &str) -> Vec<Arc<Value>> {
-    api.store.list(&def.prefix_for(ns)).0
+    api.store.list_views(&def.prefix_for(ns)).0
 }
 
 fn store_error(def: &ResourceDef, name: &str, e: StoreError) -> ApiError {

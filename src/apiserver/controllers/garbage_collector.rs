@@ -137,7 +137,7 @@ pub(crate) fn pass(api: &Api) {
             continue;
         }
         // As it is now: this pass may have orphaned it already.
-        let Some(current) = api.store.get(&n.def.key_for(n.ns(), n.name())) else {
+        let Some(current) = api.store.get_view(&n.def.key_for(n.ns(), n.name())) else {
             continue;
         };
         let refs = owner_refs(&current);
@@ -228,7 +228,7 @@ fn drop_finalizer(api: &Api, n: &Node, finalizer: &str) {
             f.retain(|x| x.as_str() != Some(finalizer));
         }
     });
-    if let Some(now) = api.store.get(&n.def.key_for(n.ns(), n.name()))
+    if let Some(now) = api.store.get_view(&n.def.key_for(n.ns(), n.name()))
         && terminating(&now)
         && finalizers(&now).is_empty()
     {

@@ -54,18 +54,25 @@ pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>
         todo.catch_up(&*api.store);
         let stopped = kubelet_node::stopped(&api);
         for key in &todo.keys {
-            let Some(p) = api.store.get(key) else {
+            // `<namespace>/<name>`; a pod being started or stopped is not read again.
+            let Some(short) = key.strip_prefix("/registry/pods/") else {
                 continue;
             };
-            let node = s(&p, "/spec/nodeName").to_string();
+            if busy.contains(short) {
+                continue;
+            }
+            let Some(v) = api.store.get_view(key) else {
+                continue;
+            };
+            let node = s(&v, "/spec/nodeName").to_string();
             if stopped.contains(&node) {
                 continue;
             }
-            let key = format!(
-                "{}/{}",
-                s(&p, "/metadata/namespace"),
-                s(&p, "/metadata/name")
-            );
+            // Whole: the kubelet starts what the spec says.
+            let Some(p) = api.store.get(key) else {
+                continue;
+            };
+            let key = short.to_string();
             let terminating = p.at("/metadata/deletionTimestamp").is_some();
             if busy.insert(key.clone()) {
                 let api = api.clone();

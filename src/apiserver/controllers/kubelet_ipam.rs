@@ -90,7 +90,7 @@ fn host(ip: &str) -> Option<u32> {
 fn pod_ips(api: &Api) -> HashMap<String, Vec<String>> {
     let mut ips: HashMap<String, Vec<String>> = HashMap::new();
     for (_, item) in api.store.list_items("/registry/pods/").0 {
-        let p = item.value();
+        let p = item.view();
         let node = p.at("/spec/nodeName").and_then(|n| n.as_str());
         let ip = p.at("/status/podIP").and_then(|i| i.as_str());
         if let (Some(node), Some(ip)) = (node, ip) {

@@ -218,7 +218,7 @@ fn pods_ready_again(api: &Api, nodes: &HashSet<String>) {
             .to_string()
     };
     for (_, item) in api.store.list_items("/registry/pods/").0 {
-        let p = item.value();
+        let p = item.view();
         let containers_ready = p
             .pointer("/status/containerStatuses")
             .and_then(Value::as_array)

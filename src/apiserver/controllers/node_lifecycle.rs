@@ -170,7 +170,7 @@ fn mark_pods_not_ready(api: &Api, nodes: &HashSet<String>) {
         return;
     }
     for (_, item) in api.store.list_items("/registry/pods/").0 {
-        let p = item.value();
+        let p = item.view();
         if !nodes.contains(str_at(&p, "/spec/nodeName"))
             || !condition(&p, "Ready").is_some_and(|c| c["status"] == "True")
         {

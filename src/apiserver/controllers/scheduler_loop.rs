@@ -138,10 +138,12 @@ fn cycle(
     if pending_pods.keys.is_empty() {
         return;
     }
+    // Views for the queue (a pod that stays unschedulable is looked at every cycle); the one
+    // being placed is read whole.
     let pod_values: Vec<Arc<Value>> = pending_pods
         .keys
         .iter()
-        .filter_map(|k| api.store.get(k))
+        .filter_map(|k| api.store.get_view(k))
         .collect();
     let mut queue: Vec<&Arc<Value>> = pod_values
         .iter()
@@ -213,7 +215,10 @@ fn cycle(
         {
             continue;
         }
-        let Ok(pod) = serde_json::from_value::<Pod>((**pv).clone()) else {
+        let Some(whole) = api.store.get(&format!("/registry/pods/{key}")) else {
+            continue;
+        };
+        let Ok(pod) = Pod::deserialize(whole.as_ref()) else {
             continue;
         };
         let started = util::now_micro();

@@ -82,7 +82,9 @@ pub(crate) fn pass(api: &Api) {
     }
     let now = OffsetDateTime::now_utc();
     for (_, item) in api.store.list_items("/registry/pods/").0 {
-        let v = item.value();
+        // The view says where the pod is; only a pod on a tainted node is read whole (its
+        // tolerations are not in the view).
+        let v = item.view();
         let node = v
             .at("/spec/nodeName")
             .and_then(Value::as_str)
@@ -93,7 +95,7 @@ pub(crate) fn pass(api: &Api) {
         if v.at("/metadata/deletionTimestamp").is_some() {
             continue;
         }
-        let Ok(pod) = serde_json::from_value::<Pod>((*v).clone()) else {
+        let Some(pod) = item.decode::<Pod>() else {
             continue;
         };
         if eviction_time(taints, &pod).is_some_and(|at| at <= now) {

@@ -321,6 +321,12 @@ impl Storage for EtcdStore {
     fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
         self.mirror.store.list_with_metadata(prefix, fields)
     }
+    fn get_view(&self, key: &str) -> Option<Arc<Value>> {
+        self.mirror.store.get_view(key)
+    }
+    fn list_views(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
+        self.mirror.store.list_views(prefix)
+    }
     fn list_keys_at(
         &self,
         prefix: &str,

@@ -102,6 +102,8 @@ pub enum StoreError {
 pub(crate) struct Item {
     json: Option<Bytes>,
     parsed: Option<Arc<Value>>,
+    /// The control loops' view of it (`controller_view`), when the store had one cached.
+    view: Option<Arc<Value>>,
 }
 
 impl Item {
@@ -109,6 +111,7 @@ impl Item {
         Item {
             json: Some(json),
             parsed: None,
+            view: None,
         }
     }
 
@@ -116,6 +119,7 @@ impl Item {
         Item {
             json: None,
             parsed: Some(value),
+            view: None,
         }
     }
 
@@ -123,6 +127,25 @@ impl Item {
         Item {
             json: Some(json),
             parsed,
+            view: None,
+        }
+    }
+
+    /// The encoding with the control loops' view the store had cached.
+    pub(crate) fn with_view(json: Bytes, view: Option<Arc<Value>>) -> Item {
+        Item {
+            json: Some(json),
+            parsed: None,
+            view,
+        }
+    }
+
+    /// What a control loop reads (`Storage::get_view`): the cached view, else the whole object
+    /// (which answers everything a view does), parsed now and not kept.
+    pub(crate) fn view(&self) -> Arc<Value> {
+        match &self.view {
+            Some(v) => v.clone(),
+            None => self.value(),
         }
     }
 
@@ -205,9 +228,18 @@ pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
     /// (`Item::value`, `Item::decode`): a pass over 150,000 pods that holds every tree at once
     /// is 2.4 GB, one that parses each in turn a few kilobytes.
     fn list_items(&self, prefix: &str) -> (Vec<(String, Item)>, u64);
+    /// What a control loop reads of the object at `key` (`controller_view`: its metadata whole,
+    /// a pod trimmed to what the control loops read). Never a base for a write.
+    fn get_view(&self, key: &str) -> Option<Arc<Value>> {
+        self.get(key)
+    }
+    /// `list`, as the control loops read it: each object's view (`get_view`).
+    fn list_views(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
+        self.list(prefix)
+    }
     /// The objects under `prefix` whose `metadata` has one of `fields` set: what the garbage
     /// collector acts on (ownerReferences, finalizers, deletionTimestamp), read without
-    /// decoding objects kept only encoded that have none of them.
+    /// decoding objects kept only encoded that have none of them. Views (`get_view`).
     fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
         self.list(prefix)
             .0

@@ -2,6 +2,7 @@
 //! etcd backend (its watch-fed mirror is that same store, fed at etcd's revisions).
 
 pub(crate) mod container_logs;
+pub(crate) mod controller_view;
 pub mod etcd;
 pub mod etcd_baseline;
 pub mod etcd_config;

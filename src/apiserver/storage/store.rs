@@ -11,6 +11,7 @@ use hyper::body::Bytes;
 use serde_json::Value;
 use tokio::sync::watch as signal;
 
+use crate::apiserver::storage::controller_view::{self, Kept, kept};
 use crate::apiserver::storage::interface::{CheckFn, Item, Storage, UpdateFn, has_metadata};
 pub(crate) use crate::apiserver::storage::interface::{
     EventType, HistoryPage, PastPage, StoreError, StoreEvent, WatchStart, Write,
@@ -66,20 +67,13 @@ pub(crate) struct HistoryStats {
 }
 
 /// A live object: encoded (for watchers, the history and lists), its revision, and its parsed
-/// tree while the cache of trees keeps it (`parsed_cache`).
+/// tree while the cache of trees keeps it (`parsed_cache`): the whole object, or for the keys
+/// `controller_view::kept` says so, the control loops' view of it.
 struct Stored {
     json: Bytes,
     /// The object's resourceVersion (0: it has none), so a watch from now needs no parse.
     rv: u64,
     parsed: Parsed,
-}
-
-/// Events are written by every control loop and read by none of them in bulk: a 10,000-pod
-/// Deployment leaves ~60,000, and their parsed trees were a third of the server's memory. They
-/// are never kept parsed. Everything else may be: the controllers list pods, nodes and
-/// workloads on every pass.
-fn keeps_parsed(key: &str) -> bool {
-    !key.starts_with("/registry/events/")
 }
 
 struct Inner {
@@ -172,26 +166,62 @@ impl Store {
         }
     }
 
-    /// A live object to keep, its tree cached (just written, it is likely read next).
+    /// A live object to keep, its whole tree cached when it is kept whole (just written, it is
+    /// likely read next). A view is made when a control loop first asks for it: most pods
+    /// written are read by none before their next write.
     fn stored(&self, key: &str, value: Arc<Value>, json: Bytes) -> Stored {
         let parsed = Parsed::empty();
         let rv = object_rv(&value).unwrap_or(0);
-        if keeps_parsed(key) {
-            parsed.fill(value, &self.parsed, json.len());
+        if kept(key) == Kept::Whole {
+            parsed.fill(value, &self.parsed, parsed_cache::cost(json.len(), false));
         }
         Stored { json, rv, parsed }
     }
 
-    /// The object's tree: the cached one, or parsed now (and cached, within the budget).
+    /// The object as a list hands it out: its encoding and the tree cached for it, as a whole
+    /// object or as a view (not marked used: a list sent as JSON never looks at it).
+    fn item(key: &str, o: &Stored) -> Item {
+        match kept(key) {
+            Kept::View => Item::with_view(o.json.clone(), o.parsed.peek()),
+            Kept::Whole | Kept::Nothing => Item::both(o.json.clone(), o.parsed.peek()),
+        }
+    }
+
+    /// The whole object: the cached tree, or parsed now (and cached, within the budget, when
+    /// the key keeps it whole).
     fn value_of(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
+        if kept(key) != Kept::Whole {
+            return decode(&o.json);
+        }
         if let Some(v) = o.parsed.get() {
             return v;
         }
         let v = decode(&o.json);
-        if keeps_parsed(key) {
-            o.parsed.fill(v.clone(), &self.parsed, o.json.len());
-            self.sweep(g);
+        o.parsed.fill(
+            v.clone(),
+            &self.parsed,
+            parsed_cache::cost(o.json.len(), false),
+        );
+        self.sweep(g);
+        v
+    }
+
+    /// The control loops' view (`controller_view`): the cached one, or made now and cached.
+    fn view_of(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
+        if kept(key) != Kept::View {
+            return self.value_of(g, key, o);
         }
+        if let Some(v) = o.parsed.get() {
+            return v;
+        }
+        let whole = serde_json::from_slice(&o.json).unwrap_or(Value::Null);
+        let v = Arc::new(controller_view::view(key, whole));
+        o.parsed.fill(
+            v.clone(),
+            &self.parsed,
+            parsed_cache::cost(o.json.len(), true),
+        );
+        self.sweep(g);
         v
     }
 
@@ -215,7 +245,7 @@ impl Store {
                 .objects
                 .range::<str, _>((Unbounded, Excluded(start.as_str())));
             for (k, o) in after.chain(before) {
-                o.parsed.sweep(&self.parsed, o.json.len());
+                o.parsed.sweep(&self.parsed);
                 if self.parsed.swept() {
                     *hand = k.clone();
                     return;
@@ -227,7 +257,7 @@ impl Store {
     /// `o` leaves the store (replaced or deleted): its tree leaves the budget.
     fn release(&self, o: Option<Stored>) {
         if let Some(o) = o {
-            o.parsed.release(&self.parsed, o.json.len());
+            o.parsed.release(&self.parsed);
         }
     }
 
@@ -261,6 +291,25 @@ impl Store {
         (items, g.rv)
     }
 
+    /// `Storage::get_view`.
+    pub(crate) fn get_view(&self, key: &str) -> Option<Arc<Value>> {
+        let g = self.read();
+        let (k, o) = g.objects.get_key_value(key)?;
+        Some(self.view_of(&g, k, o))
+    }
+
+    /// `Storage::list_views`.
+    pub(crate) fn list_views(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
+        let g = self.read();
+        let items = g
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, o)| self.view_of(&g, k, o))
+            .collect();
+        (items, g.rv)
+    }
+
     /// `Storage::list_items`: encodings and cached trees only, so the lock is held for a walk
     /// of the keys and nothing is parsed under it.
     pub(crate) fn list_items(&self, prefix: &str) -> (Vec<(String, Item)>, u64) {
@@ -269,14 +318,15 @@ impl Store {
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, o)| (k.clone(), Item::both(o.json.clone(), o.parsed.peek())))
+            .map(|(k, o)| (k.clone(), Self::item(k, o)))
             .collect();
         (items, g.rv)
     }
 
     /// `Storage::list_with_metadata`: an object without a cached tree is parsed only when its
-    /// text names one of the fields, and its tree is not cached (the garbage collector looks
-    /// at every object a few times a second; parsing 150,000 pods each time kept a core busy).
+    /// text names one of the fields (the garbage collector looks at every object a few times a
+    /// second; parsing 150,000 pods each time kept a core busy). A whole tree parsed here is not
+    /// cached; a view is, as the pods a controller owns are read again on its next pass.
     pub(crate) fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
         let quoted: Vec<String> = fields.iter().map(|f| format!("\"{f}\"")).collect();
         let finders: Vec<memchr::memmem::Finder<'_>> = quoted
@@ -287,14 +337,17 @@ impl Store {
         g.objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .filter_map(|(_, o)| {
+            .filter_map(|(k, o)| {
                 let v = match o.parsed.peek() {
                     Some(v) => v,
                     None => {
                         if !finders.iter().any(|f| f.find(&o.json).is_some()) {
                             return None;
                         }
-                        decode(&o.json)
+                        match kept(k) {
+                            Kept::View => self.view_of(&g, k, o),
+                            Kept::Whole | Kept::Nothing => decode(&o.json),
+                        }
                     }
                 };
                 has_metadata(&v, fields).then_some(v)
@@ -414,8 +467,7 @@ impl Store {
             }
             let value = match state {
                 Either::Past(b) => Item::encoded(b.clone()),
-                // Not marked used: a list sent as JSON never looks at the tree.
-                Either::Live(o) => Item::both(o.json.clone(), o.parsed.peek()),
+                Either::Live(o) => Self::item(key, o),
             };
             page.items.push((key.to_string(), value));
         }
@@ -771,6 +823,12 @@ impl Storage for Store {
     }
     fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
         Store::list_with_metadata(self, prefix, fields)
+    }
+    fn get_view(&self, key: &str) -> Option<Arc<Value>> {
+        Store::get_view(self, key)
+    }
+    fn list_views(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
+        Store::list_views(self, prefix)
     }
     fn list_keys_at(
         &self,

@@ -1,6 +1,7 @@
 //! The keys under a prefix whose current object matches a predicate, kept current from the
 //! store's history: a change costs a lookup per changed object instead of a scan of every object,
-//! which made each write O(pods) for the scheduler loop and the simulated kubelets.
+//! which made each write O(pods) for the scheduler loop and the simulated kubelets. Predicates
+//! see the control loops' view of an object (`controller_view`).
 
 use std::collections::BTreeSet;
 
@@ -40,7 +41,7 @@ impl TrackedKeys {
                 let (objects, rv) = store.list_items(self.prefix);
                 self.keys = objects
                     .into_iter()
-                    .filter(|(_, v)| (self.wanted)(&v.value()))
+                    .filter(|(_, v)| (self.wanted)(&v.view()))
                     .map(|(k, _)| k)
                     .collect();
                 self.pos = Some(rv);
@@ -53,7 +54,9 @@ impl TrackedKeys {
             };
             for ev in &page.events {
                 // The object's state now, not at the event: only the current one matters here.
-                match store.get(&ev.key) {
+                // Its view (a predicate reads what the control loops read): cached, the other
+                // loops that read the same pod next find it parsed.
+                match store.get_view(&ev.key) {
                     Some(v) if (self.wanted)(&v) => self.keys.insert(ev.key.clone()),
                     _ => self.keys.remove(&ev.key),
                 };
