@@ -76,6 +76,10 @@ struct Stored {
     parsed: Parsed,
 }
 
+/// How a read turns a stored object into a tree: whole (`Store::value_of`) or as the control
+/// loops read it (`Store::view_of`).
+type TreeOf = fn(&Store, &Inner, &str, &Stored) -> Arc<Value>;
+
 struct Inner {
     rv: u64,
     /// Every change after this revision is in the history (older ones were compacted away).
@@ -187,42 +191,34 @@ impl Store {
         }
     }
 
-    /// The whole object: the cached tree, or parsed now (and cached, within the budget, when
-    /// the key keeps it whole).
-    fn value_of(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
-        if kept(key) != Kept::Whole {
-            return decode(&o.json);
-        }
-        if let Some(v) = o.parsed.get() {
-            return v;
-        }
-        let v = decode(&o.json);
-        o.parsed.fill(
-            v.clone(),
-            &self.parsed,
-            parsed_cache::cost(o.json.len(), false),
-        );
-        self.sweep(g);
-        v
-    }
-
-    /// The control loops' view (`controller_view`): the cached one, or made now and cached.
-    fn view_of(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
-        if kept(key) != Kept::View {
-            return self.value_of(g, key, o);
-        }
+    /// The tree `key` keeps (the whole object or its view): the cached one, or parsed now and
+    /// cached within the budget.
+    fn cached_tree(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
         if let Some(v) = o.parsed.get() {
             return v;
         }
         let whole = serde_json::from_slice(&o.json).unwrap_or(Value::Null);
         let v = Arc::new(controller_view::view(key, whole));
-        o.parsed.fill(
-            v.clone(),
-            &self.parsed,
-            parsed_cache::cost(o.json.len(), true),
-        );
+        let cost = parsed_cache::cost(o.json.len(), kept(key) == Kept::View);
+        o.parsed.fill(v.clone(), &self.parsed, cost);
         self.sweep(g);
         v
+    }
+
+    /// The whole object: cached when the key keeps it whole, else parsed now and not kept.
+    fn value_of(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
+        match kept(key) {
+            Kept::Whole => self.cached_tree(g, key, o),
+            Kept::View | Kept::Nothing => decode(&o.json),
+        }
+    }
+
+    /// The control loops' view (`controller_view`; the whole object for most kinds).
+    fn view_of(&self, g: &Inner, key: &str, o: &Stored) -> Arc<Value> {
+        match kept(key) {
+            Kept::Whole | Kept::View => self.cached_tree(g, key, o),
+            Kept::Nothing => decode(&o.json),
+        }
     }
 
     /// Over the budget: the clock hand goes on from where it stopped, dropping the trees not
@@ -273,41 +269,43 @@ impl Store {
         self.read().rv
     }
 
-    pub(crate) fn get(&self, key: &str) -> Option<Arc<Value>> {
+    /// The object at `key` as `read` gives it (`value_of` or `view_of`).
+    fn get_as(&self, key: &str, read: TreeOf) -> Option<Arc<Value>> {
         let g = self.read();
         let (k, o) = g.objects.get_key_value(key)?;
-        Some(self.value_of(&g, k, o))
+        Some(read(self, &g, k, o))
+    }
+
+    /// The objects under `prefix` (key order) as `read` gives them, and the revision the list
+    /// is consistent at.
+    fn list_as(&self, prefix: &str, read: TreeOf) -> (Vec<Arc<Value>>, u64) {
+        let g = self.read();
+        let items = g
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, o)| read(self, &g, k, o))
+            .collect();
+        (items, g.rv)
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<Value>> {
+        self.get_as(key, Store::value_of)
     }
 
     /// All objects under `prefix` (key order) and the revision the list is consistent at.
     pub(crate) fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
-        let g = self.read();
-        let items = g
-            .objects
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, o)| self.value_of(&g, k, o))
-            .collect();
-        (items, g.rv)
+        self.list_as(prefix, Store::value_of)
     }
 
     /// `Storage::get_view`.
     pub(crate) fn get_view(&self, key: &str) -> Option<Arc<Value>> {
-        let g = self.read();
-        let (k, o) = g.objects.get_key_value(key)?;
-        Some(self.view_of(&g, k, o))
+        self.get_as(key, Store::view_of)
     }
 
     /// `Storage::list_views`.
     pub(crate) fn list_views(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
-        let g = self.read();
-        let items = g
-            .objects
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, o)| self.view_of(&g, k, o))
-            .collect();
-        (items, g.rv)
+        self.list_as(prefix, Store::view_of)
     }
 
     /// `Storage::list_items`: encodings and cached trees only, so the lock is held for a walk
