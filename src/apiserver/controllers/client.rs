@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::endpoints::pods;
+use crate::apiserver::endpoints::{create, pods};
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
@@ -28,26 +28,24 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
     if obj.get("metadata").is_none_or(|m| !m.is_object()) {
         obj["metadata"] = json!({});
     }
+    let mut generate_name = String::new();
     if str_at(&obj, "/metadata/name").is_empty() {
-        let base = str_at(&obj, "/metadata/generateName").to_string();
-        if base.is_empty() {
+        generate_name = str_at(&obj, "/metadata/generateName").to_string();
+        if generate_name.is_empty() {
             return Err(ApiError::bad_request("name or generateName is required"));
         }
-        obj["metadata"]["name"] = json!(format!("{base}{}", util::random_suffix()));
+        obj["metadata"]["name"] = json!(format!("{generate_name}{}", util::random_suffix()));
     }
     let ns = str_at(&obj, "/metadata/namespace").to_string();
-    let name = str_at(&obj, "/metadata/name").to_string();
     let mut trace = RequestTrace::new(util::uuid(), util::now(), "POST", "");
     in_process_stages(&mut trace);
     kinds::omit_empty_meta_maps(&mut obj);
     obj["metadata"]["uid"] = json!(util::uuid());
     kinds::prepare_create(api, def, &mut obj, &mut trace)?;
     obj["metadata"]["creationTimestamp"] = json!(util::now());
-    let key = def.key_for(&ns, &name);
-    let stored = api
-        .store
-        .create(&key, obj, Write::Commit)
-        .map_err(|e| store_error(def, &name, e))?;
+    let (key, name, stored) =
+        create::store_create(&*api.store, def, &ns, &generate_name, obj, Write::Commit)
+            .map_err(|(_, e)| e)?;
     trace.stage(
         Stage::Storage,
         Status::Ok,

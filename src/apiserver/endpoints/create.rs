@@ -1,6 +1,8 @@
 //! Create: decode under fieldValidation, NamespaceLifecycle, defaults and admission, validation,
 //! managed fields, then the storage write with a new uid and resourceVersion.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use crate::apiserver::admission::plugins;
@@ -15,7 +17,8 @@ use crate::apiserver::registry::strategies;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::{Stage, Status};
-use crate::apiserver::storage::store::Write;
+use crate::apiserver::storage::interface::Storage;
+use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
 
 /// Parse and decode the body under the request's fieldValidation directive.
@@ -100,13 +103,13 @@ pub(super) fn create_as(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if obj
+    let generated = obj
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .is_empty()
-        && !gen_name.is_empty()
-    {
+        && !gen_name.is_empty();
+    if generated {
         let suffix = util::random_suffix();
         obj["metadata"]["name"] = json!(format!("{gen_name}{suffix}"));
     }
@@ -152,15 +155,19 @@ pub(super) fn create_as(
         "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
         "fieldsType": "FieldsV1", "fieldsV1": managed_fields::encode(&fields),
     }]);
-    let key = def.key_for(&url_ns, &name);
-    let stored = ctx.api.store.create(&key, obj, ctx.write).map_err(|e| {
-        ctx.trace.stage(
-            Stage::Storage,
-            Status::Failed,
-            json!({"operation": "create", "key": key, "error": e.to_string()}),
-        );
-        store_err(def, &name, e)
-    })?;
+    let generate_name = if generated { gen_name.as_str() } else { "" };
+    let (key, name, stored) =
+        match store_create(&*ctx.api.store, def, &url_ns, generate_name, obj, ctx.write) {
+            Ok(created) => created,
+            Err((key, e)) => {
+                ctx.trace.stage(
+                    Stage::Storage,
+                    Status::Failed,
+                    json!({"operation": "create", "key": key, "error": e.message}),
+                );
+                return Err(e);
+            }
+        };
     let mut detail = json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")});
     // On etcd: the real key, the revision the transaction produced, and the etcdctl line.
     if let (Write::Commit, Some(Value::Object(at))) = (ctx.write, ctx.api.store.locate(&key)) {
@@ -181,6 +188,54 @@ pub(super) fn create_as(
     });
     after_create(ctx, def, &stored);
     object_reply(ctx, def, 201, (*stored).clone())
+}
+
+/// How many names a create whose name the server generates may try: upstream's
+/// RetryGenerateName (GA since 1.32) draws a new suffix while the name is taken, 8 times in all.
+/// 27^5 suffixes meet a taken one every few thousand pods of a large ReplicaSet, which then
+/// reported FailedCreate where a 1.33 server retries.
+const NAME_GENERATION_ATTEMPTS: usize = 8;
+
+/// Store `obj` under its name in `ns`; when the server generated that name from
+/// `generate_name` (non-empty), a taken name is drawn again as upstream does, and only when
+/// every attempt was taken is the answer the 409 with `retryAfterSeconds`. Ok: the key, the
+/// name and the stored object; Err: the key last tried and the Status.
+pub(crate) fn store_create(
+    store: &dyn Storage,
+    def: &ResourceDef,
+    ns: &str,
+    generate_name: &str,
+    mut obj: Value,
+    write: Write,
+) -> Result<(String, String, Arc<Value>), (String, ApiError)> {
+    let mut attempt = 1;
+    loop {
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let key = def.key_for(ns, &name);
+        let retry = !generate_name.is_empty() && attempt < NAME_GENERATION_ATTEMPTS;
+        // The store takes the object; a copy is kept only while another name may be drawn.
+        let spare = retry.then(|| obj.clone());
+        match store.create(&key, obj, write) {
+            Ok(stored) => return Ok((key, name, stored)),
+            Err(StoreError::Exists) if !generate_name.is_empty() => match spare {
+                Some(again) => {
+                    obj = again;
+                    obj["metadata"]["name"] =
+                        json!(format!("{generate_name}{}", util::random_suffix()));
+                    attempt += 1;
+                }
+                None => {
+                    let e = ApiError::generate_name_conflict(def.group, def.plural, &name);
+                    return Err((key, e));
+                }
+            },
+            Err(e) => return Err((key, store_err(def, &name, e))),
+        }
+    }
 }
 
 /// The object as upstream's decoder hands it to the field manager: with the scheme's defaults
@@ -225,5 +280,57 @@ fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
             p.uid = uid;
             p.create_audit_id = Some(audit);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::registry::resources::lookup;
+    use crate::apiserver::storage::store::Store;
+
+    fn pod(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}})
+    }
+
+    #[test]
+    fn a_taken_generated_name_is_drawn_again() {
+        let store = Store::default();
+        let def = lookup("", "v1", "pods").expect("pods");
+        store
+            .create("/registry/pods/default/web-bbbbb", pod("web-bbbbb"), Write::Commit)
+            .expect("first");
+        // The first draw is the taken name: the retry draws another.
+        let (key, name, stored) =
+            store_create(&store, def, "default", "web-", pod("web-bbbbb"), Write::Commit)
+                .expect("retried");
+        assert_ne!(name, "web-bbbbb");
+        assert!(name.starts_with("web-") && name.len() == 9, "{name}");
+        assert_eq!(key, format!("/registry/pods/default/{name}"));
+        assert_eq!(stored["metadata"]["name"], json!(name));
+    }
+
+    #[test]
+    fn a_taken_name_the_client_chose_is_409_at_once() {
+        let store = Store::default();
+        let def = lookup("", "v1", "pods").expect("pods");
+        store
+            .create("/registry/pods/default/web", pod("web"), Write::Commit)
+            .expect("first");
+        let (key, e) = store_create(&store, def, "default", "", pod("web"), Write::Commit)
+            .expect_err("taken");
+        assert_eq!(key, "/registry/pods/default/web");
+        assert_eq!((e.code, e.reason), (409, "AlreadyExists"));
+        assert_eq!(e.message, "pods \"web\" already exists");
+    }
+
+    #[test]
+    fn exhausted_generation_says_so_and_when_to_retry() {
+        let e = ApiError::generate_name_conflict("", "pods", "web-x2x9q");
+        assert_eq!(
+            e.message,
+            "pods \"web-x2x9q\" already exists, the server was not able to generate a unique name for the object"
+        );
+        assert_eq!(e.details.expect("details")["retryAfterSeconds"], json!(1));
     }
 }

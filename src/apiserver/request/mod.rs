@@ -3,6 +3,7 @@
 
 pub mod context;
 pub(crate) mod info;
+pub(crate) mod packed_json;
 pub(crate) mod status;
 pub mod trace;
 pub(crate) mod user;

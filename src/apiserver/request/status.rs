@@ -209,6 +209,19 @@ impl ApiError {
         )
     }
 
+    /// Upstream's `NewGenerateNameConflict`: every generated name tried was taken.
+    pub fn generate_name_conflict(group: &str, resource: &str, name: &str) -> Self {
+        let mut e = Self::already_exists(group, resource, name);
+        e.message = format!(
+            "{}, the server was not able to generate a unique name for the object",
+            e.message
+        );
+        if let Some(d) = e.details.as_mut() {
+            d["retryAfterSeconds"] = json!(1);
+        }
+        e
+    }
+
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
         let msg = format!(
             "{} {name:?} already exists",

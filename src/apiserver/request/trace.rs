@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
+
+use crate::apiserver::request::packed_json::PackedJson;
 
 pub use crate::stage::{Stage, Status};
 
@@ -86,8 +87,9 @@ pub struct PodTrace {
     pub create_audit_id: Option<String>,
     pub(crate) uid: Option<String>,
     /// The scheduler's trace (filter/score per node), as the scheduling engine reported it,
-    /// kept as JSON text: a parsed tree of a 100-node cluster's verdicts is ~0.5 MB a pod.
-    pub(crate) scheduling: Option<Box<RawValue>>,
+    /// kept as packed JSON text: a parsed tree of a 100-node cluster's verdicts is ~0.5 MB a
+    /// pod, its text ~75 KB, packed ~6 KB.
+    pub(crate) scheduling: Option<PackedJson>,
     /// Why `scheduling` is no longer here (the byte budget below dropped it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) scheduling_dropped: Option<&'static str>,
@@ -103,9 +105,7 @@ pub struct PodTrace {
 impl PodTrace {
     /// The scheduler's record of this pod, parsed (None when there is none or it was dropped).
     pub fn scheduling(&self) -> Option<Value> {
-        self.scheduling
-            .as_ref()
-            .and_then(|r| serde_json::from_str(r.get()).ok())
+        self.scheduling.as_ref().and_then(PackedJson::parse)
     }
 }
 
@@ -129,14 +129,15 @@ struct TraceInner {
 
 const MAX_REQUESTS: usize = 2000;
 const MAX_PODS: usize = 2000;
-/// The scheduling records kept, in bytes of JSON: the newest pods keep theirs. One pod's is
-/// ~70 KB on 100 nodes and ~3 MB on 5,000, so this is the last hundreds of pods on a small
-/// cluster and the last few on a big one, where before memory grew with every pod.
-const MAX_SCHEDULING_BYTES: usize = 32 << 20;
-const SCHEDULING_DROPPED: &str = "the embedded server keeps the scheduler's per-node verdicts of its most recent pods only (32 MiB of them); this pod's were dropped to make room";
+/// The scheduling records kept, in packed bytes: the newest pods keep theirs. One pod's is
+/// ~6 KB packed on 100 nodes (75 KB of JSON) and ~0.3 MB on 5,000, so this is the last
+/// several hundred pods on a small cluster and the last dozen on a big one, where before
+/// memory grew with every pod.
+const MAX_SCHEDULING_BYTES: usize = 4 << 20;
+const SCHEDULING_DROPPED: &str = "the embedded server keeps the scheduler's per-node verdicts of its most recent pods only (4 MiB of them, compressed); this pod's were dropped to make room";
 
 fn scheduling_len(t: &PodTrace) -> usize {
-    t.scheduling.as_ref().map_or(0, |r| r.get().len())
+    t.scheduling.as_ref().map_or(0, PackedJson::len)
 }
 
 impl TraceLog {
@@ -201,7 +202,7 @@ impl TraceLog {
     /// Record the scheduler's verdict on pod `key` (uid `uid`, as [`Self::with_pod_of`]),
     /// within the byte budget: the oldest pods' records are dropped first.
     pub(crate) fn set_scheduling(&self, key: &str, uid: &str, detail: &impl Serialize) {
-        let raw = serde_json::value::to_raw_value(detail).ok();
+        let raw = PackedJson::pack(detail);
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         g.scheduling_seq += 1;
         let seq = g.scheduling_seq;
@@ -222,7 +223,7 @@ impl TraceLog {
                 && let Some(r) = t.scheduling.take()
             {
                 t.scheduling_dropped = Some(SCHEDULING_DROPPED);
-                g.scheduling_bytes -= r.get().len();
+                g.scheduling_bytes -= r.len();
             }
         }
     }
@@ -231,18 +232,14 @@ impl TraceLog {
     pub(crate) fn note_scheduling(&self, key: &str, uid: &str, note: &str) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let t = Self::pod_of(&mut g, key, uid);
-        let Some(mut detail) = t
-            .scheduling
-            .as_ref()
-            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-        else {
+        let Some(mut detail) = t.scheduling.as_ref().and_then(PackedJson::parse) else {
             return;
         };
         if let Some(notes) = detail.pointer_mut("/notes").and_then(Value::as_array_mut) {
             notes.push(Value::String(note.to_string()));
         }
         let before = scheduling_len(t);
-        t.scheduling = serde_json::value::to_raw_value(&detail).ok();
+        t.scheduling = PackedJson::pack(&detail);
         let after = scheduling_len(t);
         g.scheduling_bytes = g.scheduling_bytes - before + after;
     }
@@ -293,7 +290,7 @@ mod tests {
         log.with_pod("default/app", |t| t.uid = Some("new".into()));
         let t = log.pod("default/app").unwrap_or_default();
         assert_eq!(
-            t.scheduling.map(|r| r.get().to_string()).as_deref(),
+            t.scheduling.and_then(|r| r.text()).as_deref(),
             Some(r#"{"selected":"node-3"}"#)
         );
         assert_eq!(t.binding, None);
@@ -305,13 +302,24 @@ mod tests {
     #[test]
     fn scheduling_records_stay_within_their_budget_newest_first() {
         let log = TraceLog::default();
-        let big = "x".repeat(1 << 20);
+        // Records that do not compress: 256 KiB of pseudo-random hex each.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut noise = || {
+            (0..1 << 18)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    char::from_digit((x % 16) as u32, 16).unwrap_or('0')
+                })
+                .collect::<String>()
+        };
         for i in 0..40 {
             log.with_pod(&format!("default/p{i}"), |t| t.uid = Some(format!("u{i}")));
             log.set_scheduling(
                 &format!("default/p{i}"),
                 &format!("u{i}"),
-                &json!({"pad": big}),
+                &json!({"pad": noise()}),
             );
         }
         let kept: Vec<usize> = (0..40)
@@ -320,9 +328,8 @@ mod tests {
                     .is_some_and(|t| t.scheduling.is_some())
             })
             .collect();
-        // 32 MiB of 1 MiB records: the newest 31 (each a little over 1 MiB), none older.
-        assert_eq!(kept.len(), 31, "{kept:?}");
-        assert_eq!(kept.first(), Some(&9));
+        // 4 MiB of records a little over 256 KiB each: the newest 15, none older.
+        assert_eq!(kept, (25..40).collect::<Vec<_>>());
         let dropped = log.pod("default/p0").unwrap_or_default();
         assert_eq!(dropped.scheduling_dropped, Some(SCHEDULING_DROPPED));
         let g = log.inner.lock().unwrap_or_else(|e| e.into_inner());
