@@ -73,7 +73,7 @@ pub fn journey(step: usize, write: WriteMode) -> &'static str {
             "Binding: the scheduler only writes the node's name into the pod. It starts nothing itself."
         }
         _ => {
-            "The kubelet on that node sees the binding, pulls the image and starts the container: Running."
+            "The kubelet on that node sees the binding, pulls the image unless the node has it, and starts the container: Running."
         }
     }
 }

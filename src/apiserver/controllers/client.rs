@@ -43,9 +43,15 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
     obj["metadata"]["uid"] = json!(util::uuid());
     kinds::prepare_create(api, def, &mut obj, &mut trace)?;
     obj["metadata"]["creationTimestamp"] = json!(util::now());
-    let (key, name, stored) =
-        create::store_create(&*api.store, def, &ns, &generate_name, obj, Write::Commit)
-            .map_err(|(_, e)| e)?;
+    let mut key = String::new();
+    let (name, stored) = create::store_create(
+        &*api.store,
+        def,
+        (&ns, &generate_name),
+        obj,
+        Write::Commit,
+        &mut key,
+    )?;
     trace.stage(
         Stage::Storage,
         Status::Ok,

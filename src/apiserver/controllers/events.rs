@@ -1,10 +1,15 @@
-//! The event recorder of the scheduler loop and the kubelets: one core/v1 Event per occurrence,
-//! under `/registry/events/<ns>/<name>` (served in both groups by `registry::events`).
+//! The event recorder of the scheduler loop, the kubelets and the controllers: Events under
+//! `/registry/events/<ns>/<name>` (served in both groups by `registry::events`). The kubelets'
+//! and controllers' go through client-go's correlator (`event_correlator`) as upstream's do:
+//! repeats counted, similar ones combined, floods dropped.
+
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::storage::interface::Storage;
-use crate::apiserver::storage::store::Write;
+use crate::apiserver::controllers::event_correlator::{COMBINED_PREFIX, Occurrence, Outcome};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
 
 /// Who reports an event: the scheduler (events.k8s.io style), a kubelet or a controller of
@@ -27,7 +32,7 @@ pub enum Reporter<'a> {
 /// object does not say). `field_path` is e.g. `spec.containers{app}` for kubelet events.
 #[allow(clippy::too_many_arguments)]
 pub fn record(
-    store: &dyn Storage,
+    api: &Api,
     pod: &Value,
     reporter: Reporter<'_>,
     kind: &str,
@@ -67,7 +72,7 @@ pub fn record(
         "message": message,
         "type": kind,
     });
-    match reporter {
+    let (component, host, instance) = match reporter {
         Reporter::Scheduler { profile } => {
             // events.k8s.io/v1 writers leave the deprecated core fields empty.
             ev["source"] = json!({});
@@ -77,29 +82,91 @@ pub fn record(
             ev["action"] = json!(action);
             ev["reportingComponent"] = json!(profile);
             ev["reportingInstance"] = json!(format!("{profile}-kexplore"));
+            let _ = api.store.create(
+                &format!("/registry/events/{ns}/{ev_name}"),
+                ev,
+                Write::Commit,
+            );
+            return;
         }
         Reporter::Kubelet { node } => {
             ev["source"] = json!({"component": "kubelet", "host": node});
-            ev["firstTimestamp"] = json!(now);
-            ev["lastTimestamp"] = json!(now);
-            ev["count"] = json!(1);
-            ev["eventTime"] = Value::Null;
-            ev["reportingComponent"] = json!("kubelet");
-            ev["reportingInstance"] = json!(node);
+            ("kubelet", node, node)
         }
         Reporter::Controller { component } => {
             ev["source"] = json!({"component": component});
-            ev["firstTimestamp"] = json!(now);
-            ev["lastTimestamp"] = json!(now);
-            ev["count"] = json!(1);
-            ev["eventTime"] = Value::Null;
-            ev["reportingComponent"] = json!(component);
-            ev["reportingInstance"] = json!("");
+            (component, "", "")
+        }
+    };
+    let involved = &ev["involvedObject"];
+    let occurrence = Occurrence {
+        component,
+        host,
+        kind: involved["kind"].as_str().unwrap_or_default(),
+        namespace: ns,
+        name,
+        uid: involved["uid"].as_str().unwrap_or_default(),
+        api_version: involved["apiVersion"].as_str().unwrap_or_default(),
+        field_path,
+        type_: kind,
+        reason,
+        reporting_controller: component,
+        reporting_instance: instance,
+        message,
+    };
+    let outcome = api
+        .events
+        .correlate(&occurrence, Instant::now(), &now, ev_name);
+    ev["firstTimestamp"] = json!(now);
+    ev["lastTimestamp"] = json!(now);
+    ev["count"] = json!(1);
+    ev["eventTime"] = Value::Null;
+    ev["reportingComponent"] = json!(component);
+    ev["reportingInstance"] = json!(instance);
+    match outcome {
+        Outcome::Skip => {}
+        Outcome::Create {
+            name,
+            message,
+            combined,
+        } => {
+            ev["metadata"]["name"] = json!(name);
+            ev["message"] = json!(message);
+            if combined {
+                // Upstream's aggregate copy carries no reporting fields.
+                ev["reportingComponent"] = json!("");
+                ev["reportingInstance"] = json!("");
+            }
+            let _ = api
+                .store
+                .create(&format!("/registry/events/{ns}/{name}"), ev, Write::Commit);
+        }
+        Outcome::Update {
+            name,
+            count,
+            message,
+            first_timestamp,
+        } => {
+            let key = format!("/registry/events/{ns}/{name}");
+            let updated = api.store.update(&key, None, Write::Commit, |cur| {
+                let mut next = cur.clone();
+                next["count"] = json!(count);
+                next["message"] = json!(message);
+                next["lastTimestamp"] = json!(now);
+                Ok(next)
+            });
+            // Gone (deleted, or a namespace emptied): written again, as the recorder does.
+            if matches!(updated, Err(StoreError::NotFound)) {
+                ev["metadata"]["name"] = json!(name);
+                ev["message"] = json!(message);
+                ev["count"] = json!(count);
+                ev["firstTimestamp"] = json!(first_timestamp);
+                if message.starts_with(COMBINED_PREFIX) {
+                    ev["reportingComponent"] = json!("");
+                    ev["reportingInstance"] = json!("");
+                }
+                let _ = api.store.create(&key, ev, Write::Commit);
+            }
         }
     }
-    let _ = store.create(
-        &format!("/registry/events/{ns}/{ev_name}"),
-        ev,
-        Write::Commit,
-    );
 }

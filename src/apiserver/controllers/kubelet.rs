@@ -1,6 +1,7 @@
 //! Simulated kubelets — one per node, no containers run: bound pods go Pending →
 //! ContainerCreating → Running with the conditions, pod IPs (from the node's podCIDR) and
-//! events (Pulling, Pulled, Created, Started) a kubelet reports; terminating pods are stopped
+//! events (Pulling, Pulled, Created, Started) a kubelet reports, pulling images as their
+//! imagePullPolicy says (`kubelet_images.rs`); terminating pods are stopped
 //! and removed; nodes keep a Lease heartbeat (`kubelet_node.rs`, with the annotation that
 //! stops a kubelet: its pods are then neither started nor stopped). Everything they write says
 //! it is simulated.
@@ -14,6 +15,7 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
+use crate::apiserver::controllers::kubelet_images::{self as images, Image, NodeImages};
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::request::context::Api;
@@ -44,6 +46,7 @@ pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>
     let mut changes = api.store.changes();
     let mut busy: HashSet<String> = HashSet::new();
     let mut ips = PodIps::default();
+    let node_images = NodeImages::default();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut heartbeat = tokio::time::interval(renew);
     let report_every = (kubelet_node::STATUS_REPORT.as_millis() / renew.as_millis().max(1)).max(1);
@@ -77,6 +80,7 @@ pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>
             if busy.insert(key.clone()) {
                 let api = api.clone();
                 let done = done_tx.clone();
+                let node_images = node_images.clone();
                 let pod = (*p).clone();
                 let ip = if terminating {
                     ips.release(&node, s(&p, "/status/podIP"));
@@ -88,7 +92,7 @@ pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>
                     if terminating {
                         stop_pod(&api, &pod).await;
                     } else {
-                        start_pod(&api, &pod, &ip).await;
+                        start_pod(&api, &pod, &ip, &node_images).await;
                     }
                     let _ = done.send(key);
                 });
@@ -165,7 +169,7 @@ fn step(api: &Api, pod: &Value, name: &str, detail: Value) {
     });
 }
 
-async fn start_pod(api: &Api, pod: &Value, ip: &str) {
+async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     let node = s(pod, "/spec/nodeName").to_string();
     let containers: Vec<Value> = pod
         .at("/spec/containers")
@@ -200,43 +204,91 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
         "ContainerCreating",
         json!({"node": node, "hostIP": host}),
     );
+    // Containers whose image may not be pulled (`Never`, not on the node): they wait.
+    let mut never_pulled: Vec<(&str, String)> = Vec::new();
     for c in &containers {
         let image = s(c, "/image");
         let cname = s(c, "/name");
         let field = format!("spec.containers{{{cname}}}");
         tokio::time::sleep(STEP / 2).await;
+        match node_images.decide(&node, image, s(c, "/imagePullPolicy")) {
+            Image::Pull => {
+                events::record(
+                    api,
+                    &p,
+                    Reporter::Kubelet { node: &node },
+                    "Normal",
+                    "Pulling",
+                    "",
+                    &format!("Pulling image {image:?}"),
+                    &field,
+                );
+                step(api, &p, "Pulling", json!({"image": image}));
+                completion::log(
+                    api,
+                    &p,
+                    cname,
+                    &format!(
+                        "image {image:?} recorded as pulled (simulated: nothing was downloaded)"
+                    ),
+                );
+                tokio::time::sleep(STEP / 2).await;
+                events::record(
+                    api,
+                    &p,
+                    Reporter::Kubelet { node: &node },
+                    "Normal",
+                    "Pulled",
+                    "",
+                    &format!(
+                        "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
+                    ),
+                    &field,
+                );
+                node_images.pulled(&node, image);
+            }
+            Image::Present => {
+                events::record(
+                    api,
+                    &p,
+                    Reporter::Kubelet { node: &node },
+                    "Normal",
+                    "Pulled",
+                    "",
+                    &images::present_message(image),
+                    &field,
+                );
+                step(
+                    api,
+                    &p,
+                    "Pulled",
+                    json!({"image": image, "note": "already present on the node: not pulled again"}),
+                );
+            }
+            Image::NeverPull => {
+                let message = images::never_pull_message(image);
+                events::record(
+                    api,
+                    &p,
+                    Reporter::Kubelet { node: &node },
+                    "Warning",
+                    "ErrImageNeverPull",
+                    "",
+                    &message,
+                    &field,
+                );
+                step(
+                    api,
+                    &p,
+                    "ErrImageNeverPull",
+                    json!({"image": image, "message": message}),
+                );
+                never_pulled.push((cname, message));
+                continue;
+            }
+        }
         events::record(
-            &*api.store,
-            &p,
-            Reporter::Kubelet { node: &node },
-            "Normal",
-            "Pulling",
-            "",
-            &format!("Pulling image {image:?}"),
-            &field,
-        );
-        step(api, &p, "Pulling", json!({"image": image}));
-        completion::log(
             api,
-            &p,
-            cname,
-            &format!("image {image:?} recorded as pulled (simulated: nothing was downloaded)"),
-        );
-        tokio::time::sleep(STEP / 2).await;
-        events::record(
-            &*api.store,
-            &p,
-            Reporter::Kubelet { node: &node },
-            "Normal",
-            "Pulled",
-            "",
-            &format!(
-                "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
-            ),
-            &field,
-        );
-        events::record(
-            &*api.store,
             &p,
             Reporter::Kubelet { node: &node },
             "Normal",
@@ -246,7 +298,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
             &field,
         );
         events::record(
-            &*api.store,
+            api,
             &p,
             Reporter::Kubelet { node: &node },
             "Normal",
@@ -276,6 +328,10 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
                          "ready": true, "started": true, "restartCount": 0, "state": {"running": {"startedAt": now}}}))
         .collect();
     let ip = ip.to_string();
+    if !never_pulled.is_empty() {
+        image_never_pulled(api, pod, &ip, &now, running, &never_pulled);
+        return;
+    }
     if let Some(p) = set_status(api, pod, |st| {
         st["phase"] = json!("Running");
         st["podIP"] = json!(ip);
@@ -301,6 +357,64 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str) {
     }
 }
 
+/// Some containers' images may not be pulled: the pod stays Pending with its sandbox (and so
+/// its IP), the others running and those waiting with ErrImageNeverPull, as upstream's
+/// kubelet reports it (it would try again with back-off; nothing here puts the image there).
+fn image_never_pulled(
+    api: &Api,
+    pod: &Value,
+    ip: &str,
+    now: &str,
+    running: Vec<Value>,
+    never_pulled: &[(&str, String)],
+) {
+    let statuses: Vec<Value> = running
+        .into_iter()
+        .map(|mut c| {
+            if let Some((_, message)) = never_pulled.iter().find(|(n, _)| c["name"] == *n) {
+                c["imageID"] = json!("");
+                c["ready"] = json!(false);
+                c["started"] = json!(false);
+                c["state"] =
+                    json!({"waiting": {"reason": "ErrImageNeverPull", "message": message}});
+                if let Some(m) = c.as_object_mut() {
+                    m.remove("containerID");
+                }
+            }
+            c
+        })
+        .collect();
+    let unready = never_pulled
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let not_ready = |t: &str| {
+        json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": now,
+               "reason": "ContainersNotReady", "message": format!("containers with unready status: [{unready}]")})
+    };
+    if let Some(p) = set_status(api, pod, |st| {
+        st["phase"] = json!("Pending");
+        st["podIP"] = json!(ip);
+        st["podIPs"] = json!([{"ip": ip}]);
+        st["conditions"] = json!([
+            cond("PodReadyToStartContainers", "True", now),
+            cond("Initialized", "True", now),
+            not_ready("Ready"),
+            not_ready("ContainersReady"),
+            cond("PodScheduled", "True", now)
+        ]);
+        st["containerStatuses"] = json!(statuses);
+    }) {
+        step(
+            api,
+            &p,
+            "Waiting",
+            json!({"podIP": ip, "reason": "ErrImageNeverPull", "containers": unready}),
+        );
+    }
+}
+
 async fn stop_pod(api: &Api, pod: &Value) {
     let node = s(pod, "/spec/nodeName").to_string();
     for c in pod
@@ -311,7 +425,7 @@ async fn stop_pod(api: &Api, pod: &Value) {
     {
         let cname = s(&c, "/name");
         events::record(
-            &*api.store,
+            api,
             pod,
             Reporter::Kubelet { node: &node },
             "Normal",

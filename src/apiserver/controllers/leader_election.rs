@@ -197,7 +197,7 @@ pub(crate) async fn lead<F, Fut>(
                 if acquired && let Some(lease) = api.store.get(&key(name)) {
                     let message = format!("{identity} became leader");
                     events::record(
-                        &*api.store,
+                        &api,
                         &lease,
                         Reporter::Controller { component: name },
                         "Normal",

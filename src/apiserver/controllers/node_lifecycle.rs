@@ -146,7 +146,7 @@ fn monitor(api: &Api, grace: Duration, seen: &mut HashMap<String, Seen>) {
         {
             // `RecordNodeStatusChange`.
             events::record(
-                &*api.store,
+                api,
                 &after,
                 Reporter::Controller {
                     component: "node-controller",

@@ -128,7 +128,7 @@ pub(crate) fn carry_out(api: &Api, preemptor: &Value, plan: &Preemption) -> Stri
             continue;
         }
         events::record(
-            &*api.store,
+            api,
             &marked,
             Reporter::Scheduler {
                 profile: scheduler_name(preemptor),

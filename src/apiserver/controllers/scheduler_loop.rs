@@ -261,7 +261,7 @@ fn cycle(
                         failed.remove(&key);
                         let msg = format!("Successfully assigned {ns}/{name} to {node}");
                         events::record(
-                            &*api.store,
+                            api,
                             &bound,
                             Reporter::Scheduler {
                                 profile: preemption::scheduler_name(pv),
@@ -301,7 +301,7 @@ fn cycle(
                 failed.insert(key.clone(), (Instant::now(), msg.clone()));
                 if !repeat {
                     events::record(
-                        &*api.store,
+                        api,
                         pv,
                         Reporter::Scheduler {
                             profile: preemption::scheduler_name(pv),

@@ -118,7 +118,7 @@ fn evict(api: &Api, pod: &Value) {
         return;
     };
     events::record(
-        &*api.store,
+        api,
         pod,
         Reporter::Controller {
             component: COMPONENT,

@@ -182,7 +182,7 @@ pub(crate) fn pod_from_template(owner: &Value, template: &Value, name: Option<&s
 /// Record an event from `component` about `obj`.
 pub(crate) fn event(api: &Api, component: &str, obj: &Value, ty: &str, reason: &str, msg: &str) {
     events::record(
-        &*api.store,
+        api,
         obj,
         Reporter::Controller { component },
         ty,

@@ -156,18 +156,25 @@ pub(super) fn create_as(
         "fieldsType": "FieldsV1", "fieldsV1": managed_fields::encode(&fields),
     }]);
     let generate_name = if generated { gen_name.as_str() } else { "" };
-    let (key, name, stored) =
-        match store_create(&*ctx.api.store, def, &url_ns, generate_name, obj, ctx.write) {
-            Ok(created) => created,
-            Err((key, e)) => {
-                ctx.trace.stage(
-                    Stage::Storage,
-                    Status::Failed,
-                    json!({"operation": "create", "key": key, "error": e.message}),
-                );
-                return Err(e);
-            }
-        };
+    let mut key = String::new();
+    let (name, stored) = match store_create(
+        &*ctx.api.store,
+        def,
+        (&url_ns, generate_name),
+        obj,
+        ctx.write,
+        &mut key,
+    ) {
+        Ok(created) => created,
+        Err(e) => {
+            ctx.trace.stage(
+                Stage::Storage,
+                Status::Failed,
+                json!({"operation": "create", "key": key, "error": e.message}),
+            );
+            return Err(e);
+        }
+    };
     let mut detail = json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")});
     // On etcd: the real key, the revision the transaction produced, and the etcdctl line.
     if let (Write::Commit, Some(Value::Object(at))) = (ctx.write, ctx.api.store.locate(&key)) {
@@ -198,16 +205,16 @@ const NAME_GENERATION_ATTEMPTS: usize = 8;
 
 /// Store `obj` under its name in `ns`; when the server generated that name from
 /// `generate_name` (non-empty), a taken name is drawn again as upstream does, and only when
-/// every attempt was taken is the answer the 409 with `retryAfterSeconds`. Ok: the key, the
-/// name and the stored object; Err: the key last tried and the Status.
+/// every attempt was taken is the answer the 409 with `retryAfterSeconds`. Ok: the name and
+/// the stored object; `key` is left at the key last tried.
 pub(crate) fn store_create(
     store: &dyn Storage,
     def: &ResourceDef,
-    ns: &str,
-    generate_name: &str,
+    (ns, generate_name): (&str, &str),
     mut obj: Value,
     write: Write,
-) -> Result<(String, String, Arc<Value>), (String, ApiError)> {
+    key: &mut String,
+) -> Result<(String, Arc<Value>), ApiError> {
     let mut attempt = 1;
     loop {
         let name = obj
@@ -215,12 +222,12 @@ pub(crate) fn store_create(
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let key = def.key_for(ns, &name);
+        *key = def.key_for(ns, &name);
         let retry = !generate_name.is_empty() && attempt < NAME_GENERATION_ATTEMPTS;
         // The store takes the object; a copy is kept only while another name may be drawn.
         let spare = retry.then(|| obj.clone());
-        match store.create(&key, obj, write) {
-            Ok(stored) => return Ok((key, name, stored)),
+        match store.create(key, obj, write) {
+            Ok(stored) => return Ok((name, stored)),
             Err(StoreError::Exists) if !generate_name.is_empty() => match spare {
                 Some(again) => {
                     obj = again;
@@ -229,11 +236,12 @@ pub(crate) fn store_create(
                     attempt += 1;
                 }
                 None => {
-                    let e = ApiError::generate_name_conflict(def.group, def.plural, &name);
-                    return Err((key, e));
+                    return Err(ApiError::generate_name_conflict(
+                        def.group, def.plural, &name,
+                    ));
                 }
             },
-            Err(e) => return Err((key, store_err(def, &name, e))),
+            Err(e) => return Err(store_err(def, &name, e)),
         }
     }
 }
@@ -298,12 +306,23 @@ mod tests {
         let store = Store::default();
         let def = lookup("", "v1", "pods").expect("pods");
         store
-            .create("/registry/pods/default/web-bbbbb", pod("web-bbbbb"), Write::Commit)
+            .create(
+                "/registry/pods/default/web-bbbbb",
+                pod("web-bbbbb"),
+                Write::Commit,
+            )
             .expect("first");
         // The first draw is the taken name: the retry draws another.
-        let (key, name, stored) =
-            store_create(&store, def, "default", "web-", pod("web-bbbbb"), Write::Commit)
-                .expect("retried");
+        let mut key = String::new();
+        let (name, stored) = store_create(
+            &store,
+            def,
+            ("default", "web-"),
+            pod("web-bbbbb"),
+            Write::Commit,
+            &mut key,
+        )
+        .expect("retried");
         assert_ne!(name, "web-bbbbb");
         assert!(name.starts_with("web-") && name.len() == 9, "{name}");
         assert_eq!(key, format!("/registry/pods/default/{name}"));
@@ -317,8 +336,16 @@ mod tests {
         store
             .create("/registry/pods/default/web", pod("web"), Write::Commit)
             .expect("first");
-        let (key, e) = store_create(&store, def, "default", "", pod("web"), Write::Commit)
-            .expect_err("taken");
+        let mut key = String::new();
+        let e = store_create(
+            &store,
+            def,
+            ("default", ""),
+            pod("web"),
+            Write::Commit,
+            &mut key,
+        )
+        .expect_err("taken");
         assert_eq!(key, "/registry/pods/default/web");
         assert_eq!((e.code, e.reason), (409, "AlreadyExists"));
         assert_eq!(e.message, "pods \"web\" already exists");

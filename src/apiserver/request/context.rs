@@ -8,6 +8,7 @@ use hyper::body::Bytes;
 use serde_json::Value;
 
 use crate::apiserver::codec::body::{ApiBody, Format};
+use crate::apiserver::controllers::event_correlator::EventCorrelator;
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::authz::Authorizer;
@@ -47,6 +48,8 @@ pub struct Api {
     pub(crate) services: ServiceAllocator,
     /// What the simulated kubelets wrote about each container (`pods/log`).
     pub(crate) container_logs: ContainerLogs,
+    /// client-go's event correlator, shared by the kubelets and controllers that record Events.
+    pub(crate) events: EventCorrelator,
     /// How long a simulated container of a pod that restarts `Never` or `OnFailure` runs
     /// before it exits 0 (`serve --simulated-run-seconds`).
     pub(crate) simulated_run: std::sync::Mutex<std::time::Duration>,
@@ -98,6 +101,7 @@ impl Api {
             list_cache: ListCache::default(),
             services: ServiceAllocator::new(limits.services),
             container_logs: ContainerLogs::default(),
+            events: EventCorrelator::default(),
             simulated_run: std::sync::Mutex::new(DEFAULT_SIMULATED_RUN),
         }
     }
