@@ -250,11 +250,26 @@ impl EtcdStore {
         })
     }
 
-    fn txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {
+    /// A write's transaction; when it succeeds, the answer waits until the mirror has applied
+    /// its revision, so the writer reads its own write. Both waits happen on the etcd runtime:
+    /// the server worker blocks once. (It used to wait for the mirror on its own thread
+    /// afterwards, outside `block_in_place`, holding up every other request that worker could
+    /// have served.) The mirror's wait has its own bound, so a write etcd has taken is not
+    /// reported as a timeout because the watch is slow.
+    fn write_txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {
         let kv = self.client.kv_client();
+        let applied = self.mirror.store.changes();
         run_retrying(&self.handle, CALL_TIMEOUT, || {
-            let (mut kv, txn) = (kv.clone(), txn.clone());
-            async move { kv.txn(txn).await }
+            let (mut kv, txn, mut applied) = (kv.clone(), txn.clone(), applied.clone());
+            async move {
+                let resp = kv.txn(txn).await?;
+                if resp.succeeded() {
+                    let rev = header_rev(&resp);
+                    let settled = applied.wait_for(|r| *r >= rev);
+                    let _ = tokio::time::timeout(CALL_TIMEOUT / 2, settled).await;
+                }
+                Ok(resp)
+            }
         })
     }
 
@@ -277,12 +292,6 @@ impl EtcdStore {
             return Ok(Some(v));
         }
         Ok(self.fetch(key)?.map(Arc::new))
-    }
-
-    /// A write's revision, once the mirror has it (so the writer reads its own write).
-    fn settle(&self, rev: u64) -> u64 {
-        self.mirror.wait_for(rev, CALL_TIMEOUT);
-        rev
     }
 
     fn probe(&self) -> Result<(), String> {
@@ -408,11 +417,11 @@ impl Storage for EtcdStore {
         let txn = Txn::new()
             .when(vec![Compare::mod_revision(k.clone(), CompareOp::Equal, 0)])
             .and_then(vec![TxnOp::put(k, stored_bytes(&value), None)]);
-        let resp = self.txn(txn)?;
+        let resp = self.write_txn(txn)?;
         if !resp.succeeded() {
             return Err(StoreError::Exists);
         }
-        set_rv(&mut value, self.settle(header_rev(&resp)));
+        set_rv(&mut value, header_rev(&resp));
         Ok(Arc::new(value))
     }
     fn update_with(
@@ -450,9 +459,9 @@ impl Storage for EtcdStore {
                 )])
                 .and_then(vec![TxnOp::put(k.clone(), stored_bytes(&next), None)])
                 .or_else(vec![TxnOp::get(k, None)]);
-            let resp = self.txn(txn)?;
+            let resp = self.write_txn(txn)?;
             if resp.succeeded() {
-                set_rv(&mut next, self.settle(header_rev(&resp)));
+                set_rv(&mut next, header_rev(&resp));
                 return Ok(Arc::new(next));
             }
             // Written meanwhile: again from etcd's current object, as GuaranteedUpdate does.
@@ -481,10 +490,10 @@ impl Storage for EtcdStore {
                 )])
                 .and_then(vec![TxnOp::delete(k.clone(), None)])
                 .or_else(vec![TxnOp::get(k, None)]);
-            let resp = self.txn(txn)?;
+            let resp = self.write_txn(txn)?;
             if resp.succeeded() {
                 let mut last = (*cur).clone();
-                set_rv(&mut last, self.settle(header_rev(&resp)));
+                set_rv(&mut last, header_rev(&resp));
                 return Ok(Arc::new(last));
             }
             cur = Arc::new(else_value(&resp).ok_or(StoreError::NotFound)?);

@@ -4,9 +4,9 @@
 //! revisions. A broken watch resumes from the last revision seen; a compacted one reads
 //! everything again. Also kube-apiserver's compactor (`etcd3/compact.go`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use etcd_client::{
     Client, Compare, CompareOp, EventType as EtcdEvent, GetOptions, KeyValue, Txn, TxnOp,
@@ -33,8 +33,6 @@ pub(crate) fn decode(kv: &KeyValue) -> Option<Value> {
 pub(crate) struct Mirror {
     pub(crate) store: Store,
     pub(crate) keys: Keys,
-    /// Notified after every applied batch, for writers waiting to read their own write.
-    applied: (Mutex<()>, Condvar),
     /// The watch is established: the mirror is etcd's state as of its revision.
     live: AtomicBool,
     /// The revision the compactor last compacted to (0: none).
@@ -46,7 +44,6 @@ impl Mirror {
         Mirror {
             store,
             keys,
-            applied: (Mutex::new(()), Condvar::new()),
             live: AtomicBool::new(false),
             compacted: std::sync::atomic::AtomicU64::new(0),
         }
@@ -58,29 +55,6 @@ impl Mirror {
 
     fn set_live(&self, live: bool) {
         self.live.store(live, Ordering::Release);
-    }
-
-    fn notify(&self) {
-        let _g = self.applied.0.lock().unwrap_or_else(|e| e.into_inner());
-        self.applied.1.notify_all();
-    }
-
-    /// Block until the mirror has applied revision `rev` (a write's own revision), at most
-    /// `within`; false when it did not get there (the watch is broken).
-    pub(crate) fn wait_for(&self, rev: u64, within: Duration) -> bool {
-        let deadline = Instant::now() + within;
-        let mut g = self.applied.0.lock().unwrap_or_else(|e| e.into_inner());
-        while self.store.current_rv() < rev {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            g = match self.applied.1.wait_timeout(g, left) {
-                Ok((g, _)) => g,
-                Err(e) => e.into_inner().0,
-            };
-        }
-        true
     }
 
     fn apply(&self, events: &[etcd_client::Event]) {
@@ -102,7 +76,6 @@ impl Mirror {
                 EtcdEvent::Delete => self.store.observe(rev, &key, None),
             }
         }
-        self.notify();
     }
 }
 
@@ -119,7 +92,6 @@ pub(crate) async fn load(client: &Client, mirror: &Mirror) -> Result<(), etcd_cl
         .filter_map(|kv| Some((mirror.keys.server_key(kv.key())?, decode(kv)?)))
         .collect();
     mirror.store.reset(objects, u64::try_from(rev).unwrap_or(0));
-    mirror.notify();
     Ok(())
 }
 
