@@ -59,7 +59,9 @@ fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
     v.pointer(p).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Events about objects of `kind`, as `{reason, type, message, object}`.
+/// Events about objects of `kind`, as `{reason, type, message, object, count}` (`count`: how
+/// many occurrences the Event stands for, more than one once the recorder counted repeats or
+/// combined similar events).
 fn events_about(w: &WorkloadCollected, kind: &str) -> Vec<Value> {
     w.events
         .iter()
@@ -67,7 +69,7 @@ fn events_about(w: &WorkloadCollected, kind: &str) -> Vec<Value> {
         .map(|e| {
             json!({"reason": e["reason"], "type": e["type"], "message": e["message"],
                    "object": format!("{kind} {}", str_at(e, "/involvedObject/name")),
-                   "component": e.pointer("/source/component")})
+                   "component": e.pointer("/source/component"), "count": e["count"]})
         })
         .collect()
 }

@@ -60,8 +60,13 @@ pub fn controller_lines(d: &Value) -> Vec<String> {
         out.push(w.to_string());
     }
     for e in d["events"].as_array().into_iter().flatten() {
+        // As kubectl's "(x3 over 6s)": one Event that stands for several occurrences.
+        let times = match e["count"].as_u64() {
+            Some(n) if n > 1 => format!(" (x{n})"),
+            _ => String::new(),
+        };
         out.push(format!(
-            "Event {} {} on {}: {}",
+            "Event {} {} on {}: {}{times}",
             s(e, "/type"),
             s(e, "/reason"),
             s(e, "/object"),
@@ -114,4 +119,27 @@ pub fn render_workload(j: &WorkloadJourney) -> String {
         out.push_str(&render(p));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_event_standing_for_several_says_how_many() {
+        let d = json!({"events": [
+            {"type": "Normal", "reason": "SuccessfulCreate", "object": "ReplicaSet web-1",
+             "message": "Created pod: web-1-a", "count": 1},
+            {"type": "Normal", "reason": "SuccessfulCreate", "object": "ReplicaSet web-1",
+             "message": "(combined from similar events): Created pod: web-1-b", "count": 3},
+        ]});
+        assert_eq!(
+            controller_lines(&d),
+            [
+                "Event Normal SuccessfulCreate on ReplicaSet web-1: Created pod: web-1-a",
+                "Event Normal SuccessfulCreate on ReplicaSet web-1: (combined from similar events): Created pod: web-1-b (x3)",
+            ]
+        );
+    }
 }
