@@ -53,16 +53,39 @@ fn connect(state: &mut AppState) -> Vec<Effect> {
 }
 
 /// The pod view 5 places when no journey pod is given: view 4's manifest, in the namespace
-/// view 4 would create it in (the context's, when the manifest names none).
+/// view 4 would create it in (the context's, when the manifest names none); for a workload,
+/// a pod of its template, as its controller would make one.
 fn fallback_pod(state: &AppState) -> Option<Pod> {
-    let mut v = state.journey.pod()?.clone();
+    let manifest = state.journey.sendable()?;
+    let mut v = template_pod(manifest).unwrap_or_else(|| manifest.clone());
     let ctx_ns = state
         .active
         .as_ref()
         .and_then(|a| a.resolved.as_ref().ok())
         .map_or("", |f| f.namespace.as_str());
-    v["metadata"]["namespace"] = serde_json::json!(crate::journey::run::namespace_of(&v, ctx_ns));
+    v["metadata"]["namespace"] =
+        serde_json::json!(crate::journey::run::namespace_of(manifest, ctx_ns));
     serde_json::from_value(v).ok()
+}
+
+/// A pod of a workload's template (`spec.template`: its labels, annotations and spec), named
+/// `<workload>-template` since its controller has not named one yet. None for a pod.
+fn template_pod(manifest: &serde_json::Value) -> Option<serde_json::Value> {
+    crate::journey::workload::kind_of(manifest)?;
+    let template = manifest.pointer("/spec/template")?;
+    let name = manifest.pointer("/metadata/name")?.as_str()?;
+    let mut meta = serde_json::json!({"name": format!("{name}-template")});
+    for field in ["labels", "annotations"] {
+        if let Some(v) = template.pointer(&format!("/metadata/{field}")) {
+            meta[field] = v.clone();
+        }
+    }
+    Some(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": template.get("spec").cloned().unwrap_or_default(),
+    }))
 }
 
 fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
@@ -72,7 +95,7 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
     };
     let Some(pod) = fallback_pod(state) else {
         state.sched.model = Some(Err(
-            "no pod to place: view 4's manifest is not a valid pod (press 4, then e)".into(),
+            "no pod to place: view 4's manifest is neither a valid pod nor a workload with a pod template (press 4, then e)".into(),
         ));
         return Vec::new();
     };
@@ -310,9 +333,19 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
                         && s.status == crate::journey::Status::Ok
                 })
             });
-            let focus = created
-                .then(|| state.journey.journey().map(|j| j.pod))
-                .flatten();
+            // A workload's overview: the pod under the cursor, once its controllers made it.
+            let cursor_pod = state
+                .journey
+                .workload
+                .as_ref()
+                .filter(|_| !state.journey.pod_open)
+                .and_then(|w| w.pods.get(state.journey.pod_cursor))
+                .map(|c| c.pod.clone());
+            let focus = cursor_pod.or_else(|| {
+                created
+                    .then(|| state.journey.journey().map(|j| j.pod))
+                    .flatten()
+            });
             state.view = View::Scheduler;
             state.sched.model = None;
             load_cluster(state, focus)

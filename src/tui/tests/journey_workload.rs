@@ -118,3 +118,37 @@ fn a_dry_run_of_a_workload_says_no_pod_exists() {
     let _ = update(&mut s, Action::NextStep);
     assert!(!s.journey.pod_open, "no pod to open");
 }
+
+#[test]
+fn enter_places_a_pod_of_the_workload_in_view_5() {
+    use crate::tui::update::Effect;
+    // Sent and run: the pod under the cursor, as its ReplicaSet named it.
+    let mut s = state();
+    s.journey.pod_cursor = 1;
+    let effects = update(&mut s, Action::OpenInScheduler);
+    let want = format!("default/{}", PODS[1].0);
+    assert!(
+        matches!(&effects[..], [Effect::LoadCluster { focus: Some(f), .. }] if *f == want),
+        "{effects:?}"
+    );
+    // Not sent yet: a pod of the template, since no controller has named one.
+    let mut s = state();
+    s.journey.workload = None;
+    let effects = update(&mut s, Action::OpenInScheduler);
+    match &effects[..] {
+        [
+            Effect::LoadCluster {
+                focus: None,
+                fallback,
+                ..
+            },
+        ] => {
+            assert_eq!(fallback.metadata.name.as_deref(), Some("web-template"));
+            let labels = fallback.metadata.labels.clone().unwrap_or_default();
+            assert_eq!(labels.get("app").map(String::as_str), Some("web"));
+            let spec = fallback.spec.clone().unwrap_or_default();
+            assert_eq!(spec.containers[0].image.as_deref(), Some("nginx:1.27"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
