@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::event_correlator::{COMBINED_PREFIX, Occurrence, Outcome};
 use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::event_correlator::{COMBINED_PREFIX, Occurrence, Outcome};
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
 

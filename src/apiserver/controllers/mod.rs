@@ -9,7 +9,6 @@ pub(crate) mod deployment;
 pub(crate) mod disruption;
 pub(crate) mod endpoints;
 pub(crate) mod endpointslice;
-pub(crate) mod event_correlator;
 pub(crate) mod events;
 pub(crate) mod garbage_collector;
 pub(crate) mod history;

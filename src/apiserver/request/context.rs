@@ -8,7 +8,6 @@ use hyper::body::Bytes;
 use serde_json::Value;
 
 use crate::apiserver::codec::body::{ApiBody, Format};
-use crate::apiserver::controllers::event_correlator::EventCorrelator;
 use crate::apiserver::filters::audit::AuditLog;
 use crate::apiserver::filters::authn::TokenFile;
 use crate::apiserver::filters::authz::Authorizer;
@@ -18,6 +17,7 @@ use crate::apiserver::request::info::RequestInfo;
 use crate::apiserver::request::trace::{RequestTrace, TraceLog};
 use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::storage::container_logs::ContainerLogs;
+use crate::apiserver::storage::event_correlator::EventCorrelator;
 use crate::apiserver::storage::interface::Storage;
 use crate::apiserver::storage::list_cache::ListCache;
 use crate::apiserver::storage::service_alloc::ServiceAllocator;

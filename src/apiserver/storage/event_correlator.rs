@@ -10,7 +10,9 @@
 //!   5 minutes); an event over it is dropped.
 //!
 //! Each cache holds at most `MAX_ENTRIES` keys, as upstream's LRU caches of 4,096 do: here two
-//! generations of maps, the older dropped when the newer fills.
+//! generations of maps, the older dropped when the newer fills. It sits in front of the store
+//! (what the recorders would write is decided here) and the `Api` holds it, so it lives with
+//! the store rather than with the controllers that record.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
