@@ -46,14 +46,16 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
     with_kubectl("kubectl", |label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
-        let on = |node: &str| format!(r#"{{"spec":{{"nodeName":"{node}"}}}}"#);
-        k.ok(&[
-            "run",
-            "first",
-            "--image=nginx:1.27",
-            "--overrides",
-            &on("node-2"),
-        ]);
+        // `kubectl run NAME --image=IMAGE [--image-pull-policy=POLICY]` on NODE.
+        let run = |name: &str, image: &str, policy: Option<&str>, node: &str| {
+            let image = format!("--image={image}");
+            let on = format!(r#"{{"spec":{{"nodeName":"{node}"}}}}"#);
+            let policy = policy.map(|p| format!("--image-pull-policy={p}"));
+            let mut args = vec!["run", name, image.as_str(), "--overrides", on.as_str()];
+            args.extend(policy.as_deref());
+            k.ok(&args);
+        };
+        run("first", "nginx:1.27", None, "node-2");
         let first = events(&k, "first", "Started");
         assert!(
             has(&first, "Normal", "Pulling", r#"Pulling image "nginx:1.27""#),
@@ -61,13 +63,7 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
         );
 
         // Same node, same tagged image (IfNotPresent): not pulled again.
-        k.ok(&[
-            "run",
-            "second",
-            "--image=nginx:1.27",
-            "--overrides",
-            &on("node-2"),
-        ]);
+        run("second", "nginx:1.27", None, "node-2");
         let second = events(&k, "second", "Started");
         assert!(
             has(
@@ -81,26 +77,13 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
         assert!(!second.iter().any(|e| e.1 == "Pulling"), "{second:?}");
 
         // Always pulls whatever the node holds; another node holds nothing yet.
-        k.ok(&[
-            "run",
-            "third",
-            "--image=nginx:1.27",
-            "--image-pull-policy=Always",
-            "--overrides",
-            &on("node-2"),
-        ]);
+        run("third", "nginx:1.27", Some("Always"), "node-2");
         assert!(
             events(&k, "third", "Started")
                 .iter()
                 .any(|e| e.1 == "Pulling")
         );
-        k.ok(&[
-            "run",
-            "elsewhere",
-            "--image=nginx:1.27",
-            "--overrides",
-            &on("node-1"),
-        ]);
+        run("elsewhere", "nginx:1.27", None, "node-1");
         assert!(
             events(&k, "elsewhere", "Started")
                 .iter()
@@ -108,14 +91,7 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
         );
 
         // Never, and the node lacks it: the container waits, the pod stays Pending.
-        k.ok(&[
-            "run",
-            "never",
-            "--image=app:v1",
-            "--image-pull-policy=Never",
-            "--overrides",
-            &on("node-2"),
-        ]);
+        run("never", "app:v1", Some("Never"), "node-2");
         let never = events(&k, "never", "ErrImageNeverPull");
         assert!(
             has(
@@ -146,14 +122,7 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
         let get = k.ok(&["get", "pod", "never"]);
         assert!(get.contains("ErrImageNeverPull"), "{get}");
         // The same policy with the image on the node starts.
-        k.ok(&[
-            "run",
-            "never-present",
-            "--image=nginx:1.27",
-            "--image-pull-policy=Never",
-            "--overrides",
-            &on("node-2"),
-        ]);
+        run("never-present", "nginx:1.27", Some("Never"), "node-2");
         let present = events(&k, "never-present", "Started");
         assert!(!present.iter().any(|e| e.1 == "Pulling"), "{present:?}");
     });

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::apiserver::request::context::Api;
-use crate::apiserver::storage::event_correlator::{COMBINED_PREFIX, Occurrence, Outcome};
+use crate::apiserver::storage::event_correlator::{Occurrence, Outcome};
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
 
@@ -123,29 +123,33 @@ pub fn record(
     ev["eventTime"] = Value::Null;
     ev["reportingComponent"] = json!(component);
     ev["reportingInstance"] = json!(instance);
+    // A new Event, or one written again when the one to update is gone (deleted, or its
+    // namespace emptied), as the recorder does. Upstream's aggregate copy carries no
+    // reporting fields.
+    let write_new = |mut ev: Value, name: &str, message: &str, combined: bool| {
+        ev["metadata"]["name"] = json!(name);
+        ev["message"] = json!(message);
+        if combined {
+            ev["reportingComponent"] = json!("");
+            ev["reportingInstance"] = json!("");
+        }
+        let _ = api
+            .store
+            .create(&format!("/registry/events/{ns}/{name}"), ev, Write::Commit);
+    };
     match outcome {
         Outcome::Skip => {}
         Outcome::Create {
             name,
             message,
             combined,
-        } => {
-            ev["metadata"]["name"] = json!(name);
-            ev["message"] = json!(message);
-            if combined {
-                // Upstream's aggregate copy carries no reporting fields.
-                ev["reportingComponent"] = json!("");
-                ev["reportingInstance"] = json!("");
-            }
-            let _ = api
-                .store
-                .create(&format!("/registry/events/{ns}/{name}"), ev, Write::Commit);
-        }
+        } => write_new(ev, &name, &message, combined),
         Outcome::Update {
             name,
             count,
             message,
             first_timestamp,
+            combined,
         } => {
             let key = format!("/registry/events/{ns}/{name}");
             let updated = api.store.update(&key, None, Write::Commit, |cur| {
@@ -155,17 +159,10 @@ pub fn record(
                 next["lastTimestamp"] = json!(now);
                 Ok(next)
             });
-            // Gone (deleted, or a namespace emptied): written again, as the recorder does.
             if matches!(updated, Err(StoreError::NotFound)) {
-                ev["metadata"]["name"] = json!(name);
-                ev["message"] = json!(message);
                 ev["count"] = json!(count);
                 ev["firstTimestamp"] = json!(first_timestamp);
-                if message.starts_with(COMBINED_PREFIX) {
-                    ev["reportingComponent"] = json!("");
-                    ev["reportingInstance"] = json!("");
-                }
-                let _ = api.store.create(&key, ev, Write::Commit);
+                write_new(ev, &name, &message, combined);
             }
         }
     }

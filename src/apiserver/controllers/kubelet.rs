@@ -156,6 +156,28 @@ fn set_status(api: &Api, pod: &Value, mut f: impl FnMut(&mut Value)) -> Option<A
         .ok()
 }
 
+/// An Event this node's kubelet reports about a container of `pod` (`field`:
+/// `spec.containers{name}`); `(type, reason)`.
+fn event(
+    api: &Api,
+    pod: &Value,
+    node: &str,
+    field: &str,
+    (ty, reason): (&str, &str),
+    message: &str,
+) {
+    events::record(
+        api,
+        pod,
+        Reporter::Kubelet { node },
+        ty,
+        reason,
+        "",
+        message,
+        field,
+    );
+}
+
 fn step(api: &Api, pod: &Value, name: &str, detail: Value) {
     let key = format!(
         "{}/{}",
@@ -213,15 +235,13 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         tokio::time::sleep(STEP / 2).await;
         match node_images.decide(&node, image, s(c, "/imagePullPolicy")) {
             Image::Pull => {
-                events::record(
+                event(
                     api,
                     &p,
-                    Reporter::Kubelet { node: &node },
-                    "Normal",
-                    "Pulling",
-                    "",
-                    &format!("Pulling image {image:?}"),
+                    &node,
                     &field,
+                    ("Normal", "Pulling"),
+                    &format!("Pulling image {image:?}"),
                 );
                 step(api, &p, "Pulling", json!({"image": image}));
                 completion::log(
@@ -233,30 +253,26 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
                     ),
                 );
                 tokio::time::sleep(STEP / 2).await;
-                events::record(
+                event(
                     api,
                     &p,
-                    Reporter::Kubelet { node: &node },
-                    "Normal",
-                    "Pulled",
-                    "",
+                    &node,
+                    &field,
+                    ("Normal", "Pulled"),
                     &format!(
                         "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
                     ),
-                    &field,
                 );
                 node_images.pulled(&node, image);
             }
             Image::Present => {
-                events::record(
+                event(
                     api,
                     &p,
-                    Reporter::Kubelet { node: &node },
-                    "Normal",
-                    "Pulled",
-                    "",
-                    &images::present_message(image),
+                    &node,
                     &field,
+                    ("Normal", "Pulled"),
+                    &images::present_message(image),
                 );
                 step(
                     api,
@@ -267,15 +283,13 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             }
             Image::NeverPull => {
                 let message = images::never_pull_message(image);
-                events::record(
+                event(
                     api,
                     &p,
-                    Reporter::Kubelet { node: &node },
-                    "Warning",
-                    "ErrImageNeverPull",
-                    "",
-                    &message,
+                    &node,
                     &field,
+                    ("Warning", "ErrImageNeverPull"),
+                    &message,
                 );
                 step(
                     api,
@@ -287,25 +301,21 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
                 continue;
             }
         }
-        events::record(
+        event(
             api,
             &p,
-            Reporter::Kubelet { node: &node },
-            "Normal",
-            "Created",
-            "",
+            &node,
+            &field,
+            ("Normal", "Created"),
             &format!("Created container: {cname}"),
-            &field,
         );
-        events::record(
+        event(
             api,
             &p,
-            Reporter::Kubelet { node: &node },
-            "Normal",
-            "Started",
-            "",
-            &format!("Started container {cname}"),
+            &node,
             &field,
+            ("Normal", "Started"),
+            &format!("Started container {cname}"),
         );
         completion::log(
             api,

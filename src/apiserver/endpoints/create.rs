@@ -205,7 +205,9 @@ const NAME_GENERATION_ATTEMPTS: usize = 8;
 
 /// Store `obj` under its name in `ns`; when the server generated that name from
 /// `generate_name` (non-empty), a taken name is drawn again as upstream does, and only when
-/// every attempt was taken is the answer the 409 with `retryAfterSeconds`. Ok: the name and
+/// every attempt was taken is the answer the 409 with `retryAfterSeconds`. The names are
+/// checked before the write, so the object is not copied for a retry: the store's create
+/// stays the check that counts (a name taken in between is that 409 too). Ok: the name and
 /// the stored object; `key` is left at the key last tried.
 pub(crate) fn store_create(
     store: &dyn Storage,
@@ -215,34 +217,26 @@ pub(crate) fn store_create(
     write: Write,
     key: &mut String,
 ) -> Result<(String, Arc<Value>), ApiError> {
+    let mut name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    *key = def.key_for(ns, &name);
+    let generated = !generate_name.is_empty();
     let mut attempt = 1;
-    loop {
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+    while generated && attempt < NAME_GENERATION_ATTEMPTS && store.get(key).is_some() {
+        name = format!("{generate_name}{}", util::random_suffix());
+        obj["metadata"]["name"] = json!(name);
         *key = def.key_for(ns, &name);
-        let retry = !generate_name.is_empty() && attempt < NAME_GENERATION_ATTEMPTS;
-        // The store takes the object; a copy is kept only while another name may be drawn.
-        let spare = retry.then(|| obj.clone());
-        match store.create(key, obj, write) {
-            Ok(stored) => return Ok((name, stored)),
-            Err(StoreError::Exists) if !generate_name.is_empty() => match spare {
-                Some(again) => {
-                    obj = again;
-                    obj["metadata"]["name"] =
-                        json!(format!("{generate_name}{}", util::random_suffix()));
-                    attempt += 1;
-                }
-                None => {
-                    return Err(ApiError::generate_name_conflict(
-                        def.group, def.plural, &name,
-                    ));
-                }
-            },
-            Err(e) => return Err(store_err(def, &name, e)),
-        }
+        attempt += 1;
+    }
+    match store.create(key, obj, write) {
+        Ok(stored) => Ok((name, stored)),
+        Err(StoreError::Exists) if generated => Err(ApiError::generate_name_conflict(
+            def.group, def.plural, &name,
+        )),
+        Err(e) => Err(store_err(def, &name, e)),
     }
 }
 

@@ -26,7 +26,7 @@ const AGGREGATE_INTERVAL: Duration = Duration::from_secs(600);
 /// `defaultSpamBurst`, `defaultSpamQPS`.
 const SPAM_BURST: f64 = 25.0;
 const SPAM_QPS: f64 = 1.0 / 300.0;
-pub(crate) const COMBINED_PREFIX: &str = "(combined from similar events): ";
+const COMBINED_PREFIX: &str = "(combined from similar events): ";
 
 /// A map that keeps at most about `2 * MAX_ENTRIES` keys: reads promote from the older
 /// generation, and a full newer generation becomes the older one.
@@ -119,6 +119,7 @@ pub(crate) enum Outcome {
         count: u64,
         message: String,
         first_timestamp: String,
+        combined: bool,
     },
     /// Over the spam filter's budget for this source and object: nothing is written.
     Skip,
@@ -213,6 +214,7 @@ impl EventCorrelator {
                     count: seen.count,
                     message,
                     first_timestamp: seen.first_timestamp.clone(),
+                    combined,
                 }
             }
             None => {
@@ -318,7 +320,8 @@ mod tests {
                 name: "web.9".into(),
                 count: 3,
                 message: "(combined from similar events): Created pod: web-11".into(),
-                first_timestamp: "t0".into()
+                first_timestamp: "t0".into(),
+                combined: true
             }
         );
     }
@@ -338,7 +341,8 @@ mod tests {
                 name: "a".into(),
                 count: 2,
                 message: "quota exceeded".into(),
-                first_timestamp: "t0".into()
+                first_timestamp: "t0".into(),
+                combined: false
             }
         );
         let other = occurrence("web", "SuccessfulDelete", "Deleted pod: web-1");
