@@ -52,8 +52,22 @@ pub(super) fn decode_as_asked(
     Ok(typed)
 }
 
-pub fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
-    create_as(ctx, def, None)
+/// A POST: the storage write is awaited, so on etcd the worker thread serves other requests
+/// during the transaction.
+pub async fn create(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
+    let mut p = prepare(ctx, def, None)?;
+    let mut key = String::new();
+    let store = &*ctx.api.store;
+    let name = draw_name(
+        store,
+        def,
+        (&p.url_ns, &p.generate_name),
+        &mut p.obj,
+        &mut key,
+    );
+    let written = store.create_later(&key, p.obj, ctx.write).await;
+    let written = created_as(def, name, &p.generate_name, written);
+    finish(ctx, def, &p.url_ns, &key, written)
 }
 
 /// Create, recording the body as an Update by the request's manager, or, for a server-side
@@ -63,6 +77,34 @@ pub(super) fn create_as(
     def: &'static ResourceDef,
     applied: Option<FieldSet>,
 ) -> Result<Reply, ApiError> {
+    let p = prepare(ctx, def, applied)?;
+    let mut key = String::new();
+    let written = store_create(
+        &*ctx.api.store,
+        def,
+        (&p.url_ns, &p.generate_name),
+        p.obj,
+        ctx.write,
+        &mut key,
+    );
+    finish(ctx, def, &p.url_ns, &key, written)
+}
+
+/// A create's object as the storage write takes it.
+struct Prepared {
+    obj: Value,
+    /// Where it is created: the request's namespace ("" for a cluster-scoped kind).
+    url_ns: String,
+    /// The prefix its name was generated from ("" when the client named it).
+    generate_name: String,
+}
+
+/// Decode, NamespaceLifecycle, defaults and admission, validation, managed fields.
+fn prepare(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    applied: Option<FieldSet>,
+) -> Result<Prepared, ApiError> {
     let mut obj = decode_body(ctx, def)?;
     // `/api/v1/namespaces/<name>` (an apply that creates) names a namespace in its path that is
     // the object itself, not where it lives: a cluster-scoped object has no namespace to check.
@@ -155,16 +197,22 @@ pub(super) fn create_as(
         "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
         "fieldsType": "FieldsV1", "fieldsV1": managed_fields::encode(&fields),
     }]);
-    let generate_name = if generated { gen_name.as_str() } else { "" };
-    let mut key = String::new();
-    let (name, stored) = match store_create(
-        &*ctx.api.store,
-        def,
-        (&url_ns, generate_name),
+    Ok(Prepared {
         obj,
-        ctx.write,
-        &mut key,
-    ) {
+        url_ns,
+        generate_name: if generated { gen_name } else { String::new() },
+    })
+}
+
+/// The storage stage, the pod's trace, and the 201.
+fn finish(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+    url_ns: &str,
+    key: &str,
+    written: Result<(String, Arc<Value>), ApiError>,
+) -> Result<Reply, ApiError> {
+    let (name, stored) = match written {
         Ok(created) => created,
         Err(e) => {
             ctx.trace.stage(
@@ -177,7 +225,7 @@ pub(super) fn create_as(
     };
     let mut detail = json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")});
     // On etcd: the real key, the revision the transaction produced, and the etcdctl line.
-    if let (Write::Commit, Some(Value::Object(at))) = (ctx.write, ctx.api.store.locate(&key)) {
+    if let (Write::Commit, Some(Value::Object(at))) = (ctx.write, ctx.api.store.locate(key)) {
         detail["etcdRevision"] = detail["resourceVersion"].clone();
         for (k, v) in at {
             detail[k] = v;
@@ -186,7 +234,7 @@ pub(super) fn create_as(
     dry_run::storage_stage(ctx.trace, ctx.write, detail);
     if ctx.write == Write::DryRun {
         // Nothing was stored: no namespace controller, no pod trace to start.
-        return object_reply(ctx, def, 201, (*stored).clone());
+        return object_reply(ctx, def, 201, Arc::unwrap_or_clone(stored));
     }
     ctx.trace.object = Some(if url_ns.is_empty() || !def.namespaced {
         name.clone()
@@ -194,7 +242,7 @@ pub(super) fn create_as(
         format!("{url_ns}/{name}")
     });
     after_create(ctx, def, &stored);
-    object_reply(ctx, def, 201, (*stored).clone())
+    object_reply(ctx, def, 201, Arc::unwrap_or_clone(stored))
 }
 
 /// How many names a create whose name the server generates may try: upstream's
@@ -217,25 +265,51 @@ pub(crate) fn store_create(
     write: Write,
     key: &mut String,
 ) -> Result<(String, Arc<Value>), ApiError> {
+    let name = draw_name(store, def, (ns, generate_name), &mut obj, key);
+    let written = store.create(key, obj, write);
+    created_as(def, name, generate_name, written)
+}
+
+/// The name `obj` is stored under, drawn again from `generate_name` (when non-empty) while the
+/// one drawn is taken; `key` is set to its key.
+fn draw_name(
+    store: &dyn Storage,
+    def: &ResourceDef,
+    (ns, generate_name): (&str, &str),
+    obj: &mut Value,
+    key: &mut String,
+) -> String {
     let mut name = obj
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
     *key = def.key_for(ns, &name);
-    let generated = !generate_name.is_empty();
     let mut attempt = 1;
-    while generated && attempt < NAME_GENERATION_ATTEMPTS && store.get(key).is_some() {
+    while !generate_name.is_empty()
+        && attempt < NAME_GENERATION_ATTEMPTS
+        && store.get(key).is_some()
+    {
         name = format!("{generate_name}{}", util::random_suffix());
         obj["metadata"]["name"] = json!(name);
         *key = def.key_for(ns, &name);
         attempt += 1;
     }
-    match store.create(key, obj, write) {
+    name
+}
+
+/// The store's answer to a create of `name` as the client hears it.
+fn created_as(
+    def: &ResourceDef,
+    name: String,
+    generate_name: &str,
+    written: Result<Arc<Value>, StoreError>,
+) -> Result<(String, Arc<Value>), ApiError> {
+    match written {
         Ok(stored) => Ok((name, stored)),
-        Err(StoreError::Exists) if generated => Err(ApiError::generate_name_conflict(
-            def.group, def.plural, &name,
-        )),
+        Err(StoreError::Exists) if !generate_name.is_empty() => Err(
+            ApiError::generate_name_conflict(def.group, def.plural, &name),
+        ),
         Err(e) => Err(store_err(def, &name, e)),
     }
 }
@@ -247,7 +321,7 @@ fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
     if (def.group, def.kind) != ("", "Pod") {
         return obj.clone();
     }
-    match serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(obj.clone()) {
+    match <k8s_openapi::api::core::v1::Pod as serde::Deserialize>::deserialize(obj) {
         Ok(mut pod) => {
             crate::apiserver::registry::defaults::default_pod(&mut pod);
             serde_json::to_value(&pod).unwrap_or_else(|_| obj.clone())

@@ -37,10 +37,13 @@ pub fn object_reply(
         let t = table::table(def, &[&v], &rv, include, v1beta1, true);
         return Ok(Reply::Object { code, value: t });
     }
-    Ok(Reply::Object {
-        code,
-        value: output(def, &v),
-    })
+    // Taken by value: the reply is the object itself, not a copy of it.
+    let value = if def.group == "events.k8s.io" {
+        events::to_events_v1(&v)
+    } else {
+        v
+    };
+    Ok(Reply::Object { code, value })
 }
 
 pub(crate) fn store_err(def: &ResourceDef, name: &str, e: StoreError) -> ApiError {

@@ -74,7 +74,7 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
         "get" => get::get(ctx, def),
         "list" => list::list(ctx, def),
         "watch" => watch::start(ctx, def),
-        "create" => create::create(ctx, def),
+        "create" => create::create(ctx, def).await,
         "update" => update::update(ctx, def, ""),
         "patch" => patch(ctx, def, ""),
         "delete" => delete::delete(ctx, def),

@@ -11,6 +11,7 @@
 //! the caller waits (handing its worker's other tasks off first when it is a server worker).
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,7 +24,7 @@ use crate::apiserver::storage::etcd_config::{CALL_TIMEOUT, EtcdOptions, Keys};
 use crate::apiserver::storage::etcd_dial;
 use crate::apiserver::storage::etcd_mirror::{self, Mirror, decode};
 use crate::apiserver::storage::interface::{
-    CheckFn, HistoryPage, Item, PastPage, Storage, StoreError, UpdateFn, WatchStart, Write,
+    CheckFn, HistoryPage, Item, PastPage, Pending, Storage, StoreError, UpdateFn, WatchStart, Write,
 };
 use crate::apiserver::storage::store::{HistoryLimits, Store, object_rv, set_rv};
 
@@ -87,26 +88,72 @@ fn never_sent(e: &StoreError) -> bool {
     matches!(e, StoreError::Unavailable(r) if r.contains("tcp connect error") || r.contains("Connection refused"))
 }
 
-/// As `run_on`, sending again while the call never reached etcd (a dead member of several),
-/// all within `within`.
+/// `call` on the etcd runtime, sent again while it never reached etcd (a dead member of
+/// several), all within `within`; its result goes to `reply`, on that runtime.
+fn spawn_retrying<T: Send + 'static, F>(
+    handle: &Handle,
+    within: Duration,
+    mut call: impl FnMut() -> F + Send + 'static,
+    reply: impl FnOnce(Result<T, StoreError>) + Send + 'static,
+) where
+    F: Future<Output = Result<T, etcd_client::Error>> + Send + 'static,
+{
+    handle.spawn(async move {
+        let deadline = Instant::now() + within;
+        let result = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let r = match tokio::time::timeout(left, call()).await {
+                Err(_) => Err(StoreError::Timeout),
+                Ok(r) => r.map_err(|e| classify(&e)),
+            };
+            match r {
+                Err(e) if never_sent(&e) && left > Duration::from_millis(100) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                r => break r,
+            }
+        };
+        reply(result);
+    });
+}
+
+fn stopped() -> StoreError {
+    StoreError::Unavailable("etcd client stopped".into())
+}
+
+/// `spawn_retrying`, this thread waiting for the answer.
 fn run_retrying<T: Send + 'static, F>(
     handle: &Handle,
     within: Duration,
-    mut call: impl FnMut() -> F,
+    call: impl FnMut() -> F + Send + 'static,
 ) -> Result<T, StoreError>
 where
     F: Future<Output = Result<T, etcd_client::Error>> + Send + 'static,
 {
-    let deadline = Instant::now() + within;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match run_on(handle, left, call()) {
-            Err(e) if never_sent(&e) && left > Duration::from_millis(100) => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            r => return r,
-        }
-    }
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    spawn_retrying(handle, within, call, move |r| {
+        let _ = tx.send(r);
+    });
+    block(|| rx.recv()).unwrap_or_else(|_| Err(stopped()))
+}
+
+/// `spawn_retrying`, answered to a future: a handler awaits it and its worker thread serves
+/// other requests meanwhile. (Waiting with `block_in_place` hands the worker's queue to another
+/// thread on every write: at 64 concurrent creates the server ran 147 worker threads, each with
+/// its own allocator heap, where awaiting needs 19.)
+fn later_retrying<T: Send + 'static, F>(
+    handle: &Handle,
+    within: Duration,
+    call: impl FnMut() -> F + Send + 'static,
+) -> Pending<T>
+where
+    F: Future<Output = Result<T, etcd_client::Error>> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    spawn_retrying(handle, within, call, move |r| {
+        let _ = tx.send(r);
+    });
+    Box::pin(async move { rx.await.unwrap_or_else(|_| Err(stopped())) })
 }
 
 fn run_on<T: Send + 'static>(
@@ -173,6 +220,22 @@ fn stored_bytes(v: &Value) -> Vec<u8> {
         m.remove("resourceVersion");
     }
     serde_json::to_vec(&v).unwrap_or_default()
+}
+
+/// Upstream's create: If(mod_revision(key) == 0) Then(Put).
+fn create_txn(etcd_key: &str, value: &Value) -> Txn {
+    Txn::new()
+        .when(vec![Compare::mod_revision(etcd_key, CompareOp::Equal, 0)])
+        .and_then(vec![TxnOp::put(etcd_key, stored_bytes(value), None)])
+}
+
+/// A create's answer: the object takes the transaction's revision, or the key existed.
+fn created(resp: TxnResponse, value: &mut Value) -> Result<(), StoreError> {
+    if !resp.succeeded() {
+        return Err(StoreError::Exists);
+    }
+    set_rv(value, header_rev(&resp));
+    Ok(())
 }
 
 fn header_rev(resp: &TxnResponse) -> u64 {
@@ -257,11 +320,27 @@ impl EtcdStore {
     /// have served.) The mirror's wait has its own bound, so a write etcd has taken is not
     /// reported as a timeout because the watch is slow.
     fn write_txn(&self, txn: Txn) -> Result<TxnResponse, StoreError> {
+        run_retrying(&self.handle, CALL_TIMEOUT, self.settled_txn(txn))
+    }
+
+    /// `write_txn`, answered to a future (a handler's create).
+    fn write_txn_later(&self, txn: Txn) -> Pending<TxnResponse> {
+        later_retrying(&self.handle, CALL_TIMEOUT, self.settled_txn(txn))
+    }
+
+    /// The call `write_txn` sends (again, while it never reached etcd).
+    fn settled_txn(
+        &self,
+        txn: Txn,
+    ) -> impl FnMut()
+        -> Pin<Box<dyn Future<Output = Result<TxnResponse, etcd_client::Error>> + Send>>
+    + Send
+    + 'static {
         let kv = self.client.kv_client();
         let applied = self.mirror.store.changes();
-        run_retrying(&self.handle, CALL_TIMEOUT, || {
+        move || {
             let (mut kv, txn, mut applied) = (kv.clone(), txn.clone(), applied.clone());
-            async move {
+            Box::pin(async move {
                 let resp = kv.txn(txn).await?;
                 if resp.succeeded() {
                     let rev = header_rev(&resp);
@@ -269,14 +348,14 @@ impl EtcdStore {
                     let _ = tokio::time::timeout(CALL_TIMEOUT / 2, settled).await;
                 }
                 Ok(resp)
-            }
-        })
+            })
+        }
     }
 
     fn fetch(&self, key: &str) -> Result<Option<Value>, StoreError> {
         let kv = self.client.kv_client();
         let k = self.mirror.keys.to_etcd(key);
-        let resp = run_retrying(&self.handle, CALL_TIMEOUT, || {
+        let resp = run_retrying(&self.handle, CALL_TIMEOUT, move || {
             let (mut kv, k) = (kv.clone(), k.clone());
             async move { kv.get(k, None).await }
         })?;
@@ -362,7 +441,7 @@ impl Storage for EtcdStore {
             opts = opts.with_limit(i64::try_from(limit).unwrap_or(i64::MAX));
         }
         let kv = self.client.kv_client();
-        let resp = run_retrying(&self.handle, CALL_TIMEOUT, || {
+        let resp = run_retrying(&self.handle, CALL_TIMEOUT, move || {
             let (mut kv, from, opts) = (kv.clone(), from.clone(), opts.clone());
             async move { kv.get(from, Some(opts)).await }
         })
@@ -412,17 +491,19 @@ impl Storage for EtcdStore {
                 None => Ok(Arc::new(value)),
             };
         }
-        let k = self.mirror.keys.to_etcd(key);
-        // Upstream's create: If(mod_revision(key) == 0) Then(Put).
-        let txn = Txn::new()
-            .when(vec![Compare::mod_revision(k.clone(), CompareOp::Equal, 0)])
-            .and_then(vec![TxnOp::put(k, stored_bytes(&value), None)]);
-        let resp = self.write_txn(txn)?;
-        if !resp.succeeded() {
-            return Err(StoreError::Exists);
-        }
-        set_rv(&mut value, header_rev(&resp));
+        let resp = self.write_txn(create_txn(&self.mirror.keys.to_etcd(key), &value))?;
+        created(resp, &mut value)?;
         Ok(Arc::new(value))
+    }
+    fn create_later(&self, key: &str, mut value: Value, write: Write) -> Pending<Arc<Value>> {
+        if write == Write::DryRun {
+            return Box::pin(std::future::ready(self.create(key, value, write)));
+        }
+        let pending = self.write_txn_later(create_txn(&self.mirror.keys.to_etcd(key), &value));
+        Box::pin(async move {
+            created(pending.await?, &mut value)?;
+            Ok(Arc::new(value))
+        })
     }
     fn update_with(
         &self,

@@ -218,6 +218,10 @@ pub(crate) type UpdateFn<'a> = dyn FnMut(&Value) -> Result<Value, StoreError> + 
 /// A delete's precondition check, called on the object about to be deleted.
 pub(crate) type CheckFn<'a> = dyn FnMut(&Value) -> Result<(), StoreError> + 'a;
 
+/// A storage call answered later, for a handler that awaits it.
+pub(crate) type Pending<T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, StoreError>> + Send>>;
+
 pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
     /// The latest revision written (the resourceVersion of a list).
     fn current_rv(&self) -> u64;
@@ -269,6 +273,11 @@ pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
     ) -> Result<HistoryPage, StoreError>;
     /// Create `key` unless it exists; the stored object carries the new revision.
     fn create(&self, key: &str, value: Value, write: Write) -> Result<Arc<Value>, StoreError>;
+    /// `create`, answered to a future: a backend whose write is a round trip (etcd) lets the
+    /// awaiting handler's thread serve other requests meanwhile. In memory it is `create`.
+    fn create_later(&self, key: &str, value: Value, write: Write) -> Pending<Arc<Value>> {
+        Box::pin(std::future::ready(self.create(key, value, write)))
+    }
     /// Guaranteed update; with `expected_rv`, a different stored revision is a Conflict.
     fn update_with(
         &self,
