@@ -116,45 +116,75 @@ pub fn field_changes(before: &Value, after: &Value, paths: &[String]) -> Vec<Fie
 
 /// Paths (JSON pointer) where `b` differs from `a`: what a plugin added or changed.
 pub fn diff_paths(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    diff_into(a, b, &mut path.to_string(), out);
+}
+
+/// `diff_paths` on one path buffer, grown and cut back around each step down: a string is
+/// made only for a path that differs, not for every key of a pod.
+fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
+    let len = path.len();
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for (k, vb) in y {
                 // JSON pointer escaping, so a label key like `app.kubernetes.io/name` stays one
                 // segment.
-                let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
-                match x.get(k) {
-                    Some(va) => diff_paths(va, vb, &p, out),
-                    None => out.push(p),
+                path.push('/');
+                for c in k.chars() {
+                    match c {
+                        '~' => path.push_str("~0"),
+                        '/' => path.push_str("~1"),
+                        c => path.push(c),
+                    }
                 }
+                match x.get(k) {
+                    Some(va) => diff_into(va, vb, path, out),
+                    None => out.push(path.clone()),
+                }
+                path.truncate(len);
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
             for (i, (va, vb)) in x.iter().zip(y).enumerate() {
-                diff_paths(va, vb, &format!("{path}/{i}"), out);
+                push_index(path, i);
+                diff_into(va, vb, path, out);
+                path.truncate(len);
             }
         }
         (Value::Array(x), Value::Array(y)) if y.len() > x.len() && y.starts_with(x) => {
             for i in x.len()..y.len() {
-                out.push(format!("{path}/{i}"));
+                push_index(path, i);
+                out.push(path.clone());
+                path.truncate(len);
             }
         }
-        _ if a != b => out.push(path.to_string()),
+        _ if a != b => out.push(path.clone()),
         _ => {}
     }
 }
 
+fn push_index(path: &mut String, i: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(path, "/{i}");
+}
+
+/// Run one mutating plugin and record what it changed. `seen` is the pod as the record before
+/// left it, kept as a tree: each plugin's result is serialized once and is the next one's
+/// "before", and a plugin that left the pod as it was (compared typed) is not serialized at all.
 fn step(
     records: &mut Vec<PluginRecord>,
     plugin: &'static str,
-    pod: &mut Pod,
+    (pod, seen): (&mut Pod, &mut Value),
     f: impl FnOnce(&mut Pod) -> Result<(), String>,
 ) -> Result<(), String> {
-    let before = serde_json::to_value(&*pod).unwrap_or(Value::Null);
+    let untouched = pod.clone();
     let res = f(pod);
-    let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
-    let mut changed = Vec::new();
-    diff_paths(&before, &after, "", &mut changed);
-    let changes = field_changes(&before, &after, &changed);
+    let (mut changed, mut changes) = (Vec::new(), Vec::new());
+    if *pod != untouched {
+        let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
+        diff_paths(seen, &after, "", &mut changed);
+        changes = field_changes(seen, &after, &changed);
+        *seen = after;
+    }
     let (result, message) = match &res {
         Err(m) => ("rejected", Some(m.clone())),
         Ok(()) if changed.is_empty() => ("unchanged", None),
@@ -384,11 +414,13 @@ type Plugin<'a> = (&'static str, &'a dyn Fn(&mut Pod) -> Result<(), String>);
 
 /// Decode-time defaults plus the mutating plugins, in kube-apiserver's order.
 /// Returns the records and, when a plugin rejected the pod, its 403.
+/// The mutating plugins, in upstream's order, on a decoded pod. Ok: the pod as they left it,
+/// serialized.
 pub fn mutate_pod(
     pod: &mut Pod,
     ns: &str,
     store: &dyn Storage,
-) -> (Vec<PluginRecord>, Result<(), ApiError>) {
+) -> (Vec<PluginRecord>, Result<Value, ApiError>) {
     let mut records = Vec::new();
     let name = pod
         .metadata
@@ -396,7 +428,8 @@ pub fn mutate_pod(
         .clone()
         .or_else(|| pod.metadata.generate_name.clone())
         .unwrap_or_default();
-    let _ = step(&mut records, "APIDefaults", pod, |p| {
+    let mut seen = serde_json::to_value(&*pod).unwrap_or(Value::Null);
+    let _ = step(&mut records, "APIDefaults", (pod, &mut seen), |p| {
         defaults::default_pod(p);
         Ok(())
     });
@@ -407,14 +440,14 @@ pub fn mutate_pod(
         ("DefaultTolerationSeconds", &default_toleration_seconds),
     ];
     for (plugin, f) in plugins {
-        if let Err(msg) = step(&mut records, plugin, pod, f) {
+        if let Err(msg) = step(&mut records, plugin, (pod, &mut seen), f) {
             return (
                 records,
                 Err(ApiError::admission_forbidden("", "pods", &name, &msg)),
             );
         }
     }
-    (records, Ok(()))
+    (records, Ok(seen))
 }
 
 /// NamespaceLifecycle (validating): the namespace must exist and not be terminating.
@@ -472,7 +505,8 @@ mod tests {
         }))
         .expect("pod");
         let mut records = Vec::new();
-        step(&mut records, "Test", &mut pod, |p| {
+        let mut seen = serde_json::to_value(&pod).expect("tree");
+        step(&mut records, "Test", (&mut pod, &mut seen), |p| {
             let spec = p.spec.as_mut().expect("spec");
             spec.dns_policy = Some("ClusterFirst".into());
             default_toleration_seconds(p)
@@ -501,6 +535,24 @@ mod tests {
             "a new list, element by element"
         );
         assert_eq!(changes[2].path, "/spec/tolerations/1");
+        // The next plugin starts from the pod as this one left it; one that changes nothing
+        // records nothing.
+        assert_eq!(seen, serde_json::to_value(&pod).expect("tree"));
+        step(&mut records, "Same", (&mut pod, &mut seen), |_| Ok(())).expect("no rejection");
+        assert_eq!(records[1].result, "unchanged");
+        assert!(records[1].changed.is_empty());
+    }
+
+    #[test]
+    fn diff_paths_escape_keys_and_name_new_elements() {
+        let a = json!({"metadata": {"labels": {"a/b": "1"}}, "list": [1]});
+        let b = json!({"metadata": {"labels": {"a/b": "2", "c~d": "3"}}, "list": [1, 2]});
+        let mut out = Vec::new();
+        diff_paths(&a, &b, "", &mut out);
+        assert_eq!(
+            out,
+            ["/list/1", "/metadata/labels/a~1b", "/metadata/labels/c~0d"]
+        );
     }
 
     #[test]

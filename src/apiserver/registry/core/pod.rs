@@ -3,6 +3,7 @@
 //! pods` prints and the field selectors kubelets and kubectl use.
 
 use k8s_openapi::api::core::v1::Pod as PodType;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::apiserver::admission::plugins;
@@ -203,7 +204,7 @@ impl Strategy for Pod {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let mut pod: PodType = serde_json::from_value(obj.clone()).map_err(|e| {
+        let mut pod = PodType::deserialize(&*obj).map_err(|e| {
             ApiError::bad_request(format!(
                 "Pod in version \"v1\" cannot be handled as a Pod: {e}"
             ))
@@ -220,7 +221,7 @@ impl Strategy for Pod {
             status,
             json!({"phase": "mutating", "plugins": records}),
         );
-        res?;
+        let mut v = res?;
         let causes = validation::validate_pod(&pod);
         trace.stage(
             Stage::Validation,
@@ -230,12 +231,17 @@ impl Strategy for Pod {
         if !causes.is_empty() {
             return Err(ApiError::invalid("", "Pod", &name, causes));
         }
-        // PrepareForCreate: status is the server's, generation starts at 1 (1.33).
+        // PrepareForCreate: status is the server's, generation starts at 1 (1.33), and the
+        // deprecated serviceAccount mirrors serviceAccountName.
         let qos = defaults::qos_class(&pod);
-        if let Some(spec) = pod.spec.as_mut() {
-            spec.service_account = spec.service_account_name.clone();
+        if let Some(sa) = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.service_account_name.as_ref())
+            && let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut)
+        {
+            spec.insert("serviceAccount".into(), json!(sa));
         }
-        let mut v = serde_json::to_value(&pod).map_err(ApiError::internal)?;
         v["status"] = json!({"phase": "Pending", "qosClass": qos});
         v["metadata"]["generation"] = json!(1);
         *obj = v;
