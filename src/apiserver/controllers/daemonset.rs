@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::history::{self, HASH_LABEL};
 use crate::apiserver::controllers::workload::{
-    self, Controller, claim, controller_of, ns_name, pod_available, pod_from_template, pod_ready,
-    s, terminating,
+    self, Controller, claim, ns_name, pod_available, pod_from_template, pod_ready, s, terminating,
 };
 use crate::apiserver::registry::apps::workload::{int_at, scaled};
 use crate::apiserver::request::context::Api;
@@ -38,9 +37,9 @@ impl Controller for DaemonSets {
         } else if ev.key.starts_with("/registry/minions/") {
             out.extend(self.all(api)); // a node came, went or changed: every DaemonSet looks
         } else {
-            for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
-                if let Some(("DaemonSet", name)) = controller_of(&v) {
-                    out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
+            for (ns, kind, name) in workload::controllers_of(ev) {
+                if kind == "DaemonSet" {
+                    out.insert((ns, name));
                 }
             }
         }

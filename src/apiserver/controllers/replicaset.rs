@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::workload::{
-    self, Controller, claim, controller_of, ns_name, pod_active, pod_available, pod_from_template,
-    pod_ready, s,
+    self, Controller, claim, ns_name, pod_active, pod_available, pod_from_template, pod_ready, s,
 };
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::request::context::Api;
@@ -37,10 +36,10 @@ impl Controller for ReplicaSets {
         // A pod: its controller, or — an orphan — every ReplicaSet of its namespace that may
         // adopt it.
         let mut any_owner = false;
-        for v in [Some(ev.value()), ev.prev_value()].into_iter().flatten() {
-            if let Some(("ReplicaSet", name)) = controller_of(&v) {
+        for (ns, kind, name) in workload::controllers_of(ev) {
+            if kind == "ReplicaSet" {
                 any_owner = true;
-                out.insert((s(&v, "/metadata/namespace").to_string(), name.to_string()));
+                out.insert((ns, name));
             }
         }
         if !any_owner && let Some((ns, _)) = ns_name(&ev.key) {
