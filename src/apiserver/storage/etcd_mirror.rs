@@ -1,7 +1,6 @@
 //! The watch-fed cache behind the etcd backend (upstream's cacher, in spirit): one etcd watch on
-//! the prefix from the revision of the initial read, with previous values, applied in order to an
-//! in-memory `Store` that serves reads, watches and the control loops' history at etcd's
-//! revisions. A broken watch resumes from the last revision seen; a compacted one reads
+//! the prefix from the revision of the initial read, applied in order to an in-memory `Store`
+//! that serves reads, watches and the control loops' history at etcd's revisions. A broken watch resumes from the last revision seen; a compacted one reads
 //! everything again. Also kube-apiserver's compactor (`etcd3/compact.go`).
 
 use std::sync::Arc;
@@ -103,8 +102,8 @@ async fn pause(stop: &mut watch::Receiver<bool>, d: Duration) -> bool {
     }
 }
 
-/// Keep the mirror current until `stop`: watch from the mirror's revision + 1 with previous
-/// values; on a broken stream try again with back-off; on a compacted start read everything.
+/// Keep the mirror current until `stop`: watch from the mirror's revision + 1; on a broken
+/// stream try again with back-off; on a compacted start read everything.
 pub(crate) async fn follow(client: Client, mirror: Arc<Mirror>, mut stop: watch::Receiver<bool>) {
     let mut backoff = Duration::from_millis(100);
     loop {
@@ -112,10 +111,9 @@ pub(crate) async fn follow(client: Client, mirror: Arc<Mirror>, mut stop: watch:
             return;
         }
         let from = i64::try_from(mirror.store.current_rv() + 1).unwrap_or(i64::MAX);
-        let opts = WatchOptions::new()
-            .with_prefix()
-            .with_start_revision(from)
-            .with_prev_key();
+        // Without previous values: the mirror has them (the state it holds before each event),
+        // and asking etcd for them costs it a read of the old value per event.
+        let opts = WatchOptions::new().with_prefix().with_start_revision(from);
         let mut wc = client.watch_client();
         let started = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
