@@ -151,7 +151,7 @@ pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
     match strategies::of(def.group, def.kind) {
         Some(k) => {
             let mut typed = k
-                .typed(v.clone())
+                .typed(v)
                 .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string()))?;
             drop_invented_objects(v, &mut typed);
             Ok(typed)

@@ -58,8 +58,8 @@ impl Strategy for Default {
         ""
     }
     fn schemas(&self, _generator: &mut SchemaGenerator) {}
-    fn typed(&self, v: Value) -> TypedResult {
-        Ok(v)
+    fn typed(&self, v: &Value) -> TypedResult {
+        Ok(v.clone())
     }
 }
 

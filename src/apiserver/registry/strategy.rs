@@ -24,7 +24,7 @@ pub(crate) trait Strategy: Sync {
 
     /// Decode into the kind's k8s-openapi type and back: the typed form of a request body
     /// (what it cannot hold is an unknown field; a wrong type is a decode error at its path).
-    fn typed(&self, v: Value) -> TypedResult;
+    fn typed(&self, v: &Value) -> TypedResult;
 
     /// Server-side Table columns as kubectl prints them (`kubectl get`). Without a printer of
     /// its own a kind gets upstream's default table convertor: Name and Created At.
@@ -87,7 +87,7 @@ pub(crate) trait Strategy: Sync {
 pub(crate) type TypedResult = Result<Value, serde_path_to_error::Error<serde_json::Error>>;
 
 /// [`Strategy::typed`] for the k8s-openapi type `T`.
-pub(crate) fn typed_as<T: DeserializeOwned + Serialize>(v: Value) -> TypedResult {
+pub(crate) fn typed_as<T: DeserializeOwned + Serialize>(v: &Value) -> TypedResult {
     let typed: T = serde_path_to_error::deserialize(v)?;
     // Serializing a k8s-openapi type to a JSON value has no failure case (string keys only).
     Ok(serde_json::to_value(&typed).unwrap_or(Value::Null))
@@ -102,7 +102,7 @@ macro_rules! kind_type {
         }
         fn typed(
             &self,
-            v: serde_json::Value,
+            v: &serde_json::Value,
         ) -> $crate::apiserver::registry::strategy::TypedResult {
             $crate::apiserver::registry::strategy::typed_as::<$t>(v)
         }

@@ -215,6 +215,10 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
 
 /// What etcd stores: the object without its resourceVersion (`PrepareObjectForStorage`).
 fn stored_bytes(v: &Value) -> Vec<u8> {
+    // A create's object has none: written as it is, without a copy.
+    if v.pointer("/metadata/resourceVersion").is_none() {
+        return serde_json::to_vec(v).unwrap_or_default();
+    }
     let mut v = v.clone();
     if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("resourceVersion");
