@@ -114,14 +114,24 @@ pub fn field_changes(before: &Value, after: &Value, paths: &[String]) -> Vec<Fie
     out
 }
 
-/// Paths (JSON pointer) where `b` differs from `a`: what a plugin added or changed.
-pub fn diff_paths(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
-    diff_into(a, b, &mut path.to_string(), out);
+/// The paths (JSON pointer) where `b` differs from `a` — what a plugin added or changed — and,
+/// as `field_changes` tells them, each one's values before and after, in one walk: the values
+/// are at hand where a difference is found, instead of looked up again by pointer per path.
+fn diff_changes(a: &Value, b: &Value) -> (Vec<String>, Vec<FieldChange>) {
+    let (mut paths, mut changes) = (Vec::new(), Vec::new());
+    diff_into(a, b, &mut String::new(), &mut paths, &mut changes);
+    (paths, changes)
 }
 
-/// `diff_paths` on one path buffer, grown and cut back around each step down: a string is
-/// made only for a path that differs, not for every key of a pod.
-fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
+/// The walk of `diff_changes`, on one path buffer grown and cut back around each step down:
+/// a string is made only for a path that differs, not for every key of a pod.
+fn diff_into(
+    a: &Value,
+    b: &Value,
+    path: &mut String,
+    out: &mut Vec<String>,
+    changes: &mut Vec<FieldChange>,
+) {
     let len = path.len();
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
@@ -137,8 +147,8 @@ fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
                     }
                 }
                 match x.get(k) {
-                    Some(va) => diff_into(va, vb, path, out),
-                    None => out.push(path.clone()),
+                    Some(va) => diff_into(va, vb, path, out, changes),
+                    None => added(path, vb, out, changes),
                 }
                 path.truncate(len);
             }
@@ -146,19 +156,46 @@ fn diff_into(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
             for (i, (va, vb)) in x.iter().zip(y).enumerate() {
                 push_index(path, i);
-                diff_into(va, vb, path, out);
+                diff_into(va, vb, path, out, changes);
                 path.truncate(len);
             }
         }
         (Value::Array(x), Value::Array(y)) if y.len() > x.len() && y.starts_with(x) => {
-            for i in x.len()..y.len() {
+            for (i, vb) in y.iter().enumerate().skip(x.len()) {
                 push_index(path, i);
-                out.push(path.clone());
+                added(path, vb, out, changes);
                 path.truncate(len);
             }
         }
-        _ if a != b => out.push(path.clone()),
+        _ if a != b => {
+            out.push(path.clone());
+            changes.push(FieldChange {
+                path: path.clone(),
+                old: Some(value_text(a)),
+                new: Some(value_text(b)),
+            });
+        }
         _ => {}
+    }
+}
+
+/// A path that did not exist before: a new non-empty list is told element by element, as
+/// `field_changes` tells it.
+fn added(path: &str, v: &Value, out: &mut Vec<String>, changes: &mut Vec<FieldChange>) {
+    out.push(path.to_string());
+    match v {
+        Value::Array(items) if !items.is_empty() => {
+            changes.extend(items.iter().enumerate().map(|(i, item)| FieldChange {
+                path: format!("{path}/{i}"),
+                old: None,
+                new: Some(value_text(item)),
+            }))
+        }
+        v => changes.push(FieldChange {
+            path: path.to_string(),
+            old: None,
+            new: Some(value_text(v)),
+        }),
     }
 }
 
@@ -169,20 +206,18 @@ fn push_index(path: &mut String, i: usize) {
 
 /// Run one mutating plugin and record what it changed. `seen` is the pod as the record before
 /// left it, kept as a tree: each plugin's result is serialized once and is the next one's
-/// "before", and a plugin that left the pod as it was (compared typed) is not serialized at all.
+/// "before" (it used to be serialized twice, before and after each plugin).
 fn step(
     records: &mut Vec<PluginRecord>,
     plugin: &'static str,
     (pod, seen): (&mut Pod, &mut Value),
     f: impl FnOnce(&mut Pod) -> Result<(), String>,
 ) -> Result<(), String> {
-    let untouched = pod.clone();
     let res = f(pod);
     let (mut changed, mut changes) = (Vec::new(), Vec::new());
-    if *pod != untouched {
-        let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
-        diff_paths(seen, &after, "", &mut changed);
-        changes = field_changes(seen, &after, &changed);
+    let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
+    if after != *seen {
+        (changed, changes) = diff_changes(seen, &after);
         *seen = after;
     }
     let (result, message) = match &res {
@@ -544,11 +579,32 @@ mod tests {
     }
 
     #[test]
-    fn diff_paths_escape_keys_and_name_new_elements() {
+    fn one_walk_finds_what_paths_and_lookups_find() {
+        let a = json!({"spec": {"dnsPolicy": "Default", "tolerations": [{"key": "a"}],
+            "labels": {"x/y": "1"}}});
+        let b = json!({"spec": {"dnsPolicy": "ClusterFirst", "priority": 0,
+            "tolerations": [{"key": "a"}, {"key": "b"}], "volumes": [{"name": "v"}, {"name": "w"}],
+            "labels": {"x/y": "2"}}});
+        let (paths, changes) = diff_changes(&a, &b);
+        assert_eq!(
+            paths,
+            [
+                "/spec/dnsPolicy",
+                "/spec/labels/x~1y",
+                "/spec/priority",
+                "/spec/tolerations/1",
+                "/spec/volumes"
+            ]
+        );
+        assert_eq!(changes, field_changes(&a, &b, &paths));
+        assert_eq!(changes.len(), 6, "{changes:?}");
+    }
+
+    #[test]
+    fn diff_paths_are_escaped_and_name_new_elements() {
         let a = json!({"metadata": {"labels": {"a/b": "1"}}, "list": [1]});
         let b = json!({"metadata": {"labels": {"a/b": "2", "c~d": "3"}}, "list": [1, 2]});
-        let mut out = Vec::new();
-        diff_paths(&a, &b, "", &mut out);
+        let (out, _) = diff_changes(&a, &b);
         assert_eq!(
             out,
             ["/list/1", "/metadata/labels/a~1b", "/metadata/labels/c~0d"]
