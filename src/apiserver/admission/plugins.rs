@@ -214,12 +214,9 @@ fn step(
     f: impl FnOnce(&mut Pod) -> Result<(), String>,
 ) -> Result<(), String> {
     let res = f(pod);
-    let (mut changed, mut changes) = (Vec::new(), Vec::new());
     let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
-    if after != *seen {
-        (changed, changes) = diff_changes(seen, &after);
-        *seen = after;
-    }
+    let (changed, changes) = diff_changes(seen, &after);
+    *seen = after;
     let (result, message) = match &res {
         Err(m) => ("rejected", Some(m.clone())),
         Ok(()) if changed.is_empty() => ("unchanged", None),
@@ -447,10 +444,9 @@ fn default_toleration_seconds(pod: &mut Pod) -> Result<(), String> {
 
 type Plugin<'a> = (&'static str, &'a dyn Fn(&mut Pod) -> Result<(), String>);
 
-/// Decode-time defaults plus the mutating plugins, in kube-apiserver's order.
-/// Returns the records and, when a plugin rejected the pod, its 403.
-/// The mutating plugins, in upstream's order, on a decoded pod. Ok: the pod as they left it,
-/// serialized.
+/// Decode-time defaults plus the mutating plugins, in kube-apiserver's order, on a decoded
+/// pod. Returns the records and the pod as they left it, serialized, or, when a plugin
+/// rejected the pod, its 403.
 pub fn mutate_pod(
     pod: &mut Pod,
     ns: &str,

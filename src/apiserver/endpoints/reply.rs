@@ -13,11 +13,12 @@ use crate::apiserver::storage::store::StoreError;
 
 /// Output conversion: events are stored as core/v1 and served in the asked group.
 pub fn output(def: &ResourceDef, v: &Value) -> Value {
-    if def.group == "events.k8s.io" {
-        events::to_events_v1(v)
-    } else {
-        v.clone()
-    }
+    converted(def, v).unwrap_or_else(|| v.clone())
+}
+
+/// The object in the group it is served in, when that is not the form it is stored in.
+fn converted(def: &ResourceDef, v: &Value) -> Option<Value> {
+    (def.group == "events.k8s.io").then(|| events::to_events_v1(v))
 }
 
 /// An object reply, as a Table when the client asked for one.
@@ -38,12 +39,10 @@ pub fn object_reply(
         return Ok(Reply::Object { code, value: t });
     }
     // Taken by value: the reply is the object itself, not a copy of it.
-    let value = if def.group == "events.k8s.io" {
-        events::to_events_v1(&v)
-    } else {
-        v
-    };
-    Ok(Reply::Object { code, value })
+    Ok(Reply::Object {
+        code,
+        value: converted(def, &v).unwrap_or(v),
+    })
 }
 
 pub(crate) fn store_err(def: &ResourceDef, name: &str, e: StoreError) -> ApiError {

@@ -7,8 +7,9 @@
 //! history come from `etcd_mirror`'s watch-fed cache; a list at an older revision reads etcd at
 //! that revision, so a compacted one is etcd's own 410.
 //!
-//! The trait is synchronous: every etcd round trip runs on this backend's own runtime thread and
-//! the caller waits (handing its worker's other tasks off first when it is a server worker).
+//! Every etcd round trip runs on this backend's own runtime thread. The trait is synchronous and
+//! the caller waits (handing its worker's other tasks off first when it is a server worker),
+//! except for a handler's create (`create_later`), which awaits the answer instead.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -326,15 +326,23 @@ mod tests {
         );
     }
 
+    /// Whether correlating `o` writes a new Event.
+    fn creates(
+        c: &EventCorrelator,
+        o: &Occurrence<'_>,
+        now: Instant,
+        at: &str,
+        name: &str,
+    ) -> bool {
+        matches!(c.correlate(o, now, at, name.into()), Outcome::Create { .. })
+    }
+
     #[test]
     fn the_same_event_again_counts_up_and_another_reason_is_its_own() {
         let c = EventCorrelator::default();
         let now = Instant::now();
         let o = occurrence("web", "FailedCreate", "quota exceeded");
-        assert!(matches!(
-            c.correlate(&o, now, "t0", "a".into()),
-            Outcome::Create { .. }
-        ));
+        assert!(creates(&c, &o, now, "t0", "a"));
         assert_eq!(
             c.correlate(&o, now, "t1", "b".into()),
             Outcome::Update {
@@ -346,10 +354,7 @@ mod tests {
             }
         );
         let other = occurrence("web", "SuccessfulDelete", "Deleted pod: web-1");
-        assert!(matches!(
-            c.correlate(&other, now, "t2", "c".into()),
-            Outcome::Create { .. }
-        ));
+        assert!(creates(&c, &other, now, "t2", "c"));
     }
 
     #[test]
@@ -377,10 +382,7 @@ mod tests {
         assert_eq!(c.correlate(&o, later, "t", "y".into()), Outcome::Skip);
         // Another object has its own budget.
         let o = occurrence("api", "SuccessfulCreate", "Created pod: api-1");
-        assert!(matches!(
-            c.correlate(&o, later, "t", "z".into()),
-            Outcome::Create { .. }
-        ));
+        assert!(creates(&c, &o, later, "t", "z"));
     }
 
     #[test]

@@ -234,13 +234,10 @@ impl Strategy for Pod {
         // PrepareForCreate: status is the server's, generation starts at 1 (1.33), and the
         // deprecated serviceAccount mirrors serviceAccountName.
         let qos = defaults::qos_class(&pod);
-        if let Some(sa) = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.service_account_name.as_ref())
-            && let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut)
+        if let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut)
+            && let Some(sa) = spec.get("serviceAccountName").cloned()
         {
-            spec.insert("serviceAccount".into(), json!(sa));
+            spec.insert("serviceAccount".into(), sa);
         }
         v["status"] = json!({"phase": "Pending", "qosClass": qos});
         v["metadata"]["generation"] = json!(1);
