@@ -7,6 +7,8 @@
 //! every pass, were 380 MB; their views are 7.8 KB each. Handlers, admission and writes always
 //! see the whole object; only the read paths named `*_view` in `Storage` answer with this.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 /// What the store keeps parsed for a key, besides its encoding.
@@ -31,11 +33,13 @@ pub(crate) fn kept(key: &str) -> Kept {
     }
 }
 
-/// The view of the object stored at `key`, made from the whole object.
-pub(crate) fn view(key: &str, whole: Value) -> Value {
+/// The view of the object stored at `key`, made from the whole object: for a pod, a copy of
+/// the parts kept (a fraction of the tree, so a write can keep it without parsing its
+/// encoding again); for other kinds, the object itself.
+pub(crate) fn view(key: &str, whole: &Arc<Value>) -> Arc<Value> {
     match kept(key) {
-        Kept::View => pod_view(whole),
-        Kept::Nothing | Kept::Whole => whole,
+        Kept::View => Arc::new(pod_view(whole)),
+        Kept::Nothing | Kept::Whole => whole.clone(),
     }
 }
 
@@ -52,62 +56,63 @@ const CONTAINER_STATUS_KEPT: &[&str] = &["name", "ready", "started", "restartCou
 /// Of the conditions: Ready, from which readiness and availability (minReadySeconds) follow.
 const CONDITIONS_KEPT: &[&str] = &["Ready"];
 
-fn pod_view(whole: Value) -> Value {
-    let Value::Object(mut pod) = whole else {
-        return whole;
+fn pod_view(whole: &Value) -> Value {
+    let Value::Object(pod) = whole else {
+        return whole.clone();
     };
-    if let Some(Value::Object(meta)) = pod.get_mut("metadata") {
-        meta.remove("managedFields");
-    }
-    if let Some(Value::Object(spec)) = pod.get_mut("spec") {
-        let containers = trim_each(spec, &["containers", "initContainers"], CONTAINER_KEPT);
-        spec.retain(|k, v| is_scalar(v) || POD_SPEC_KEPT.contains(&k.as_str()));
-        spec.extend(containers);
-    }
-    if let Some(Value::Object(status)) = pod.get_mut("status") {
-        let lists = ["containerStatuses", "initContainerStatuses"];
-        let mut kept = trim_each(status, &lists, CONTAINER_STATUS_KEPT);
-        if let Some(Value::Array(cs)) = status.remove("conditions") {
-            let wanted = |c: &Value| {
-                c.get("type")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| CONDITIONS_KEPT.contains(&t))
-            };
-            let conditions = cs.into_iter().filter(wanted).collect();
-            kept.push(("conditions".into(), Value::Array(conditions)));
-        }
-        status.retain(|_, v| is_scalar(v));
-        status.extend(kept);
-    }
-    Value::Object(pod)
+    let part = |(k, v): (&String, &Value)| {
+        let kept = match (k.as_str(), v) {
+            ("metadata", Value::Object(meta)) => Value::Object(entries(meta, |k, v| {
+                (k != "managedFields").then(|| v.clone())
+            })),
+            ("spec", Value::Object(spec)) => Value::Object(entries(spec, |k, v| match k {
+                "containers" | "initContainers" => each(v, CONTAINER_KEPT),
+                _ if is_scalar(v) || POD_SPEC_KEPT.contains(&k) => Some(v.clone()),
+                _ => None,
+            })),
+            ("status", Value::Object(status)) => Value::Object(entries(status, |k, v| match k {
+                "containerStatuses" | "initContainerStatuses" => each(v, CONTAINER_STATUS_KEPT),
+                "conditions" => Some(Value::Array(
+                    v.as_array()?.iter().filter(|c| ready(c)).cloned().collect(),
+                )),
+                _ => is_scalar(v).then(|| v.clone()),
+            })),
+            _ => v.clone(),
+        };
+        (k.clone(), kept)
+    };
+    Value::Object(pod.iter().map(part).collect())
+}
+
+fn ready(condition: &Value) -> bool {
+    condition
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| CONDITIONS_KEPT.contains(&t))
 }
 
 fn is_scalar(v: &Value) -> bool {
     !matches!(v, Value::Object(_) | Value::Array(_))
 }
 
-/// Takes the `lists` out of `map`, each element keeping only the `keys` it has (each
-/// container's name, image and ports, say), to be put back once the rest is trimmed.
-fn trim_each(map: &mut Map<String, Value>, lists: &[&str], keys: &[&str]) -> Vec<(String, Value)> {
-    lists
-        .iter()
-        .filter_map(|list| {
-            let Value::Array(items) = map.remove(*list)? else {
-                return None;
-            };
-            let trimmed = items.into_iter().map(|v| only(v, keys)).collect();
-            Some(((*list).to_string(), Value::Array(trimmed)))
-        })
+/// The entries of `map` that `keep` answers a value for, with that value.
+fn entries(
+    map: &Map<String, Value>,
+    keep: impl Fn(&str, &Value) -> Option<Value>,
+) -> Map<String, Value> {
+    map.iter()
+        .filter_map(|(k, v)| Some((k.clone(), keep(k, v)?)))
         .collect()
 }
 
-/// The object with only the `keys` it has.
-fn only(v: Value, keys: &[&str]) -> Value {
-    let Value::Object(mut m) = v else {
-        return v;
+/// A list with each element keeping only the `keys` it has (each container's name, image and
+/// ports, say); None for a value that is not a list.
+fn each(list: &Value, keys: &[&str]) -> Option<Value> {
+    let only = |v: &Value| match v {
+        Value::Object(m) => Value::Object(entries(m, |k, v| keys.contains(&k).then(|| v.clone()))),
+        other => other.clone(),
     };
-    m.retain(|k, _| keys.contains(&k.as_str()));
-    Value::Object(m)
+    Some(Value::Array(list.as_array()?.iter().map(only).collect()))
 }
 
 #[cfg(test)]
@@ -169,9 +174,12 @@ mod tests {
     #[test]
     fn a_pods_view_answers_every_control_loop_question_as_the_whole_pod_does() {
         let whole = running_pod();
-        let view = view("/registry/pods/default/web-7d4b9c-x2x9q", whole.clone());
+        let view = view(
+            "/registry/pods/default/web-7d4b9c-x2x9q",
+            &Arc::new(whole.clone()),
+        );
         let port = json!({"port": 80, "targetPort": "http"});
-        for p in [&whole, &view] {
+        for p in [&whole, &*view] {
             assert!(pod_active(p) && pod_ready(p) && pod_available(p, 5) && !terminating(p));
             assert_eq!(controller_uid(p), Some("rs-1"));
             assert_eq!(controller_of(p), Some(("ReplicaSet", "web-7d4b9c")));
@@ -218,7 +226,8 @@ mod tests {
     #[test]
     fn other_kinds_are_kept_whole_and_events_not_at_all() {
         let rs = json!({"metadata": {"name": "web", "managedFields": [{}]}, "spec": {}});
-        assert_eq!(view("/registry/replicasets/default/web", rs.clone()), rs);
+        let same = view("/registry/replicasets/default/web", &Arc::new(rs.clone()));
+        assert_eq!(*same, rs);
         assert_eq!(kept("/registry/replicasets/default/web"), Kept::Whole);
         assert_eq!(kept("/registry/events/default/web.1"), Kept::Nothing);
         assert_eq!(kept("/registry/pods/default/web"), Kept::View);

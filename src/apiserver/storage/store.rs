@@ -170,14 +170,15 @@ impl Store {
         }
     }
 
-    /// A live object to keep, its whole tree cached when it is kept whole (just written, it is
-    /// likely read next). A view is made when a control loop first asks for it: most pods
-    /// written are read by none before their next write.
-    fn stored(&self, key: &str, value: Arc<Value>, json: Bytes) -> Stored {
+    /// A live object to keep, with the tree `kept` keeps of it (`kept_tree`) cached: just
+    /// written, it is likely read next (the control loops' catch-up reads every change).
+    fn stored(&self, key: &str, tree: Arc<Value>, json: Bytes) -> Stored {
         let parsed = Parsed::empty();
-        let rv = object_rv(&value).unwrap_or(0);
-        if kept(key) == Kept::Whole {
-            parsed.fill(value, &self.parsed, parsed_cache::cost(json.len(), false));
+        let rv = object_rv(&tree).unwrap_or(0);
+        match kept(key) {
+            Kept::Whole => parsed.fill(tree, &self.parsed, parsed_cache::cost(json.len(), false)),
+            Kept::View => parsed.fill(tree, &self.parsed, parsed_cache::cost(json.len(), true)),
+            Kept::Nothing => {}
         }
         Stored { json, rv, parsed }
     }
@@ -197,8 +198,8 @@ impl Store {
         if let Some(v) = o.parsed.get() {
             return v;
         }
-        let whole = serde_json::from_slice(&o.json).unwrap_or(Value::Null);
-        let v = Arc::new(controller_view::view(key, whole));
+        let whole = Arc::new(serde_json::from_slice(&o.json).unwrap_or(Value::Null));
+        let v = controller_view::view(key, &whole);
         let cost = parsed_cache::cost(o.json.len(), kept(key) == Kept::View);
         o.parsed.fill(v.clone(), &self.parsed, cost);
         self.sweep(g);
@@ -492,26 +493,26 @@ impl Store {
         Ok(page)
     }
 
-    /// Make `object` the state of `key` at the current revision (None: deleted) and record
-    /// the change in the history.
+    /// Make `tree` the state of `key` at the current revision (None: deleted), `json` its
+    /// encoding (for a delete, the last state), and record the change in the history. `tree`
+    /// is what `kept(key)` keeps: the whole object, or a pod's view (`controller_view::view`).
     fn commit(
         &self,
         g: &mut Inner,
         kind: EventType,
         key: &str,
-        object: Option<Arc<Value>>,
-        last: &Value,
+        tree: Option<Arc<Value>>,
+        json: Bytes,
     ) {
-        let json = encode(last);
         // The state before the change: selector watchers see objects leave their view by it,
         // and a list at an older revision undoes the change with it.
         let prev = match kind {
             EventType::Modified | EventType::Deleted => g.objects.get(key).map(|o| o.json.clone()),
             EventType::Added => None,
         };
-        match object {
-            Some(value) => {
-                let stored = self.stored(key, value, json.clone());
+        match tree {
+            Some(tree) => {
+                let stored = self.stored(key, tree, json.clone());
                 let old = g.objects.insert(key.to_string(), stored);
                 self.release(old);
                 self.sweep(g);
@@ -622,7 +623,9 @@ impl Store {
         g.rv += 1;
         set_rv(&mut value, g.rv);
         let obj = Arc::new(value);
-        self.commit(&mut g, EventType::Added, key, Some(obj.clone()), &obj);
+        let json = encode(&obj);
+        let tree = controller_view::view(key, &obj);
+        self.commit(&mut g, EventType::Added, key, Some(tree), json);
         Ok(obj)
     }
 
@@ -669,7 +672,9 @@ impl Store {
         g.rv += 1;
         set_rv(&mut next, g.rv);
         let obj = Arc::new(next);
-        self.commit(&mut g, EventType::Modified, key, Some(obj.clone()), &obj);
+        let json = encode(&obj);
+        let tree = controller_view::view(key, &obj);
+        self.commit(&mut g, EventType::Modified, key, Some(tree), json);
         Ok(obj)
     }
 
@@ -699,7 +704,7 @@ impl Store {
         g.rv += 1;
         let mut last = (*cur).clone();
         set_rv(&mut last, g.rv);
-        self.commit(&mut g, EventType::Deleted, key, None, &last);
+        self.commit(&mut g, EventType::Deleted, key, None, encode(&last));
         Ok(Arc::new(last))
     }
 
@@ -752,7 +757,7 @@ impl Store {
             .into_iter()
             .map(|(k, v)| {
                 let json = encode(&v);
-                let stored = self.stored(&k, Arc::new(v), json);
+                let stored = self.stored(&k, controller_view::view(&k, &Arc::new(v)), json);
                 (k, stored)
             })
             .collect();
@@ -768,17 +773,22 @@ impl Store {
     /// object (ADDED when the key was absent), `None` deletes it (the deleted object, as the
     /// owner last had it, goes to watchers with `rev`).
     pub(crate) fn observe(&self, rev: u64, key: &str, object: Option<Value>) {
+        // A put is encoded, and a pod's view made, before the write lock: readers and the
+        // other writers wait only for the insert.
+        let put = object.map(|mut v| {
+            set_rv(&mut v, rev);
+            let json = encode(&v);
+            (controller_view::view(key, &Arc::new(v)), json)
+        });
         let mut g = self.write();
         g.rv = g.rv.max(rev);
-        match object {
-            Some(mut v) => {
-                set_rv(&mut v, rev);
+        match put {
+            Some((tree, json)) => {
                 let kind = match g.objects.contains_key(key) {
                     true => EventType::Modified,
                     false => EventType::Added,
                 };
-                let obj = Arc::new(v);
-                self.commit(&mut g, kind, key, Some(obj.clone()), &obj);
+                self.commit(&mut g, kind, key, Some(tree), json);
             }
             None => {
                 let Some(cur) = g
@@ -791,7 +801,7 @@ impl Store {
                 };
                 let mut last = (*cur).clone();
                 set_rv(&mut last, rev);
-                self.commit(&mut g, EventType::Deleted, key, None, &last);
+                self.commit(&mut g, EventType::Deleted, key, None, encode(&last));
             }
         }
     }
