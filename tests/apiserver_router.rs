@@ -172,7 +172,7 @@ async fn create_seed_pod_with_admission_defaults_and_errors() {
     assert_eq!(
         trace
             .find(kexplore::stage::Stage::Storage)
-            .map(|s| s.detail["key"].clone()),
+            .map(|s| s.detail.value()["key"].clone()),
         Some(json!("/registry/pods/default/app"))
     );
 

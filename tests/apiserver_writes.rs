@@ -247,13 +247,10 @@ async fn a_dry_run_on_every_verb_stores_nothing_and_says_so() {
             .find(Stage::Storage)
             .unwrap_or_else(|| panic!("{what}: no storage stage"));
         assert_eq!(storage.status, Status::Skipped, "{what}");
-        assert_eq!(storage.detail["dryRun"], true, "{what}");
-        assert_eq!(storage.detail["note"], "dry run: nothing stored", "{what}");
-        assert!(
-            storage.detail.get("resourceVersion").is_none(),
-            "{what}: {}",
-            storage.detail
-        );
+        let detail = storage.detail.value();
+        assert_eq!(detail["dryRun"], true, "{what}");
+        assert_eq!(detail["note"], "dry run: nothing stored", "{what}");
+        assert!(detail.get("resourceVersion").is_none(), "{what}: {detail}");
     }
     // kubectl delete sends its DeleteOptions as a body.
     let (code, answer, _) = call(

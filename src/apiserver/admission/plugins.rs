@@ -33,6 +33,13 @@ pub struct PluginRecord {
     pub message: Option<String>,
 }
 
+/// An admission stage as the trace records it: its phase and what each plugin did.
+#[derive(Debug, Serialize)]
+pub struct Admission<'a> {
+    pub phase: &'static str,
+    pub plugins: &'a [PluginRecord],
+}
+
 /// One field a plugin set or changed: its value before (`None`: unset) and after (`None`:
 /// removed), each written compactly and cut at `VALUE_CHARS` so a trace stays small whatever
 /// the pod holds.

@@ -177,7 +177,10 @@ fn prepare(
         } else {
             Status::Failed
         },
-        json!({"phase": "validating", "plugins": [rec]}),
+        plugins::Admission {
+            phase: "validating",
+            plugins: std::slice::from_ref(&rec),
+        },
     );
     res?;
     kinds::omit_empty_meta_maps(&mut obj);

@@ -80,10 +80,10 @@ impl AuditLog {
             }
             if let Some(uid) = trace
                 .find(Stage::Storage)
-                .and_then(|s| s.detail.get("uid"))
+                .and_then(|s| s.detail.value().get("uid").cloned())
                 .filter(|u| !u.is_null())
             {
-                o["uid"] = uid.clone();
+                o["uid"] = uid;
             }
             ev["objectRef"] = o;
         }
@@ -99,9 +99,10 @@ impl AuditLog {
             None => json!({"metadata": {}, "code": trace.code}),
         };
         if let Some(a) = trace.find(Stage::Authorization) {
+            let a = a.detail.value();
             ev["annotations"] = json!({
-                "authorization.k8s.io/decision": a.detail.get("decision").cloned().unwrap_or(json!("forbid")),
-                "authorization.k8s.io/reason": a.detail.get("reason").cloned().unwrap_or(json!("")),
+                "authorization.k8s.io/decision": a.get("decision").cloned().unwrap_or(json!("forbid")),
+                "authorization.k8s.io/reason": a.get("reason").cloned().unwrap_or(json!("")),
             });
         }
         let mut line = serde_json::to_vec(&ev).unwrap_or_default();

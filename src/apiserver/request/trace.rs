@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::apiserver::request::packed_json::PackedJson;
 
@@ -20,7 +21,31 @@ pub struct TraceStage {
     pub status: Status,
     /// Microseconds since the request was received.
     pub(crate) at_us: u64,
-    pub detail: Value,
+    pub detail: Detail,
+}
+
+/// A stage's detail, kept as JSON text: every request writes several and few are ever read
+/// (the journey, the TUI, the audit log), and a pod's admission record as a tree was a few
+/// hundred small maps to build from the typed records and to free when the trace was dropped.
+#[derive(Debug, Clone)]
+pub struct Detail(Box<RawValue>);
+
+impl Detail {
+    fn of(detail: &impl Serialize) -> Detail {
+        let null = || RawValue::from_string("null".into()).expect("null is JSON");
+        Detail(serde_json::value::to_raw_value(detail).unwrap_or_else(|_| null()))
+    }
+
+    /// The detail as a tree.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl Serialize for Detail {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
 }
 
 /// The trace of one HTTP request through the server.
@@ -62,7 +87,7 @@ impl RequestTrace {
         }
     }
 
-    pub(crate) fn stage(&mut self, stage: Stage, status: Status, detail: Value) {
+    pub(crate) fn stage(&mut self, stage: Stage, status: Status, detail: impl Serialize) {
         let at_us = self
             .start
             .map(|s| s.elapsed().as_micros() as u64)
@@ -71,7 +96,7 @@ impl RequestTrace {
             stage,
             status,
             at_us,
-            detail,
+            detail: Detail::of(&detail),
         });
     }
 

@@ -219,7 +219,10 @@ impl Strategy for Pod {
         trace.stage(
             Stage::Admission,
             status,
-            json!({"phase": "mutating", "plugins": records}),
+            plugins::Admission {
+                phase: "mutating",
+                plugins: &records,
+            },
         );
         let mut v = res?;
         let causes = validation::validate_pod(&pod);
