@@ -348,6 +348,23 @@ mod tests {
         );
         let ok = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"capacity": {"cpu": 4, "memory": "8Gi"}}});
         assert!(decode_object(nodes, ok, "Strict").is_ok());
+        // Found through the types that lead to one: a Deployment's pod template, a volume.
+        let Some(deployments) = lookup("apps", "v1", "deployments") else {
+            return;
+        };
+        let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}],
+                    "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1Gq"}}]}}}});
+        let e = decode_object(deployments, d, "Strict")
+            .err()
+            .map(|e| e.message);
+        assert!(
+            e.as_deref().is_some_and(|m| m
+                .ends_with("(got \"1Gq\" at spec.template.spec.volumes[0].emptyDir.sizeLimit)")),
+            "{e:?}"
+        );
     }
 
     #[test]

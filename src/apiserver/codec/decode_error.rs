@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 use serde_path_to_error::{Path, Segment};
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use crate::apiserver::registry::openapi;
@@ -18,15 +19,70 @@ use crate::apiserver::registry::validation::parse_quantity;
 
 /// The k8s-openapi schemas of `def`'s kind and every type it references, built once.
 fn schemas(def: &ResourceDef) -> &'static Map<String, Value> {
-    // One map per entry of RESOURCES, in its order.
-    static ALL: OnceLock<Vec<Map<String, Value>>> = OnceLock::new();
-    static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
-    let all = ALL.get_or_init(|| RESOURCES.iter().map(openapi::type_schemas).collect());
+    &types(def).0
+}
+
+/// A kind's schemas, and the names of those among them that hold a Quantity somewhere inside.
+type Types = (Map<String, Value>, HashSet<String>);
+
+/// The schemas of `def`'s kind (`schemas`) and the names of those among them that hold a
+/// Quantity somewhere inside (`holding_quantities`), built once per entry of RESOURCES.
+fn types(def: &ResourceDef) -> &'static Types {
+    static ALL: OnceLock<Vec<Types>> = OnceLock::new();
+    static EMPTY: OnceLock<Types> = OnceLock::new();
+    let all = ALL.get_or_init(|| {
+        RESOURCES
+            .iter()
+            .map(|r| {
+                let defs = openapi::type_schemas(r);
+                let holding = holding_quantities(&defs);
+                (defs, holding)
+            })
+            .collect()
+    });
     RESOURCES
         .iter()
         .position(|r| (r.group, r.version, r.kind) == (def.group, def.version, def.kind))
         .and_then(|i| all.get(i))
-        .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+        .unwrap_or_else(|| EMPTY.get_or_init(|| (Map::new(), HashSet::new())))
+}
+
+/// The definitions that hold a Quantity, directly or through others (the least fixpoint, so
+/// recursive types are answered exactly): the quantity check walks only into these, not
+/// through a pod's metadata, managed fields, probes and status.
+fn holding_quantities(defs: &Map<String, Value>) -> HashSet<String> {
+    let mut holding = HashSet::new();
+    loop {
+        let found: Vec<String> = defs
+            .iter()
+            .filter(|(name, schema)| {
+                !holding.contains(name.as_str()) && may_hold_quantity(schema, &holding)
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        if found.is_empty() {
+            return holding;
+        }
+        holding.extend(found);
+    }
+}
+
+/// Whether a value of `schema` can hold a Quantity, given the definitions known to.
+fn may_hold_quantity(schema: &Value, holding: &HashSet<String>) -> bool {
+    if let Some(name) = ref_name(schema) {
+        return name == QUANTITY || holding.contains(name);
+    }
+    let inner = |key: &str| {
+        schema
+            .get(key)
+            .is_some_and(|s| may_hold_quantity(s, holding))
+    };
+    inner("items")
+        || inner("additionalProperties")
+        || schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.values().any(|s| may_hold_quantity(s, holding)))
 }
 
 /// upstream `resource.ErrFormatWrong`, which a malformed quantity gets while decoding.
@@ -36,15 +92,15 @@ const QUANTITY_FORMAT: &str =
 /// The first malformed quantity anywhere in a decoded object, in upstream's words followed by
 /// what and where it is (upstream names neither).
 pub(crate) fn malformed_quantity(def: &ResourceDef, obj: &Value) -> Option<String> {
-    let defs = schemas(def);
+    let (defs, holding) = types(def);
     let root = defs.get(root_name(def, defs)?)?;
     let mut path = String::new();
-    find_quantity(defs, root, obj, &mut path)
+    find_quantity((defs, holding), root, obj, &mut path)
         .map(|(q, at)| format!("{QUANTITY_FORMAT} (got {q:?} at {at})"))
 }
 
 fn find_quantity(
-    defs: &Map<String, Value>,
+    (defs, holding): (&Map<String, Value>, &HashSet<String>),
     schema: &Value,
     value: &Value,
     path: &mut String,
@@ -54,6 +110,9 @@ fn find_quantity(
             Value::String(q) if parse_quantity(q).is_none() => Some((q.clone(), path.clone())),
             _ => None,
         };
+    }
+    if !may_hold_quantity(schema, holding) {
+        return None;
     }
     let schema = resolve(defs, schema).1;
     let len = path.len();
@@ -68,12 +127,12 @@ fn find_quantity(
                 path.push('.');
             }
             path.push_str(k);
-            find_quantity(defs, sub, v, path)
+            find_quantity((defs, holding), sub, v, path)
         }),
         Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
             path.truncate(len);
             path.push_str(&format!("[{i}]"));
-            find_quantity(defs, schema.get("items")?, v, path)
+            find_quantity((defs, holding), schema.get("items")?, v, path)
         }),
         _ => None,
     };
@@ -265,4 +324,31 @@ fn mismatch(
             fields.join(".")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::registry::resources::lookup;
+
+    /// The quantity check walks into a pod's containers and volumes, not its metadata, probes
+    /// or tolerations (which hold none).
+    #[test]
+    fn only_types_leading_to_a_quantity_are_walked() {
+        let Some(pods) = lookup("", "v1", "pods") else {
+            return;
+        };
+        let (_, holding) = types(pods);
+        for t in ["PodSpec", "Container", "ResourceRequirements", "Volume"] {
+            assert!(holding.contains(&format!("io.k8s.api.core.v1.{t}")), "{t}");
+        }
+        for t in [
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry",
+            "io.k8s.api.core.v1.Probe",
+            "io.k8s.api.core.v1.Toleration",
+        ] {
+            assert!(!holding.contains(t), "{t}");
+        }
+    }
 }
