@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 use serde_path_to_error::{Path, Segment};
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use crate::apiserver::registry::openapi;
@@ -19,37 +19,66 @@ use crate::apiserver::registry::validation::parse_quantity;
 
 /// The k8s-openapi schemas of `def`'s kind and every type it references, built once.
 fn schemas(def: &ResourceDef) -> &'static Map<String, Value> {
-    &types(def).0
+    &types(def).defs
 }
 
-/// A kind's schemas, and the names of those among them that hold a Quantity somewhere inside.
-type Types = (Map<String, Value>, HashSet<String>);
+/// A kind's schemas, and what the quantity check needs of them, built once.
+struct Types {
+    defs: Map<String, Value>,
+    /// The definition of the kind itself (`io.k8s.api.core.v1.Pod`).
+    root: Option<String>,
+    /// The definitions that hold a Quantity somewhere inside (`holding_quantities`).
+    holding: HashSet<String>,
+    /// Of each of those with properties, the properties that can hold one, in key order: the
+    /// only ones the check looks at in an object of that type.
+    props: HashMap<String, Vec<String>>,
+}
 
-/// The schemas of `def`'s kind (`schemas`) and the names of those among them that hold a
-/// Quantity somewhere inside (`holding_quantities`), built once per entry of RESOURCES.
 fn types(def: &ResourceDef) -> &'static Types {
     static ALL: OnceLock<Vec<Types>> = OnceLock::new();
     static EMPTY: OnceLock<Types> = OnceLock::new();
-    let all = ALL.get_or_init(|| {
-        RESOURCES
-            .iter()
-            .map(|r| {
-                let defs = openapi::type_schemas(r);
-                let holding = holding_quantities(&defs);
-                (defs, holding)
-            })
-            .collect()
-    });
+    let all = ALL.get_or_init(|| RESOURCES.iter().map(kind_types).collect());
     RESOURCES
         .iter()
         .position(|r| (r.group, r.version, r.kind) == (def.group, def.version, def.kind))
         .and_then(|i| all.get(i))
-        .unwrap_or_else(|| EMPTY.get_or_init(|| (Map::new(), HashSet::new())))
+        .unwrap_or_else(|| {
+            EMPTY.get_or_init(|| Types {
+                defs: Map::new(),
+                root: None,
+                holding: HashSet::new(),
+                props: HashMap::new(),
+            })
+        })
+}
+
+fn kind_types(def: &ResourceDef) -> Types {
+    let defs = openapi::type_schemas(def);
+    let holding = holding_quantities(&defs);
+    let props = holding
+        .iter()
+        .filter_map(|name| {
+            let p = defs.get(name)?.get("properties")?.as_object()?;
+            let mut names: Vec<String> = p
+                .iter()
+                .filter(|(_, s)| may_hold_quantity(s, &holding))
+                .map(|(k, _)| k.clone())
+                .collect();
+            names.sort();
+            Some((name.clone(), names))
+        })
+        .collect();
+    Types {
+        root: root_name(def, &defs).cloned(),
+        defs,
+        holding,
+        props,
+    }
 }
 
 /// The definitions that hold a Quantity, directly or through others (the least fixpoint, so
 /// recursive types are answered exactly): the quantity check walks only into these, not
-/// through a pod's metadata, managed fields, probes and status.
+/// through a pod's metadata, managed fields, probes and tolerations.
 fn holding_quantities(defs: &Map<String, Value>) -> HashSet<String> {
     let mut holding = HashSet::new();
     loop {
@@ -92,15 +121,15 @@ const QUANTITY_FORMAT: &str =
 /// The first malformed quantity anywhere in a decoded object, in upstream's words followed by
 /// what and where it is (upstream names neither).
 pub(crate) fn malformed_quantity(def: &ResourceDef, obj: &Value) -> Option<String> {
-    let (defs, holding) = types(def);
-    let root = defs.get(root_name(def, defs)?)?;
+    let t = types(def);
+    let root = t.defs.get(t.root.as_ref()?)?;
     let mut path = String::new();
-    find_quantity((defs, holding), root, obj, &mut path)
+    find_quantity(t, root, obj, &mut path)
         .map(|(q, at)| format!("{QUANTITY_FORMAT} (got {q:?} at {at})"))
 }
 
 fn find_quantity(
-    (defs, holding): (&Map<String, Value>, &HashSet<String>),
+    t: &Types,
     schema: &Value,
     value: &Value,
     path: &mut String,
@@ -111,28 +140,36 @@ fn find_quantity(
             _ => None,
         };
     }
-    if !may_hold_quantity(schema, holding) {
+    if !may_hold_quantity(schema, &t.holding) {
         return None;
     }
-    let schema = resolve(defs, schema).1;
+    let (name, schema) = resolve(&t.defs, schema);
     let len = path.len();
-    let found = match value {
-        Value::Object(m) => m.iter().find_map(|(k, v)| {
+    let at = |k: &str, sub: &Value, v: &Value, path: &mut String| {
+        path.truncate(len);
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(k);
+        find_quantity(t, sub, v, path)
+    };
+    let found = match (value, name.and_then(|n| t.props.get(n))) {
+        // A known type: only the properties that can hold one.
+        (Value::Object(m), Some(props)) => props.iter().find_map(|k| {
+            let v = m.get(k)?;
+            at(k, schema.get("properties")?.get(k)?, v, path)
+        }),
+        (Value::Object(m), None) => m.iter().find_map(|(k, v)| {
             let sub = schema
                 .get("properties")
                 .and_then(|p| p.get(k))
                 .or_else(|| schema.get("additionalProperties"))?;
-            path.truncate(len);
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(k);
-            find_quantity((defs, holding), sub, v, path)
+            at(k, sub, v, path)
         }),
-        Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+        (Value::Array(a), _) => a.iter().enumerate().find_map(|(i, v)| {
             path.truncate(len);
             path.push_str(&format!("[{i}]"));
-            find_quantity((defs, holding), schema.get("items")?, v, path)
+            find_quantity(t, schema.get("items")?, v, path)
         }),
         _ => None,
     };
@@ -338,10 +375,16 @@ mod tests {
         let Some(pods) = lookup("", "v1", "pods") else {
             return;
         };
-        let (_, holding) = types(pods);
+        let types = types(pods);
+        let holding = &types.holding;
         for t in ["PodSpec", "Container", "ResourceRequirements", "Volume"] {
             assert!(holding.contains(&format!("io.k8s.api.core.v1.{t}")), "{t}");
         }
+        let spec = &types.props["io.k8s.api.core.v1.PodSpec"];
+        for p in ["containers", "initContainers", "overhead", "volumes"] {
+            assert!(spec.iter().any(|s| s == p), "{p} in {spec:?}");
+        }
+        assert!(!spec.iter().any(|s| s == "tolerations"), "{spec:?}");
         for t in [
             "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
             "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry",
