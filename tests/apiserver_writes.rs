@@ -429,3 +429,65 @@ async fn updates_keep_or_refuse_metadata_as_upstream() {
     assert_eq!(code, 422, "{st}");
     assert_eq!(st["details"]["kind"], "Node", "{st}");
 }
+
+/// One request as the admin, with an Accept header: (status, content type, body as sent).
+async fn raw_call(api: &Arc<Api>, uri: &str, accept: &str, body: &str) -> (u16, String, Bytes) {
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri(uri)
+        .header("authorization", "Bearer admin-token")
+        .header("content-type", JSON)
+        .header("accept", accept)
+        .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
+        .expect("request");
+    let resp = chain::handle(api, &ConnInfo::default(), req).await;
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let code = resp.status().as_u16();
+    let bytes = resp.into_body().collect().await.map(|c| c.to_bytes());
+    (code, ct, bytes.unwrap_or_default())
+}
+
+/// A create answers, as JSON, the encoding the store keeps (not encoded a second time): the
+/// same object a GET reads, as one line. Asked for YAML, or created as an events.k8s.io Event,
+/// it still answers in that form.
+#[tokio::test]
+async fn a_create_answers_the_stored_object_in_the_form_asked() {
+    let api = api();
+    let pods = "/api/v1/namespaces/demo/pods";
+    let pod = |n: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{n}"}},"spec":{{"schedulerName":"manual","containers":[{{"name":"c","image":"x"}}]}}}}"#
+        )
+    };
+    let (code, ct, body) = raw_call(&api, pods, JSON, &pod("as-json")).await;
+    assert_eq!((code, ct.as_str()), (201, JSON));
+    assert!(body.ends_with(b"}\n") && !body[..body.len() - 1].contains(&b'\n'));
+    let created: Value = serde_json::from_slice(&body).expect("json");
+    let (code, got, _) = call(&api, "GET", &format!("{pods}/as-json"), "", "").await;
+    assert_eq!((code, &got), (200, &created));
+    assert_eq!(created["spec"]["serviceAccountName"], "default", "admitted");
+
+    let (code, ct, body) = raw_call(&api, pods, "application/yaml", &pod("as-yaml")).await;
+    assert_eq!((code, ct.as_str()), (201, "application/yaml"));
+    let yaml: Value = serde_yaml::from_slice(&body).expect("yaml");
+    assert_eq!(yaml["metadata"]["name"], "as-yaml");
+
+    let event = r#"{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},"eventTime":"2026-11-28T10:00:00.000000Z","reportingController":"x","reportingInstance":"y","action":"A","reason":"R","note":"hello","type":"Normal","regarding":{"kind":"Pod","name":"as-json","namespace":"demo"}}"#;
+    let (code, _, body) = raw_call(
+        &api,
+        "/apis/events.k8s.io/v1/namespaces/demo/events",
+        JSON,
+        event,
+    )
+    .await;
+    let e: Value = serde_json::from_slice(&body).expect("event");
+    assert_eq!(
+        (code, &e["note"], &e["apiVersion"]),
+        (201, &json!("hello"), &json!("events.k8s.io/v1"))
+    );
+}

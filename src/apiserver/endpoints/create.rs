@@ -9,7 +9,7 @@ use crate::apiserver::admission::plugins;
 use crate::apiserver::codec::decode;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::{self, FieldSet, Scope};
-use crate::apiserver::endpoints::reply::{object_reply, store_err};
+use crate::apiserver::endpoints::reply::{object_reply, store_err, written_reply};
 use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
@@ -245,7 +245,7 @@ fn finish(
         format!("{url_ns}/{name}")
     });
     after_create(ctx, def, &stored);
-    object_reply(ctx, def, 201, Arc::unwrap_or_clone(stored))
+    written_reply(ctx, def, 201, key, Arc::unwrap_or_clone(stored))
 }
 
 /// How many names a create whose name the server generates may try: upstream's

@@ -45,6 +45,33 @@ pub fn object_reply(
     })
 }
 
+/// A written object's reply: as JSON, the encoding the store keeps for watchers when it is of
+/// this very revision (the object was encoded once, when it was stored); else `object_reply`.
+pub(crate) fn written_reply(
+    ctx: &Ctx<'_>,
+    def: &'static ResourceDef,
+    code: u16,
+    key: &str,
+    v: Value,
+) -> Result<Reply, ApiError> {
+    let rv = crate::apiserver::storage::store::object_rv(&v);
+    if ctx.format == Format::Json
+        && converted(def, &v).is_none()
+        && let Some((at, json)) = ctx.api.store.encoded(key)
+        && rv == Some(at)
+    {
+        let mut body = Vec::with_capacity(json.len() + 1);
+        body.extend_from_slice(&json);
+        body.push(b'\n');
+        return Ok(Reply::Raw {
+            code,
+            content_type: Format::Json.content_type(),
+            body: body.into(),
+        });
+    }
+    object_reply(ctx, def, code, v)
+}
+
 pub(crate) fn store_err(def: &ResourceDef, name: &str, e: StoreError) -> ApiError {
     match e {
         StoreError::Exists => ApiError::already_exists(def.group, def.plural, name),

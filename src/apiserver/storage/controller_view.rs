@@ -56,7 +56,7 @@ const CONTAINER_STATUS_KEPT: &[&str] = &["name", "ready", "started", "restartCou
 /// Of the conditions: Ready, from which readiness and availability (minReadySeconds) follow.
 const CONDITIONS_KEPT: &[&str] = &["Ready"];
 
-fn pod_view(whole: &Value) -> Value {
+pub(crate) fn pod_view(whole: &Value) -> Value {
     let Value::Object(pod) = whole else {
         return whole.clone();
     };

@@ -214,24 +214,12 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
     vec![0]
 }
 
-/// What etcd stores: the object without its resourceVersion (`PrepareObjectForStorage`).
-fn stored_bytes(v: &Value) -> Vec<u8> {
-    // A create's object has none: written as it is, without a copy.
-    if v.pointer("/metadata/resourceVersion").is_none() {
-        return serde_json::to_vec(v).unwrap_or_default();
-    }
-    let mut v = v.clone();
-    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.remove("resourceVersion");
-    }
-    serde_json::to_vec(&v).unwrap_or_default()
-}
-
-/// Upstream's create: If(mod_revision(key) == 0) Then(Put).
-fn create_txn(etcd_key: &str, value: &Value) -> Txn {
+/// Upstream's create: If(mod_revision(key) == 0) Then(Put). `bytes`: what etcd stores, the
+/// object without its resourceVersion (`PrepareObjectForStorage`; `OwnWrites::put`).
+fn create_txn(etcd_key: &str, bytes: &[u8]) -> Txn {
     Txn::new()
         .when(vec![Compare::mod_revision(etcd_key, CompareOp::Equal, 0)])
-        .and_then(vec![TxnOp::put(etcd_key, stored_bytes(value), None)])
+        .and_then(vec![TxnOp::put(etcd_key, bytes.to_vec(), None)])
 }
 
 /// A create's answer: the object takes the transaction's revision, or the key existed.
@@ -414,6 +402,9 @@ impl Storage for EtcdStore {
     fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
         self.mirror.store.list_with_metadata(prefix, fields)
     }
+    fn encoded(&self, key: &str) -> Option<(u64, hyper::body::Bytes)> {
+        self.mirror.store.encoded(key)
+    }
     fn get_view(&self, key: &str) -> Option<Arc<Value>> {
         self.mirror.store.get_view(key)
     }
@@ -496,18 +487,28 @@ impl Storage for EtcdStore {
                 None => Ok(Arc::new(value)),
             };
         }
-        let resp = self.write_txn(create_txn(&self.mirror.keys.to_etcd(key), &value))?;
-        created(resp, &mut value)?;
-        Ok(Arc::new(value))
+        let bytes = self.mirror.own.put(key, &value);
+        let done = self
+            .write_txn(create_txn(&self.mirror.keys.to_etcd(key), &bytes))
+            .and_then(|resp| created(resp, &mut value));
+        if done.is_err() {
+            self.mirror.own.failed(key, &bytes);
+        }
+        done.map(|()| Arc::new(value))
     }
     fn create_later(&self, key: &str, mut value: Value, write: Write) -> Pending<Arc<Value>> {
         if write == Write::DryRun {
             return Box::pin(std::future::ready(self.create(key, value, write)));
         }
-        let pending = self.write_txn_later(create_txn(&self.mirror.keys.to_etcd(key), &value));
+        let bytes = self.mirror.own.put(key, &value);
+        let pending = self.write_txn_later(create_txn(&self.mirror.keys.to_etcd(key), &bytes));
+        let (mirror, key) = (self.mirror.clone(), key.to_string());
         Box::pin(async move {
-            created(pending.await?, &mut value)?;
-            Ok(Arc::new(value))
+            let done = pending.await.and_then(|resp| created(resp, &mut value));
+            if done.is_err() {
+                mirror.own.failed(&key, &bytes);
+            }
+            done.map(|()| Arc::new(value))
         })
     }
     fn update_with(
@@ -537,15 +538,20 @@ impl Storage for EtcdStore {
             }
             let k = self.mirror.keys.to_etcd(key);
             let read = i64::try_from(rv.unwrap_or(0)).unwrap_or(i64::MAX);
+            let bytes = self.mirror.own.put(key, &next);
             let txn = Txn::new()
                 .when(vec![Compare::mod_revision(
                     k.clone(),
                     CompareOp::Equal,
                     read,
                 )])
-                .and_then(vec![TxnOp::put(k.clone(), stored_bytes(&next), None)])
+                .and_then(vec![TxnOp::put(k.clone(), bytes.to_vec(), None)])
                 .or_else(vec![TxnOp::get(k, None)]);
-            let resp = self.write_txn(txn)?;
+            let resp = self.write_txn(txn);
+            if !resp.as_ref().is_ok_and(TxnResponse::succeeded) {
+                self.mirror.own.failed(key, &bytes);
+            }
+            let resp = resp?;
             if resp.succeeded() {
                 set_rv(&mut next, header_rev(&resp));
                 return Ok(Arc::new(next));
@@ -620,6 +626,7 @@ mod tests {
             "etcdctl --endpoints https://127.0.0.1:2379,https://127.0.0.1:2381 --cacert /tmp/pki/etcd/ca.crt --cert '/tmp/my pki/apiserver-etcd-client.crt' get /registry/pods/default/app"
         );
         let v = json!({"metadata": {"name": "a", "resourceVersion": "7"}});
-        assert_eq!(stored_bytes(&v), br#"{"metadata":{"name":"a"}}"#.to_vec());
+        let (stored, _) = crate::apiserver::storage::etcd_own_writes::encode_for_etcd(&v);
+        assert_eq!(stored, br#"{"metadata":{"name":"a"}}"#.to_vec());
     }
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::apiserver::storage::etcd_config::{CALL_TIMEOUT, Keys};
+use crate::apiserver::storage::etcd_own_writes::OwnWrites;
 use crate::apiserver::storage::store::{Store, set_rv};
 
 /// A stored value as the server serves it: the JSON with `metadata.resourceVersion` set to the
@@ -36,6 +37,8 @@ pub(crate) struct Mirror {
     live: AtomicBool,
     /// The revision the compactor last compacted to (0: none).
     pub(crate) compacted: std::sync::atomic::AtomicU64,
+    /// This server's puts, which the watch brings back already encoded and parsed.
+    pub(crate) own: OwnWrites,
 }
 
 impl Mirror {
@@ -45,6 +48,7 @@ impl Mirror {
             keys,
             live: AtomicBool::new(false),
             compacted: std::sync::atomic::AtomicU64::new(0),
+            own: OwnWrites::default(),
         }
     }
 
@@ -64,15 +68,23 @@ impl Mirror {
             };
             let rev = u64::try_from(kv.mod_revision()).unwrap_or(0);
             match ev.event_type() {
-                EtcdEvent::Put => match decode(kv) {
-                    Some(v) => self.store.observe(rev, &key, Some(v)),
-                    None => {
-                        // Not ours to serve (protobuf, or bytes put by hand): as if absent.
-                        eprintln!("kexplore serve: etcd key {key}: not a JSON object, not served");
-                        self.store.observe(rev, &key, None);
-                    }
+                EtcdEvent::Put => match self.own.recognise(&key, kv.value(), rev) {
+                    Some(own) => self.store.observe_put(rev, &key, own.tree, own.json),
+                    None => self.observe_put(rev, &key, kv),
                 },
                 EtcdEvent::Delete => self.store.observe(rev, &key, None),
+            }
+        }
+    }
+
+    /// A put made elsewhere (another server, etcdctl), or whose bytes differ from ours.
+    fn observe_put(&self, rev: u64, key: &str, kv: &KeyValue) {
+        match decode(kv) {
+            Some(v) => self.store.observe(rev, key, Some(v)),
+            None => {
+                // Not ours to serve (protobuf, or bytes put by hand): as if absent.
+                eprintln!("kexplore serve: etcd key {key}: not a JSON object, not served");
+                self.store.observe(rev, key, None);
             }
         }
     }

@@ -237,6 +237,11 @@ pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
     fn get_view(&self, key: &str) -> Option<Arc<Value>> {
         self.get(key)
     }
+    /// The encoding of the object at `key` as watchers get it, with its revision: what a write
+    /// answers when the client asked for JSON, instead of encoding the object again.
+    fn encoded(&self, _key: &str) -> Option<(u64, Bytes)> {
+        None
+    }
     /// `list`, as the control loops read it: each object's view (`get_view`).
     fn list_views(&self, prefix: &str) -> (Vec<Arc<Value>>, u64) {
         self.list(prefix)

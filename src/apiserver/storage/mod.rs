@@ -9,6 +9,7 @@ pub mod etcd_config;
 pub(crate) mod etcd_dial;
 pub mod etcd_local;
 pub(crate) mod etcd_mirror;
+pub(crate) mod etcd_own_writes;
 pub(crate) mod event_correlator;
 pub(crate) mod interface;
 pub(crate) mod list_cache;

@@ -170,11 +170,10 @@ impl Store {
         }
     }
 
-    /// A live object to keep, with the tree `kept` keeps of it (`kept_tree`) cached: just
-    /// written, it is likely read next (the control loops' catch-up reads every change).
-    fn stored(&self, key: &str, tree: Arc<Value>, json: Bytes) -> Stored {
+    /// A live object at revision `rv` to keep, with the tree `kept(key)` keeps of it cached:
+    /// just written, it is likely read next (the control loops' catch-up reads every change).
+    fn stored(&self, key: &str, tree: Arc<Value>, json: Bytes, rv: u64) -> Stored {
         let parsed = Parsed::empty();
-        let rv = object_rv(&tree).unwrap_or(0);
         match kept(key) {
             Kept::Whole => parsed.fill(tree, &self.parsed, parsed_cache::cost(json.len(), false)),
             Kept::View => parsed.fill(tree, &self.parsed, parsed_cache::cost(json.len(), true)),
@@ -300,6 +299,11 @@ impl Store {
     }
 
     /// `Storage::get_view`.
+    pub(crate) fn encoded(&self, key: &str) -> Option<(u64, Bytes)> {
+        let g = self.read();
+        g.objects.get(key).map(|o| (o.rv, o.json.clone()))
+    }
+
     pub(crate) fn get_view(&self, key: &str) -> Option<Arc<Value>> {
         self.get_as(key, Store::view_of)
     }
@@ -512,7 +516,7 @@ impl Store {
         };
         match tree {
             Some(tree) => {
-                let stored = self.stored(key, tree, json.clone());
+                let stored = self.stored(key, tree, json.clone(), g.rv);
                 let old = g.objects.insert(key.to_string(), stored);
                 self.release(old);
                 self.sweep(g);
@@ -757,7 +761,8 @@ impl Store {
             .into_iter()
             .map(|(k, v)| {
                 let json = encode(&v);
-                let stored = self.stored(&k, controller_view::view(&k, &Arc::new(v)), json);
+                let rv = object_rv(&v).unwrap_or(0);
+                let stored = self.stored(&k, controller_view::view(&k, &Arc::new(v)), json, rv);
                 (k, stored)
             })
             .collect();
@@ -773,24 +778,18 @@ impl Store {
     /// object (ADDED when the key was absent), `None` deletes it (the deleted object, as the
     /// owner last had it, goes to watchers with `rev`).
     pub(crate) fn observe(&self, rev: u64, key: &str, object: Option<Value>) {
-        // A put is encoded, and a pod's view made, before the write lock: readers and the
-        // other writers wait only for the insert.
-        let put = object.map(|mut v| {
-            set_rv(&mut v, rev);
-            let json = encode(&v);
-            (controller_view::view(key, &Arc::new(v)), json)
-        });
-        let mut g = self.write();
-        g.rv = g.rv.max(rev);
-        match put {
-            Some((tree, json)) => {
-                let kind = match g.objects.contains_key(key) {
-                    true => EventType::Modified,
-                    false => EventType::Added,
-                };
-                self.commit(&mut g, kind, key, Some(tree), json);
+        match object {
+            // Encoded, and a pod's view made, before the write lock: readers and the other
+            // writers wait only for the insert.
+            Some(mut v) => {
+                set_rv(&mut v, rev);
+                let json = encode(&v);
+                let tree = controller_view::view(key, &Arc::new(v));
+                self.observe_put(rev, key, Some(tree), json);
             }
             None => {
+                let mut g = self.write();
+                g.rv = g.rv.max(rev);
                 let Some(cur) = g
                     .objects
                     .get_key_value(key)
@@ -804,6 +803,19 @@ impl Store {
                 self.commit(&mut g, EventType::Deleted, key, None, encode(&last));
             }
         }
+    }
+
+    /// Apply a put made at revision `rev` whose encoding (`json`, with its resourceVersion)
+    /// and kept tree (`controller_view::view`; None for a key that keeps none) are made.
+    pub(crate) fn observe_put(&self, rev: u64, key: &str, tree: Option<Arc<Value>>, json: Bytes) {
+        let mut g = self.write();
+        g.rv = g.rv.max(rev);
+        let kind = match g.objects.contains_key(key) {
+            true => EventType::Modified,
+            false => EventType::Added,
+        };
+        let tree = tree.unwrap_or_else(|| Arc::new(Value::Null));
+        self.commit(&mut g, kind, key, Some(tree), json);
     }
 
     /// The owner compacted its history through `rev`: reads and watches from before it are
@@ -831,6 +843,9 @@ impl Storage for Store {
     }
     fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
         Store::list_with_metadata(self, prefix, fields)
+    }
+    fn encoded(&self, key: &str) -> Option<(u64, Bytes)> {
+        Store::encoded(self, key)
     }
     fn get_view(&self, key: &str) -> Option<Arc<Value>> {
         Store::get_view(self, key)
