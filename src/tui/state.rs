@@ -8,6 +8,9 @@ pub use super::session::{ContextFacts, LoadedContext, Source};
 use crate::kubeconfig::Kubeconfig;
 
 /// An overlay drawn above the current view.
+/// How far the details pane scrolls before it has been drawn once.
+pub const DETAIL_SCROLL_LIMIT: u16 = 400;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlay {
     /// The key list; `scroll` is the first line shown.
@@ -82,6 +85,9 @@ pub struct AppState {
     pub quiz: super::quiz::Quiz,
     /// Views 3 and 4: the first line shown of the details pane (PgUp/PgDn).
     pub detail_scroll: u16,
+    /// The most `detail_scroll` can be for the details last drawn (set as they are drawn): a
+    /// page down on a detail shorter than its pane leaves it in sight.
+    pub detail_scroll_max: std::cell::Cell<u16>,
     /// Keys go to the `/` filter being typed.
     pub typing: bool,
     /// Views 1 and 2: the `/` filter of their lists.
@@ -135,6 +141,7 @@ impl AppState {
             etcd: None,
             chain: Default::default(),
             detail_scroll: 0,
+            detail_scroll_max: std::cell::Cell::new(DETAIL_SCROLL_LIMIT),
             typing: false,
             list_filter: Default::default(),
             command: None,

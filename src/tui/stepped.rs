@@ -369,7 +369,10 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             state.detail_scroll = if matches!(action, Action::PageUp | Action::MoveUp) {
                 state.detail_scroll.saturating_sub(by)
             } else {
-                state.detail_scroll.saturating_add(by).min(400)
+                state
+                    .detail_scroll
+                    .saturating_add(by)
+                    .min(state.detail_scroll_max.get())
             };
             Vec::new()
         }

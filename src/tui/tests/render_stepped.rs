@@ -315,3 +315,33 @@ fn view4_in_presenter_mode_keeps_the_node_out_of_the_watch_stage_until_score() {
     assert!(!shown.contains("node node-"), "{shown}");
     assert!(!shown.contains("node-3"), "{shown}");
 }
+
+/// Paging down a detail shorter than its pane leaves it where it is (it used to scroll the one
+/// line of Validation out of sight until PgUp); a long one pages down to its last line and no
+/// further, and PgUp is felt at once.
+#[test]
+fn view4_page_down_stops_at_the_end_of_the_detail() {
+    let mut s = view4();
+    s.journey.step = 5;
+    let before = render(&s, 80, 24);
+    assert!(before.contains("no field errors"), "{before}");
+    for _ in 0..3 {
+        update(&mut s, Action::PageDown);
+    }
+    let after = render(&s, 80, 24);
+    assert!(after.contains("no field errors"), "{after}");
+    assert_eq!(s.detail_scroll, 0);
+
+    s.journey.step = 4;
+    render(&s, 80, 24);
+    let max = s.detail_scroll_max.get();
+    assert!(max > 0, "admission's changes fill more than the pane");
+    for _ in 0..50 {
+        update(&mut s, Action::PageDown);
+    }
+    assert_eq!(s.detail_scroll, max);
+    let bottom = render(&s, 80, 24);
+    update(&mut s, Action::PageUp);
+    assert!(s.detail_scroll < max);
+    assert_ne!(render(&s, 80, 24), bottom);
+}

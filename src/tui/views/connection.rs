@@ -48,14 +48,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let cut = c
         .current()
         .is_some_and(|r| r.summary.chars().count() > room);
-    draw_detail(
-        frame,
-        detail_area,
-        c.current(),
-        cut,
-        state.detail_scroll,
-        theme,
-    );
+    draw_detail(frame, detail_area, c.current(), cut, state, theme);
 }
 
 /// The columns a rung's summary gets in the ladder: below the title when each rung takes two
@@ -216,7 +209,7 @@ fn draw_detail(
     area: Rect,
     rung: Option<&Rung>,
     summary_cut: bool,
-    scroll: u16,
+    state: &AppState,
     theme: &Theme,
 ) {
     let Some(r) = rung else {
@@ -282,6 +275,7 @@ fn draw_detail(
         ));
     }
     // Rows below the pane's end are announced, so a cut list is never mistaken for a whole one.
+    let scroll = super::detail_scroll(state, lines.len(), area);
     let below = (lines.len() as u16).saturating_sub(scroll + area.height.saturating_sub(2));
     let keys = if below > 0 {
         format!("PgDn: {below} more rows")

@@ -246,10 +246,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     } else {
         ("Pods".to_string(), pods_detail(state, dw, theme, spin))
     };
+    let scroll = super::detail_scroll(state, detail.len(), detail_area);
     frame.render_widget(
-        Paragraph::new(detail)
-            .scroll((state.detail_scroll, 0))
-            .block(pane(format!("{detail_title} (PgUp/PgDn)"), theme, false)),
+        Paragraph::new(detail).scroll((scroll, 0)).block(pane(
+            format!("{detail_title} (PgUp/PgDn)"),
+            theme,
+            false,
+        )),
         detail_area,
     );
 }

@@ -116,6 +116,16 @@ pub fn view_area(state: &AppState) -> Rect {
 }
 
 /// A bordered pane; the focused one (where arrows move) has the focus border.
+/// The first of `lines` lines to show in a pane drawn in `area` (inside its borders): where the
+/// keys scrolled to, but never past the point where the last line reaches the bottom. That
+/// point is kept for the keys (`detail_scroll_max`).
+pub fn detail_scroll(state: &AppState, lines: usize, area: Rect) -> u16 {
+    let inside = usize::from(area.height.saturating_sub(2));
+    let max = u16::try_from(lines.saturating_sub(inside)).unwrap_or(u16::MAX);
+    state.detail_scroll_max.set(max);
+    state.detail_scroll.min(max)
+}
+
 pub fn pane<'a>(title: impl Into<String>, theme: &Theme, focused: bool) -> Block<'a> {
     let border = if focused {
         theme.border_focus
