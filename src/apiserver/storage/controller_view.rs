@@ -56,6 +56,8 @@ const CONTAINER_STATUS_KEPT: &[&str] = &["name", "ready", "started", "restartCou
 /// Of the conditions: Ready, from which readiness and availability (minReadySeconds) follow.
 const CONDITIONS_KEPT: &[&str] = &["Ready"];
 
+/// A pod as the control loops read it: its metadata without managed fields, the scalars and
+/// the parts named above of its spec and status.
 pub(crate) fn pod_view(whole: &Value) -> Value {
     let Value::Object(pod) = whole else {
         return whole.clone();

@@ -70,7 +70,7 @@ impl Mirror {
             match ev.event_type() {
                 EtcdEvent::Put => match self.own.recognise(&key, kv.value(), rev) {
                     Some(own) => self.store.observe_put(rev, &key, own.tree, own.json),
-                    None => self.observe_put(rev, &key, kv),
+                    None => self.observe_foreign(rev, &key, kv),
                 },
                 EtcdEvent::Delete => self.store.observe(rev, &key, None),
             }
@@ -78,7 +78,7 @@ impl Mirror {
     }
 
     /// A put made elsewhere (another server, etcdctl), or whose bytes differ from ours.
-    fn observe_put(&self, rev: u64, key: &str, kv: &KeyValue) {
+    fn observe_foreign(&self, rev: u64, key: &str, kv: &KeyValue) {
         match decode(kv) {
             Some(v) => self.store.observe(rev, key, Some(v)),
             None => {

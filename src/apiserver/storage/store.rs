@@ -298,12 +298,13 @@ impl Store {
         self.list_as(prefix, Store::value_of)
     }
 
-    /// `Storage::get_view`.
+    /// `Storage::encoded`.
     pub(crate) fn encoded(&self, key: &str) -> Option<(u64, Bytes)> {
         let g = self.read();
         g.objects.get(key).map(|o| (o.rv, o.json.clone()))
     }
 
+    /// `Storage::get_view`.
     pub(crate) fn get_view(&self, key: &str) -> Option<Arc<Value>> {
         self.get_as(key, Store::view_of)
     }
