@@ -170,16 +170,28 @@ impl Store {
         }
     }
 
-    /// A live object at revision `rv` to keep, with the tree `kept(key)` keeps of it cached:
-    /// just written, it is likely read next (the control loops' catch-up reads every change).
-    fn stored(&self, key: &str, tree: Arc<Value>, json: Bytes, rv: u64) -> Stored {
+    /// A live object at revision `rv` to keep, with `tree` cached when the write has it: the
+    /// tree `kept(key)` keeps (the whole object, or a pod's view), likely read next.
+    fn stored(&self, key: &str, tree: Option<Arc<Value>>, json: Bytes, rv: u64) -> Stored {
         let parsed = Parsed::empty();
-        match kept(key) {
-            Kept::Whole => parsed.fill(tree, &self.parsed, parsed_cache::cost(json.len(), false)),
-            Kept::View => parsed.fill(tree, &self.parsed, parsed_cache::cost(json.len(), true)),
-            Kept::Nothing => {}
+        match (kept(key), tree) {
+            (Kept::Whole, Some(t)) => {
+                parsed.fill(t, &self.parsed, parsed_cache::cost(json.len(), false))
+            }
+            (Kept::View, Some(t)) => {
+                parsed.fill(t, &self.parsed, parsed_cache::cost(json.len(), true))
+            }
+            _ => {}
         }
         Stored { json, rv, parsed }
+    }
+
+    /// What a create keeps parsed: a whole object, not a pod's view. Loading a scenario
+    /// creates 150,000 pods no control loop reads one by one (their first pass lists them), and
+    /// keeping each one's view took serve from 342 MiB to 955 MiB; a pod created through the
+    /// API gets its view when the first control loop catches up with it.
+    fn kept_at_create(key: &str, obj: &Arc<Value>) -> Option<Arc<Value>> {
+        (kept(key) == Kept::Whole).then(|| obj.clone())
     }
 
     /// The object as a list hands it out: its encoding and the tree cached for it, as a whole
@@ -498,9 +510,10 @@ impl Store {
         Ok(page)
     }
 
-    /// Make `tree` the state of `key` at the current revision (None: deleted), `json` its
-    /// encoding (for a delete, the last state), and record the change in the history. `tree`
-    /// is what `kept(key)` keeps: the whole object, or a pod's view (`controller_view::view`).
+    /// Make the object encoded as `json` the state of `key` at the current revision (for
+    /// `Deleted`, its last state, and the key goes), and record the change in the history.
+    /// `tree`, when the write has it, is what `kept(key)` keeps: the whole object, or a pod's
+    /// view (`controller_view::view`).
     fn commit(
         &self,
         g: &mut Inner,
@@ -515,14 +528,14 @@ impl Store {
             EventType::Modified | EventType::Deleted => g.objects.get(key).map(|o| o.json.clone()),
             EventType::Added => None,
         };
-        match tree {
-            Some(tree) => {
+        match kind {
+            EventType::Added | EventType::Modified => {
                 let stored = self.stored(key, tree, json.clone(), g.rv);
                 let old = g.objects.insert(key.to_string(), stored);
                 self.release(old);
                 self.sweep(g);
             }
-            None => {
+            EventType::Deleted => {
                 let old = g.objects.remove(key);
                 self.release(old);
             }
@@ -629,8 +642,8 @@ impl Store {
         set_rv(&mut value, g.rv);
         let obj = Arc::new(value);
         let json = encode(&obj);
-        let tree = controller_view::view(key, &obj);
-        self.commit(&mut g, EventType::Added, key, Some(tree), json);
+        let tree = Self::kept_at_create(key, &obj);
+        self.commit(&mut g, EventType::Added, key, tree, json);
         Ok(obj)
     }
 
@@ -763,7 +776,7 @@ impl Store {
             .map(|(k, v)| {
                 let json = encode(&v);
                 let rv = object_rv(&v).unwrap_or(0);
-                let stored = self.stored(&k, controller_view::view(&k, &Arc::new(v)), json, rv);
+                let stored = self.stored(&k, Self::kept_at_create(&k, &Arc::new(v)), json, rv);
                 (k, stored)
             })
             .collect();
@@ -815,8 +828,7 @@ impl Store {
             true => EventType::Modified,
             false => EventType::Added,
         };
-        let tree = tree.unwrap_or_else(|| Arc::new(Value::Null));
-        self.commit(&mut g, kind, key, Some(tree), json);
+        self.commit(&mut g, kind, key, tree, json);
     }
 
     /// The owner compacted its history through `rev`: reads and watches from before it are
