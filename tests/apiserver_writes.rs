@@ -32,6 +32,38 @@ fn api() -> Arc<Api> {
     api
 }
 
+/// One request as the admin with these headers: (status, response headers, body as sent).
+async fn send(
+    api: &Arc<Api>,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, hyper::HeaderMap, Bytes) {
+    let mut b = Request::builder()
+        .method(Method::from_bytes(method.as_bytes()).expect("method"))
+        .uri(uri)
+        .header("authorization", "Bearer admin-token");
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let req = b
+        .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
+        .expect("request");
+    let resp = chain::handle(api, &ConnInfo::default(), req).await;
+    let (code, headers) = (resp.status().as_u16(), resp.headers().clone());
+    let bytes = resp.into_body().collect().await.map(|c| c.to_bytes());
+    (code, headers, bytes.unwrap_or_default())
+}
+
+fn header(headers: &hyper::HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// One request as the admin: (status, body, audit id).
 async fn call(
     api: &Arc<Api>,
@@ -40,34 +72,13 @@ async fn call(
     ct: &str,
     body: &str,
 ) -> (u16, Value, String) {
-    let mut b = Request::builder()
-        .method(Method::from_bytes(method.as_bytes()).expect("method"))
-        .uri(uri)
-        .header("authorization", "Bearer admin-token");
-    if !ct.is_empty() {
-        b = b.header("content-type", ct);
-    }
-    let req = b
-        .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
-        .expect("request");
-    let resp = chain::handle(api, &ConnInfo::default(), req).await;
-    let code = resp.status().as_u16();
-    let audit = resp
-        .headers()
-        .get("audit-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let bytes = resp
-        .into_body()
-        .collect()
-        .await
-        .map(|c| c.to_bytes())
-        .unwrap_or_default();
+    let with_ct = [("content-type", ct)];
+    let headers: &[(&str, &str)] = if ct.is_empty() { &[] } else { &with_ct };
+    let (code, headers, bytes) = send(api, method, uri, headers, body).await;
     (
         code,
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        audit,
+        header(&headers, "audit-id"),
     )
 }
 
@@ -430,26 +441,11 @@ async fn updates_keep_or_refuse_metadata_as_upstream() {
     assert_eq!(st["details"]["kind"], "Node", "{st}");
 }
 
-/// One request as the admin, with an Accept header: (status, content type, body as sent).
+/// A POST as the admin, with an Accept header: (status, content type, body as sent).
 async fn raw_call(api: &Arc<Api>, uri: &str, accept: &str, body: &str) -> (u16, String, Bytes) {
-    let req = Request::builder()
-        .method(Method::POST)
-        .uri(uri)
-        .header("authorization", "Bearer admin-token")
-        .header("content-type", JSON)
-        .header("accept", accept)
-        .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
-        .expect("request");
-    let resp = chain::handle(api, &ConnInfo::default(), req).await;
-    let ct = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let code = resp.status().as_u16();
-    let bytes = resp.into_body().collect().await.map(|c| c.to_bytes());
-    (code, ct, bytes.unwrap_or_default())
+    let headers = [("content-type", JSON), ("accept", accept)];
+    let (code, headers, bytes) = send(api, "POST", uri, &headers, body).await;
+    (code, header(&headers, "content-type"), bytes)
 }
 
 /// A create answers, as JSON, the encoding the store keeps (not encoded a second time): the
