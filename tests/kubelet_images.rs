@@ -102,10 +102,13 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
             ),
             "{never:?}"
         );
+        // The kubelet records the event before it writes the status (upstream orders them
+        // no better), so wait for the container to leave ContainerCreating.
         let pod: Value = wait_for(Duration::from_secs(10), || {
             let p: Value =
                 serde_json::from_str(&k.ok(&["get", "pod", "never", "-o", "json"])).ok()?;
-            p["status"]["containerStatuses"].is_array().then_some(p)
+            let waiting = &p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"];
+            (waiting.is_string() && waiting != "ContainerCreating").then_some(p)
         })
         .unwrap_or_default();
         assert_eq!(pod["status"]["phase"], "Pending", "{pod}");
