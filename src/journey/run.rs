@@ -11,7 +11,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::build::Collected;
-use crate::apiserver::admission::plugins::field_changes;
+use crate::apiserver::admission::changes::field_changes;
 use crate::client::HandshakeReport;
 use crate::client::cluster::status_message;
 use crate::client::http::ApiClient;

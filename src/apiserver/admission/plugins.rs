@@ -10,7 +10,9 @@ use k8s_openapi::api::core::v1::{
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::apiserver::admission::changes::{self, FieldChange};
 use crate::apiserver::admission::limit_ranger;
+use crate::apiserver::admission::typed_diff;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::storage::interface::Storage;
@@ -40,180 +42,9 @@ pub struct Admission<'a> {
     pub plugins: &'a [PluginRecord],
 }
 
-/// One field a plugin set or changed: its value before (`None`: unset) and after (`None`:
-/// removed), each written compactly and cut at `VALUE_CHARS` so a trace stays small whatever
-/// the pod holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FieldChange {
-    pub path: String,
-    pub old: Option<String>,
-    pub new: Option<String>,
-}
-
-/// Longest value text a record keeps, in characters (an ellipsis marks the cut).
-pub const VALUE_CHARS: usize = 160;
-
-/// A value as one short line: strings bare, objects and lists in flow style
-/// (`{key: node.kubernetes.io/not-ready, operator: Exists}`), cut at `VALUE_CHARS`.
-pub fn value_text(v: &Value) -> String {
-    fn write(v: &Value, out: &mut String) {
-        // Stop descending once the text is long enough to be cut anyway.
-        if out.chars().count() > VALUE_CHARS {
-            return;
-        }
-        match v {
-            Value::String(s) => out.push_str(s),
-            Value::Array(a) => {
-                out.push('[');
-                for (i, x) in a.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    write(x, out);
-                }
-                out.push(']');
-            }
-            Value::Object(o) => {
-                out.push('{');
-                for (i, (k, x)) in o.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(k);
-                    out.push_str(": ");
-                    write(x, out);
-                }
-                out.push('}');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut out = String::new();
-    write(v, &mut out);
-    if out.chars().count() > VALUE_CHARS {
-        out = out.chars().take(VALUE_CHARS - 1).collect();
-        out.push('…');
-    }
-    out
-}
-
-/// The before/after values at each changed path. A list that did not exist before is given
-/// element by element (`/spec/tolerations/0`, `/1`), as appended elements are.
-pub fn field_changes(before: &Value, after: &Value, paths: &[String]) -> Vec<FieldChange> {
-    let mut out = Vec::new();
-    for p in paths {
-        let old = before.pointer(p);
-        match (old, after.pointer(p)) {
-            (None, Some(Value::Array(items))) if !items.is_empty() => {
-                out.extend(items.iter().enumerate().map(|(i, v)| FieldChange {
-                    path: format!("{p}/{i}"),
-                    old: None,
-                    new: Some(value_text(v)),
-                }))
-            }
-            (old, new) => out.push(FieldChange {
-                path: p.clone(),
-                old: old.map(value_text),
-                new: new.map(value_text),
-            }),
-        }
-    }
-    out
-}
-
-/// The paths (JSON pointer) where `b` differs from `a` — what a plugin added or changed — and,
-/// as `field_changes` tells them, each one's values before and after, in one walk: the values
-/// are at hand where a difference is found, instead of looked up again by pointer per path.
-fn diff_changes(a: &Value, b: &Value) -> (Vec<String>, Vec<FieldChange>) {
-    let (mut paths, mut changes) = (Vec::new(), Vec::new());
-    diff_into(a, b, &mut String::new(), &mut paths, &mut changes);
-    (paths, changes)
-}
-
-/// The walk of `diff_changes`, on one path buffer grown and cut back around each step down:
-/// a string is made only for a path that differs, not for every key of a pod.
-fn diff_into(
-    a: &Value,
-    b: &Value,
-    path: &mut String,
-    out: &mut Vec<String>,
-    changes: &mut Vec<FieldChange>,
-) {
-    let len = path.len();
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for (k, vb) in y {
-                // JSON pointer escaping, so a label key like `app.kubernetes.io/name` stays one
-                // segment.
-                path.push('/');
-                for c in k.chars() {
-                    match c {
-                        '~' => path.push_str("~0"),
-                        '/' => path.push_str("~1"),
-                        c => path.push(c),
-                    }
-                }
-                match x.get(k) {
-                    Some(va) => diff_into(va, vb, path, out, changes),
-                    None => added(path, vb, out, changes),
-                }
-                path.truncate(len);
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
-                push_index(path, i);
-                diff_into(va, vb, path, out, changes);
-                path.truncate(len);
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if y.len() > x.len() && y.starts_with(x) => {
-            for (i, vb) in y.iter().enumerate().skip(x.len()) {
-                push_index(path, i);
-                added(path, vb, out, changes);
-                path.truncate(len);
-            }
-        }
-        _ if a != b => {
-            out.push(path.clone());
-            changes.push(FieldChange {
-                path: path.clone(),
-                old: Some(value_text(a)),
-                new: Some(value_text(b)),
-            });
-        }
-        _ => {}
-    }
-}
-
-/// A path that did not exist before: a new non-empty list is told element by element, as
-/// `field_changes` tells it.
-fn added(path: &str, v: &Value, out: &mut Vec<String>, changes: &mut Vec<FieldChange>) {
-    out.push(path.to_string());
-    match v {
-        Value::Array(items) if !items.is_empty() => {
-            changes.extend(items.iter().enumerate().map(|(i, item)| FieldChange {
-                path: format!("{path}/{i}"),
-                old: None,
-                new: Some(value_text(item)),
-            }))
-        }
-        v => changes.push(FieldChange {
-            path: path.to_string(),
-            old: None,
-            new: Some(value_text(v)),
-        }),
-    }
-}
-
-fn push_index(path: &mut String, i: usize) {
-    use std::fmt::Write as _;
-    let _ = write!(path, "/{i}");
-}
-
-/// Run one mutating plugin and record what it changed. `seen` is the pod as the record before
-/// left it, kept as a tree: each plugin's result is serialized once and is the next one's
-/// "before" (it used to be serialized twice, before and after each plugin).
+/// Run one mutating plugin and record what it changed. `seen` is the pod as the plugin
+/// before left it, kept as a tree: the pod is walked against it, and the parts that changed
+/// are written into it, so it is the next plugin's "before".
 fn step(
     records: &mut Vec<PluginRecord>,
     plugin: &'static str,
@@ -221,9 +52,9 @@ fn step(
     f: impl FnOnce(&mut Pod) -> Result<(), String>,
 ) -> Result<(), String> {
     let res = f(pod);
-    let after = serde_json::to_value(&*pod).unwrap_or(Value::Null);
-    let (changed, changes) = diff_changes(seen, &after);
-    *seen = after;
+    let patches = typed_diff::diff_typed(seen, &*pod);
+    let (changed, changes) = changes::describe(seen, &patches);
+    changes::apply(seen, patches);
     let (result, message) = match &res {
         Err(m) => ("rejected", Some(m.clone())),
         Ok(()) if changed.is_empty() => ("unchanged", None),
@@ -579,47 +410,5 @@ mod tests {
         step(&mut records, "Same", (&mut pod, &mut seen), |_| Ok(())).expect("no rejection");
         assert_eq!(records[1].result, "unchanged");
         assert!(records[1].changed.is_empty());
-    }
-
-    #[test]
-    fn one_walk_finds_what_paths_and_lookups_find() {
-        let a = json!({"spec": {"dnsPolicy": "Default", "tolerations": [{"key": "a"}],
-            "labels": {"x/y": "1"}}});
-        let b = json!({"spec": {"dnsPolicy": "ClusterFirst", "priority": 0,
-            "tolerations": [{"key": "a"}, {"key": "b"}], "volumes": [{"name": "v"}, {"name": "w"}],
-            "labels": {"x/y": "2"}}});
-        let (paths, changes) = diff_changes(&a, &b);
-        assert_eq!(
-            paths,
-            [
-                "/spec/dnsPolicy",
-                "/spec/labels/x~1y",
-                "/spec/priority",
-                "/spec/tolerations/1",
-                "/spec/volumes"
-            ]
-        );
-        assert_eq!(changes, field_changes(&a, &b, &paths));
-        assert_eq!(changes.len(), 6, "{changes:?}");
-    }
-
-    #[test]
-    fn diff_paths_are_escaped_and_name_new_elements() {
-        let a = json!({"metadata": {"labels": {"a/b": "1"}}, "list": [1]});
-        let b = json!({"metadata": {"labels": {"a/b": "2", "c~d": "3"}}, "list": [1, 2]});
-        let (out, _) = diff_changes(&a, &b);
-        assert_eq!(
-            out,
-            ["/list/1", "/metadata/labels/a~1b", "/metadata/labels/c~0d"]
-        );
-    }
-
-    #[test]
-    fn long_values_are_cut() {
-        let long = Value::String("x".repeat(10_000));
-        let t = value_text(&json!({"a": [long.clone(), long]}));
-        assert_eq!(t.chars().count(), VALUE_CHARS);
-        assert!(t.ends_with('…'));
-        assert_eq!(value_text(&json!({"n": 3, "b": true})), "{b: true, n: 3}");
     }
 }
