@@ -45,3 +45,24 @@ pub fn put_rate(opts: &EtcdOptions, n: usize, writers: usize, size: usize) -> Re
         Ok(done as f64 / start.elapsed().as_secs_f64())
     })
 }
+
+/// The length of the value stored at `key` (an etcd key), so the put loop writes values the
+/// size of what the store really put.
+pub fn stored_len(opts: &EtcdOptions, key: &str) -> Result<usize, String> {
+    let tls = Tls::load(opts)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let servers = opts.servers.clone();
+    rt.block_on(async move {
+        let mut client = Client::connect(servers, Some(tls.connect_options()))
+            .await
+            .map_err(|e| e.to_string())?;
+        let resp = client.get(key, None).await.map_err(|e| e.to_string())?;
+        resp.kvs()
+            .first()
+            .map(|kv| kv.value().len())
+            .ok_or_else(|| format!("nothing stored at {key}"))
+    })
+}
