@@ -134,6 +134,7 @@ mod tests {
 /// with an escape (`~0`, `~1`) still go through `pointer`.
 pub(crate) trait At {
     fn at(&self, path: &str) -> Option<&serde_json::Value>;
+    fn at_mut(&mut self, path: &str) -> Option<&mut serde_json::Value>;
 }
 
 impl At for serde_json::Value {
@@ -146,6 +147,21 @@ impl At for serde_json::Value {
             cur = match cur {
                 serde_json::Value::Object(m) => m.get(tok)?,
                 serde_json::Value::Array(a) => a.get(tok.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    fn at_mut(&mut self, path: &str) -> Option<&mut serde_json::Value> {
+        if path.contains('~') || !(path.is_empty() || path.starts_with('/')) {
+            return self.pointer_mut(path);
+        }
+        let mut cur = self;
+        for tok in path.split('/').skip(1) {
+            cur = match cur {
+                serde_json::Value::Object(m) => m.get_mut(tok)?,
+                serde_json::Value::Array(a) => a.get_mut(tok.parse::<usize>().ok()?)?,
                 _ => return None,
             };
         }
@@ -165,6 +181,8 @@ mod at_tests {
             "", "/a", "/a/d/0", "/a/d/1/e", "/a/b~1c", "/~0", "/a/", "/a/d/9", "/a/d/x", "/z", "a",
         ] {
             assert_eq!(v.at(p), v.pointer(p), "{p}");
+            let (mut a, mut b) = (v.clone(), v.clone());
+            assert_eq!(a.at_mut(p), b.pointer_mut(p), "{p}");
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use crate::apiserver::util::At;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -25,8 +26,10 @@ pub const VALUE_CHARS: usize = 160;
 /// (`{key: node.kubernetes.io/not-ready, operator: Exists}`), cut at `VALUE_CHARS`.
 pub fn value_text(v: &Value) -> String {
     fn write(v: &Value, out: &mut String) {
-        // Stop descending once the text is long enough to be cut anyway.
-        if out.chars().count() > VALUE_CHARS {
+        // Stop descending once the text is long enough to be cut anyway: past four bytes a
+        // character it has more characters than are kept (counting them at every step was a
+        // walk over the text per value).
+        if out.len() > 4 * VALUE_CHARS {
             return;
         }
         match v {
@@ -70,7 +73,7 @@ pub fn value_text(v: &Value) -> String {
 pub fn field_changes(before: &Value, after: &Value, paths: &[String]) -> Vec<FieldChange> {
     let mut out = Vec::new();
     for p in paths {
-        change_at(p, before.pointer(p), after.pointer(p), &mut out);
+        change_at(p, before.at(p), after.at(p), &mut out);
     }
     out
 }
@@ -157,7 +160,7 @@ pub(crate) fn diff_values(seen: &Value, new: &Value, path: &mut String, out: &mu
 pub(crate) fn describe(seen: &Value, patches: &[Patch]) -> (Vec<String>, Vec<FieldChange>) {
     let mut changes = Vec::new();
     for p in patches {
-        change_at(&p.path, seen.pointer(&p.path), p.new.as_ref(), &mut changes);
+        change_at(&p.path, seen.at(&p.path), p.new.as_ref(), &mut changes);
     }
     (patches.iter().map(|p| p.path.clone()).collect(), changes)
 }
@@ -171,7 +174,7 @@ pub(crate) fn apply(seen: &mut Value, patches: Vec<Patch>) {
             continue;
         };
         let key = unescape(last);
-        match (seen.pointer_mut(parent), new) {
+        match (seen.at_mut(parent), new) {
             (Some(Value::Object(m)), Some(v)) => {
                 m.insert(key.into_owned(), v);
             }
@@ -214,6 +217,10 @@ pub(super) fn path_order(a: &str, b: &str) -> Ordering {
 /// JSON pointer escaping, so a label key like `app.kubernetes.io/name` stays one segment.
 pub(super) fn push_key(path: &mut String, k: &str) {
     path.push('/');
+    if !k.contains(['~', '/']) {
+        path.push_str(k);
+        return;
+    }
     for c in k.chars() {
         match c {
             '~' => path.push_str("~0"),

@@ -12,10 +12,11 @@ use serde_json::Value;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
+use crate::apiserver::util::At;
 use crate::scheduler::quantity::Quantity;
 
 fn s<'a>(v: &'a Value, p: &str) -> &'a str {
-    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+    v.at(p).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// The quota names of a kind's object count (`count/<plural>[.<group>]` and the short ones).
@@ -69,14 +70,14 @@ pub(crate) fn usage_of(def: &ResourceDef, obj: &Value) -> BTreeMap<String, i64> 
     match (def.group, def.plural) {
         ("", "pods") => {
             for c in obj
-                .pointer("/spec/containers")
+                .at("/spec/containers")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
             {
                 for (kind, prefix) in [("requests", "requests."), ("limits", "limits.")] {
                     for (r, v) in c
-                        .pointer(&format!("/resources/{kind}"))
+                        .at(&format!("/resources/{kind}"))
                         .and_then(Value::as_object)
                         .into_iter()
                         .flatten()
@@ -92,7 +93,7 @@ pub(crate) fn usage_of(def: &ResourceDef, obj: &Value) -> BTreeMap<String, i64> 
         }
         ("", "services") => {
             let ports = obj
-                .pointer("/spec/ports")
+                .at("/spec/ports")
                 .and_then(Value::as_array)
                 .map_or(0, |p| {
                     p.iter()
@@ -144,7 +145,7 @@ pub(crate) fn namespace_usage(
         for obj in api.store.list(&def.prefix_for(ns)).0 {
             if def.plural == "pods"
                 && obj
-                    .pointer("/metadata/deletionTimestamp")
+                    .at("/metadata/deletionTimestamp")
                     .is_some_and(|v| !v.is_null())
             {
                 continue;
@@ -215,7 +216,7 @@ pub(crate) fn admit(api: &Api, def: &ResourceDef, obj: &Value) -> Result<(), Api
         ))
     };
     for q in &quotas {
-        let Some(hard) = q.pointer("/spec/hard").and_then(Value::as_object) else {
+        let Some(hard) = q.at("/spec/hard").and_then(Value::as_object) else {
             continue;
         };
         let qname = s(q, "/metadata/name");

@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::{RESOURCES, ResourceDef};
 use crate::apiserver::registry::validation::parse_quantity;
+use crate::apiserver::util::At;
 
 /// The k8s-openapi schemas of `def`'s kind and every type it references, built once.
 fn schemas(def: &ResourceDef) -> &'static Map<String, Value> {
@@ -218,7 +219,7 @@ fn go_named(name: &str) -> String {
 fn ref_name(schema: &Value) -> Option<&str> {
     schema
         .get("$ref")
-        .or_else(|| schema.pointer("/allOf/0/$ref"))
+        .or_else(|| schema.at("/allOf/0/$ref"))
         .and_then(Value::as_str)
         .and_then(|r| r.rsplit('/').next())
 }

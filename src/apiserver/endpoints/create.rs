@@ -20,6 +20,7 @@ use crate::apiserver::request::trace::{Stage, Status};
 use crate::apiserver::storage::interface::Storage;
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 /// Parse and decode the body under the request's fieldValidation directive.
 pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
@@ -115,7 +116,7 @@ fn prepare(
     };
     if def.namespaced {
         let body_ns = obj
-            .pointer("/metadata/namespace")
+            .at("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
@@ -132,7 +133,7 @@ fn prepare(
         obj["metadata"] = json!({});
     }
     if obj
-        .pointer("/metadata/resourceVersion")
+        .at("/metadata/resourceVersion")
         .and_then(Value::as_str)
         .is_some_and(|s| !s.is_empty())
     {
@@ -141,12 +142,12 @@ fn prepare(
         ));
     }
     let gen_name = obj
-        .pointer("/metadata/generateName")
+        .at("/metadata/generateName")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
     let generated = obj
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .is_empty()
@@ -156,7 +157,7 @@ fn prepare(
         obj["metadata"]["name"] = json!(format!("{gen_name}{suffix}"));
     }
     let name = obj
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
@@ -226,7 +227,7 @@ fn finish(
             return Err(e);
         }
     };
-    let mut detail = json!({"operation": "create", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion"), "uid": stored.pointer("/metadata/uid")});
+    let mut detail = json!({"operation": "create", "key": key, "resourceVersion": stored.at("/metadata/resourceVersion"), "uid": stored.at("/metadata/uid")});
     // On etcd: the real key, the revision the transaction produced, and the etcdctl line.
     if let (Write::Commit, Some(Value::Object(at))) = (ctx.write, ctx.api.store.locate(key)) {
         detail["etcdRevision"] = detail["resourceVersion"].clone();
@@ -283,7 +284,7 @@ fn draw_name(
     key: &mut String,
 ) -> String {
     let mut name = obj
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
@@ -341,17 +342,17 @@ fn after_create(ctx: &Ctx<'_>, def: &ResourceDef, stored: &Value) {
         let key = format!(
             "{}/{}",
             stored
-                .pointer("/metadata/namespace")
+                .at("/metadata/namespace")
                 .and_then(Value::as_str)
                 .unwrap_or_default(),
             stored
-                .pointer("/metadata/name")
+                .at("/metadata/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
         );
         ctx.api.traces.reset_pod(&key);
         let uid = stored
-            .pointer("/metadata/uid")
+            .at("/metadata/uid")
             .and_then(Value::as_str)
             .map(String::from);
         let audit = ctx.trace.audit_id.clone();

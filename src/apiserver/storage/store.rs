@@ -17,6 +17,7 @@ pub(crate) use crate::apiserver::storage::interface::{
     EventType, HistoryPage, PastPage, StoreError, StoreEvent, WatchStart, Write,
 };
 use crate::apiserver::storage::parsed_cache::{self, Budget, Parsed};
+use crate::apiserver::util::At;
 
 fn encode(v: &Value) -> Bytes {
     // Not shrunk to size: trimming each long-lived buffer in place leaves a small free
@@ -127,7 +128,7 @@ impl std::fmt::Debug for Store {
 }
 
 pub(crate) fn object_rv(v: &Value) -> Option<u64> {
-    v.pointer("/metadata/resourceVersion")
+    v.at("/metadata/resourceVersion")
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok())
 }
@@ -1127,7 +1128,7 @@ mod tests {
         assert!(s.get("/registry/pods/default/b").is_none());
         assert!(
             s.get(key)
-                .is_some_and(|v| v.pointer("/metadata/labels").is_none())
+                .is_some_and(|v| v.at("/metadata/labels").is_none())
         );
         assert_eq!(c.has_changed().ok(), Some(false));
     }
