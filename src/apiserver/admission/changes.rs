@@ -217,7 +217,7 @@ pub(super) fn path_order(a: &str, b: &str) -> Ordering {
 /// JSON pointer escaping, so a label key like `app.kubernetes.io/name` stays one segment.
 pub(super) fn push_key(path: &mut String, k: &str) {
     path.push('/');
-    if !k.contains(['~', '/']) {
+    if !k.bytes().any(|b| b == b'~' || b == b'/') {
         path.push_str(k);
         return;
     }
