@@ -236,57 +236,34 @@ struct Whole<'a, S> {
     at: Against<'a>,
 }
 
-impl<S: ser::SerializeSeq<Ok = Value, Error = Error>> ser::SerializeSeq for Whole<'_, S> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.inner.serialize_element(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        let v = self.inner.end()?;
-        self.at.tree(v)
-    }
+/// `Whole`'s compound traits: each passes its elements on to serde_json's tree serializer and
+/// compares the tree at the end. They differ only in the trait and its element method.
+macro_rules! whole {
+    ($tr:ident, $method:ident $(, $key:ident: $kty:ty)?) => {
+        impl<S: ser::$tr<Ok = Value, Error = Error>> ser::$tr for Whole<'_, S> {
+            type Ok = ();
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(
+                &mut self,
+                $($key: $kty,)?
+                v: &T,
+            ) -> Result<(), Error> {
+                self.inner.$method($($key,)? v)
+            }
+            fn end(self) -> Result<(), Error> {
+                let v = self.inner.end()?;
+                self.at.tree(v)
+            }
+        }
+    };
 }
 
-impl<S: ser::SerializeTuple<Ok = Value, Error = Error>> ser::SerializeTuple for Whole<'_, S> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.inner.serialize_element(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        let v = self.inner.end()?;
-        self.at.tree(v)
-    }
-}
-
-impl<S: ser::SerializeTupleStruct<Ok = Value, Error = Error>> ser::SerializeTupleStruct
-    for Whole<'_, S>
-{
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.inner.serialize_field(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        let v = self.inner.end()?;
-        self.at.tree(v)
-    }
-}
-
-impl<S: ser::SerializeTupleVariant<Ok = Value, Error = Error>> ser::SerializeTupleVariant
-    for Whole<'_, S>
-{
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.inner.serialize_field(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        let v = self.inner.end()?;
-        self.at.tree(v)
-    }
-}
+whole!(SerializeSeq, serialize_element);
+whole!(SerializeTuple, serialize_element);
+whole!(SerializeTupleStruct, serialize_field);
+whole!(SerializeTupleVariant, serialize_field);
+whole!(SerializeStruct, serialize_field, key: &'static str);
+whole!(SerializeStructVariant, serialize_field, key: &'static str);
 
 impl<S: ser::SerializeMap<Ok = Value, Error = Error>> ser::SerializeMap for Whole<'_, S> {
     type Ok = ();
@@ -296,40 +273,6 @@ impl<S: ser::SerializeMap<Ok = Value, Error = Error>> ser::SerializeMap for Whol
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
         self.inner.serialize_value(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        let v = self.inner.end()?;
-        self.at.tree(v)
-    }
-}
-
-impl<S: ser::SerializeStruct<Ok = Value, Error = Error>> ser::SerializeStruct for Whole<'_, S> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.inner.serialize_field(key, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        let v = self.inner.end()?;
-        self.at.tree(v)
-    }
-}
-
-impl<S: ser::SerializeStructVariant<Ok = Value, Error = Error>> ser::SerializeStructVariant
-    for Whole<'_, S>
-{
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.inner.serialize_field(key, v)
     }
     fn end(self) -> Result<(), Error> {
         let v = self.inner.end()?;

@@ -13,16 +13,7 @@ use crate::apiserver::storage::etcd_dial::Tls;
 /// `n` puts of `size`-byte values under `/kexplore-baseline/` by `writers` concurrent writers;
 /// the puts per second.
 pub fn put_rate(opts: &EtcdOptions, n: usize, writers: usize, size: usize) -> Result<f64, String> {
-    let tls = Tls::load(opts)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let servers = opts.servers.clone();
-    rt.block_on(async move {
-        let client = Client::connect(servers, Some(tls.connect_options()))
-            .await
-            .map_err(|e| e.to_string())?;
+    on_client(opts, |client| async move {
         let value = vec![b'x'; size];
         let per = n.div_ceil(writers.max(1));
         let start = Instant::now();
@@ -49,6 +40,20 @@ pub fn put_rate(opts: &EtcdOptions, n: usize, writers: usize, size: usize) -> Re
 /// The length of the value stored at `key` (an etcd key), so the put loop writes values the
 /// size of what the store really put.
 pub fn stored_len(opts: &EtcdOptions, key: &str) -> Result<usize, String> {
+    on_client(opts, |mut client| async move {
+        let resp = client.get(key, None).await.map_err(|e| e.to_string())?;
+        resp.kvs()
+            .first()
+            .map(|kv| kv.value().len())
+            .ok_or_else(|| format!("nothing stored at {key}"))
+    })
+}
+
+/// `f` with a client connected as the store connects, on a runtime thread of its own.
+fn on_client<T, F>(opts: &EtcdOptions, f: impl FnOnce(Client) -> F) -> Result<T, String>
+where
+    F: std::future::Future<Output = Result<T, String>>,
+{
     let tls = Tls::load(opts)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -56,13 +61,9 @@ pub fn stored_len(opts: &EtcdOptions, key: &str) -> Result<usize, String> {
         .map_err(|e| e.to_string())?;
     let servers = opts.servers.clone();
     rt.block_on(async move {
-        let mut client = Client::connect(servers, Some(tls.connect_options()))
+        let client = Client::connect(servers, Some(tls.connect_options()))
             .await
             .map_err(|e| e.to_string())?;
-        let resp = client.get(key, None).await.map_err(|e| e.to_string())?;
-        resp.kvs()
-            .first()
-            .map(|kv| kv.value().len())
-            .ok_or_else(|| format!("nothing stored at {key}"))
+        f(client).await
     })
 }
