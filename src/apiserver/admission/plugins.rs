@@ -252,7 +252,7 @@ fn priority(pod: &mut Pod, store: &dyn Storage) -> Result<(), String> {
     Ok(())
 }
 
-fn default_toleration_seconds(pod: &mut Pod) -> Result<(), String> {
+pub(crate) fn default_toleration_seconds(pod: &mut Pod) -> Result<(), String> {
     let Some(spec) = pod.spec.as_mut() else {
         return Ok(());
     };

@@ -463,6 +463,7 @@ mod tests {
     use super::*;
     use crate::apiserver::admission::changes::{apply, describe};
     use k8s_openapi::api::core::v1::Pod;
+    use serde::Deserialize;
     use serde_json::json;
 
     use crate::apiserver::registry::defaults;
@@ -570,5 +571,38 @@ mod tests {
         assert_eq!(paths, ["/metadata/labels/x"]);
         assert_eq!(changes[0].old.as_deref(), Some("1"));
         assert_eq!(changes[0].new, None);
+    }
+
+    /// Every pod of the scenarios (affinities, spreads, probes, ports, volumes), through the
+    /// decode-time defaults and DefaultTolerationSeconds: the walk finds what the trees do.
+    #[test]
+    fn scenario_pods_walk_as_their_trees_compare() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let mut pods = 0;
+        for entry in std::fs::read_dir(&dir).expect("scenarios") {
+            let path = entry.expect("entry").path();
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for doc in serde_yaml::Deserializer::from_str(&text) {
+                let Ok(v) = Value::deserialize(doc) else {
+                    continue;
+                };
+                let items = match v.get("items").and_then(Value::as_array) {
+                    Some(items) => items.clone(),
+                    None => vec![v],
+                };
+                for item in items.into_iter().filter(|i| i["kind"] == "Pod") {
+                    let before: Pod = serde_json::from_value(item).expect("a pod");
+                    let mut after = before.clone();
+                    defaults::default_pod(&mut after);
+                    crate::apiserver::admission::plugins::default_toleration_seconds(&mut after)
+                        .expect("no rejection");
+                    assert!(!check(&before, &after).is_empty(), "{}", path.display());
+                    pods += 1;
+                }
+            }
+        }
+        assert!(pods > 20, "{pods} pods");
     }
 }
