@@ -22,7 +22,7 @@ use crate::apiserver::registry::resources::{self, RESOURCES, ResourceDef};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::{EventType, Storage};
 use crate::apiserver::storage::store::Write;
-use crate::apiserver::util::At;
+use crate::apiserver::util::{At, KeySearch};
 
 pub(crate) const FOREGROUND: &str = "foregroundDeletion";
 pub(crate) const ORPHAN: &str = "orphan";
@@ -100,26 +100,24 @@ pub(crate) async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
     }
 }
 
+/// The fields that make an object the collector's business.
+const COLLECTED: [&str; 3] = ["ownerReferences", "finalizers", "deletionTimestamp"];
+
 /// Whether a change after revision `after` can give the collector work, as upstream's graph
 /// builder judges each change rather than every object: a deletion (an owner may be gone), or
 /// an object written with ownerReferences, finalizers or a deletionTimestamp. A pod created
 /// with none of them (a bare pod, a benchmark's thousands) starts no pass. When the history no
 /// longer reaches back: yes.
 fn may_matter(store: &dyn Storage, mut after: u64) -> bool {
-    const FIELDS: [&[u8]; 3] = [
-        b"\"ownerReferences\"",
-        b"\"finalizers\"",
-        b"\"deletionTimestamp\"",
-    ];
+    let fields = KeySearch::new(&COLLECTED);
     loop {
         let Ok(page) = store.history_after("/registry/", after, 4096, usize::MAX) else {
             return true;
         };
-        let mentions = |b: &[u8]| FIELDS.iter().any(|f| memchr::memmem::find(b, f).is_some());
         if page
             .events
             .iter()
-            .any(|ev| ev.kind == EventType::Deleted || mentions(&ev.object))
+            .any(|ev| ev.kind == EventType::Deleted || fields.may_hold(&ev.object))
         {
             return true;
         }
@@ -139,10 +137,10 @@ pub(crate) fn pass(api: &Api) {
             continue;
         }
         // Only what the collector can act on: dependents, and objects held by a finalizer.
-        for obj in api.store.list_with_metadata(
-            &def.prefix_for(""),
-            &["ownerReferences", "finalizers", "deletionTimestamp"],
-        ) {
+        for obj in api
+            .store
+            .list_with_metadata(&def.prefix_for(""), &COLLECTED)
+        {
             nodes.push(Node { def, obj });
         }
     }

@@ -17,7 +17,7 @@ pub(crate) use crate::apiserver::storage::interface::{
     EventType, HistoryPage, PastPage, StoreError, StoreEvent, WatchStart, Write,
 };
 use crate::apiserver::storage::parsed_cache::{self, Budget, Parsed};
-use crate::apiserver::util::At;
+use crate::apiserver::util::{At, KeySearch};
 
 fn encode(v: &Value) -> Bytes {
     // Not shrunk to size: trimming each long-lived buffer in place leaves a small free
@@ -345,11 +345,7 @@ impl Store {
     /// second; parsing 150,000 pods each time kept a core busy). A whole tree parsed here is not
     /// cached; a view is, as the pods a controller owns are read again on its next pass.
     pub(crate) fn list_with_metadata(&self, prefix: &str, fields: &[&str]) -> Vec<Arc<Value>> {
-        let quoted: Vec<String> = fields.iter().map(|f| format!("\"{f}\"")).collect();
-        let finders: Vec<memchr::memmem::Finder<'_>> = quoted
-            .iter()
-            .map(|q| memchr::memmem::Finder::new(q.as_bytes()))
-            .collect();
+        let search = KeySearch::new(fields);
         let g = self.read();
         g.objects
             .range(prefix.to_string()..)
@@ -358,7 +354,7 @@ impl Store {
                 let v = match o.parsed.peek() {
                     Some(v) => v,
                     None => {
-                        if !finders.iter().any(|f| f.find(&o.json).is_some()) {
+                        if !search.may_hold(&o.json) {
                             return None;
                         }
                         match kept(k) {
