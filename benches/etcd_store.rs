@@ -212,15 +212,19 @@ async fn main() {
         print_rows(&rows);
         return;
     };
-    let o = etcd.options.clone();
-    let stored = tokio::task::spawn_blocking(move || {
-        etcd_baseline::stored_len(&o, "/registry/pods/default/etcd-0-0")
-    });
     let size = match std::env::var("KEXPLORE_BENCH_PUT_BYTES") {
         Ok(v) => v
             .parse()
             .expect("KEXPLORE_BENCH_PUT_BYTES: a number of bytes"),
-        Err(_) => stored.await.expect("stored").expect("a stored pod"),
+        Err(_) => {
+            let o = etcd.options.clone();
+            tokio::task::spawn_blocking(move || {
+                etcd_baseline::stored_len(&o, "/registry/pods/default/etcd-0-0")
+            })
+            .await
+            .expect("stored")
+            .expect("a stored pod")
+        }
     };
     let o = etcd.options.clone();
     let baseline =

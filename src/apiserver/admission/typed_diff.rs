@@ -49,6 +49,18 @@ impl Against<'_> {
     }
 }
 
+/// `Serializer` methods for scalars: each builds its value with serde_json's own serializer.
+macro_rules! scalars {
+    ($($method:ident: $ty:ty),* $(,)?) => {
+        $(
+            fn $method(self, v: $ty) -> Result<(), Error> {
+                let v = Tree.$method(v)?;
+                self.tree(v)
+            }
+        )*
+    };
+}
+
 impl<'a> ser::Serializer for Against<'a> {
     type Ok = ();
     type Error = Error;
@@ -60,51 +72,12 @@ impl<'a> ser::Serializer for Against<'a> {
     type SerializeStruct = StructAgainst<'a>;
     type SerializeStructVariant = Whole<'a, <Tree as ser::Serializer>::SerializeStructVariant>;
 
-    fn serialize_bool(self, v: bool) -> Result<(), Error> {
-        self.tree(Value::Bool(v))
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), Error> {
-        let v = Tree.serialize_i128(v)?;
-        self.tree(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.tree(v.into())
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), Error> {
-        let v = Tree.serialize_u128(v)?;
-        self.tree(v)
-    }
-    fn serialize_f32(self, v: f32) -> Result<(), Error> {
-        let v = Tree.serialize_f32(v)?;
-        self.tree(v)
-    }
-    fn serialize_f64(self, v: f64) -> Result<(), Error> {
-        let v = Tree.serialize_f64(v)?;
-        self.tree(v)
-    }
-    fn serialize_char(self, v: char) -> Result<(), Error> {
-        self.tree(Value::String(v.to_string()))
+    // A scalar is built as serde_json builds it, then compared.
+    scalars! {
+        serialize_bool: bool, serialize_char: char,
+        serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128, serialize_f32: f32, serialize_f64: f64,
     }
     fn serialize_str(self, v: &str) -> Result<(), Error> {
         // Most of a pod is strings: an equal one is not copied.
