@@ -111,6 +111,22 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
     }]
 }
 
+/// View 5 on pod `key` of the cluster: placed by the watch when one keeps the cluster (at
+/// 150,000 pods a new list takes seconds; a bound pod costs one GET), else listed.
+fn place(state: &mut AppState, key: String) -> Vec<Effect> {
+    let s = &mut state.sched;
+    // The old cycle no longer applies: show progress until the new one arrives.
+    s.model = None;
+    let Some(live) = &s.live else {
+        return load_cluster(state, Some(key));
+    };
+    live.feed.refocus(&key);
+    s.focus_pod = Some(key);
+    s.loading = true;
+    s.progress.clear();
+    Vec::new()
+}
+
 /// Sends view 4's pod, written as `write`.
 pub fn start_journey(state: &mut AppState, write: WriteMode) -> Vec<Effect> {
     let (Some(ctx), Some(pod)) = (state.context_name(), state.journey.sendable().cloned()) else {
@@ -347,8 +363,13 @@ pub fn handle(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
                     .flatten()
             });
             state.view = View::Scheduler;
-            state.sched.model = None;
-            load_cluster(state, focus)
+            match focus {
+                Some(key) => place(state, key),
+                None => {
+                    state.sched.model = None;
+                    load_cluster(state, None)
+                }
+            }
         }
         // Arrows, the wheel and the page keys scroll the details of views 3 and 4.
         // On a workload's pod list the arrows choose the pod.
@@ -531,7 +552,22 @@ fn live_changed(state: &mut AppState, u: &LiveUpdate) {
     let Some((model, listing)) = changed else {
         return;
     };
+    // Built for the pod placed before the last Enter in the pods list: the next one follows.
+    if u.focus != s.focus_pod {
+        return;
+    }
     live.applied += 1;
+    if s.loading {
+        // The first model for the pod just chosen: shown from its first step.
+        s.pod_cursor = s
+            .focus_pod
+            .as_ref()
+            .and_then(|k| listing.pods.iter().position(|p| &p.key == k))
+            .unwrap_or(0);
+        s.listing = Some(listing);
+        set_model(state, model);
+        return;
+    }
     let node = s
         .model()
         .zip(s.selected_node())
@@ -608,9 +644,7 @@ fn pods_list_keys(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> 
                 .and_then(|l| l.pods.get(s.pod_cursor))
                 .map(|p| p.key.clone())?;
             s.pods_open = false;
-            // The old cycle no longer applies: show progress until the new one arrives.
-            s.model = None;
-            return Some(load_cluster(state, Some(key)));
+            return Some(place(state, key));
         }
         _ => return None,
     }

@@ -145,6 +145,32 @@ impl Kept {
         }
     }
 
+    /// Pod `key` is the one to place now: it and `fallback` are the bound pods kept whole
+    /// from here on (the one placed before is let go). Whether it is held whole already.
+    pub fn refocus(&mut self, key: &str, fallback: &str) -> bool {
+        let before = std::mem::replace(&mut self.keep, vec![key.to_string(), fallback.to_string()]);
+        for k in before.iter().filter(|k| !self.keep.contains(k)) {
+            let bound = self
+                .whole
+                .get(k)
+                .and_then(|p| p.spec.as_ref())
+                .is_some_and(|s| s.node_name.is_some());
+            if bound {
+                self.whole.remove(k);
+            }
+        }
+        self.whole.contains_key(key)
+    }
+
+    /// A pod fetched to be placed, kept whole unless the watch has given it since (a version as
+    /// new or newer) or another pod was asked for meanwhile.
+    pub fn hold(&mut self, pod: Pod) {
+        let key = key_of(&pod);
+        if self.keep.contains(&key) && !self.whole.contains_key(&key) {
+            self.whole.insert(key, pod);
+        }
+    }
+
     /// Pod `key` is gone.
     fn forget(&mut self, key: &str) {
         if let Some((_, Some(bound))) = self.seen.remove(key) {

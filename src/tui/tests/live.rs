@@ -434,6 +434,68 @@ fn view5_follows_the_cluster_by_watch() {
         .expect("task");
 }
 
+/// Choosing another pod in view 5's pods list: the watch places it on the cluster it keeps
+/// (a Pending pod is held whole, a bound one fetched by one GET), and says why it cannot when
+/// the pod is gone.
+#[test]
+fn view5_places_another_pod_on_the_watched_cluster() {
+    use crate::tui::sched::{fetch, watch};
+    use std::time::{Duration, Instant};
+    let live = Live::start();
+    let admin = live.context("own", &live.own_kubeconfig());
+    let (listed, seed) = live
+        .rt
+        .block_on(fetch::fetch(
+            &admin,
+            None,
+            super::stepped_fixtures::app_pod(),
+        ))
+        .expect("the admin lists the cluster");
+    let (_, listing) = listed.take_built().expect("built");
+    let bound = listing
+        .pods
+        .iter()
+        .find(|p| p.node.is_some())
+        .map(|p| (p.key.clone(), p.node.clone()))
+        .expect("a bound pod in the demo cluster");
+    let (feed, alive) = watch::Feed::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    live.rt.spawn(watch::follow(seed, feed.id, alive, move |u| {
+        let _ = tx.send(u);
+    }));
+    // The model of the first update built for `key`, every update taken as the UI does.
+    let placed = |key: &str| {
+        feed.refocus(key);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            let Ok(u) = rx.recv_timeout(Duration::from_millis(500)) else {
+                continue;
+            };
+            if let Some((model, _)) = u.take()
+                && u.focus.as_deref() == Some(key)
+            {
+                return model;
+            }
+        }
+        panic!("no update for {key}");
+    };
+    let m = placed(&bound.0).expect("the bound pod placed");
+    let (ns, name) = bound.0.split_once('/').expect("ns/name");
+    assert_eq!(m.data.pod.metadata.namespace.as_deref(), Some(ns));
+    assert_eq!(m.data.pod.metadata.name.as_deref(), Some(name));
+    assert_eq!(
+        m.data.pod.spec.as_ref().and_then(|s| s.node_name.clone()),
+        None,
+        "placed as the scheduler saw it, before its binding to {:?}",
+        bound.1
+    );
+    let gone = placed("default/no-such-pod").expect_err("a pod that is not there");
+    assert!(
+        gone.contains("getting pod default/no-such-pod: HTTP 404") && gone.contains("not found"),
+        "{gone}"
+    );
+}
+
 /// A user who may list nodes but not watch them keeps the listed nodes, with a note saying
 /// they are not kept current, while her pods are still watched.
 #[test]

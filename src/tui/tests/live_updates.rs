@@ -2,7 +2,7 @@
 //! (the publisher waits for it to be taken), keeps the what-if and the cursors, and an update
 //! from a watch the view no longer holds is taken and dropped.
 
-use ratatui::crossterm::event::KeyCode::Char;
+use ratatui::crossterm::event::KeyCode::{Char, Down, Enter};
 
 use super::fixtures;
 use super::fixtures::press;
@@ -34,7 +34,7 @@ fn changed(feed: u64, events: u64) -> LiveUpdate {
         events,
         ..Default::default()
     };
-    LiveUpdate::new(feed, status, Some((Model::new(live.data), listing)))
+    LiveUpdate::new(feed, status, None, Some((Model::new(live.data), listing)))
 }
 
 #[test]
@@ -70,4 +70,39 @@ fn an_update_from_a_dropped_watch_is_taken_and_ignored() {
     assert!(u.taken());
     assert!(s.sched.live.is_none());
     assert!(s.sched.loading, "still waiting for the new list");
+}
+
+#[test]
+fn enter_in_the_pods_list_places_the_pod_on_the_watched_cluster_without_a_new_list() {
+    let (mut s, feed) = watched();
+    press(&mut s, &[Char('w'), Down, Down]);
+    let effects = press(&mut s, &[Enter]);
+    assert!(effects.is_empty(), "no new list: {effects:?}");
+    assert_eq!(s.sched.focus_pod.as_deref(), Some("demo/workload-node-2"));
+    assert!(s.sched.model.is_none() && s.sched.loading);
+    assert!(s.sched.live.is_some(), "the watch stays");
+    let screen = super::render::render(&s, 80, 24);
+    assert!(
+        screen.contains("Placing demo/workload-node-2 on the watched cluster (no new list)"),
+        "{screen}"
+    );
+    // Built before the Enter, for the pod placed until then: taken, not shown.
+    let old = changed(feed.id, 3);
+    update(&mut s, Action::LiveChanged(Payload::new(old.clone())));
+    assert!(old.taken());
+    assert!(s.sched.model.is_none() && s.sched.loading);
+    let live = fx::demo_live(Some("demo/workload-node-2"));
+    let u = LiveUpdate::new(
+        feed.id,
+        LiveStatus::default(),
+        Some("demo/workload-node-2".into()),
+        Some((Model::new(live.data), live.listing)),
+    );
+    update(&mut s, Action::LiveChanged(Payload::new(u)));
+    assert!(!s.sched.loading);
+    let m = s.sched.model().expect("the chosen pod's cycle");
+    assert_eq!(m.data.pod.metadata.name.as_deref(), Some("workload-node-2"));
+    assert_eq!(s.sched.step, 0, "shown from its first step");
+    let l = s.sched.listing.as_ref().expect("pods list");
+    assert_eq!(l.pods[s.sched.pod_cursor].key, "demo/workload-node-2");
 }

@@ -48,7 +48,13 @@ pub fn lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
     let spin = SPINNER[state.spinner % SPINNER.len()];
     let progress = &state.sched.progress;
     let listed = !progress.is_empty() && progress.iter().all(|(_, p)| p.done);
-    let head = if listed {
+    let head = if let (Some(_), Some(pod), true) = (
+        &state.sched.live,
+        &state.sched.focus_pod,
+        progress.is_empty(),
+    ) {
+        format!("{spin} Placing {pod} on the watched cluster (no new list)…")
+    } else if listed {
         format!("{spin} Listed; building the scheduler's snapshot…")
     } else {
         format!("{spin} Listing the cluster's nodes and pods…")
