@@ -1,11 +1,12 @@
 //! The yardstick of the etcd benchmark (`cargo bench --bench etcd_store`): plain puts through
 //! the same client, TLS and connection options the store uses, on a runtime thread of its own as
 //! the store's calls run — the most this backend can write here, with nothing of the API
-//! server's work around it.
+//! server's work around it — and creates as the store makes them (a transaction and the watch
+//! event that comes back), which is what each pod create asks of etcd.
 
 use std::time::Instant;
 
-use etcd_client::Client;
+use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp, WatchOptions};
 
 use crate::apiserver::storage::etcd_config::EtcdOptions;
 use crate::apiserver::storage::etcd_dial::Tls;
@@ -34,6 +35,75 @@ pub fn put_rate(opts: &EtcdOptions, n: usize, writers: usize, size: usize) -> Re
             done += r.map_err(|e| e.to_string())??;
         }
         Ok(done as f64 / start.elapsed().as_secs_f64())
+    })
+}
+
+/// `n` creates as the store makes them, with none of the API server's work: a transaction
+/// that puts `size` bytes only while the key does not exist, under `/kexplore-baseline-create/`
+/// by `writers` concurrent writers, and a watch on that prefix that receives every one (the
+/// store's cache is fed so). Creates per second, counted when the last event has arrived: the
+/// most this etcd can do of what each pod create asks of it.
+pub fn create_rate(
+    opts: &EtcdOptions,
+    n: usize,
+    writers: usize,
+    size: usize,
+) -> Result<f64, String> {
+    on_client(opts, |client| async move {
+        const PREFIX: &str = "/kexplore-baseline-create/";
+        let value = vec![b'x'; size];
+        let per = n.div_ceil(writers.max(1));
+        let total = per * writers.max(1);
+        // From the revision before the first create, so none is missed however soon the
+        // watch is in place.
+        let now = client
+            .kv_client()
+            .get(PREFIX, None)
+            .await
+            .map_err(|e| e.to_string())?
+            .header()
+            .map_or(0, |h| h.revision());
+        let opts = WatchOptions::new()
+            .with_prefix()
+            .with_start_revision(now + 1);
+        let mut events = client
+            .watch_client()
+            .watch(PREFIX, Some(opts))
+            .await
+            .map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        let mut tasks = tokio::task::JoinSet::new();
+        for w in 0..writers.max(1) {
+            let (mut kv, value) = (client.kv_client(), value.clone());
+            tasks.spawn(async move {
+                for i in 0..per {
+                    let key = format!("{PREFIX}{w}/{i}");
+                    let txn = Txn::new()
+                        .when(vec![Compare::mod_revision(
+                            key.as_str(),
+                            CompareOp::Equal,
+                            0,
+                        )])
+                        .and_then(vec![TxnOp::put(key.as_str(), value.clone(), None)]);
+                    let r = kv.txn(txn).await.map_err(|e| e.to_string())?;
+                    if !r.succeeded() {
+                        return Err(format!("{key} existed before its create"));
+                    }
+                }
+                Ok::<usize, String>(per)
+            });
+        }
+        let mut seen = 0;
+        while seen < total {
+            match events.message().await.map_err(|e| e.to_string())? {
+                Some(m) => seen += m.events().len(),
+                None => return Err("the watch ended".into()),
+            }
+        }
+        while let Some(r) = tasks.join_next().await {
+            r.map_err(|e| e.to_string())??;
+        }
+        Ok(total as f64 / start.elapsed().as_secs_f64())
     })
 }
 
