@@ -191,7 +191,13 @@ fn eviction_with_curl_is_refused_by_a_spent_budget() {
         let pdb = json(&k, &["get", "pdb", "web", "-o", "json"]);
         assert_eq!(pdb["status"]["disruptionsAllowed"], 1, "{pdb}");
 
-        // The real one spends the budget: the pod is named in disruptedPods.
+        // The real one spends the budget: the pod is named in disruptedPods. Every node is
+        // cordoned first, so its replacement stays Pending and the budget stays spent: else,
+        // on a busy machine, the replacement can be Running and ready before the next request.
+        let nodes = k.ok(&["get", "nodes", "-o", "name"]);
+        for node in nodes.lines() {
+            k.ok(&["cordon", node]);
+        }
         let (code, body) = curl_evict(&srv, first, "");
         assert_eq!(code, 201, "{body}");
         let pdb = json(&k, &["get", "pdb", "web", "-o", "json"]);
