@@ -437,6 +437,7 @@ mod tests {
         let mut body = watch(&api, &format!("resourceVersion={from}")).await;
         // 48 changes of 1 MiB each: more than the history's 32 MiB, while the client reads
         // nothing, so its queue (8 chunks, one event each here) fills and the rest is compacted.
+        let writing = std::time::Instant::now();
         for i in 0..48 {
             let _ = api.store.create(
                 &format!("/registry/pods/default/big{i}"),
@@ -445,10 +446,19 @@ mod tests {
             );
             tokio::task::yield_now().await;
         }
+        let slow = writing.elapsed() >= super::UNRESPONSIVE;
         let (lines, _) = read(&mut body, |l| l.last().is_some_and(|(t, _)| t == "ERROR")).await;
-        let (last, delivered) = lines.split_last().unwrap_or_else(|| panic!("no lines"));
-        assert_eq!(last, &("ERROR".to_string(), 410), "{lines:?}");
-        // What came before the 410 is a gap-free, in-order prefix.
+        let (last, delivered) = match lines.split_last() {
+            Some((last, before)) if last.0 == "ERROR" => (Some(last), before),
+            _ => (None, lines.as_slice()),
+        };
+        // Writing took longer than a full queue may wait (a debug build on a busy machine): the
+        // watcher may have been closed as unresponsive first, its stream ending after what was
+        // queued, and the client resumes from there. Else the 410 must come.
+        if !slow || last.is_some() {
+            assert_eq!(last, Some(&("ERROR".to_string(), 410)), "{lines:?}");
+        }
+        // What came before is a gap-free, in-order prefix.
         let want: Vec<(String, u64)> = (from + 1..)
             .zip(delivered)
             .map(|(rv, _)| ("ADDED".to_string(), rv))
