@@ -426,6 +426,51 @@ fn view5_live_fits_80x24() {
 fn view5_live_fits_120x40() {
     at(LARGE, view5_live_cluster)
 }
+/// A watched cluster of 150,001 pods: the head's sentence about them and the watch's line,
+/// with counts six digits long, still whole.
+fn view5_live_counts(c: &mut Checker) {
+    use crate::tui::sched::LiveState;
+    use crate::tui::sched::watch::{Feed, LiveStatus};
+    let mut s = view5_live(None);
+    let l = s.sched.listing.as_mut().expect("a pods list");
+    let bound = l.pods.iter().find(|p| p.node.is_some()).cloned();
+    l.pods.extend(std::iter::repeat_n(
+        bound.expect("a bound pod"),
+        150_001 - l.pods.len() + 1,
+    ));
+    let pending = l.pending();
+    s.sched.live = Some(LiveState {
+        feed: Feed::new().0,
+        status: LiveStatus {
+            nodes: 5000,
+            pods: 150_001,
+            events: 123_456,
+            last_event_unix: Some(s.now_unix - 3),
+            resimulations: 9_999,
+            build_ms: 1_234,
+            ..Default::default()
+        },
+        applied: 9_999,
+    });
+    let needles = vec![
+        format!(
+            "live cluster: {pending} Pending pod(s), {} bound — w lists them, Enter simulates one",
+            150_001 + 1 - pending
+        ),
+        "live · watching · 5000 nodes · 150001 pods".to_string(),
+        "last event 3s ago".to_string(),
+    ];
+    c.check(&s, "view 5 live, 150,001 pods", &needles);
+}
+
+#[test]
+fn view5_live_counts_fit_80x24() {
+    at(SMALL, view5_live_counts)
+}
+#[test]
+fn view5_live_counts_fit_120x40() {
+    at(LARGE, view5_live_counts)
+}
 #[test]
 fn view5_5000_nodes_keep_the_cursor_row_80x24() {
     at(SMALL, view5_big)

@@ -291,7 +291,7 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
         lines.push(Line::raw(""));
     }
     if let Some(live) = &state.sched.live {
-        lines.push(watch_line(state, live, theme));
+        lines.push(watch_line(state, live, width, theme));
     }
     lines
 }
@@ -356,18 +356,21 @@ fn live_lines(
     if let Some(h) = l.hidden.first() {
         return vec![Line::styled(format!(" ! {h}"), theme.warn)];
     }
-    vec![Line::styled(
-        format!(
-            " live cluster: {} Pending pod(s), {} bound — w lists them, Enter simulates one",
-            l.pending(),
-            l.pods.len() - l.pending()
-        ),
-        theme.muted,
-    )]
+    let text = format!(
+        "live cluster: {} Pending pod(s), {} bound — w lists them, Enter simulates one",
+        l.pending(),
+        l.pods.len() - l.pending()
+    );
+    field::wrap(&text, (width as usize).saturating_sub(1))
+        .into_iter()
+        .map(|r| Line::styled(format!(" {r}"), theme.muted))
+        .collect()
 }
 
-/// The head's last line while a watch keeps the cluster current.
-fn watch_line(state: &AppState, live: &LiveState, theme: &Theme) -> Line<'static> {
+/// The head's last line while a watch keeps the cluster current. Where the counts of a big
+/// cluster make it longer than the view is wide, the rebuilds' count goes first, then the
+/// events': one row, never cut.
+fn watch_line(state: &AppState, live: &LiveState, width: u16, theme: &Theme) -> Line<'static> {
     let st = &live.status;
     let (phase, style) = match &st.phase {
         Phase::Watching => ("watching".to_string(), theme.ok),
@@ -379,16 +382,24 @@ fn watch_line(state: &AppState, live: &LiveState, theme: &Theme) -> Line<'static
         Some(t) => format!("last event {}s ago", (state.now_unix - t).max(0)),
         None => "no event yet".to_string(),
     };
+    let mut parts = vec![
+        format!("{} nodes", st.nodes),
+        format!("{} pods", st.pods),
+        format!("{} events", st.events),
+        format!("{} updates ({} ms)", live.applied, st.build_ms),
+        last,
+    ];
+    let room = (width as usize).saturating_sub(" live · ".len() + phase.chars().count());
+    let long = |parts: &[String]| parts.iter().map(|p| p.chars().count() + 3).sum::<usize>();
+    for drop in [3, 2] {
+        if long(&parts) > room {
+            parts.remove(drop);
+        }
+    }
     Line::from(vec![
         Span::styled(" live · ", theme.muted),
         Span::styled(phase, style),
-        Span::styled(
-            format!(
-                " · {} nodes · {} pods · {} events · {} updates ({} ms) · {last}",
-                st.nodes, st.pods, st.events, live.applied, st.build_ms
-            ),
-            theme.muted,
-        ),
+        Span::styled(format!(" · {}", parts.join(" · ")), theme.muted),
     ])
 }
 
