@@ -4,9 +4,9 @@
 //! --scenario` on it, and measures what a user waits for: serve's ready time and memory; the
 //! whole pods list and the same list page by page; the TUI in a private tmux server on serve's
 //! kubeconfig (view 5 ready after `5`, the progress it showed, a key answered while it loads,
-//! its peak memory, a created and a deleted pod on screen, a burst of creates); `kexplore
-//! schedule --kubeconfig`; and the peer in the same run, `kubectl get pods -A -o json` and
-//! `kubectl get nodes -o json` to /dev/null. Wall time and peak RSS of one-shot commands come
+//! its peak memory, a created and a deleted pod on screen, a burst of creates, another pod
+//! chosen in the pods list and placed); `kexplore schedule --kubeconfig`; and the peer in the
+//! same run, `kubectl get pods -A -o json` and `kubectl get nodes -o json` to /dev/null. Wall time and peak RSS of one-shot commands come
 //! from `/usr/bin/time -v`; of the long-running ones from /proc (VmHWM). Results go to stdout
 //! as a Markdown table (docs/BENCHMARKS.md records a run made on a quiet machine).
 
@@ -443,6 +443,19 @@ fn tui(
             sent.as_secs_f64()
         ),
         format!("all on screen {} after the last", ms(caught_up)),
+    ));
+    // Another pod simulated: `w` lists the pods, Enter places the one under the cursor on the
+    // cluster the watch keeps (it used to list the whole cluster again, as `5` does).
+    tmux.keys(&["w"]);
+    let placed = until(&tmux, EVENT_BOUND, |s| s.contains("Pods: ")).and_then(|_| {
+        tmux.keys(&["Down", "Enter"]);
+        until(&tmux, EVENT_BOUND, |s| {
+            s.contains("step 1/") && !s.contains("Pods: ") && !s.contains("Placing ")
+        })
+    });
+    rows.push((
+        "TUI: another pod simulated (`w`, Enter) → on screen".into(),
+        ms(placed),
     ));
     if let Some(pid) = pid {
         let (peak, now) = memory_kib(pid);
