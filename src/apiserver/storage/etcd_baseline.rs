@@ -15,25 +15,8 @@ use crate::apiserver::storage::etcd_dial::Tls;
 /// the puts per second.
 pub fn put_rate(opts: &EtcdOptions, n: usize, writers: usize, size: usize) -> Result<f64, String> {
     on_client(opts, |client| async move {
-        let value = vec![b'x'; size];
-        let per = n.div_ceil(writers.max(1));
         let start = Instant::now();
-        let mut tasks = tokio::task::JoinSet::new();
-        for w in 0..writers.max(1) {
-            let (mut kv, value) = (client.kv_client(), value.clone());
-            tasks.spawn(async move {
-                for i in 0..per {
-                    kv.put(format!("/kexplore-baseline/{w}/{i}"), value.clone(), None)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                }
-                Ok::<usize, String>(per)
-            });
-        }
-        let mut done = 0;
-        while let Some(r) = tasks.join_next().await {
-            done += r.map_err(|e| e.to_string())??;
-        }
+        let done = write_all(&client, "/kexplore-baseline/", Write::Put, n, writers, size).await?;
         Ok(done as f64 / start.elapsed().as_secs_f64())
     })
 }
@@ -51,9 +34,6 @@ pub fn create_rate(
 ) -> Result<f64, String> {
     on_client(opts, |client| async move {
         const PREFIX: &str = "/kexplore-baseline-create/";
-        let value = vec![b'x'; size];
-        let per = n.div_ceil(writers.max(1));
-        let total = per * writers.max(1);
         // From the revision before the first create, so none is missed however soon the
         // watch is in place.
         let now = client
@@ -72,39 +52,77 @@ pub fn create_rate(
             .await
             .map_err(|e| e.to_string())?;
         let start = Instant::now();
-        let mut tasks = tokio::task::JoinSet::new();
-        for w in 0..writers.max(1) {
-            let (mut kv, value) = (client.kv_client(), value.clone());
-            tasks.spawn(async move {
-                for i in 0..per {
-                    let key = format!("{PREFIX}{w}/{i}");
-                    let txn = Txn::new()
-                        .when(vec![Compare::mod_revision(
-                            key.as_str(),
-                            CompareOp::Equal,
-                            0,
-                        )])
-                        .and_then(vec![TxnOp::put(key.as_str(), value.clone(), None)]);
-                    let r = kv.txn(txn).await.map_err(|e| e.to_string())?;
-                    if !r.succeeded() {
-                        return Err(format!("{key} existed before its create"));
+        let written = write_all(&client, PREFIX, Write::Create, n, writers, size);
+        let watched = async {
+            let mut seen = 0;
+            while seen < n.div_ceil(writers.max(1)) * writers.max(1) {
+                match events.message().await.map_err(|e| e.to_string())? {
+                    Some(m) => seen += m.events().len(),
+                    None => return Err("the watch ended".to_string()),
+                }
+            }
+            Ok(seen)
+        };
+        let (done, _) = tokio::try_join!(written, watched)?;
+        Ok(done as f64 / start.elapsed().as_secs_f64())
+    })
+}
+
+/// How each write of a loop is made.
+#[derive(Clone, Copy)]
+enum Write {
+    Put,
+    /// The store's create: put only while the key does not exist.
+    Create,
+}
+
+/// `n` writes of `size` bytes under `prefix` by `writers` concurrent writers (the `n` rounded
+/// up to a whole number each); how many were made.
+async fn write_all(
+    client: &Client,
+    prefix: &str,
+    how: Write,
+    n: usize,
+    writers: usize,
+    size: usize,
+) -> Result<usize, String> {
+    let value = vec![b'x'; size];
+    let per = n.div_ceil(writers.max(1));
+    let mut tasks = tokio::task::JoinSet::new();
+    for w in 0..writers.max(1) {
+        let (mut kv, value, prefix) = (client.kv_client(), value.clone(), prefix.to_string());
+        tasks.spawn(async move {
+            for i in 0..per {
+                let key = format!("{prefix}{w}/{i}");
+                match how {
+                    Write::Put => {
+                        kv.put(key, value.clone(), None)
+                            .await
+                            .map_err(|e| e.to_string())?;
+                    }
+                    Write::Create => {
+                        let txn = Txn::new()
+                            .when(vec![Compare::mod_revision(
+                                key.as_str(),
+                                CompareOp::Equal,
+                                0,
+                            )])
+                            .and_then(vec![TxnOp::put(key.as_str(), value.clone(), None)]);
+                        let r = kv.txn(txn).await.map_err(|e| e.to_string())?;
+                        if !r.succeeded() {
+                            return Err(format!("{key} existed before its create"));
+                        }
                     }
                 }
-                Ok::<usize, String>(per)
-            });
-        }
-        let mut seen = 0;
-        while seen < total {
-            match events.message().await.map_err(|e| e.to_string())? {
-                Some(m) => seen += m.events().len(),
-                None => return Err("the watch ended".into()),
             }
-        }
-        while let Some(r) = tasks.join_next().await {
-            r.map_err(|e| e.to_string())??;
-        }
-        Ok(total as f64 / start.elapsed().as_secs_f64())
-    })
+            Ok::<usize, String>(per)
+        });
+    }
+    let mut done = 0;
+    while let Some(r) = tasks.join_next().await {
+        done += r.map_err(|e| e.to_string())??;
+    }
+    Ok(done)
 }
 
 /// The length of the value stored at `key` (an etcd key), so the put loop writes values the
