@@ -20,7 +20,7 @@ use super::fetch::Seed;
 use super::kept::{Frame, Kept};
 use super::live::Listing;
 use super::model::Model;
-use crate::client::cluster::{ListError, PAGE_SIZE, WatchEvent, list_paged, watch};
+use crate::client::cluster::{ListError, PAGE_SIZE, WatchEvent, list_paged, status_message, watch};
 use crate::client::http::ApiClient;
 use crate::client::snapshot::{trim_node, trim_pod};
 use crate::kubeconfig::ResolvedContext;
@@ -437,10 +437,7 @@ async fn refocus(
         .await
         .map_err(|e| format!("getting pod {key}: {e}"))?;
     if r.status != 200 {
-        let said = r
-            .json()
-            .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from))
-            .unwrap_or_default();
+        let said = status_message(&r.body);
         return Err(format!("getting pod {key}: HTTP {} {said}", r.status));
     }
     let mut pod: Pod = serde_json::from_slice(&r.body)
