@@ -348,10 +348,7 @@ fn live_lines(
                 bound.node
             )
         };
-        return field::wrap(&text, (width as usize).saturating_sub(1))
-            .into_iter()
-            .map(|r| Line::styled(format!(" {r}"), theme.muted))
-            .collect();
+        return muted_rows(&text, width, theme);
     }
     if let Some(h) = l.hidden.first() {
         return vec![Line::styled(format!(" ! {h}"), theme.warn)];
@@ -361,7 +358,12 @@ fn live_lines(
         l.pending(),
         l.pods.len() - l.pending()
     );
-    field::wrap(&text, (width as usize).saturating_sub(1))
+    muted_rows(&text, width, theme)
+}
+
+/// `text` wrapped to the view's width under a one-column margin, muted.
+fn muted_rows(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    field::wrap(text, (width as usize).saturating_sub(1))
         .into_iter()
         .map(|r| Line::styled(format!(" {r}"), theme.muted))
         .collect()
