@@ -69,6 +69,9 @@ impl Kubectl {
 pub fn with_kubectl(label: &str, f: impl FnOnce(&str, &Path)) {
     match super::kubectls().iter().find(|(l, _)| l == label) {
         Some((_, bin)) => f(label, bin),
+        None if super::chosen_kubectls().is_some_and(|c| !c.iter().any(|l| l == label)) => {
+            eprintln!("note: kubectl {label} is not in KEXPLORE_TEST_KUBECTLS; skipping")
+        }
         None => eprintln!("note: kubectl {label} is not installed here; skipping"),
     }
 }

@@ -205,8 +205,23 @@ pub fn which(tool: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Every kubectl on the machine: `kubectl` plus the `kubectl.1.NN` beside the real one.
+/// Every kubectl on the machine: `kubectl` plus the `kubectl.1.NN` beside the real one; only
+/// those `KEXPLORE_TEST_KUBECTLS` names (`kubectl,1.27,1.33`) when it is set.
 pub fn kubectls() -> Vec<(String, PathBuf)> {
+    let mut all = installed_kubectls();
+    if let Some(chosen) = chosen_kubectls() {
+        all.retain(|(label, _)| chosen.contains(label));
+    }
+    all
+}
+
+/// The labels `KEXPLORE_TEST_KUBECTLS` names, when it is set.
+pub fn chosen_kubectls() -> Option<Vec<String>> {
+    let v = std::env::var("KEXPLORE_TEST_KUBECTLS").ok()?;
+    Some(v.split(',').map(|s| s.trim().to_string()).collect())
+}
+
+fn installed_kubectls() -> Vec<(String, PathBuf)> {
     let Some(k) = which("kubectl") else {
         return vec![];
     };
