@@ -1,7 +1,8 @@
 //! Object lifecycle against `kexplore serve`, with every kubectl: the namespace controller
 //! (`delete ns` with contents → Terminating with upstream's conditions, new content refused,
 //! everything deleted, then the namespace gone) and the garbage collector's three cascade modes
-//! (`delete deployment` in the background, `--cascade=orphan`, `--cascade=foreground`).
+//! (`delete deployment` in the background, `--cascade=orphan`, `--cascade=foreground`), and the
+//! root CA publisher's `kube-root-ca.crt` in every namespace.
 
 use std::time::Duration;
 
@@ -230,6 +231,59 @@ fn curl(srv: &ServeProcess, method: &str, path: &str, body: Option<&Value>) -> (
         code.trim().parse().unwrap_or(0),
         serde_json::from_str(body).unwrap_or(Value::Null),
     )
+}
+
+/// The root CA publisher: every namespace, new ones too, holds `kube-root-ca.crt` with the CA
+/// the kubeconfig trusts (what the pods' `kube-api-access-…` volume mounts as `ca.crt`); a
+/// deleted or edited one is put back.
+#[test]
+fn every_namespace_holds_the_cluster_ca() {
+    let srv = ServeProcess::start(&[]);
+    let Some((_, bin)) = apiserver_support::kubectls().into_iter().next() else {
+        eprintln!("note: no kubectl here; skipping");
+        return;
+    };
+    let k = Kubectl::new("kubectl", &bin, srv.kubeconfig());
+    let ca = std::fs::read_to_string(srv.pki_dir.join("ca.crt")).expect("ca.crt");
+    let published = |ns: &str, want: &str| {
+        wait_for(LONG, || {
+            let o = k.run(&[
+                "get",
+                "configmap",
+                "kube-root-ca.crt",
+                "-n",
+                ns,
+                "-o",
+                "json",
+            ]);
+            let cm: Value = serde_json::from_str(&o.stdout).ok()?;
+            (cm["data"]["ca.crt"] == want).then_some(cm)
+        })
+        .unwrap_or_else(|| panic!("no kube-root-ca.crt holding the CA in {ns}"))
+    };
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        published(ns, &ca);
+    }
+    k.ok(&["create", "namespace", "fresh"]);
+    let cm = published("fresh", &ca);
+    assert_eq!(
+        cm["metadata"]["annotations"]["kubernetes.io/description"],
+        "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
+        "{cm}"
+    );
+    k.ok(&["delete", "configmap", "kube-root-ca.crt", "-n", "fresh"]);
+    published("fresh", &ca);
+    k.ok(&[
+        "patch",
+        "configmap",
+        "kube-root-ca.crt",
+        "-n",
+        "fresh",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"ca.crt":"not a CA"}}"#,
+    ]);
+    published("fresh", &ca);
 }
 
 /// DeleteOptions refused as `ValidateDeleteOptions` refuses them, and a deletecollection that

@@ -12,7 +12,9 @@ use tokio::task::JoinSet;
 use crate::apiserver::controllers::{cronjob, disruption, job};
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
 use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
-use crate::apiserver::controllers::{garbage_collector, namespace, serviceaccount};
+use crate::apiserver::controllers::{
+    garbage_collector, namespace, root_ca_cert_publisher, serviceaccount,
+};
 use crate::apiserver::controllers::{node_lifecycle, workload};
 use crate::apiserver::request::context::Api;
 
@@ -41,6 +43,7 @@ pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor
     control!(resourcequota::ResourceQuotas);
     control!(namespace::Namespaces);
     control!(serviceaccount::ServiceAccounts);
+    control!(root_ca_cert_publisher::RootCaCertPublisher);
     loops.spawn(on_own_thread(garbage_collector::run(
         api.clone(),
         stop.clone(),

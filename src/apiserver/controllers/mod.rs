@@ -26,6 +26,7 @@ pub(crate) mod placement;
 pub(crate) mod preemption;
 pub(crate) mod replicaset;
 pub(crate) mod resourcequota;
+pub(crate) mod root_ca_cert_publisher;
 pub(crate) mod scheduler_cache;
 pub(crate) mod scheduler_loop;
 pub(crate) mod serviceaccount;

@@ -36,6 +36,9 @@ pub struct Api {
     pub(crate) tokens: TokenFile,
     /// The service-account token signer and authenticator (`None` only if no key could be made).
     pub(crate) service_accounts: Option<ServiceAccountTokens>,
+    /// The cluster CA's certificate (PEM), which the root CA publisher puts in every
+    /// namespace's `kube-root-ca.crt` (`None` only for a server made without a PKI).
+    pub(crate) root_ca: Option<String>,
     pub(crate) audit: Option<AuditLog>,
     /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
     pub(crate) server_address: Mutex<String>,
@@ -94,6 +97,7 @@ impl Api {
             authorizer: Authorizer::default(),
             tokens,
             service_accounts: ServiceAccountTokens::ephemeral().ok(),
+            root_ca: None,
             audit,
             server_address: Mutex::new(String::new()),
             limiter,

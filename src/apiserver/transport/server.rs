@@ -131,6 +131,7 @@ pub(crate) async fn start_on(
         &opts.pki.service_account_key,
         issuer,
     )?);
+    api.root_ca = Some(opts.pki.ca.cert_pem.clone());
     if let Ok(mut d) = api.simulated_run.lock() {
         *d = opts.simulated_run;
     }
