@@ -1,7 +1,8 @@
 //! The simulated kubelets pull images as their imagePullPolicy says, with upstream's events:
 //! a tagged image pulled once on a node is "already present on machine" for the next pod
 //! there, `Always` pulls again, and `Never` with the image absent leaves the container waiting
-//! with ErrImageNeverPull (the pod Pending, its sandbox IP set) — checked with kubectl.
+//! with ErrImageNeverPull (the pod Pending, its sandbox IP set); a ConfigMap or Secret a pod
+//! mounts or reads its environment from holds it until it exists — checked with kubectl.
 
 use std::time::Duration;
 
@@ -128,5 +129,107 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
         run("never-present", "nginx:1.27", Some("Never"), "node-2");
         let present = events(&k, "never-present", "Started");
         assert!(!present.iter().any(|e| e.1 == "Pulling"), "{present:?}");
+    });
+}
+
+/// The pod as `kubectl get -o json` shows it.
+fn pod(k: &Kubectl, name: &str) -> Value {
+    serde_json::from_str(&k.ok(&["get", "pod", name, "-o", "json"])).unwrap_or_default()
+}
+
+/// A ConfigMap or Secret a pod needs and that is not there: the pod waits as a kubelet makes
+/// it wait (a volume: ContainerCreating with FailedMount; an environment: that container in
+/// CreateContainerConfigError, the others running), with upstream's words, and starts once the
+/// object is created.
+#[test]
+fn a_missing_config_map_or_secret_holds_the_pod_until_it_is_created() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("pods.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: vol}\nspec:\n  containers: [{name: app, image: nginx}]\n  volumes: [{name: cfg, configMap: {name: app-config}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: env}\nspec:\n  containers:\n  - name: app\n    image: nginx\n    env: [{name: MODE, valueFrom: {secretKeyRef: {name: creds, key: mode}}}]\n  - name: side\n    image: busybox\n",
+        )
+        .expect("write pods.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        let vol = events(&k, "vol", "FailedMount");
+        assert!(
+            has(
+                &vol,
+                "Warning",
+                "FailedMount",
+                r#"MountVolume.SetUp failed for volume "cfg" : configmap "app-config" not found"#
+            ),
+            "{label}: {vol:?}"
+        );
+        let env = events(&k, "env", "Failed");
+        assert!(
+            has(
+                &env,
+                "Warning",
+                "Failed",
+                r#"Error: secret "creds" not found"#
+            ),
+            "{label}: {env:?}"
+        );
+        let get = k.ok(&["get", "pods"]);
+        let waiting = wait_for(Duration::from_secs(20), || {
+            let p = pod(&k, "env");
+            (p["status"]["containerStatuses"][1]["ready"] == true).then_some(p)
+        })
+        .unwrap_or_else(|| panic!("{label}: env's side container never ran"));
+        assert_eq!(waiting["status"]["phase"], "Pending", "{label}: {waiting}");
+        assert_eq!(
+            waiting["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+            "CreateContainerConfigError",
+            "{label}: {waiting}"
+        );
+        let vol_pod = pod(&k, "vol");
+        assert_eq!(
+            (
+                &vol_pod["status"]["phase"],
+                &vol_pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"]
+            ),
+            (&Value::from("Pending"), &Value::from("ContainerCreating")),
+            "{label}: {vol_pod}"
+        );
+        assert!(vol_pod["status"].get("podIP").is_none(), "{vol_pod}");
+        assert!(get.contains("ContainerCreating"), "{label}: {get}");
+
+        // A Secret without the key: the message names the key now.
+        k.ok(&[
+            "create",
+            "secret",
+            "generic",
+            "creds",
+            "--from-literal=user=u",
+        ]);
+        let keyless = wait_for(Duration::from_secs(20), || {
+            let p = pod(&k, "env");
+            let m = p["status"]["containerStatuses"][0]["state"]["waiting"]["message"].clone();
+            (m == "couldn't find key mode in Secret default/creds").then_some(m)
+        });
+        assert!(keyless.is_some(), "{label}: {}", pod(&k, "env"));
+
+        // Both created: both pods run.
+        k.ok(&["create", "configmap", "app-config", "--from-literal=a=b"]);
+        k.ok(&[
+            "patch",
+            "secret",
+            "creds",
+            "--type=merge",
+            "-p",
+            r#"{"stringData":{"mode":"fast"}}"#,
+        ]);
+        for name in ["vol", "env"] {
+            let running = wait_for(Duration::from_secs(20), || {
+                let p = pod(&k, name);
+                (p["status"]["phase"] == "Running").then_some(p)
+            });
+            assert!(running.is_some(), "{label}: {name}: {}", pod(&k, name));
+        }
+        let get = k.ok(&["get", "pod", "env"]);
+        assert!(get.contains("2/2     Running"), "{label}: {get}");
     });
 }

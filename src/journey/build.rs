@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Journey, STAGES, Source, Stage, StageReport, Status};
+use crate::apiserver::controllers::kubelet_containers;
 
 /// Everything a run gathered.
 #[derive(Debug, Default, Clone)]
@@ -440,9 +441,20 @@ pub fn build(c: &Collected) -> Journey {
     stages.push(match kubelet {
         Some(steps) => {
             let running = phase == json!("Running");
+            // A pod the kubelet could not start (a volume it cannot mount, an environment it
+            // cannot make, an image it may not pull) failed this stage: its last step says why.
+            let stuck = steps
+                .as_array()
+                .and_then(|s| s.last())
+                .and_then(|last| last["step"].as_str())
+                .is_some_and(kubelet_containers::stuck_step);
             stage(
                 Stage::Kubelet,
-                if running { Status::Ok } else { Status::Skipped },
+                match (running, stuck) {
+                    (true, _) => Status::Ok,
+                    (false, true) => Status::Failed,
+                    (false, false) => Status::Skipped,
+                },
                 Source::Reported,
                 json!({"steps": steps, "phase": phase, "simulated": true}),
             )
@@ -685,6 +697,48 @@ mod tests {
         let j = run(None, 0);
         assert_eq!(by(&j, Stage::Filter).status, Status::Failed);
         assert!(by(&j, Stage::Score).detail.get("comparison").is_none());
+    }
+
+    /// The kubelet stage: ok once Running, failed while the pod is held (a volume it cannot
+    /// mount, an environment it cannot make), skipped while it is simply not there yet.
+    #[test]
+    fn a_pod_the_kubelet_cannot_start_fails_the_kubelet_stage() {
+        let with_steps = |steps: &[&str], phase: &str| {
+            let steps: Vec<Value> = steps
+                .iter()
+                .map(|s| json!({"step": s, "detail": {}}))
+                .collect();
+            let j = build(&Collected {
+                pod: "default/app".into(),
+                server: "https://x".into(),
+                create: Some((201, json!({"metadata": {"uid": "u"}}))),
+                server_trace: Some(json!({"controlLoops": {"kubelet": steps}})),
+                final_pod: Some(
+                    json!({"spec": {"nodeName": "node-1"}, "status": {"phase": phase}}),
+                ),
+                ..Default::default()
+            });
+            j.stages
+                .iter()
+                .find(|s| s.stage == Stage::Kubelet)
+                .map(|s| s.status)
+        };
+        assert_eq!(
+            with_steps(&["ContainerCreating", "Started"], "Running"),
+            Some(Status::Ok)
+        );
+        assert_eq!(
+            with_steps(&["ContainerCreating", "FailedMount"], "Pending"),
+            Some(Status::Failed)
+        );
+        assert_eq!(
+            with_steps(&["ContainerCreating", "Pulling", "Waiting"], "Pending"),
+            Some(Status::Failed)
+        );
+        assert_eq!(
+            with_steps(&["ContainerCreating", "Pulling"], "Pending"),
+            Some(Status::Skipped)
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use crate::apiserver::controllers::root_ca_cert_publisher;
 use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
@@ -61,7 +62,11 @@ pub(crate) fn ensure_default_sa(store: &dyn Storage, ns: &str) {
     }
 }
 
-fn namespace(store: &dyn Storage, name: &str) {
+/// A namespace as a fresh cluster has it: with the `default` ServiceAccount and the root CA
+/// ConfigMap its controllers would add (here before any pod of the bootstrap or a scenario
+/// needs them).
+fn namespace(api: &Api, name: &str) {
+    let store = &*api.store;
     if let Some(d) = def("", "namespaces") {
         put(
             store,
@@ -70,6 +75,9 @@ fn namespace(store: &dyn Storage, name: &str) {
         );
     }
     ensure_default_sa(store, name);
+    if let (Some(d), Some(ca)) = (def("", "configmaps"), api.root_ca.as_deref()) {
+        put(store, d, root_ca_cert_publisher::config_map(name, ca));
+    }
 }
 
 fn rbac_labels() -> Value {
@@ -106,7 +114,7 @@ fn cluster_role_binding(store: &dyn Storage, name: &str, role: &str, groups: &[&
 pub fn system(api: &Api) {
     let store = &*api.store;
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        namespace(store, ns);
+        namespace(api, ns);
     }
     if let Some(d) = def("scheduling.k8s.io", "priorityclasses") {
         for (name, value, desc) in [
@@ -274,7 +282,7 @@ pub fn demo(api: &Api) {
     let store = &*api.store;
     let Some(nd) = def("", "nodes") else { return };
     let Some(pd) = def("", "pods") else { return };
-    namespace(store, "demo");
+    namespace(api, "demo");
     for (i, (name, cpu, mem, used_cpu, used_mem)) in [
         ("node-1", "4", "8Gi", "2500m", "3Gi"),
         ("node-2", "2", "4Gi", "1800m", "3584Mi"),
@@ -313,7 +321,7 @@ pub(crate) fn load_scenario(api: &Api, path: &std::path::Path) -> Result<usize, 
                 .and_then(Value::as_str)
                 .unwrap_or("default");
             if d.namespaced && store_missing_ns(&*api.store, ns) {
-                namespace(&*api.store, ns);
+                namespace(api, ns);
             }
             if put(&*api.store, d, o) {
                 n += 1;

@@ -15,9 +15,13 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
+use crate::apiserver::controllers::kubelet_containers::{
+    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, State, WAITING, container_statuses,
+};
 use crate::apiserver::controllers::kubelet_images::{self as images, Image, NodeImages};
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
+use crate::apiserver::controllers::kubelet_refs as refs;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
@@ -226,8 +230,11 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         "ContainerCreating",
         json!({"node": node, "hostIP": host}),
     );
-    // Containers whose image may not be pulled (`Never`, not on the node): they wait.
-    let mut never_pulled: Vec<(&str, String)> = Vec::new();
+    // The volumes first: until each can be set up, no sandbox and no container.
+    if !mounted(api, &p, &node).await {
+        return;
+    }
+    let mut states: Vec<(String, State)> = Vec::new();
     for c in &containers {
         let image = s(c, "/image");
         let cname = s(c, "/name");
@@ -283,65 +290,76 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             }
             Image::NeverPull => {
                 let message = images::never_pull_message(image);
-                event(
-                    api,
-                    &p,
-                    &node,
-                    &field,
-                    ("Warning", "ErrImageNeverPull"),
-                    &message,
-                );
+                event(api, &p, &node, &field, ("Warning", NEVER_PULL), &message);
                 step(
                     api,
                     &p,
-                    "ErrImageNeverPull",
+                    NEVER_PULL,
                     json!({"image": image, "message": message}),
                 );
-                never_pulled.push((cname, message));
+                states.push((cname.to_string(), State::Waiting(NEVER_PULL, message)));
                 continue;
             }
         }
-        event(
-            api,
-            &p,
-            &node,
-            &field,
-            ("Normal", "Created"),
-            &format!("Created container: {cname}"),
-        );
-        event(
-            api,
-            &p,
-            &node,
-            &field,
-            ("Normal", "Started"),
-            &format!("Started container {cname}"),
-        );
-        completion::log(
-            api,
-            &p,
-            cname,
-            "container started (simulated: no process runs)",
-        );
-        step(
-            api,
-            &p,
-            "Started",
-            json!({"container": cname, "note": "simulated: no container runs"}),
-        );
+        // The image is there; the container's environment is made next.
+        if let Some(why) = refs::config_error(api, &p, c) {
+            config_failed(api, &p, &node, cname, &why, true);
+            states.push((cname.to_string(), State::Waiting(CONFIG_ERROR, why)));
+            continue;
+        }
+        states.push((cname.to_string(), start_container(api, &p, &node, cname)));
     }
     tokio::time::sleep(STEP / 2).await;
-    let now = util::now();
-    let running: Vec<Value> = containers
-        .iter()
-        .map(|c| json!({"name": c["name"], "image": c["image"], "imageID": format!("{}@sha256:simulated", s(c, "/image")), "containerID": format!("simulated://{}", s(c, "/name")),
-                         "ready": true, "started": true, "restartCount": 0, "state": {"running": {"startedAt": now}}}))
-        .collect();
-    let ip = ip.to_string();
-    if !never_pulled.is_empty() {
-        image_never_pulled(api, pod, &ip, &now, running, &never_pulled);
-        return;
+    let mut retry = Backoff::default();
+    let mut shown = None;
+    loop {
+        if states.iter().all(|(_, st)| matches!(st, State::Running(_))) {
+            break;
+        }
+        if shown.as_ref() != Some(&states) {
+            some_waiting(api, pod, ip, &containers, &states);
+            shown = Some(states.clone());
+        }
+        // An image `Never` pulled stays missing; a configuration may appear.
+        if !states
+            .iter()
+            .any(|(_, st)| matches!(st, State::Waiting(CONFIG_ERROR, _)))
+        {
+            return;
+        }
+        tokio::time::sleep(POLL).await;
+        let Some(now_pod) = still_starting(api, pod) else {
+            return;
+        };
+        let due = retry.due();
+        for (cname, st) in &mut states {
+            let State::Waiting(CONFIG_ERROR, _) = st else {
+                continue;
+            };
+            let Some(c) = containers.iter().find(|c| s(c, "/name") == cname.as_str()) else {
+                continue;
+            };
+            match refs::config_error(api, &now_pod, c) {
+                None => *st = start_container(api, &now_pod, &node, cname),
+                Some(why) => {
+                    if due {
+                        config_failed(api, &now_pod, &node, cname, &why, false);
+                    }
+                    *st = State::Waiting(CONFIG_ERROR, why);
+                }
+            }
+        }
     }
+    let ip = ip.to_string();
+    let started_at = states
+        .iter()
+        .filter_map(|(_, st)| match st {
+            State::Running(at) => Some(at.clone()),
+            State::Waiting(..) => None,
+        })
+        .max()
+        .unwrap_or_else(util::now);
+    let now = util::now();
     if let Some(p) = set_status(api, pod, |st| {
         st["phase"] = json!("Running");
         st["podIP"] = json!(ip);
@@ -353,7 +371,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             cond("ContainersReady", "True", &now),
             cond("PodScheduled", "True", &now)
         ]);
-        st["containerStatuses"] = json!(running);
+        st["containerStatuses"] = json!(container_statuses(&containers, &states));
     }) {
         step(
             api,
@@ -362,65 +380,153 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             json!({"podIP": ip, "resourceVersion": p.at("/metadata/resourceVersion")}),
         );
         if completion::runs_to_completion(&p) {
-            completion::run_then_succeed(api, &p, &now).await;
+            completion::run_then_succeed(api, &p, &started_at).await;
         }
     }
 }
 
-/// Some containers' images may not be pulled: the pod stays Pending with its sandbox (and so
-/// its IP), the others running and those waiting with ErrImageNeverPull, as upstream's
-/// kubelet reports it (it would try again with back-off; nothing here puts the image there).
-fn image_never_pulled(
+/// How often a waiting pod looks again at what it waits for.
+const POLL: Duration = Duration::from_secs(1);
+
+/// The pod as stored, while it is still the one being started: None once it is gone,
+/// replaced, or being deleted (the kubelet then stops it instead).
+fn still_starting(api: &Api, pod: &Value) -> Option<Arc<Value>> {
+    let key = format!(
+        "/registry/pods/{}/{}",
+        s(pod, "/metadata/namespace"),
+        s(pod, "/metadata/name")
+    );
+    api.store.get(&key).filter(|cur| {
+        s(cur, "/metadata/uid") == s(pod, "/metadata/uid")
+            && cur.at("/metadata/deletionTimestamp").is_none()
+    })
+}
+
+/// Waits until every volume of the pod can be set up, reporting FailedMount meanwhile; false
+/// when the pod went away first.
+async fn mounted(api: &Api, pod: &Value, node: &str) -> bool {
+    let mut retry = Backoff::default();
+    let mut first = true;
+    loop {
+        let Some(why) = refs::failed_mount(api, pod) else {
+            return true;
+        };
+        if first || retry.due() {
+            event(api, pod, node, "", ("Warning", FAILED_MOUNT), &why);
+        }
+        if first {
+            step(api, pod, FAILED_MOUNT, json!({"message": why}));
+            first = false;
+        }
+        tokio::time::sleep(POLL).await;
+        if still_starting(api, pod).is_none() {
+            return false;
+        }
+    }
+}
+
+/// A container whose environment cannot be made: upstream's Failed event (and, the first
+/// time, the journey's step).
+fn config_failed(api: &Api, pod: &Value, node: &str, cname: &str, why: &str, first: bool) {
+    let field = format!("spec.containers{{{cname}}}");
+    event(
+        api,
+        pod,
+        node,
+        &field,
+        ("Warning", "Failed"),
+        &format!("Error: {why}"),
+    );
+    if first {
+        step(
+            api,
+            pod,
+            CONFIG_ERROR,
+            json!({"container": cname, "message": why}),
+        );
+    }
+}
+
+/// Created, then Started: one container running from now.
+fn start_container(api: &Api, pod: &Value, node: &str, cname: &str) -> State {
+    let field = format!("spec.containers{{{cname}}}");
+    event(
+        api,
+        pod,
+        node,
+        &field,
+        ("Normal", "Created"),
+        &format!("Created container: {cname}"),
+    );
+    event(
+        api,
+        pod,
+        node,
+        &field,
+        ("Normal", "Started"),
+        &format!("Started container {cname}"),
+    );
+    completion::log(
+        api,
+        pod,
+        cname,
+        "container started (simulated: no process runs)",
+    );
+    step(
+        api,
+        pod,
+        "Started",
+        json!({"container": cname, "note": "simulated: no container runs"}),
+    );
+    State::Running(util::now())
+}
+
+/// Some containers wait (an image `Never` pulled that is not on the node, an environment
+/// that cannot be made): the pod stays Pending with its sandbox (and so its IP), the others
+/// running, as upstream's kubelet reports it.
+fn some_waiting(
     api: &Api,
     pod: &Value,
     ip: &str,
-    now: &str,
-    running: Vec<Value>,
-    never_pulled: &[(&str, String)],
+    containers: &[Value],
+    states: &[(String, State)],
 ) {
-    let statuses: Vec<Value> = running
-        .into_iter()
-        .map(|mut c| {
-            if let Some((_, message)) = never_pulled.iter().find(|(n, _)| c["name"] == *n) {
-                c["imageID"] = json!("");
-                c["ready"] = json!(false);
-                c["started"] = json!(false);
-                c["state"] =
-                    json!({"waiting": {"reason": "ErrImageNeverPull", "message": message}});
-                if let Some(m) = c.as_object_mut() {
-                    m.remove("containerID");
-                }
-            }
-            c
-        })
-        .collect();
-    let unready = never_pulled
+    let now = util::now();
+    let unready = states
         .iter()
-        .map(|(n, _)| *n)
+        .filter(|(_, st)| matches!(st, State::Waiting(..)))
+        .map(|(n, _)| n.as_str())
         .collect::<Vec<_>>()
         .join(" ");
     let not_ready = |t: &str| {
         json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": now,
                "reason": "ContainersNotReady", "message": format!("containers with unready status: [{unready}]")})
     };
+    let reasons: Vec<&str> = states
+        .iter()
+        .filter_map(|(_, st)| match st {
+            State::Waiting(reason, _) => Some(*reason),
+            State::Running(_) => None,
+        })
+        .collect();
     if let Some(p) = set_status(api, pod, |st| {
         st["phase"] = json!("Pending");
         st["podIP"] = json!(ip);
         st["podIPs"] = json!([{"ip": ip}]);
         st["conditions"] = json!([
-            cond("PodReadyToStartContainers", "True", now),
-            cond("Initialized", "True", now),
+            cond("PodReadyToStartContainers", "True", &now),
+            cond("Initialized", "True", &now),
             not_ready("Ready"),
             not_ready("ContainersReady"),
-            cond("PodScheduled", "True", now)
+            cond("PodScheduled", "True", &now)
         ]);
-        st["containerStatuses"] = json!(statuses);
+        st["containerStatuses"] = json!(container_statuses(containers, states));
     }) {
         step(
             api,
             &p,
-            "Waiting",
-            json!({"podIP": ip, "reason": "ErrImageNeverPull", "containers": unready}),
+            WAITING,
+            json!({"podIP": ip, "reason": reasons.join(","), "containers": unready}),
         );
     }
 }

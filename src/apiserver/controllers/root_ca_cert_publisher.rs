@@ -27,6 +27,13 @@ fn data(ca: &str) -> Value {
     json!({ "ca.crt": ca })
 }
 
+/// The ConfigMap as the publisher creates it in namespace `ns`.
+pub(crate) fn config_map(ns: &str, ca: &str) -> Value {
+    json!({"metadata": {"name": CONFIG_MAP, "namespace": ns,
+            "annotations": {DESCRIPTION_ANNOTATION: DESCRIPTION}},
+        "data": data(ca)})
+}
+
 impl Controller for RootCaCertPublisher {
     fn prefixes(&self) -> &'static [&'static str] {
         &["/registry/namespaces/", "/registry/configmaps/"]
@@ -66,10 +73,7 @@ impl Controller for RootCaCertPublisher {
         }
         let def = workload::def("", "configmaps");
         let Some(cm) = api.store.get(&def.key_for(ns, name)) else {
-            let cm = json!({"metadata": {"name": name, "namespace": ns,
-                    "annotations": {DESCRIPTION_ANNOTATION: DESCRIPTION}},
-                "data": data(ca)});
-            return match client::create(api, def, cm) {
+            return match client::create(api, def, config_map(ns, ca)) {
                 Ok(_) => true,
                 // Created meanwhile (the next event brings it back here), or the namespace is
                 // gone or terminating: nothing to retry, as upstream.
@@ -105,10 +109,12 @@ mod tests {
     use crate::apiserver::filters::authn::TokenFile;
     use crate::apiserver::storage::store::Write;
 
+    /// A cluster bootstrapped without a CA (so without the ConfigMaps), then given one: what
+    /// the publisher does is all there is.
     fn api() -> Api {
         let mut api = Api::new(TokenFile::default(), None);
-        api.root_ca = Some("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".into());
         bootstrap::system(&api);
+        api.root_ca = Some("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".into());
         api
     }
 
@@ -121,6 +127,7 @@ mod tests {
     fn every_namespace_gets_the_ca_and_keeps_it() {
         let api = api();
         let mut c = RootCaCertPublisher;
+        assert!(published(&api, "kube-system").is_none());
         let all = c.all(&api);
         assert!(all.contains(&("default".to_string(), CONFIG_MAP.to_string())));
         for (ns, name) in &all {
