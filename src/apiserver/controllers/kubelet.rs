@@ -16,24 +16,19 @@ use tokio::sync::watch;
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
-    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, State, WAITING, container_statuses,
+    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, STEP, State, WAITING, config_failed,
+    container_statuses, pull_image, start_container,
 };
-use crate::apiserver::controllers::kubelet_images::{self as images, Image, NodeImages};
+use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::controllers::kubelet_refs as refs;
+use crate::apiserver::controllers::kubelet_report::{cond, event, s, set_status, step};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;
 use crate::apiserver::util::At;
-
-/// How long each simulated step takes: long enough for `kubectl get -w` to show the phases.
-const STEP: Duration = Duration::from_millis(400);
-
-fn s<'a>(v: &'a Value, p: &str) -> &'a str {
-    v.at(p).and_then(Value::as_str).unwrap_or_default()
-}
 
 /// A bound pod the kubelet has to act on: one being deleted, or one not started yet.
 fn needs_kubelet(p: &Value) -> bool {
@@ -131,70 +126,6 @@ fn host_ip(api: &Api, node: &str) -> String {
         .unwrap_or_default()
 }
 
-fn cond(t: &str, status: &str, now: &str) -> Value {
-    json!({"type": t, "status": status, "lastProbeTime": null, "lastTransitionTime": now})
-}
-
-/// Write pod status as the kubelet's status manager does (status only, pod must still exist).
-fn set_status(api: &Api, pod: &Value, mut f: impl FnMut(&mut Value)) -> Option<Arc<Value>> {
-    let key = format!(
-        "/registry/pods/{}/{}",
-        s(pod, "/metadata/namespace"),
-        s(pod, "/metadata/name")
-    );
-    let uid = s(pod, "/metadata/uid").to_string();
-    api.store
-        .update(&key, None, Write::Commit, |cur| {
-            if s(cur, "/metadata/uid") != uid {
-                return Err(crate::apiserver::storage::store::StoreError::Rejected(
-                    "pod was replaced".into(),
-                ));
-            }
-            let mut next = cur.clone();
-            f(&mut next["status"]);
-            crate::apiserver::endpoints::managed_fields::record_pod_status_write(
-                cur, &mut next, "kubelet",
-            );
-            Ok(next)
-        })
-        .ok()
-}
-
-/// An Event this node's kubelet reports about a container of `pod` (`field`:
-/// `spec.containers{name}`); `(type, reason)`.
-fn event(
-    api: &Api,
-    pod: &Value,
-    node: &str,
-    field: &str,
-    (ty, reason): (&str, &str),
-    message: &str,
-) {
-    events::record(
-        api,
-        pod,
-        Reporter::Kubelet { node },
-        ty,
-        reason,
-        "",
-        message,
-        field,
-    );
-}
-
-fn step(api: &Api, pod: &Value, name: &str, detail: Value) {
-    let key = format!(
-        "{}/{}",
-        s(pod, "/metadata/namespace"),
-        s(pod, "/metadata/name")
-    );
-    api.traces.with_pod(&key, |t| {
-        t.kubelet.push(
-            json!({"step": name, "at": util::now_micro(), "detail": detail, "simulated": true}),
-        )
-    });
-}
-
 async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     let node = s(pod, "/spec/nodeName").to_string();
     let containers: Vec<Value> = pod
@@ -236,78 +167,23 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     }
     let mut states: Vec<(String, State)> = Vec::new();
     for c in &containers {
-        let image = s(c, "/image");
         let cname = s(c, "/name");
         let field = format!("spec.containers{{{cname}}}");
         tokio::time::sleep(STEP / 2).await;
-        match node_images.decide(&node, image, s(c, "/imagePullPolicy")) {
-            Image::Pull => {
-                event(
-                    api,
-                    &p,
-                    &node,
-                    &field,
-                    ("Normal", "Pulling"),
-                    &format!("Pulling image {image:?}"),
-                );
-                step(api, &p, "Pulling", json!({"image": image}));
-                completion::log(
-                    api,
-                    &p,
-                    cname,
-                    &format!(
-                        "image {image:?} recorded as pulled (simulated: nothing was downloaded)"
-                    ),
-                );
-                tokio::time::sleep(STEP / 2).await;
-                event(
-                    api,
-                    &p,
-                    &node,
-                    &field,
-                    ("Normal", "Pulled"),
-                    &format!(
-                        "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
-                    ),
-                );
-                node_images.pulled(&node, image);
-            }
-            Image::Present => {
-                event(
-                    api,
-                    &p,
-                    &node,
-                    &field,
-                    ("Normal", "Pulled"),
-                    &images::present_message(image),
-                );
-                step(
-                    api,
-                    &p,
-                    "Pulled",
-                    json!({"image": image, "note": "already present on the node: not pulled again"}),
-                );
-            }
-            Image::NeverPull => {
-                let message = images::never_pull_message(image);
-                event(api, &p, &node, &field, ("Warning", NEVER_PULL), &message);
-                step(
-                    api,
-                    &p,
-                    NEVER_PULL,
-                    json!({"image": image, "message": message}),
-                );
-                states.push((cname.to_string(), State::Waiting(NEVER_PULL, message)));
-                continue;
-            }
+        if let Err(message) = pull_image(api, &p, &node, c, &field, node_images).await {
+            states.push((cname.to_string(), State::Waiting(NEVER_PULL, message)));
+            continue;
         }
         // The image is there; the container's environment is made next.
         if let Some(why) = refs::config_error(api, &p, c) {
-            config_failed(api, &p, &node, cname, &why, true);
+            config_failed(api, &p, &node, (cname, &field), &why, true);
             states.push((cname.to_string(), State::Waiting(CONFIG_ERROR, why)));
             continue;
         }
-        states.push((cname.to_string(), start_container(api, &p, &node, cname)));
+        states.push((
+            cname.to_string(),
+            start_container(api, &p, &node, (cname, &field)),
+        ));
     }
     tokio::time::sleep(STEP / 2).await;
     let mut retry = Backoff::default();
@@ -340,10 +216,20 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
                 continue;
             };
             match refs::config_error(api, &now_pod, c) {
-                None => *st = start_container(api, &now_pod, &node, cname),
+                None => {
+                    let field = format!("spec.containers{{{cname}}}");
+                    *st = start_container(api, &now_pod, &node, (cname, &field));
+                }
                 Some(why) => {
                     if due {
-                        config_failed(api, &now_pod, &node, cname, &why, false);
+                        config_failed(
+                            api,
+                            &now_pod,
+                            &node,
+                            (cname, &format!("spec.containers{{{cname}}}")),
+                            &why,
+                            false,
+                        );
                     }
                     *st = State::Waiting(CONFIG_ERROR, why);
                 }
@@ -423,62 +309,6 @@ async fn mounted(api: &Api, pod: &Value, node: &str) -> bool {
             return false;
         }
     }
-}
-
-/// A container whose environment cannot be made: upstream's Failed event (and, the first
-/// time, the journey's step).
-fn config_failed(api: &Api, pod: &Value, node: &str, cname: &str, why: &str, first: bool) {
-    let field = format!("spec.containers{{{cname}}}");
-    event(
-        api,
-        pod,
-        node,
-        &field,
-        ("Warning", "Failed"),
-        &format!("Error: {why}"),
-    );
-    if first {
-        step(
-            api,
-            pod,
-            CONFIG_ERROR,
-            json!({"container": cname, "message": why}),
-        );
-    }
-}
-
-/// Created, then Started: one container running from now.
-fn start_container(api: &Api, pod: &Value, node: &str, cname: &str) -> State {
-    let field = format!("spec.containers{{{cname}}}");
-    event(
-        api,
-        pod,
-        node,
-        &field,
-        ("Normal", "Created"),
-        &format!("Created container: {cname}"),
-    );
-    event(
-        api,
-        pod,
-        node,
-        &field,
-        ("Normal", "Started"),
-        &format!("Started container {cname}"),
-    );
-    completion::log(
-        api,
-        pod,
-        cname,
-        "container started (simulated: no process runs)",
-    );
-    step(
-        api,
-        pod,
-        "Started",
-        json!({"container": cname, "note": "simulated: no container runs"}),
-    );
-    State::Running(util::now())
 }
 
 /// Some containers wait (an image `Never` pulled that is not on the node, an environment

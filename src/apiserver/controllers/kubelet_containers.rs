@@ -6,7 +6,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::apiserver::util::At;
+use crate::apiserver::controllers::kubelet_completion as completion;
+use crate::apiserver::controllers::kubelet_images::{self as images, Image, NodeImages};
+use crate::apiserver::controllers::kubelet_report::{event, s, step};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::util;
+
+/// How long each simulated step takes: long enough for `kubectl get -w` to show the phases.
+pub(crate) const STEP: Duration = Duration::from_millis(400);
 
 /// `imagePullPolicy: Never` and the image is not on the node.
 pub(crate) const NEVER_PULL: &str = "ErrImageNeverPull";
@@ -68,8 +75,8 @@ pub(crate) fn container_statuses(containers: &[Value], states: &[(String, State)
             let (_, st) = states.iter().find(|(n, _)| c["name"] == n.as_str())?;
             Some(match st {
                 State::Running(at) => json!({"name": c["name"], "image": c["image"],
-                    "imageID": format!("{}@sha256:simulated", str_at(c, "/image")),
-                    "containerID": format!("simulated://{}", str_at(c, "/name")),
+                    "imageID": format!("{}@sha256:simulated", s(c, "/image")),
+                    "containerID": format!("simulated://{}", s(c, "/name")),
                     "ready": true, "started": true, "restartCount": 0,
                     "state": {"running": {"startedAt": at}}}),
                 State::Waiting(reason, message) => json!({"name": c["name"], "image": c["image"],
@@ -80,6 +87,142 @@ pub(crate) fn container_statuses(containers: &[Value], states: &[(String, State)
         .collect()
 }
 
-fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
-    v.at(p).and_then(Value::as_str).unwrap_or_default()
+/// The container's image as the node's image manager decides: pulled (Pulling, then Pulled),
+/// already there (Pulled), or `Never` pulled and missing: Err with ErrImageNeverPull's
+/// message (its Event and step sent).
+pub(crate) async fn pull_image(
+    api: &Api,
+    p: &Value,
+    node: &str,
+    c: &Value,
+    field: &str,
+    node_images: &NodeImages,
+) -> Result<(), String> {
+    let image = s(c, "/image");
+    let cname = s(c, "/name");
+    match node_images.decide(node, image, s(c, "/imagePullPolicy")) {
+        Image::Pull => {
+            event(
+                api,
+                p,
+                node,
+                field,
+                ("Normal", "Pulling"),
+                &format!("Pulling image {image:?}"),
+            );
+            step(api, p, "Pulling", json!({"image": image}));
+            completion::log(
+                api,
+                p,
+                cname,
+                &format!("image {image:?} recorded as pulled (simulated: nothing was downloaded)"),
+            );
+            tokio::time::sleep(STEP / 2).await;
+            event(
+                api,
+                p,
+                node,
+                field,
+                ("Normal", "Pulled"),
+                &format!(
+                    "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
+                ),
+            );
+            node_images.pulled(node, image);
+        }
+        Image::Present => {
+            event(
+                api,
+                p,
+                node,
+                field,
+                ("Normal", "Pulled"),
+                &images::present_message(image),
+            );
+            step(
+                api,
+                p,
+                "Pulled",
+                json!({"image": image, "note": "already present on the node: not pulled again"}),
+            );
+        }
+        Image::NeverPull => {
+            let message = images::never_pull_message(image);
+            event(api, p, node, field, ("Warning", NEVER_PULL), &message);
+            step(
+                api,
+                p,
+                NEVER_PULL,
+                json!({"image": image, "message": message}),
+            );
+            return Err(message);
+        }
+    }
+    Ok(())
+}
+
+/// A container whose environment cannot be made: upstream's Failed event (and, the first
+/// time, the journey's step).
+pub(crate) fn config_failed(
+    api: &Api,
+    pod: &Value,
+    node: &str,
+    (cname, field): (&str, &str),
+    why: &str,
+    first: bool,
+) {
+    event(
+        api,
+        pod,
+        node,
+        field,
+        ("Warning", "Failed"),
+        &format!("Error: {why}"),
+    );
+    if first {
+        step(
+            api,
+            pod,
+            CONFIG_ERROR,
+            json!({"container": cname, "message": why}),
+        );
+    }
+}
+
+/// Created, then Started: one container running from now.
+pub(crate) fn start_container(
+    api: &Api,
+    pod: &Value,
+    node: &str,
+    (cname, field): (&str, &str),
+) -> State {
+    event(
+        api,
+        pod,
+        node,
+        field,
+        ("Normal", "Created"),
+        &format!("Created container: {cname}"),
+    );
+    event(
+        api,
+        pod,
+        node,
+        field,
+        ("Normal", "Started"),
+        &format!("Started container {cname}"),
+    );
+    completion::log(
+        api,
+        pod,
+        cname,
+        "container started (simulated: no process runs)",
+    );
+    step(
+        api,
+        pod,
+        "Started",
+        json!({"container": cname, "note": "simulated: no container runs"}),
+    );
+    State::Running(util::now())
 }
