@@ -2,7 +2,8 @@
 //! a tagged image pulled once on a node is "already present on machine" for the next pod
 //! there, `Always` pulls again, and `Never` with the image absent leaves the container waiting
 //! with ErrImageNeverPull (the pod Pending, its sandbox IP set); a ConfigMap or Secret a pod
-//! mounts or reads its environment from holds it until it exists — checked with kubectl.
+//! mounts or reads its environment from holds it until it exists; init containers run to
+//! completion, one after another, before the app — checked with kubectl.
 
 use std::time::Duration;
 
@@ -231,5 +232,61 @@ fn a_missing_config_map_or_secret_holds_the_pod_until_it_is_created() {
         }
         let get = k.ok(&["get", "pod", "env"]);
         assert!(get.contains("2/2     Running"), "{label}: {get}");
+    });
+}
+
+/// Init containers run first, one after the other, as `kubectl get` shows it (the server's
+/// table): Init:0/2 while the first runs, then the sidecar started and left running, then
+/// Running with every init container's status.
+#[test]
+fn init_containers_run_to_completion_before_the_app() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "2"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("init.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: init}\nspec:\n  initContainers:\n  - {name: migrate, image: busybox}\n  - {name: proxy, image: envoy, restartPolicy: Always}\n  containers: [{name: app, image: nginx}]\n",
+        )
+        .expect("write init.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        let mut seen: Vec<String> = Vec::new();
+        let running = wait_for(Duration::from_secs(30), || {
+            let row = k.ok(&["get", "pod", "init", "--no-headers"]);
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            let shown = format!("{} {}", cols.get(1)?, cols.get(2)?);
+            if seen.last() != Some(&shown) {
+                seen.push(shown.clone());
+            }
+            (shown == "2/2 Running").then_some(())
+        });
+        assert!(running.is_some(), "{label}: {seen:?}");
+        assert!(
+            seen.contains(&"0/2 Init:0/2".to_string()),
+            "{label}: {seen:?}"
+        );
+        let p = pod(&k, "init");
+        let inits = &p["status"]["initContainerStatuses"];
+        assert_eq!(
+            inits[0]["state"]["terminated"]["reason"], "Completed",
+            "{label}: {p}"
+        );
+        assert_eq!(inits[0]["ready"], true, "{label}: {p}");
+        assert!(inits[1]["state"]["running"].is_object(), "{label}: {p}");
+        let evs = events(&k, "init", "Started");
+        let started: Vec<&str> = evs
+            .iter()
+            .filter(|e| e.1 == "Started")
+            .map(|e| e.2.as_str())
+            .collect();
+        assert_eq!(
+            started,
+            [
+                "Started container migrate",
+                "Started container proxy",
+                "Started container app"
+            ],
+            "{label}: {evs:?}"
+        );
     });
 }

@@ -16,10 +16,12 @@ use tokio::sync::watch;
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
-    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, STEP, State, WAITING, config_failed,
-    container_statuses, pull_image, start_container,
+    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, STEP, State, WAITING, config_failed,
+    container_statuses, init_container_statuses, pull_image, restartable, start_container,
+    still_starting,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
+use crate::apiserver::controllers::kubelet_init;
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::controllers::kubelet_refs as refs;
@@ -135,11 +137,33 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         .unwrap_or_default();
     let now = util::now();
     let host = host_ip(api, &node);
-    let waiting: Vec<Value> = containers
-        .iter()
-        .map(|c| json!({"name": c["name"], "image": c["image"], "imageID": "", "ready": false, "started": false, "restartCount": 0,
-                         "state": {"waiting": {"reason": "ContainerCreating"}}}))
-        .collect();
+    let inits = kubelet_init::init_containers(pod);
+    // With init containers to run first, every container waits with PodInitializing
+    // (`kubectl get`: Init:0/N); else with ContainerCreating.
+    let waiting = if inits.is_empty() {
+        container_statuses(
+            &containers,
+            &containers
+                .iter()
+                .map(|c| {
+                    let waiting = State::Waiting("ContainerCreating", String::new());
+                    (s(c, "/name").to_string(), waiting)
+                })
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        container_statuses(&containers, &kubelet_init::initializing(&containers))
+    };
+    let initialized = if inits.is_empty() {
+        cond("Initialized", "True", &now)
+    } else {
+        let names: Vec<&str> = inits
+            .iter()
+            .filter(|c| !restartable(c))
+            .map(|c| s(c, "/name"))
+            .collect();
+        kubelet_init::not_initialized(&names, &now)
+    };
     let Some(p) = set_status(api, pod, |st| {
         // Upstream's kubelet leaves them unset when its node has no address, never "".
         if !host.is_empty() {
@@ -147,11 +171,17 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             st["hostIPs"] = json!([{"ip": host}]);
         }
         st["startTime"] = json!(now);
-        st["conditions"] = json!([cond("PodReadyToStartContainers", "False", &now), cond("Initialized", "True", &now),
+        st["conditions"] = json!([cond("PodReadyToStartContainers", "False", &now), initialized,
             {"type": "Ready", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "ContainersNotReady", "message": format!("containers with unready status: [{}]", containers.iter().map(|c| s(c, "/name")).collect::<Vec<_>>().join(" "))},
             {"type": "ContainersReady", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "ContainersNotReady", "message": "containers with unready status"},
             cond("PodScheduled", "True", &now)]);
         st["containerStatuses"] = json!(waiting);
+        if !inits.is_empty() {
+            st["initContainerStatuses"] = json!(init_container_statuses(
+                &inits,
+                &kubelet_init::initializing(&inits)
+            ));
+        }
     }) else {
         return;
     };
@@ -163,6 +193,9 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     );
     // The volumes first: until each can be set up, no sandbox and no container.
     if !mounted(api, &p, &node).await {
+        return;
+    }
+    if !inits.is_empty() && !kubelet_init::run(api, &p, ip, &node, node_images).await {
         return;
     }
     let mut states: Vec<(String, State)> = Vec::new();
@@ -241,7 +274,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         .iter()
         .filter_map(|(_, st)| match st {
             State::Running(at) => Some(at.clone()),
-            State::Waiting(..) => None,
+            State::Waiting(..) | State::Completed(..) => None,
         })
         .max()
         .unwrap_or_else(util::now);
@@ -269,23 +302,6 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             completion::run_then_succeed(api, &p, &started_at).await;
         }
     }
-}
-
-/// How often a waiting pod looks again at what it waits for.
-const POLL: Duration = Duration::from_secs(1);
-
-/// The pod as stored, while it is still the one being started: None once it is gone,
-/// replaced, or being deleted (the kubelet then stops it instead).
-fn still_starting(api: &Api, pod: &Value) -> Option<Arc<Value>> {
-    let key = format!(
-        "/registry/pods/{}/{}",
-        s(pod, "/metadata/namespace"),
-        s(pod, "/metadata/name")
-    );
-    api.store.get(&key).filter(|cur| {
-        s(cur, "/metadata/uid") == s(pod, "/metadata/uid")
-            && cur.at("/metadata/deletionTimestamp").is_none()
-    })
 }
 
 /// Waits until every volume of the pod can be set up, reporting FailedMount meanwhile; false
@@ -336,7 +352,7 @@ fn some_waiting(
         .iter()
         .filter_map(|(_, st)| match st {
             State::Waiting(reason, _) => Some(*reason),
-            State::Running(_) => None,
+            State::Running(_) | State::Completed(..) => None,
         })
         .collect();
     if let Some(p) = set_status(api, pod, |st| {

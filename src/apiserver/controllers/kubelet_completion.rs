@@ -39,7 +39,8 @@ pub(crate) fn runs_to_completion(pod: &Value) -> bool {
     matches!(s(pod, "/spec/restartPolicy"), "Never" | "OnFailure")
 }
 
-fn run_time(api: &Api, pod: &Value) -> Duration {
+/// How long a container that runs to completion runs: the pod's annotation, else the server's.
+pub(crate) fn run_time(api: &Api, pod: &Value) -> Duration {
     let own = pod
         .pointer(&format!(
             "/metadata/annotations/{}",

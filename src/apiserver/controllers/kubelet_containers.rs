@@ -2,6 +2,7 @@
 //! a reason and upstream's message, the `containerStatuses` written from that, and the
 //! back-off at which a failure that goes on is reported again.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -11,6 +12,7 @@ use crate::apiserver::controllers::kubelet_images::{self as images, Image, NodeI
 use crate::apiserver::controllers::kubelet_report::{event, s, step};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::util;
+use crate::apiserver::util::At;
 
 /// How long each simulated step takes: long enough for `kubectl get -w` to show the phases.
 pub(crate) const STEP: Duration = Duration::from_millis(400);
@@ -36,6 +38,34 @@ pub(crate) fn stuck_step(step: &str) -> bool {
 pub(crate) enum State {
     Running(String),
     Waiting(&'static str, String),
+    /// An init container that ran to completion: started, finished.
+    Completed(String, String),
+}
+
+/// An app container not started yet because the init containers have not all completed.
+pub(crate) const POD_INITIALIZING: &str = "PodInitializing";
+
+/// How often a waiting pod looks again at what it waits for.
+pub(crate) const POLL: Duration = Duration::from_secs(1);
+
+/// The pod as stored, while it is still the one being started: None once it is gone,
+/// replaced, or being deleted (the kubelet then stops it instead).
+pub(crate) fn still_starting(api: &Api, pod: &Value) -> Option<Arc<Value>> {
+    let key = format!(
+        "/registry/pods/{}/{}",
+        s(pod, "/metadata/namespace"),
+        s(pod, "/metadata/name")
+    );
+    api.store.get(&key).filter(|cur| {
+        s(cur, "/metadata/uid") == s(pod, "/metadata/uid")
+            && cur.at("/metadata/deletionTimestamp").is_none()
+    })
+}
+
+/// A restartable init container (`restartPolicy: Always`, a sidecar): started, then left
+/// running beside the app containers.
+pub(crate) fn restartable(c: &Value) -> bool {
+    s(c, "/restartPolicy") == "Always"
 }
 
 /// When to report a failure that goes on again: after 0.5 s, then twice as long each time,
@@ -69,19 +99,41 @@ impl Backoff {
 
 /// The containers' statuses for their states, in the spec's order.
 pub(crate) fn container_statuses(containers: &[Value], states: &[(String, State)]) -> Vec<Value> {
+    statuses(containers, states, false)
+}
+
+/// The init containers' statuses: one running is not ready unless it is a sidecar; one that
+/// completed is ready, no longer started.
+pub(crate) fn init_container_statuses(inits: &[Value], states: &[(String, State)]) -> Vec<Value> {
+    statuses(inits, states, true)
+}
+
+fn statuses(containers: &[Value], states: &[(String, State)], init: bool) -> Vec<Value> {
     containers
         .iter()
         .filter_map(|c| {
             let (_, st) = states.iter().find(|(n, _)| c["name"] == n.as_str())?;
+            let id = format!("simulated://{}", s(c, "/name"));
+            let image_id = format!("{}@sha256:simulated", s(c, "/image"));
             Some(match st {
                 State::Running(at) => json!({"name": c["name"], "image": c["image"],
-                    "imageID": format!("{}@sha256:simulated", s(c, "/image")),
-                    "containerID": format!("simulated://{}", s(c, "/name")),
-                    "ready": true, "started": true, "restartCount": 0,
+                    "imageID": image_id, "containerID": id,
+                    "ready": !init || restartable(c), "started": true, "restartCount": 0,
                     "state": {"running": {"startedAt": at}}}),
-                State::Waiting(reason, message) => json!({"name": c["name"], "image": c["image"],
-                    "imageID": "", "ready": false, "started": false, "restartCount": 0,
-                    "state": {"waiting": {"reason": reason, "message": message}}}),
+                State::Waiting(reason, message) => {
+                    let mut waiting = json!({"reason": reason});
+                    if !message.is_empty() {
+                        waiting["message"] = json!(message);
+                    }
+                    json!({"name": c["name"], "image": c["image"],
+                        "imageID": "", "ready": false, "started": false, "restartCount": 0,
+                        "state": {"waiting": waiting}})
+                }
+                State::Completed(started, finished) => json!({"name": c["name"],
+                    "image": c["image"], "imageID": image_id, "containerID": id,
+                    "ready": true, "started": false, "restartCount": 0,
+                    "state": {"terminated": {"exitCode": 0, "reason": "Completed",
+                        "startedAt": started, "finishedAt": finished, "containerID": id}}}),
             })
         })
         .collect()

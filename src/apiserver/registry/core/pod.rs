@@ -19,86 +19,154 @@ use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 
 pub(crate) struct Pod;
 
-/// The pod STATUS column, as kubectl's printPod computes it.
-pub(crate) fn pod_status(p: &Value) -> String {
-    let mut reason = str_at(p, "/status/phase").to_string();
-    if !str_at(p, "/status/reason").is_empty() {
-        reason = str_at(p, "/status/reason").to_string();
+/// The READY and STATUS columns and the restarts, as upstream's `printPod` computes them
+/// (kube-apiserver's table printer: `kubectl get pods` shows what the server says): the first
+/// init container not done decides while the pod initializes (`Init:1/3`,
+/// `Init:CreateContainerConfigError`), then the last app container with a reason; sidecars
+/// (restartable init containers) count among the containers.
+fn pod_columns(p: &Value) -> (usize, usize, String, i64) {
+    let list = |ptr: &str| {
+        p.pointer(ptr)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (spec_inits, statuses, init_statuses) = (
+        list("/spec/initContainers"),
+        list("/status/containerStatuses"),
+        list("/status/initContainerStatuses"),
+    );
+    let sidecar = |name: &Value| {
+        spec_inits
+            .iter()
+            .any(|c| &c["name"] == name && str_at(c, "/restartPolicy") == "Always")
+    };
+    let restarts_of = |c: &Value| c.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+    let total = list("/spec/containers").len()
+        + spec_inits
+            .iter()
+            .filter(|c| str_at(c, "/restartPolicy") == "Always")
+            .count();
+    let mut ready = 0;
+    let phase = str_at(p, "/status/phase");
+    let mut reason = match str_at(p, "/status/reason") {
+        "" => phase.to_string(),
+        r => r.to_string(),
+    };
+    let gated = list("/status/conditions")
+        .iter()
+        .any(|c| c["type"] == "PodScheduled" && c["reason"] == "SchedulingGated");
+    if gated {
+        reason = "SchedulingGated".into();
     }
-    let statuses = p
-        .pointer("/status/containerStatuses")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for cs in statuses.iter().rev() {
-        if let Some(r) = cs
-            .pointer("/state/waiting/reason")
-            .and_then(Value::as_str)
-            .filter(|r| !r.is_empty())
-        {
-            reason = r.to_string();
-        } else if let Some(t) = cs.pointer("/state/terminated") {
-            reason = match t.get("reason").and_then(Value::as_str) {
-                Some(r) if !r.is_empty() => r.to_string(),
-                _ => format!(
-                    "ExitCode:{}",
-                    t.get("exitCode")
-                        .and_then(Value::as_i64)
-                        .unwrap_or_default()
-                ),
-            };
+    let mut restarts: i64 = init_statuses.iter().map(restarts_of).sum();
+    let sidecar_restarts: i64 = init_statuses
+        .iter()
+        .filter(|c| sidecar(&c["name"]))
+        .map(restarts_of)
+        .sum();
+    let mut initializing = false;
+    for (i, c) in init_statuses.iter().enumerate() {
+        let terminated = c.pointer("/state/terminated");
+        let waiting = str_at(c, "/state/waiting/reason");
+        if terminated.is_some_and(|t| t["exitCode"].as_i64() == Some(0)) {
+            continue;
+        }
+        if sidecar(&c["name"]) && c["started"] == true {
+            if c["ready"] == true {
+                ready += 1;
+            }
+            continue;
+        }
+        reason = if let Some(t) = terminated {
+            match t.get("reason").and_then(Value::as_str).unwrap_or_default() {
+                "" if t["signal"].as_i64().unwrap_or(0) != 0 => {
+                    format!("Init:Signal:{}", t["signal"])
+                }
+                "" => format!("Init:ExitCode:{}", t["exitCode"].as_i64().unwrap_or(0)),
+                r => format!("Init:{r}"),
+            }
+        } else if !waiting.is_empty() && waiting != "PodInitializing" {
+            format!("Init:{waiting}")
+        } else {
+            format!("Init:{i}/{}", spec_inits.len())
+        };
+        initializing = true;
+        break;
+    }
+    let initialized = list("/status/conditions")
+        .iter()
+        .any(|c| c["type"] == "Initialized" && c["status"] == "True");
+    if !initializing || initialized {
+        restarts = sidecar_restarts;
+        let mut has_running = false;
+        for c in statuses.iter().rev() {
+            restarts += restarts_of(c);
+            let waiting = str_at(c, "/state/waiting/reason");
+            if !waiting.is_empty() {
+                reason = waiting.to_string();
+            } else if let Some(t) = c.pointer("/state/terminated") {
+                reason = match t.get("reason").and_then(Value::as_str).unwrap_or_default() {
+                    "" if t["signal"].as_i64().unwrap_or(0) != 0 => {
+                        format!("Signal:{}", t["signal"])
+                    }
+                    "" => format!("ExitCode:{}", t["exitCode"].as_i64().unwrap_or(0)),
+                    r => r.to_string(),
+                };
+            } else if c["ready"] == true && c.pointer("/state/running").is_some() {
+                has_running = true;
+                ready += 1;
+            }
+        }
+        if reason == "Completed" && has_running {
+            let pod_ready = list("/status/conditions")
+                .iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True");
+            reason = if pod_ready { "Running" } else { "NotReady" }.into();
         }
     }
-    if !str_at(p, "/metadata/deletionTimestamp").is_empty()
-        && reason != "Succeeded"
-        && reason != "Failed"
-    {
-        reason = "Terminating".into();
+    let terminal = matches!(phase, "Succeeded" | "Failed");
+    if !str_at(p, "/metadata/deletionTimestamp").is_empty() {
+        if str_at(p, "/status/reason") == "NodeLost" {
+            reason = "Unknown".into();
+        } else if !terminal {
+            reason = "Terminating".into();
+        }
     }
-    if reason.is_empty() {
-        "Pending".into()
-    } else {
-        reason
-    }
+    (ready, total, reason, restarts)
 }
 
 fn pod_cells(p: &Value) -> Vec<Value> {
-    let containers = p
-        .pointer("/spec/containers")
-        .and_then(Value::as_array)
-        .map(Vec::len)
-        .unwrap_or(0);
-    let statuses = p
-        .pointer("/status/containerStatuses")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let ready = statuses
-        .iter()
-        .filter(|c| c.get("ready").and_then(Value::as_bool) == Some(true))
-        .count();
-    let restarts: i64 = statuses
-        .iter()
-        .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
-        .sum();
-    let gates = p
+    let (ready, total, status, restarts) = pod_columns(p);
+    let gates: Vec<&str> = p
         .pointer("/spec/readinessGates")
         .and_then(Value::as_array)
-        .map(Vec::len)
-        .unwrap_or(0);
+        .into_iter()
+        .flatten()
+        .map(|g| str_at(g, "/conditionType"))
+        .collect();
+    let gates_true = gates
+        .iter()
+        .filter(|t| {
+            p.pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|cs| cs.iter().find(|c| c["type"] == **t))
+                .is_some_and(|c| c["status"] == "True")
+        })
+        .count();
     vec![
         json!(str_at(p, "/metadata/name")),
-        json!(format!("{ready}/{containers}")),
-        json!(pod_status(p)),
+        json!(format!("{ready}/{total}")),
+        json!(status),
         json!(restarts.to_string()),
         json!(age_of(p)),
         json!(or_none(str_at(p, "/status/podIP"))),
         json!(or_none(str_at(p, "/spec/nodeName"))),
         json!(or_none(str_at(p, "/status/nominatedNodeName"))),
-        json!(if gates == 0 {
+        json!(if gates.is_empty() {
             "<none>".to_string()
         } else {
-            format!("0/{gates}")
+            format!("{gates_true}/{}", gates.len())
         }),
     ]
 }
@@ -264,5 +332,100 @@ impl Strategy for Pod {
     }
     fn bumps_generation(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(spec: Value, status: Value) -> (String, String) {
+        let (ready, total, reason, _) =
+            pod_columns(&json!({"metadata": {"name": "p"}, "spec": spec, "status": status}));
+        (format!("{ready}/{total}"), reason)
+    }
+
+    fn running(name: &str, ready: bool) -> Value {
+        json!({"name": name, "ready": ready, "started": true, "state": {"running": {}}})
+    }
+
+    fn waiting(name: &str, reason: &str) -> Value {
+        json!({"name": name, "ready": false, "state": {"waiting": {"reason": reason}}})
+    }
+
+    fn completed(name: &str) -> Value {
+        json!({"name": name, "ready": true, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}})
+    }
+
+    /// Cases of upstream's printPod (`TestPrintPod*` in printers_test.go): init containers
+    /// decide while the pod initializes, sidecars count as containers.
+    #[test]
+    fn ready_and_status_as_upstream_prints_them() {
+        let spec = json!({"initContainers": [{"name": "a"}, {"name": "side", "restartPolicy": "Always"}, {"name": "b"}],
+            "containers": [{"name": "app"}]});
+        let initialized = |s: &str| json!([{"type": "Initialized", "status": s}]);
+        assert_eq!(
+            columns(
+                spec.clone(),
+                json!({"phase": "Pending", "conditions": initialized("False"),
+                "initContainerStatuses": [waiting("a", "PodInitializing"), waiting("side", "PodInitializing"), waiting("b", "PodInitializing")],
+                "containerStatuses": [waiting("app", "PodInitializing")]})
+            ),
+            ("0/2".into(), "Init:0/3".into())
+        );
+        assert_eq!(
+            columns(
+                spec.clone(),
+                json!({"phase": "Pending", "conditions": initialized("False"),
+                "initContainerStatuses": [completed("a"), running("side", true), running("b", false)],
+                "containerStatuses": [waiting("app", "PodInitializing")]})
+            ),
+            ("1/2".into(), "Init:2/3".into())
+        );
+        assert_eq!(
+            columns(
+                spec.clone(),
+                json!({"phase": "Pending", "conditions": initialized("False"),
+                "initContainerStatuses": [waiting("a", "CreateContainerConfigError")],
+                "containerStatuses": [waiting("app", "PodInitializing")]})
+            ),
+            ("0/2".into(), "Init:CreateContainerConfigError".into())
+        );
+        assert_eq!(
+            columns(
+                spec.clone(),
+                json!({"phase": "Pending", "conditions": initialized("True"),
+                "initContainerStatuses": [completed("a"), running("side", true), completed("b")],
+                "containerStatuses": [waiting("app", "PodInitializing")]})
+            ),
+            ("1/2".into(), "PodInitializing".into())
+        );
+        assert_eq!(
+            columns(
+                spec,
+                json!({"phase": "Running", "conditions": [{"type": "Initialized", "status": "True"}, {"type": "Ready", "status": "True"}],
+                "initContainerStatuses": [completed("a"), running("side", true), completed("b")],
+                "containerStatuses": [running("app", true)]})
+            ),
+            ("2/2".into(), "Running".into())
+        );
+        // A completed container beside a running one: Running, or NotReady without Ready.
+        let two = json!({"containers": [{"name": "x"}, {"name": "y"}]});
+        assert_eq!(
+            columns(
+                two.clone(),
+                json!({"phase": "Running",
+                "containerStatuses": [completed("x"), running("y", true)]})
+            ),
+            ("1/2".into(), "NotReady".into())
+        );
+        assert_eq!(
+            columns(
+                json!({"containers": [{"name": "x"}]}),
+                json!({"phase": "Pending",
+                "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]})
+            ),
+            ("0/1".into(), "SchedulingGated".into())
+        );
     }
 }

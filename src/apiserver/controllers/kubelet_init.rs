@@ -1,0 +1,169 @@
+//! Init containers, as a kubelet runs them before the app containers: one after another, each
+//! pulled, started and run to completion (exit 0, reason Completed, after the pod's simulated
+//! run time) before the next starts; a restartable one (`restartPolicy: Always`, a sidecar) is
+//! started and left running. Meanwhile the pod is Pending with Initialized False, and
+//! `kubectl get` says `Init:1/2`, then `PodInitializing`.
+
+use serde_json::{Value, json};
+
+use crate::apiserver::controllers::kubelet_completion as completion;
+use crate::apiserver::controllers::kubelet_containers::{
+    Backoff, CONFIG_ERROR, NEVER_PULL, POD_INITIALIZING, POLL, STEP, State, config_failed,
+    container_statuses, init_container_statuses, pull_image, restartable, start_container,
+    still_starting,
+};
+use crate::apiserver::controllers::kubelet_images::NodeImages;
+use crate::apiserver::controllers::kubelet_refs as refs;
+use crate::apiserver::controllers::kubelet_report::{cond, s, set_status, step};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::util;
+use crate::apiserver::util::At;
+
+/// The pod's init containers (none for most pods).
+pub(crate) fn init_containers(pod: &Value) -> Vec<Value> {
+    pod.at("/spec/initContainers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Every container of the list waiting to be initialized.
+pub(crate) fn initializing(containers: &[Value]) -> Vec<(String, State)> {
+    containers
+        .iter()
+        .map(|c| {
+            (
+                s(c, "/name").to_string(),
+                State::Waiting(POD_INITIALIZING, String::new()),
+            )
+        })
+        .collect()
+}
+
+/// The Initialized condition while init containers have not all completed (their names).
+pub(crate) fn not_initialized(incomplete: &[&str], now: &str) -> Value {
+    json!({"type": "Initialized", "status": "False", "lastProbeTime": null,
+        "lastTransitionTime": now, "reason": "ContainersNotInitialized",
+        "message": format!("containers with incomplete status: [{}]", incomplete.join(" "))})
+}
+
+/// The pod's status as its init containers stand: Pending with its sandbox (and so its IP),
+/// the app containers waiting with PodInitializing.
+fn report(api: &Api, pod: &Value, ip: &str, (inits, states): (&[Value], &[(String, State)])) {
+    let app: Vec<Value> = pod
+        .at("/spec/containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let now = util::now();
+    let incomplete: Vec<&str> = inits
+        .iter()
+        .zip(states)
+        .filter(|(c, (_, st))| match st {
+            State::Completed(..) => false,
+            State::Running(_) => !restartable(c),
+            State::Waiting(..) => true,
+        })
+        .map(|(_, (n, _))| n.as_str())
+        .collect();
+    let initialized = if incomplete.is_empty() {
+        cond("Initialized", "True", &now)
+    } else {
+        not_initialized(&incomplete, &now)
+    };
+    let names = app
+        .iter()
+        .map(|c| s(c, "/name"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let not_ready = |t: &str| {
+        json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": now,
+            "reason": "ContainersNotReady", "message": format!("containers with unready status: [{names}]")})
+    };
+    set_status(api, pod, |st| {
+        st["phase"] = json!("Pending");
+        st["podIP"] = json!(ip);
+        st["podIPs"] = json!([{"ip": ip}]);
+        st["conditions"] = json!([
+            cond("PodReadyToStartContainers", "True", &now),
+            initialized,
+            not_ready("Ready"),
+            not_ready("ContainersReady"),
+            cond("PodScheduled", "True", &now)
+        ]);
+        st["initContainerStatuses"] = json!(init_container_statuses(inits, states));
+        st["containerStatuses"] = json!(container_statuses(&app, &initializing(&app)));
+    });
+}
+
+/// Runs the pod's init containers in order; true once every one completed (or, a sidecar,
+/// started). False when the pod went away meanwhile, or an init container's image may not
+/// be pulled: the pod then stays Pending as reported (`Init:ErrImageNeverPull`).
+pub(crate) async fn run(
+    api: &Api,
+    pod: &Value,
+    ip: &str,
+    node: &str,
+    node_images: &NodeImages,
+) -> bool {
+    let inits = init_containers(pod);
+    let mut states = initializing(&inits);
+    for (i, c) in inits.iter().enumerate() {
+        let cname = s(c, "/name");
+        let field = format!("spec.initContainers{{{cname}}}");
+        tokio::time::sleep(STEP / 2).await;
+        if let Err(message) = pull_image(api, pod, node, c, &field, node_images).await {
+            states[i].1 = State::Waiting(NEVER_PULL, message);
+            report(api, pod, ip, (&inits, &states));
+            return false;
+        }
+        // Its environment, waited for as long as it cannot be made.
+        let mut retry = Backoff::default();
+        let mut first = true;
+        while let Some(why) = refs::config_error(api, pod, c) {
+            if first || retry.due() {
+                config_failed(api, pod, node, (cname, &field), &why, first);
+            }
+            if first {
+                states[i].1 = State::Waiting(CONFIG_ERROR, why);
+                report(api, pod, ip, (&inits, &states));
+                first = false;
+            }
+            tokio::time::sleep(POLL).await;
+            if still_starting(api, pod).is_none() {
+                return false;
+            }
+        }
+        let started = start_container(api, pod, node, (cname, &field));
+        states[i].1 = started.clone();
+        report(api, pod, ip, (&inits, &states));
+        if restartable(c) {
+            continue;
+        }
+        let until = tokio::time::Instant::now() + completion::run_time(api, pod);
+        while tokio::time::Instant::now() < until {
+            tokio::time::sleep(POLL.min(until - tokio::time::Instant::now())).await;
+            if still_starting(api, pod).is_none() {
+                return false;
+            }
+        }
+        completion::log(
+            api,
+            pod,
+            cname,
+            "container exited with code 0 (simulated: the run time elapsed, no process ran)",
+        );
+        let State::Running(at) = started else {
+            return false;
+        };
+        states[i].1 = State::Completed(at, util::now());
+        step(
+            api,
+            pod,
+            "Completed",
+            json!({"container": cname, "exitCode": 0, "note": "an init container: the next starts after it"}),
+        );
+    }
+    report(api, pod, ip, (&inits, &states));
+    true
+}
