@@ -53,6 +53,36 @@ fn last_seen(e: &Value) -> &str {
     .unwrap_or_default()
 }
 
+/// A container's State as `kubectl describe` prints it: Running, Waiting with its reason (and
+/// message), Terminated with its reason and exit code.
+fn state_lines(st: Option<&Value>) -> Vec<String> {
+    let state = st.and_then(|st| st.get("state")).and_then(Value::as_object);
+    let Some((kind, detail)) = state.and_then(|m| m.iter().next()) else {
+        return vec!["    State:     Waiting".into()];
+    };
+    let mut out = vec![format!(
+        "    State:     {}",
+        match kind.as_str() {
+            "running" => "Running",
+            "terminated" => "Terminated",
+            _ => "Waiting",
+        }
+    )];
+    for (key, label) in [("reason", "Reason"), ("message", "Message")] {
+        if let Some(v) = detail
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+        {
+            out.push(format!("      {label}:  {v}"));
+        }
+    }
+    if let Some(code) = detail.get("exitCode").and_then(Value::as_i64) {
+        out.push(format!("      Exit Code:  {code}"));
+    }
+    out
+}
+
 /// The lines `kubectl describe pod` prints for these fields, then the events.
 pub fn lines(pod: &Value, events: &[Value]) -> Vec<String> {
     let mut out = vec![
@@ -88,40 +118,40 @@ pub fn lines(pod: &Value, events: &[Value]) -> Vec<String> {
             s(owner, "/name")
         ));
     }
-    out.push("Containers:".into());
-    let statuses = pod
-        .pointer("/status/containerStatuses")
-        .and_then(Value::as_array);
-    for c in pod
-        .pointer("/spec/containers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = s(c, "/name");
-        out.push(format!("  {name}:"));
-        out.push(format!("    Image:     {}", s(c, "/image")));
-        let st = statuses
-            .into_iter()
-            .flatten()
-            .find(|st| s(st, "/name") == name);
-        let state = st
-            .and_then(|st| st.get("state"))
-            .and_then(Value::as_object)
-            .and_then(|m| m.keys().next())
-            .map_or("Waiting", |k| match k.as_str() {
-                "running" => "Running",
-                "terminated" => "Terminated",
-                _ => "Waiting",
-            });
-        out.push(format!("    State:     {state}"));
-        out.push(format!(
-            "    Ready:     {}",
-            st.and_then(|st| st.get("ready"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-        ));
-        out.push(format!("    Requests:  {}", requests(c)));
+    for (heading, spec, statuses) in [
+        (
+            "Init Containers:",
+            "/spec/initContainers",
+            "/status/initContainerStatuses",
+        ),
+        (
+            "Containers:",
+            "/spec/containers",
+            "/status/containerStatuses",
+        ),
+    ] {
+        let Some(containers) = pod.pointer(spec).and_then(Value::as_array) else {
+            continue;
+        };
+        out.push(heading.into());
+        let statuses = pod.pointer(statuses).and_then(Value::as_array);
+        for c in containers {
+            let name = s(c, "/name");
+            out.push(format!("  {name}:"));
+            out.push(format!("    Image:     {}", s(c, "/image")));
+            let st = statuses
+                .into_iter()
+                .flatten()
+                .find(|st| s(st, "/name") == name);
+            out.extend(state_lines(st));
+            out.push(format!(
+                "    Ready:     {}",
+                st.and_then(|st| st.get("ready"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+            ));
+            out.push(format!("    Requests:  {}", requests(c)));
+        }
     }
     let conditions = pod
         .pointer("/status/conditions")
@@ -297,5 +327,24 @@ mod tests {
                 .join("\n")
                 .contains("Events:           <none>")
         );
+    }
+
+    /// A pod held by its init container and its configuration: both lists, each container's
+    /// state with the reason and message a kubelet gave.
+    #[test]
+    fn describes_init_containers_and_why_a_container_waits() {
+        let pod = json!({
+            "metadata": {"name": "app", "namespace": "default"},
+            "spec": {"initContainers": [{"name": "migrate", "image": "busybox"}],
+                     "containers": [{"name": "app", "image": "nginx"}]},
+            "status": {"phase": "Pending",
+                "initContainerStatuses": [{"name": "migrate", "ready": true, "state": {"terminated":
+                    {"exitCode": 0, "reason": "Completed"}}}],
+                "containerStatuses": [{"name": "app", "ready": false, "state": {"waiting":
+                    {"reason": "CreateContainerConfigError", "message": "configmap \"cfg\" not found"}}}]}
+        });
+        let text = lines(&pod, &[]).join("\n");
+        let want = "Init Containers:\n  migrate:\n    Image:     busybox\n    State:     Terminated\n      Reason:  Completed\n      Exit Code:  0\n    Ready:     true\n    Requests:  <none>\nContainers:\n  app:\n    Image:     nginx\n    State:     Waiting\n      Reason:  CreateContainerConfigError\n      Message:  configmap \"cfg\" not found\n    Ready:     false";
+        assert!(text.contains(want), "{want}\nin\n{text}");
     }
 }

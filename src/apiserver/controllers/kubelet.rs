@@ -25,7 +25,9 @@ use crate::apiserver::controllers::kubelet_init;
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::controllers::kubelet_refs as refs;
-use crate::apiserver::controllers::kubelet_report::{cond, event, s, set_status, step};
+use crate::apiserver::controllers::kubelet_report::{
+    self as report, cond, event, s, set_status, step,
+};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
@@ -130,14 +132,10 @@ fn host_ip(api: &Api, node: &str) -> String {
 
 async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     let node = s(pod, "/spec/nodeName").to_string();
-    let containers: Vec<Value> = pod
-        .at("/spec/containers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let containers = report::containers(pod, "containers");
     let now = util::now();
     let host = host_ip(api, &node);
-    let inits = kubelet_init::init_containers(pod);
+    let inits = report::containers(pod, "initContainers");
     // With init containers to run first, every container waits with PodInitializing
     // (`kubectl get`: Init:0/N); else with ContainerCreating.
     let waiting = if inits.is_empty() {

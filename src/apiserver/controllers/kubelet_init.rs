@@ -14,18 +14,9 @@ use crate::apiserver::controllers::kubelet_containers::{
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_refs as refs;
-use crate::apiserver::controllers::kubelet_report::{cond, s, set_status, step};
+use crate::apiserver::controllers::kubelet_report::{cond, containers, s, set_status, step};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::util;
-use crate::apiserver::util::At;
-
-/// The pod's init containers (none for most pods).
-pub(crate) fn init_containers(pod: &Value) -> Vec<Value> {
-    pod.at("/spec/initContainers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-}
 
 /// Every container of the list waiting to be initialized.
 pub(crate) fn initializing(containers: &[Value]) -> Vec<(String, State)> {
@@ -50,11 +41,7 @@ pub(crate) fn not_initialized(incomplete: &[&str], now: &str) -> Value {
 /// The pod's status as its init containers stand: Pending with its sandbox (and so its IP),
 /// the app containers waiting with PodInitializing.
 fn report(api: &Api, pod: &Value, ip: &str, (inits, states): (&[Value], &[(String, State)])) {
-    let app: Vec<Value> = pod
-        .at("/spec/containers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let app = containers(pod, "containers");
     let now = util::now();
     let incomplete: Vec<&str> = inits
         .iter()
@@ -106,7 +93,7 @@ pub(crate) async fn run(
     node: &str,
     node_images: &NodeImages,
 ) -> bool {
-    let inits = init_containers(pod);
+    let inits = containers(pod, "initContainers");
     let mut states = initializing(&inits);
     for (i, c) in inits.iter().enumerate() {
         let cname = s(c, "/name");

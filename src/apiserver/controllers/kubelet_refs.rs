@@ -14,6 +14,11 @@ fn s<'a>(v: &'a Value, p: &str) -> &'a str {
     v.at(p).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The elements of the array at `key` (none when absent).
+fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(key).and_then(Value::as_array).into_iter().flatten()
+}
+
 fn optional(v: &Value) -> bool {
     v.get("optional").and_then(Value::as_bool) == Some(true)
 }
@@ -142,12 +147,7 @@ pub(crate) fn failed_mount(api: &Api, pod: &Value) -> Option<String> {
 /// message), if it cannot: a ConfigMap or Secret it names is missing, or lacks the key.
 pub(crate) fn config_error(api: &Api, pod: &Value, container: &Value) -> Option<String> {
     let ns = s(pod, "/metadata/namespace");
-    for from in container
-        .get("envFrom")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for from in items(container, "envFrom") {
         for (field, kind) in [
             ("configMapRef", Source::ConfigMap),
             ("secretRef", Source::Secret),
@@ -160,12 +160,7 @@ pub(crate) fn config_error(api: &Api, pod: &Value, container: &Value) -> Option<
             }
         }
     }
-    for env in container
-        .get("env")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for env in items(container, "env") {
         for (field, kind) in [
             ("configMapKeyRef", Source::ConfigMap),
             ("secretKeyRef", Source::Secret),

@@ -15,6 +15,15 @@ pub(crate) fn s<'a>(v: &'a Value, p: &str) -> &'a str {
     v.at(p).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The pod's containers of one list (`containers`, `initContainers`).
+pub(crate) fn containers(pod: &Value, list: &str) -> Vec<Value> {
+    pod.get("spec")
+        .and_then(|spec| spec.get(list))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
 pub(crate) fn cond(t: &str, status: &str, now: &str) -> Value {
     json!({"type": t, "status": status, "lastProbeTime": null, "lastTransitionTime": now})
 }
