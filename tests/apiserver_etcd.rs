@@ -187,8 +187,9 @@ fn lists_at_a_revision_continue_and_watch_from_etcd() {
     }
     let (code, first) = curl(&srv, &[], &format!("{CM}?limit=2"));
     assert_eq!(code, 200, "{first}");
+    // The namespace's own kube-root-ca.crt (the root CA publisher's) sorts last.
     assert_eq!(names(&first), ["cm-a", "cm-b"]);
-    assert_eq!(first["metadata"]["remainingItemCount"], 1);
+    assert_eq!(first["metadata"]["remainingItemCount"], 2);
     let at = rv(&first);
     let token = first["metadata"]["continue"]
         .as_str()
@@ -202,16 +203,16 @@ fn lists_at_a_revision_continue_and_watch_from_etcd() {
     assert_eq!(curl(&srv, &args, CM).0, 201);
     let (code, rest) = curl(&srv, &[], &format!("{CM}?limit=2&continue={token}"));
     assert_eq!(code, 200, "{rest}");
-    assert_eq!(names(&rest), ["cm-c"]);
+    assert_eq!(names(&rest), ["cm-c", "kube-root-ca.crt"]);
     assert_eq!(rv(&rest), at);
     let (_, exact) = curl(
         &srv,
         &[],
         &format!("{CM}?resourceVersion={at}&resourceVersionMatch=Exact"),
     );
-    assert_eq!(names(&exact), ["cm-a", "cm-b", "cm-c"]);
+    assert_eq!(names(&exact), ["cm-a", "cm-b", "cm-c", "kube-root-ca.crt"]);
     let (_, now) = curl(&srv, &[], CM);
-    assert_eq!(names(&now), ["cm-a", "cm-b", "cm-d"]);
+    assert_eq!(names(&now), ["cm-a", "cm-b", "cm-d", "kube-root-ca.crt"]);
     // A watch from that revision replays etcd's changes after it, in order.
     let (_, stream) = curl(
         &srv,
