@@ -17,8 +17,7 @@ use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
     Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, STEP, State, WAITING, config_failed,
-    container_statuses, init_container_statuses, pull_image, restartable, start_container,
-    still_starting,
+    container_statuses, init_container_statuses, pull_image, start_container, still_starting,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init;
@@ -155,11 +154,8 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     let initialized = if inits.is_empty() {
         cond("Initialized", "True", &now)
     } else {
-        let names: Vec<&str> = inits
-            .iter()
-            .filter(|c| !restartable(c))
-            .map(|c| s(c, "/name"))
-            .collect();
+        // None has started yet, sidecars included.
+        let names: Vec<&str> = inits.iter().map(|c| s(c, "/name")).collect();
         kubelet_init::not_initialized(&names, &now)
     };
     let Some(p) = set_status(api, pod, |st| {
@@ -246,21 +242,12 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             let Some(c) = containers.iter().find(|c| s(c, "/name") == cname.as_str()) else {
                 continue;
             };
+            let field = format!("spec.containers{{{cname}}}");
             match refs::config_error(api, &now_pod, c) {
-                None => {
-                    let field = format!("spec.containers{{{cname}}}");
-                    *st = start_container(api, &now_pod, &node, (cname, &field));
-                }
+                None => *st = start_container(api, &now_pod, &node, (cname, &field)),
                 Some(why) => {
                     if due {
-                        config_failed(
-                            api,
-                            &now_pod,
-                            &node,
-                            (cname, &format!("spec.containers{{{cname}}}")),
-                            &why,
-                            false,
-                        );
+                        config_failed(api, &now_pod, &node, (cname, &field), &why, false);
                     }
                     *st = State::Waiting(CONFIG_ERROR, why);
                 }

@@ -25,11 +25,11 @@ pub(crate) struct Pod;
 /// `Init:CreateContainerConfigError`), then the last app container with a reason; sidecars
 /// (restartable init containers) count among the containers.
 fn pod_columns(p: &Value) -> (usize, usize, String, i64) {
-    let list = |ptr: &str| {
+    // Borrowed, not cloned: a table of 150,000 pods reads every one.
+    let list = |ptr: &str| -> &[Value] {
         p.pointer(ptr)
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
+            .map_or(&[], Vec::as_slice)
     };
     let (spec_inits, statuses, init_statuses) = (
         list("/spec/initContainers"),
