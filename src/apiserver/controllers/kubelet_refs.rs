@@ -90,10 +90,12 @@ fn volume_source(api: &Api, ns: &str, kind: Source, name: &str, src: &Value) -> 
 pub(crate) fn failed_mount(api: &Api, pod: &Value) -> Option<String> {
     let ns = s(pod, "/metadata/namespace");
     let volumes = pod.at("/spec/volumes").and_then(Value::as_array)?;
-    volumes.iter().find_map(|v| {
-        let mut errors: Vec<String> = Vec::new();
-        if let Some(cm) = v.get("configMap") {
-            errors.extend(volume_source(
+    // The ConfigMap and Secret a volume, or one of its projected sources, names: a Secret
+    // volume names its object `secretName`, a projected Secret source `name`.
+    let sources = |holder: &Value, secret_name: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(cm) = holder.get("configMap") {
+            out.extend(volume_source(
                 api,
                 ns,
                 Source::ConfigMap,
@@ -101,33 +103,26 @@ pub(crate) fn failed_mount(api: &Api, pod: &Value) -> Option<String> {
                 cm,
             ));
         }
-        if let Some(sec) = v.get("secret") {
-            errors.extend(volume_source(
+        if let Some(sec) = holder.get("secret") {
+            out.extend(volume_source(
                 api,
                 ns,
                 Source::Secret,
-                s(sec, "/secretName"),
+                s(sec, secret_name),
                 sec,
             ));
         }
+        out
+    };
+    volumes.iter().find_map(|v| {
+        let mut errors = sources(v, "/secretName");
         for src in v
             .at("/projected/sources")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
-            if let Some(cm) = src.get("configMap") {
-                errors.extend(volume_source(
-                    api,
-                    ns,
-                    Source::ConfigMap,
-                    s(cm, "/name"),
-                    cm,
-                ));
-            }
-            if let Some(sec) = src.get("secret") {
-                errors.extend(volume_source(api, ns, Source::Secret, s(sec, "/name"), sec));
-            }
+            errors.extend(sources(src, "/name"));
         }
         // A projected volume gathers every source's error, as utilerrors.NewAggregate prints
         // them: one alone as it is, several in brackets.
