@@ -17,7 +17,7 @@ use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
     Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, STEP, State, WAITING, config_failed,
-    container_statuses, init_container_statuses, pull_image, start_container, still_starting,
+    container_statuses, init_container_statuses, pull_image, start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init;
@@ -25,7 +25,7 @@ use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
 use crate::apiserver::controllers::kubelet_refs as refs;
 use crate::apiserver::controllers::kubelet_report::{
-    self as report, cond, event, s, set_status, step,
+    self as report, cond, event, not_ready, s, set_status, step, still_starting,
 };
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
@@ -329,10 +329,6 @@ fn some_waiting(
         .map(|(n, _)| n.as_str())
         .collect::<Vec<_>>()
         .join(" ");
-    let not_ready = |t: &str| {
-        json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": now,
-               "reason": "ContainersNotReady", "message": format!("containers with unready status: [{unready}]")})
-    };
     let reasons: Vec<&str> = states
         .iter()
         .filter_map(|(_, st)| match st {
@@ -347,8 +343,8 @@ fn some_waiting(
         st["conditions"] = json!([
             cond("PodReadyToStartContainers", "True", &now),
             cond("Initialized", "True", &now),
-            not_ready("Ready"),
-            not_ready("ContainersReady"),
+            not_ready("Ready", &unready, &now),
+            not_ready("ContainersReady", &unready, &now),
             cond("PodScheduled", "True", &now)
         ]);
         st["containerStatuses"] = json!(container_statuses(containers, states));
@@ -383,11 +379,7 @@ async fn stop_pod(api: &Api, pod: &Value) {
         );
     }
     tokio::time::sleep(STEP).await;
-    let key = format!(
-        "/registry/pods/{}/{}",
-        s(pod, "/metadata/namespace"),
-        s(pod, "/metadata/name")
-    );
+    let key = report::pod_key(pod);
     let uid = s(pod, "/metadata/uid").to_string();
     api.container_logs.forget(&uid);
     // The kubelet's final delete with gracePeriodSeconds=0, guarded by the pod's UID.

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::apiserver::controllers::kubelet_report::{pod_key, still_starting};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
@@ -40,7 +41,7 @@ pub(crate) fn runs_to_completion(pod: &Value) -> bool {
 }
 
 /// How long a container that runs to completion runs: the pod's annotation, else the server's.
-pub(crate) fn run_time(api: &Api, pod: &Value) -> Duration {
+fn run_time(api: &Api, pod: &Value) -> Duration {
     let own = pod
         .pointer(&format!(
             "/metadata/annotations/{}",
@@ -58,33 +59,30 @@ pub(crate) fn run_time(api: &Api, pod: &Value) -> Duration {
     }
 }
 
-fn key_of(pod: &Value) -> String {
-    format!(
-        "/registry/pods/{}/{}",
-        s(pod, "/metadata/namespace"),
-        s(pod, "/metadata/name")
-    )
+/// A container of the pod runs for its run time; false when the pod is deleted or replaced
+/// meanwhile (the kubelet then stops it).
+pub(crate) async fn run_for(api: &Api, pod: &Value) -> bool {
+    let until = tokio::time::Instant::now() + run_time(api, pod);
+    loop {
+        if still_starting(api, pod).is_none() {
+            return false;
+        }
+        let now = tokio::time::Instant::now();
+        if now >= until {
+            return true;
+        }
+        tokio::time::sleep(POLL.min(until - now)).await;
+    }
 }
 
 /// Let a Running pod's containers run for their time, then exit 0. Returns early, changing
 /// nothing, when the pod is deleted or replaced meanwhile (the kubelet then stops it).
 pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str) {
-    let uid = s(pod, "/metadata/uid").to_string();
-    let key = key_of(pod);
-    let until = tokio::time::Instant::now() + run_time(api, pod);
-    loop {
-        let gone = api.store.get(&key).is_none_or(|p| {
-            s(&p, "/metadata/uid") != uid || p.pointer("/metadata/deletionTimestamp").is_some()
-        });
-        if gone {
-            return;
-        }
-        let now = tokio::time::Instant::now();
-        if now >= until {
-            break;
-        }
-        tokio::time::sleep(POLL.min(until - now)).await;
+    if !run_for(api, pod).await {
+        return;
     }
+    let uid = s(pod, "/metadata/uid").to_string();
+    let key = pod_key(pod);
     let finished = util::now();
     let containers: Vec<Value> = pod
         .pointer("/spec/containers")

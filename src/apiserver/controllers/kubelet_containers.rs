@@ -2,7 +2,6 @@
 //! a reason and upstream's message, the `containerStatuses` written from that, and the
 //! back-off at which a failure that goes on is reported again.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -10,9 +9,9 @@ use serde_json::{Value, json};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_images::{self as images, Image, NodeImages};
 use crate::apiserver::controllers::kubelet_report::{event, s, step};
+use crate::apiserver::registry::core::pod::restartable_init as restartable;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::util;
-use crate::apiserver::util::At;
 
 /// How long each simulated step takes: long enough for `kubectl get -w` to show the phases.
 pub(crate) const STEP: Duration = Duration::from_millis(400);
@@ -47,26 +46,6 @@ pub(crate) const POD_INITIALIZING: &str = "PodInitializing";
 
 /// How often a waiting pod looks again at what it waits for.
 pub(crate) const POLL: Duration = Duration::from_secs(1);
-
-/// The pod as stored, while it is still the one being started: None once it is gone,
-/// replaced, or being deleted (the kubelet then stops it instead).
-pub(crate) fn still_starting(api: &Api, pod: &Value) -> Option<Arc<Value>> {
-    let key = format!(
-        "/registry/pods/{}/{}",
-        s(pod, "/metadata/namespace"),
-        s(pod, "/metadata/name")
-    );
-    api.store.get(&key).filter(|cur| {
-        s(cur, "/metadata/uid") == s(pod, "/metadata/uid")
-            && cur.at("/metadata/deletionTimestamp").is_none()
-    })
-}
-
-/// A restartable init container (`restartPolicy: Always`, a sidecar): started, then left
-/// running beside the app containers.
-pub(crate) fn restartable(c: &Value) -> bool {
-    s(c, "/restartPolicy") == "Always"
-}
 
 /// When to report a failure that goes on again: after 0.5 s, then twice as long each time,
 /// up to 2 min 2 s (the volume manager's exponential back-off; the event correlator counts

@@ -9,12 +9,14 @@ use serde_json::{Value, json};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
     Backoff, CONFIG_ERROR, NEVER_PULL, POD_INITIALIZING, POLL, STEP, State, config_failed,
-    container_statuses, init_container_statuses, pull_image, restartable, start_container,
-    still_starting,
+    container_statuses, init_container_statuses, pull_image, start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_refs as refs;
-use crate::apiserver::controllers::kubelet_report::{cond, containers, s, set_status, step};
+use crate::apiserver::controllers::kubelet_report::{
+    cond, containers, not_ready, s, set_status, step, still_starting,
+};
+use crate::apiserver::registry::core::pod::restartable_init as restartable;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::util;
 
@@ -63,10 +65,6 @@ fn report(api: &Api, pod: &Value, ip: &str, (inits, states): (&[Value], &[(Strin
         .map(|c| s(c, "/name"))
         .collect::<Vec<_>>()
         .join(" ");
-    let not_ready = |t: &str| {
-        json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": now,
-            "reason": "ContainersNotReady", "message": format!("containers with unready status: [{names}]")})
-    };
     set_status(api, pod, |st| {
         st["phase"] = json!("Pending");
         st["podIP"] = json!(ip);
@@ -74,8 +72,8 @@ fn report(api: &Api, pod: &Value, ip: &str, (inits, states): (&[Value], &[(Strin
         st["conditions"] = json!([
             cond("PodReadyToStartContainers", "True", &now),
             initialized,
-            not_ready("Ready"),
-            not_ready("ContainersReady"),
+            not_ready("Ready", &names, &now),
+            not_ready("ContainersReady", &names, &now),
             cond("PodScheduled", "True", &now)
         ]);
         st["initContainerStatuses"] = json!(init_container_statuses(inits, states));
@@ -127,12 +125,8 @@ pub(crate) async fn run(
         if restartable(c) {
             continue;
         }
-        let until = tokio::time::Instant::now() + completion::run_time(api, pod);
-        while tokio::time::Instant::now() < until {
-            tokio::time::sleep(POLL.min(until - tokio::time::Instant::now())).await;
-            if still_starting(api, pod).is_none() {
-                return false;
-            }
+        if !completion::run_for(api, pod).await {
+            return false;
         }
         completion::log(
             api,

@@ -24,6 +24,30 @@ pub(crate) fn containers(pod: &Value, list: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The pod's storage key.
+pub(crate) fn pod_key(pod: &Value) -> String {
+    format!(
+        "/registry/pods/{}/{}",
+        s(pod, "/metadata/namespace"),
+        s(pod, "/metadata/name")
+    )
+}
+
+/// The pod as stored, while it is still the one being started or run: None once it is gone,
+/// replaced, or being deleted (the kubelet then stops it instead).
+pub(crate) fn still_starting(api: &Api, pod: &Value) -> Option<Arc<Value>> {
+    api.store.get(&pod_key(pod)).filter(|cur| {
+        s(cur, "/metadata/uid") == s(pod, "/metadata/uid")
+            && cur.at("/metadata/deletionTimestamp").is_none()
+    })
+}
+
+/// Ready or ContainersReady while the named containers are not ready.
+pub(crate) fn not_ready(t: &str, unready: &str, now: &str) -> Value {
+    json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": now,
+        "reason": "ContainersNotReady", "message": format!("containers with unready status: [{unready}]")})
+}
+
 pub(crate) fn cond(t: &str, status: &str, now: &str) -> Value {
     json!({"type": t, "status": status, "lastProbeTime": null, "lastTransitionTime": now})
 }
@@ -34,14 +58,9 @@ pub(crate) fn set_status(
     pod: &Value,
     mut f: impl FnMut(&mut Value),
 ) -> Option<Arc<Value>> {
-    let key = format!(
-        "/registry/pods/{}/{}",
-        s(pod, "/metadata/namespace"),
-        s(pod, "/metadata/name")
-    );
     let uid = s(pod, "/metadata/uid").to_string();
     api.store
-        .update(&key, None, Write::Commit, |cur| {
+        .update(&pod_key(pod), None, Write::Commit, |cur| {
             if s(cur, "/metadata/uid") != uid {
                 return Err(crate::apiserver::storage::store::StoreError::Rejected(
                     "pod was replaced".into(),

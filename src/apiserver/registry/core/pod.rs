@@ -19,6 +19,12 @@ use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 
 pub(crate) struct Pod;
 
+/// A restartable init container (`restartPolicy: Always`, a sidecar): started, then left
+/// running beside the app containers, and counted among them.
+pub(crate) fn restartable_init(c: &Value) -> bool {
+    str_at(c, "/restartPolicy") == "Always"
+}
+
 /// The READY and STATUS columns and the restarts, as upstream's `printPod` computes them
 /// (kube-apiserver's table printer: `kubectl get pods` shows what the server says): the first
 /// init container not done decides while the pod initializes (`Init:1/3`,
@@ -39,14 +45,11 @@ fn pod_columns(p: &Value) -> (usize, usize, String, i64) {
     let sidecar = |name: &Value| {
         spec_inits
             .iter()
-            .any(|c| &c["name"] == name && str_at(c, "/restartPolicy") == "Always")
+            .any(|c| &c["name"] == name && restartable_init(c))
     };
     let restarts_of = |c: &Value| c.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
-    let total = list("/spec/containers").len()
-        + spec_inits
-            .iter()
-            .filter(|c| str_at(c, "/restartPolicy") == "Always")
-            .count();
+    let total =
+        list("/spec/containers").len() + spec_inits.iter().filter(|c| restartable_init(c)).count();
     let mut ready = 0;
     let phase = str_at(p, "/status/phase");
     let mut reason = match str_at(p, "/status/reason") {
