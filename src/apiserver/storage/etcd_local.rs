@@ -240,14 +240,29 @@ impl LocalEtcd {
             Some(s) => s.join("etcd.log"),
             None => data.with_extension("log"),
         };
-        let mut started = LocalEtcd::spawn(
-            &etcd,
-            &pki,
-            &data,
-            &log,
-            members.max(1),
-            compaction_interval,
-        );
+        // The ports are found free, released, then bound by etcd: another process (tests side
+        // by side, another serve) may take one in between. etcd then exits at once with
+        // "address already in use" before writing any data; start again on other ports.
+        let fresh = !data.exists();
+        let mut started = Err(String::new());
+        for _ in 0..3 {
+            started = LocalEtcd::spawn(
+                &etcd,
+                &pki,
+                &data,
+                &log,
+                members.max(1),
+                compaction_interval,
+            );
+            match &started {
+                Err(e) if e.contains("address already in use") && (fresh || members <= 1) => {
+                    if fresh {
+                        let _ = std::fs::remove_dir_all(&data);
+                    }
+                }
+                _ => break,
+            }
+        }
         if let Err(e) = &started
             && let Some(s) = &scratch
         {
