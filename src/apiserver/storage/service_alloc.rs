@@ -309,7 +309,8 @@ impl Allocation<'_> {
         Err(AllocError::Full)
     }
 
-    /// The requested node port if it is free and in range, else any free one.
+    /// The requested node port if it is free and in range, else any free one, from above the
+    /// static subrange first.
     pub(crate) fn port(&mut self, requested: Option<u16>) -> Result<u16, AllocError> {
         let range = self.ranges.node_ports;
         if let Some(p) = requested {
@@ -324,13 +325,27 @@ impl Allocation<'_> {
             self.taken_ports.push(p);
             return Ok(p);
         }
-        let span = u64::from(range.size);
-        let start = random_below(span);
-        for i in 0..span {
-            let p = range.base + ((start + i) % span) as u16;
-            if self.used_ports.insert(p) {
-                self.taken_ports.push(p);
-                return Ok(p);
+        // Upstream's static subrange for node ports: the lower size/32 ports (at least 16, at
+        // most 128; none under 16) are left for ports clients ask for, dynamic ones come from
+        // above first. A dynamic port took 30080 before a client's `--node-port=30080`.
+        let size = u64::from(range.size);
+        let reserved = if size < 16 {
+            0
+        } else {
+            (size / 32).clamp(16, 128)
+        };
+        for (lo, hi) in [(reserved, size), (0, reserved)] {
+            if hi <= lo {
+                continue;
+            }
+            let span = hi - lo;
+            let start = random_below(span);
+            for i in 0..span {
+                let p = range.base + (lo + (start + i) % span) as u16;
+                if self.used_ports.insert(p) {
+                    self.taken_ports.push(p);
+                    return Ok(p);
+                }
             }
         }
         Err(AllocError::Full)
@@ -398,6 +413,20 @@ mod tests {
         let ips: HashSet<Ipv4Addr> = taken.iter().map(|t| t.0).collect();
         let ports: HashSet<u16> = taken.iter().map(|t| t.1).collect();
         assert_eq!((ips.len(), ports.len()), (200, 200));
+    }
+
+    /// Dynamic node ports stay out of the static subrange (30000-30085 of the default range)
+    /// while the rest has room, so a client's explicit low port is free.
+    #[test]
+    fn dynamic_node_ports_leave_the_static_subrange() {
+        let store = Store::new(Default::default());
+        let alloc = ServiceAllocator::new(ServiceRanges::default());
+        let mut a = alloc.begin(&store, "/registry/services/specs/default/a");
+        for _ in 0..2000 {
+            let p = a.port(None).unwrap_or_else(|e| panic!("{e}"));
+            assert!(p >= 30086, "{p}");
+        }
+        assert_eq!(a.port(Some(30080)), Ok(30080));
     }
 
     #[test]
