@@ -307,6 +307,112 @@ fn a_restarted_server_on_the_same_etcd_still_has_the_pod_running() {
     assert!(out.lines().any(|l| l == "pod/app"), "{out}");
 }
 
+fn pod(srv: &ServeProcess, name: &str) -> Value {
+    curl(srv, &[], &format!("/api/v1/namespaces/default/pods/{name}")).1
+}
+
+fn status_of(pod: &Value, list: &str, container: &str) -> Value {
+    pod["status"][list]
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["name"] == container))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// A pod waiting on a ConfigMap, and a run-to-completion pod with a sidecar, both mid-start
+/// when their server crashed: the next server's kubelets go on from what the status says,
+/// without starting again what already ran.
+#[test]
+fn pods_whose_start_a_crash_interrupted_are_carried_on_by_the_next_server() {
+    if !have(&["etcd", "kubectl", "curl"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etcd = start_etcd(dir.path());
+    let mut first = serve_on(&etcd, &[]);
+    let post = ["-X", "POST", "-H", "Content-Type: application/json", "-d"];
+    let waits = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "waits"},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}],
+                 "volumes": [{"name": "cfg", "configMap": {"name": "later"}}]}});
+    let batch = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "batch", "annotations": {"kexplore.dev/simulated-run-seconds": "6"}},
+        "spec": {"restartPolicy": "Never",
+                 "initContainers": [{"name": "proxy", "image": "envoy", "restartPolicy": "Always"}],
+                 "containers": [{"name": "work", "image": "busybox"}]}});
+    for body in [waits.to_string(), batch.to_string()] {
+        let mut args = post.to_vec();
+        args.push(&body);
+        assert_eq!(
+            curl(&first, &args, "/api/v1/namespaces/default/pods").0,
+            201
+        );
+    }
+    let running = |srv: &ServeProcess| {
+        let p = pod(srv, "batch");
+        (p["status"]["phase"] == "Running").then_some(p)
+    };
+    let before = wait_for(LONG, || running(&first)).expect("the batch pod runs");
+    let held = wait_for(LONG, || {
+        let p = pod(&first, "waits");
+        p["status"]["containerStatuses"].is_array().then_some(p)
+    })
+    .expect("the kubelet began the pod that waits");
+    first.kill();
+
+    let second = serve_on(&etcd, &[]);
+    let mut args = post.to_vec();
+    let cm = configmap("later");
+    args.push(&cm);
+    assert_eq!(curl(&second, &args, CM).0, 201);
+    wait_for(LONG, || {
+        (phase(&second, "waits") == "Running").then_some(())
+    })
+    .expect("the pod whose ConfigMap came runs");
+    let after = wait_for(LONG, || {
+        let p = pod(&second, "batch");
+        (p["status"]["phase"] == "Succeeded").then_some(p)
+    })
+    .expect("the batch pod completes");
+    let now = pod(&second, "waits");
+    assert_eq!(now["status"]["startTime"], held["status"]["startTime"]);
+    // The batch pod ran on: same start, same address, its container not started again.
+    assert_eq!(after["status"]["startTime"], before["status"]["startTime"]);
+    assert_eq!(after["status"]["podIP"], before["status"]["podIP"]);
+    let work = status_of(&after, "containerStatuses", "work");
+    assert_eq!(
+        work["state"]["terminated"]["startedAt"],
+        status_of(&before, "containerStatuses", "work")["state"]["running"]["startedAt"],
+        "{after}"
+    );
+    assert_eq!(work["state"]["terminated"]["exitCode"], 0, "{after}");
+    // Its sidecar is stopped once the main container is done, as the kubelet stops it.
+    let proxy = status_of(&after, "initContainerStatuses", "proxy");
+    assert_eq!(
+        proxy["state"]["terminated"]["reason"], "Completed",
+        "{after}"
+    );
+    let (_, events, _) = kubectl(
+        &second,
+        &[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=batch",
+            "-o",
+            "jsonpath={range .items[*]}{.reason}/{.message}{\"\\n\"}{end}",
+        ],
+    );
+    assert_eq!(
+        events.matches("Started container work").count(),
+        1,
+        "{events}"
+    );
+    assert!(
+        events.contains("Killing/Stopping container proxy"),
+        "{events}"
+    );
+}
+
 #[test]
 fn etcd_down_is_a_5xx_status_and_readyz_fails_until_it_returns() {
     if !have(&["etcd", "curl"]) {

@@ -3,7 +3,8 @@
 //! there, `Always` pulls again, and `Never` with the image absent leaves the container waiting
 //! with ErrImageNeverPull (the pod Pending, its sandbox IP set); a ConfigMap or Secret a pod
 //! mounts or reads its environment from holds it until it exists; init containers run to
-//! completion, one after another, before the app — checked with kubectl.
+//! completion, one after another, before the app; a Job pod's sidecar is stopped once the work
+//! is done — checked with kubectl.
 
 use std::time::Duration;
 
@@ -286,6 +287,43 @@ fn init_containers_run_to_completion_before_the_app() {
                 "Started container proxy",
                 "Started container app"
             ],
+            "{label}: {evs:?}"
+        );
+    });
+}
+
+#[test]
+fn a_job_pods_sidecar_is_stopped_once_its_work_is_done() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("job.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: batch}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      initContainers: [{name: proxy, image: envoy, restartPolicy: Always}]\n      containers: [{name: work, image: busybox}]\n",
+        )
+        .expect("write job.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        k.ok(&[
+            "wait",
+            "--for=condition=complete",
+            "job/batch",
+            "--timeout=30s",
+        ]);
+        let out = k.ok(&["get", "pods", "-l", "job-name=batch", "-o", "json"]);
+        let list: Value = serde_json::from_str(&out).expect("a pod list");
+        let p = &list["items"][0];
+        assert_eq!(p["status"]["phase"], "Succeeded", "{label}: {p}");
+        let proxy = &p["status"]["initContainerStatuses"][0];
+        assert_eq!(
+            proxy["state"]["terminated"]["reason"], "Completed",
+            "{label}: {p}"
+        );
+        assert_eq!(proxy["ready"], false, "{label}: {p}");
+        let name = p["metadata"]["name"].as_str().unwrap_or_default();
+        let evs = events(&k, name, "Killing");
+        assert!(
+            has(&evs, "Normal", "Killing", "Stopping container proxy"),
             "{label}: {evs:?}"
         );
     });

@@ -3,8 +3,10 @@
 //! events (Pulling, Pulled, Created, Started) a kubelet reports, pulling images as their
 //! imagePullPolicy says (`kubelet_images.rs`); terminating pods are stopped
 //! and removed; nodes keep a Lease heartbeat (`kubelet_node.rs`, with the annotation that
-//! stops a kubelet: its pods are then neither started nor stopped). Everything they write says
-//! it is simulated.
+//! stops a kubelet: its pods are then neither started nor stopped). A start that an earlier
+//! runner left unfinished (serve restarted, a replica took over) is carried on from the pod's
+//! stored status, as a restarted kubelet finds its containers. Everything they write says it is
+//! simulated.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -16,8 +18,9 @@ use tokio::sync::watch;
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
-    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, STEP, State, WAITING, config_failed,
-    container_statuses, init_container_statuses, pull_image, start_container,
+    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, RESUMED, STEP, State, WAITING, already,
+    config_failed, container_statuses, init_container_statuses, pull_image, ran_since,
+    start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init;
@@ -43,66 +46,111 @@ fn needs_kubelet(p: &Value) -> bool {
     terminating || fresh
 }
 
+/// A bound pod a kubelet began and did not finish: started but not running yet, or running to
+/// completion. Only a runner that was interrupted leaves one (serve restarted or crashed,
+/// another replica took the kubelets over); the next runner goes on with each, once, from its
+/// stored status.
+fn interrupted(p: &Value) -> bool {
+    if s(p, "/spec/nodeName").is_empty() || p.at("/metadata/deletionTimestamp").is_some() {
+        return false;
+    }
+    match s(p, "/status/phase") {
+        "Pending" => p.at("/status/containerStatuses").is_some(),
+        "Running" => completion::runs_to_completion(p),
+        _ => false,
+    }
+}
+
+/// The pods being started or stopped, and what starting one needs.
+struct Starts {
+    api: Arc<Api>,
+    /// `<namespace>/<name>` of each pod being started or stopped: not read again meanwhile.
+    busy: HashSet<String>,
+    ips: PodIps,
+    node_images: NodeImages,
+    done: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl Starts {
+    /// Starts (or goes on starting) or stops the pod at `key`, unless that is under way or its
+    /// node's kubelet is stopped.
+    fn begin(&mut self, key: &str, stopped: &HashSet<String>) {
+        let Some(short) = key.strip_prefix("/registry/pods/") else {
+            return;
+        };
+        if self.busy.contains(short) {
+            return;
+        }
+        let Some(v) = self.api.store.get_view(key) else {
+            return;
+        };
+        let node = s(&v, "/spec/nodeName").to_string();
+        if stopped.contains(&node) {
+            return;
+        }
+        // Whole: the kubelet starts what the spec says.
+        let Some(p) = self.api.store.get(key) else {
+            return;
+        };
+        let terminating = p.at("/metadata/deletionTimestamp").is_some();
+        let held = s(&p, "/status/podIP");
+        let ip = if terminating {
+            self.ips.release(&node, held);
+            String::new()
+        } else if !held.is_empty() {
+            // A start that goes on keeps its sandbox, and so its address.
+            held.to_string()
+        } else {
+            self.ips.allocate(&self.api, &node).unwrap_or_default()
+        };
+        let short = short.to_string();
+        self.busy.insert(short.clone());
+        let api = self.api.clone();
+        let done = self.done.clone();
+        let node_images = self.node_images.clone();
+        let pod = (*p).clone();
+        tokio::spawn(async move {
+            if terminating {
+                stop_pod(&api, &pod).await;
+            } else {
+                start_pod(&api, &pod, &ip, &node_images).await;
+            }
+            let _ = done.send(short);
+        });
+    }
+}
+
 /// `renew`: how often the kubelets renew their node Leases (`kubelet_node::renew_interval`).
 pub async fn run(api: Arc<Api>, renew: Duration, mut stop: watch::Receiver<bool>) {
     let mut changes = api.store.changes();
-    let mut busy: HashSet<String> = HashSet::new();
-    let mut ips = PodIps::default();
-    let node_images = NodeImages::default();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let mut starts = Starts {
+        api: api.clone(),
+        busy: HashSet::new(),
+        ips: PodIps::default(),
+        node_images: NodeImages::default(),
+        done: done_tx,
+    };
     let mut heartbeat = tokio::time::interval(renew);
     let report_every = (kubelet_node::STATUS_REPORT.as_millis() / renew.as_millis().max(1)).max(1);
     let mut beats: u64 = 0;
     let mut todo = TrackedKeys::new("/registry/pods/", needs_kubelet);
+    let stopped = kubelet_node::stopped(&api);
+    for (key, item) in api.store.list_items("/registry/pods/").0 {
+        if interrupted(&item.view()) {
+            starts.begin(&key, &stopped);
+        }
+    }
     loop {
         changes.borrow_and_update();
         todo.catch_up(&*api.store);
         let stopped = kubelet_node::stopped(&api);
         for key in &todo.keys {
-            // `<namespace>/<name>`; a pod being started or stopped is not read again.
-            let Some(short) = key.strip_prefix("/registry/pods/") else {
-                continue;
-            };
-            if busy.contains(short) {
-                continue;
-            }
-            let Some(v) = api.store.get_view(key) else {
-                continue;
-            };
-            let node = s(&v, "/spec/nodeName").to_string();
-            if stopped.contains(&node) {
-                continue;
-            }
-            // Whole: the kubelet starts what the spec says.
-            let Some(p) = api.store.get(key) else {
-                continue;
-            };
-            let key = short.to_string();
-            let terminating = p.at("/metadata/deletionTimestamp").is_some();
-            if busy.insert(key.clone()) {
-                let api = api.clone();
-                let done = done_tx.clone();
-                let node_images = node_images.clone();
-                let pod = (*p).clone();
-                let ip = if terminating {
-                    ips.release(&node, s(&p, "/status/podIP"));
-                    String::new()
-                } else {
-                    ips.allocate(&api, &node).unwrap_or_default()
-                };
-                tokio::spawn(async move {
-                    if terminating {
-                        stop_pod(&api, &pod).await;
-                    } else {
-                        start_pod(&api, &pod, &ip, &node_images).await;
-                    }
-                    let _ = done.send(key);
-                });
-            }
+            starts.begin(key, &stopped);
         }
         tokio::select! {
             _ = stop.changed() => return,
-            Some(k) = done_rx.recv() => { busy.remove(&k); }
+            Some(k) = done_rx.recv() => { starts.busy.remove(&k); }
             _ = heartbeat.tick() => {
                 beats += 1;
                 // The Lease every beat; the node's own status when it changed, else every
@@ -132,69 +180,41 @@ fn host_ip(api: &Api, node: &str) -> String {
 async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     let node = s(pod, "/spec/nodeName").to_string();
     let containers = report::containers(pod, "containers");
-    let now = util::now();
-    let host = host_ip(api, &node);
     let inits = report::containers(pod, "initContainers");
-    // With init containers to run first, every container waits with PodInitializing
-    // (`kubectl get`: Init:0/N); else with ContainerCreating.
-    let waiting = if inits.is_empty() {
-        container_statuses(
-            &containers,
-            &containers
-                .iter()
-                .map(|c| {
-                    let waiting = State::Waiting("ContainerCreating", String::new());
-                    (s(c, "/name").to_string(), waiting)
-                })
-                .collect::<Vec<_>>(),
-        )
+    // A start a restart interrupted goes on from what the status says was done.
+    let resumed = pod.at("/status/startTime").is_some();
+    let p = if resumed {
+        step(
+            api,
+            pod,
+            RESUMED,
+            json!({"node": node, "note": "this pod's start was interrupted (serve restarted, or another replica took the kubelets over): it goes on from its stored status"}),
+        );
+        Arc::new(pod.clone())
     } else {
-        container_statuses(&containers, &kubelet_init::initializing(&containers))
-    };
-    let initialized = if inits.is_empty() {
-        cond("Initialized", "True", &now)
-    } else {
-        // None has started yet, sidecars included.
-        let names: Vec<&str> = inits.iter().map(|c| s(c, "/name")).collect();
-        kubelet_init::not_initialized(&names, &now)
-    };
-    let Some(p) = set_status(api, pod, |st| {
-        // Upstream's kubelet leaves them unset when its node has no address, never "".
-        if !host.is_empty() {
-            st["hostIP"] = json!(host);
-            st["hostIPs"] = json!([{"ip": host}]);
+        match creating(api, pod, &node, (&containers, &inits)) {
+            Some(p) => p,
+            None => return,
         }
-        st["startTime"] = json!(now);
-        st["conditions"] = json!([cond("PodReadyToStartContainers", "False", &now), initialized,
-            {"type": "Ready", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "ContainersNotReady", "message": format!("containers with unready status: [{}]", containers.iter().map(|c| s(c, "/name")).collect::<Vec<_>>().join(" "))},
-            {"type": "ContainersReady", "status": "False", "lastProbeTime": null, "lastTransitionTime": now, "reason": "ContainersNotReady", "message": "containers with unready status"},
-            cond("PodScheduled", "True", &now)]);
-        st["containerStatuses"] = json!(waiting);
-        if !inits.is_empty() {
-            st["initContainerStatuses"] = json!(init_container_statuses(
-                &inits,
-                &kubelet_init::initializing(&inits)
-            ));
-        }
-    }) else {
-        return;
     };
-    step(
-        api,
-        &p,
-        "ContainerCreating",
-        json!({"node": node, "hostIP": host}),
-    );
     // The volumes first: until each can be set up, no sandbox and no container.
     if !mounted(api, &p, &node).await {
         return;
     }
-    if !inits.is_empty() && !kubelet_init::run(api, &p, ip, &node, node_images).await {
+    let before_init = already(&p, "initContainerStatuses");
+    if !inits.is_empty()
+        && !kubelet_init::run(api, (&p, ip, &node), node_images, &before_init).await
+    {
         return;
     }
+    let before = already(&p, "containerStatuses");
     let mut states: Vec<(String, State)> = Vec::new();
     for c in &containers {
         let cname = s(c, "/name");
+        if let Some((_, running @ State::Running(_))) = before.iter().find(|(n, _)| n == cname) {
+            states.push((cname.to_string(), running.clone()));
+            continue;
+        }
         let field = format!("spec.containers{{{cname}}}");
         tokio::time::sleep(STEP / 2).await;
         if let Err(message) = pull_image(api, &p, &node, c, &field, node_images).await {
@@ -263,8 +283,32 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         })
         .max()
         .unwrap_or_else(util::now);
+    // A resumed pod already Running (to completion) keeps its status as it stands.
+    let running = if s(&p, "/status/phase") == "Running" {
+        Some(p.clone())
+    } else {
+        now_running(api, pod, &ip, &containers, &states)
+    };
+    if let Some(p) = running.filter(|p| completion::runs_to_completion(p)) {
+        let already = if resumed {
+            ran_since(&started_at)
+        } else {
+            Duration::ZERO
+        };
+        completion::run_then_succeed(api, &p, &started_at, already).await;
+    }
+}
+
+/// Every container runs: the pod is Running and Ready.
+fn now_running(
+    api: &Api,
+    pod: &Value,
+    ip: &str,
+    containers: &[Value],
+    states: &[(String, State)],
+) -> Option<Arc<Value>> {
     let now = util::now();
-    if let Some(p) = set_status(api, pod, |st| {
+    let p = set_status(api, pod, |st| {
         st["phase"] = json!("Running");
         st["podIP"] = json!(ip);
         st["podIPs"] = json!([{"ip": ip}]);
@@ -275,18 +319,81 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             cond("ContainersReady", "True", &now),
             cond("PodScheduled", "True", &now)
         ]);
-        st["containerStatuses"] = json!(container_statuses(&containers, &states));
-    }) {
-        step(
-            api,
-            &p,
-            "Running",
-            json!({"podIP": ip, "resourceVersion": p.at("/metadata/resourceVersion")}),
-        );
-        if completion::runs_to_completion(&p) {
-            completion::run_then_succeed(api, &p, &started_at).await;
+        st["containerStatuses"] = json!(container_statuses(containers, states));
+    })?;
+    step(
+        api,
+        &p,
+        "Running",
+        json!({"podIP": ip, "resourceVersion": p.at("/metadata/resourceVersion")}),
+    );
+    Some(p)
+}
+
+/// The kubelet's first status for a pod it starts: its node's address, the start time, every
+/// container waiting (ContainerCreating, or PodInitializing behind init containers:
+/// `kubectl get` says Init:0/N).
+fn creating(
+    api: &Api,
+    pod: &Value,
+    node: &str,
+    (containers, inits): (&[Value], &[Value]),
+) -> Option<Arc<Value>> {
+    let now = util::now();
+    let host = host_ip(api, node);
+    let waiting = if inits.is_empty() {
+        let creating: Vec<(String, State)> = containers
+            .iter()
+            .map(|c| {
+                let waiting = State::Waiting("ContainerCreating", String::new());
+                (s(c, "/name").to_string(), waiting)
+            })
+            .collect();
+        container_statuses(containers, &creating)
+    } else {
+        container_statuses(containers, &kubelet_init::initializing(containers))
+    };
+    let initialized = if inits.is_empty() {
+        cond("Initialized", "True", &now)
+    } else {
+        // None has started yet, sidecars included.
+        let names: Vec<&str> = inits.iter().map(|c| s(c, "/name")).collect();
+        kubelet_init::not_initialized(&names, &now)
+    };
+    let unready = containers
+        .iter()
+        .map(|c| s(c, "/name"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let p = set_status(api, pod, |st| {
+        // Upstream's kubelet leaves them unset when its node has no address, never "".
+        if !host.is_empty() {
+            st["hostIP"] = json!(host);
+            st["hostIPs"] = json!([{"ip": host}]);
         }
-    }
+        st["startTime"] = json!(now);
+        st["conditions"] = json!([
+            cond("PodReadyToStartContainers", "False", &now),
+            initialized,
+            not_ready("Ready", &unready, &now),
+            not_ready("ContainersReady", &unready, &now),
+            cond("PodScheduled", "True", &now)
+        ]);
+        st["containerStatuses"] = json!(waiting);
+        if !inits.is_empty() {
+            st["initContainerStatuses"] = json!(init_container_statuses(
+                inits,
+                &kubelet_init::initializing(inits)
+            ));
+        }
+    })?;
+    step(
+        api,
+        &p,
+        "ContainerCreating",
+        json!({"node": node, "hostIP": host}),
+    );
+    Some(p)
 }
 
 /// Waits until every volume of the pod can be set up, reporting FailedMount meanwhile; false

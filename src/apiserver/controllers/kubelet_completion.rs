@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::kubelet_report::{pod_key, still_starting};
+use crate::apiserver::controllers::kubelet_report::{event, pod_key, still_starting};
+use crate::apiserver::registry::core::pod::restartable_init;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util;
@@ -59,10 +60,11 @@ fn run_time(api: &Api, pod: &Value) -> Duration {
     }
 }
 
-/// A container of the pod runs for its run time; false when the pod is deleted or replaced
+/// A container of the pod runs for what is left of its run time (`already`: how long it has
+/// run, for a start that a restart interrupted); false when the pod is deleted or replaced
 /// meanwhile (the kubelet then stops it).
-pub(crate) async fn run_for(api: &Api, pod: &Value) -> bool {
-    let until = tokio::time::Instant::now() + run_time(api, pod);
+pub(crate) async fn run_for(api: &Api, pod: &Value, already: Duration) -> bool {
+    let until = tokio::time::Instant::now() + run_time(api, pod).saturating_sub(already);
     loop {
         if still_starting(api, pod).is_none() {
             return false;
@@ -75,10 +77,12 @@ pub(crate) async fn run_for(api: &Api, pod: &Value) -> bool {
     }
 }
 
-/// Let a Running pod's containers run for their time, then exit 0. Returns early, changing
-/// nothing, when the pod is deleted or replaced meanwhile (the kubelet then stops it).
-pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str) {
-    if !run_for(api, pod).await {
+/// Let a Running pod's containers run for their time, then exit 0; its sidecars are then
+/// stopped, last first, as the kubelet stops them once the main containers are done. Returns
+/// early, changing nothing, when the pod is deleted or replaced meanwhile (the kubelet then
+/// stops it).
+pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str, already: Duration) {
+    if !run_for(api, pod, already).await {
         return;
     }
     let uid = s(pod, "/metadata/uid").to_string();
@@ -107,6 +111,7 @@ pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str) {
                                             "finishedAt": finished, "containerID": id}}})
         })
         .collect();
+    let sidecars = stop_sidecars(api, pod);
     let cond = |t: &str, status: &str| {
         let mut c = json!({"type": t, "status": status, "lastProbeTime": null, "lastTransitionTime": finished});
         if t != "PodScheduled" && t != "PodReadyToStartContainers" {
@@ -128,9 +133,52 @@ pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str) {
             cond("PodScheduled", "True"),
         ]);
         next["status"]["containerStatuses"] = json!(statuses);
+        if let Some(inits) = next["status"]
+            .get_mut("initContainerStatuses")
+            .and_then(Value::as_array_mut)
+        {
+            for st in inits.iter_mut().filter(|st| sidecars.contains(&s(st, "/name"))) {
+                let started = st.pointer("/state/running/startedAt").cloned();
+                let Some(started) = started else { continue };
+                st["ready"] = json!(false);
+                st["started"] = json!(false);
+                st["state"] = json!({"terminated": {"exitCode": 0, "reason": "Completed",
+                    "startedAt": started, "finishedAt": finished, "containerID": st["containerID"]}});
+            }
+        }
         crate::apiserver::endpoints::managed_fields::record_pod_status_write(
             cur, &mut next, "kubelet",
         );
         Ok(next)
     });
+}
+
+/// The pod's sidecars (restartable init containers), told to stop in reverse order once the
+/// main containers have exited: a Killing event and a log line each. Their names.
+fn stop_sidecars<'a>(api: &Api, pod: &'a Value) -> Vec<&'a str> {
+    let sidecars: Vec<&str> = pod
+        .pointer("/spec/initContainers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| restartable_init(c))
+        .map(|c| s(c, "/name"))
+        .collect();
+    for name in sidecars.iter().rev() {
+        event(
+            api,
+            pod,
+            s(pod, "/spec/nodeName"),
+            &format!("spec.initContainers{{{name}}}"),
+            ("Normal", "Killing"),
+            &format!("Stopping container {name}"),
+        );
+        log(
+            api,
+            pod,
+            name,
+            "container stopped after the main containers exited, exit code 0 (simulated: no process ran)",
+        );
+    }
+    sidecars
 }

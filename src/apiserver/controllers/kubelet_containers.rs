@@ -25,6 +25,8 @@ pub(crate) const CONFIG_ERROR: &str = "CreateContainerConfigError";
 pub(crate) const FAILED_MOUNT: &str = "FailedMount";
 /// The journey's step when some containers wait and the pod stays Pending.
 pub(crate) const WAITING: &str = "Waiting";
+/// The journey's step when a kubelet goes on with a start another one began.
+pub(crate) const RESUMED: &str = "Resumed";
 
 /// Whether a kubelet step (the journey's) leaves the pod unable to start until something
 /// changes.
@@ -74,6 +76,39 @@ impl Backoff {
         self.next = now + self.wait;
         true
     }
+}
+
+/// What a pod's stored status (`containerStatuses`, `initContainerStatuses`) says its
+/// containers already did and a new kubelet does not do again: running since a time, or run to
+/// completion. A kubelet restarted (a serve restarted, another replica taking the kubelets
+/// over) finds its containers as the runtime left them.
+pub(crate) fn already(pod: &Value, list: &str) -> Vec<(String, State)> {
+    let statuses = pod
+        .get("status")
+        .and_then(|st| st.get(list))
+        .and_then(Value::as_array);
+    statuses
+        .into_iter()
+        .flatten()
+        .filter_map(|st| {
+            let name = s(st, "/name").to_string();
+            let at = |p: &str| st.pointer(p).and_then(Value::as_str).map(String::from);
+            if let Some(since) = at("/state/running/startedAt") {
+                return Some((name, State::Running(since)));
+            }
+            let done = st.pointer("/state/terminated/exitCode") == Some(&json!(0));
+            let started = at("/state/terminated/startedAt")?;
+            let finished = at("/state/terminated/finishedAt")?;
+            done.then_some((name, State::Completed(started, finished)))
+        })
+        .collect()
+}
+
+/// How long a container running since `since` (RFC 3339) has run.
+pub(crate) fn ran_since(since: &str) -> Duration {
+    util::parse_time(since)
+        .and_then(|t| Duration::try_from(time::OffsetDateTime::now_utc() - t).ok())
+        .unwrap_or_default()
 }
 
 /// The containers' statuses for their states, in the spec's order.

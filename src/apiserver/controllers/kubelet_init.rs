@@ -4,12 +4,14 @@
 //! started and left running. Meanwhile the pod is Pending with Initialized False, and
 //! `kubectl get` says `Init:1/2`, then `PodInitializing`.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
     Backoff, CONFIG_ERROR, NEVER_PULL, POD_INITIALIZING, POLL, STEP, State, config_failed,
-    container_statuses, init_container_statuses, pull_image, start_container,
+    container_statuses, init_container_statuses, pull_image, ran_since, start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_refs as refs;
@@ -83,49 +85,40 @@ fn report(api: &Api, pod: &Value, ip: &str, (inits, states): (&[Value], &[(Strin
 
 /// Runs the pod's init containers in order; true once every one completed (or, a sidecar,
 /// started). False when the pod went away meanwhile, or an init container's image may not
-/// be pulled: the pod then stays Pending as reported (`Init:ErrImageNeverPull`).
+/// be pulled: the pod then stays Pending as reported (`Init:ErrImageNeverPull`). `before`:
+/// what its status says they already did (`kubelet_containers::already`), which a resumed
+/// start does not do again; one interrupted while it ran runs for the rest of its time.
 pub(crate) async fn run(
     api: &Api,
-    pod: &Value,
-    ip: &str,
-    node: &str,
+    (pod, ip, node): (&Value, &str, &str),
     node_images: &NodeImages,
+    before: &[(String, State)],
 ) -> bool {
     let inits = containers(pod, "initContainers");
     let mut states = initializing(&inits);
     for (i, c) in inits.iter().enumerate() {
         let cname = s(c, "/name");
-        let field = format!("spec.initContainers{{{cname}}}");
-        tokio::time::sleep(STEP / 2).await;
-        if let Err(message) = pull_image(api, pod, node, c, &field, node_images).await {
-            states[i].1 = State::Waiting(NEVER_PULL, message);
-            report(api, pod, ip, (&inits, &states));
-            return false;
-        }
-        // Its environment, waited for as long as it cannot be made.
-        let mut retry = Backoff::default();
-        let mut first = true;
-        while let Some(why) = refs::config_error(api, pod, c) {
-            if first || retry.due() {
-                config_failed(api, pod, node, (cname, &field), &why, first);
+        let (at, already) = match before.iter().find(|(n, _)| n == cname) {
+            Some((_, done @ State::Completed(..))) => {
+                states[i].1 = done.clone();
+                continue;
             }
-            if first {
-                states[i].1 = State::Waiting(CONFIG_ERROR, why);
-                report(api, pod, ip, (&inits, &states));
-                first = false;
+            Some((_, State::Running(at))) => (at.clone(), ran_since(at)),
+            Some((_, State::Waiting(..))) | None => {
+                let Some(at) =
+                    start(api, (pod, ip, node), node_images, (&inits, &mut states, i)).await
+                else {
+                    return false;
+                };
+                (at, Duration::ZERO)
             }
-            tokio::time::sleep(POLL).await;
-            if still_starting(api, pod).is_none() {
-                return false;
-            }
-        }
-        let started = start_container(api, pod, node, (cname, &field));
-        states[i].1 = started.clone();
+        };
+        states[i].1 = State::Running(at.clone());
         report(api, pod, ip, (&inits, &states));
         if restartable(c) {
             continue;
         }
-        if !completion::run_for(api, pod).await {
+        if !completion::run_for(api, pod, already).await {
             return false;
         }
         completion::log(
@@ -134,9 +127,6 @@ pub(crate) async fn run(
             cname,
             "container exited with code 0 (simulated: the run time elapsed, no process ran)",
         );
-        let State::Running(at) = started else {
-            return false;
-        };
         states[i].1 = State::Completed(at, util::now());
         step(
             api,
@@ -147,4 +137,42 @@ pub(crate) async fn run(
     }
     report(api, pod, ip, (&inits, &states));
     true
+}
+
+/// Pulls and starts the `i`th init container once its environment can be made: when it
+/// started. None when its image may not be pulled (reported) or the pod went away.
+async fn start(
+    api: &Api,
+    (pod, ip, node): (&Value, &str, &str),
+    node_images: &NodeImages,
+    (inits, states, i): (&[Value], &mut [(String, State)], usize),
+) -> Option<String> {
+    let c = &inits[i];
+    let cname = s(c, "/name");
+    let field = format!("spec.initContainers{{{cname}}}");
+    tokio::time::sleep(STEP / 2).await;
+    if let Err(message) = pull_image(api, pod, node, c, &field, node_images).await {
+        states[i].1 = State::Waiting(NEVER_PULL, message);
+        report(api, pod, ip, (inits, states));
+        return None;
+    }
+    // Its environment, waited for as long as it cannot be made.
+    let mut retry = Backoff::default();
+    let mut first = true;
+    while let Some(why) = refs::config_error(api, pod, c) {
+        if first || retry.due() {
+            config_failed(api, pod, node, (cname, &field), &why, first);
+        }
+        if first {
+            states[i].1 = State::Waiting(CONFIG_ERROR, why);
+            report(api, pod, ip, (inits, states));
+            first = false;
+        }
+        tokio::time::sleep(POLL).await;
+        still_starting(api, pod)?;
+    }
+    match start_container(api, pod, node, (cname, &field)) {
+        State::Running(at) => Some(at),
+        State::Waiting(..) | State::Completed(..) => None,
+    }
 }
