@@ -328,3 +328,44 @@ fn a_job_pods_sidecar_is_stopped_once_its_work_is_done() {
         );
     });
 }
+
+#[test]
+fn a_readiness_probe_keeps_the_pod_unready_until_its_initial_delay() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("probed.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: probed}\nspec:\n  containers:\n  - name: app\n    image: nginx\n    readinessProbe: {httpGet: {path: /, port: 80}, initialDelaySeconds: 3}\n",
+        )
+        .expect("write probed.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        let mut seen: Vec<(String, std::time::Instant)> = Vec::new();
+        let ready = wait_for(Duration::from_secs(30), || {
+            let row = k.ok(&["get", "pod", "probed", "--no-headers"]);
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            let shown = format!("{} {}", cols.get(1)?, cols.get(2)?);
+            if seen.last().map(|s| &s.0) != Some(&shown) {
+                seen.push((shown.clone(), std::time::Instant::now()));
+            }
+            (shown == "1/1 Running").then_some(())
+        });
+        let shown: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+        assert!(ready.is_some(), "{label}: {shown:?}");
+        let unready = seen.iter().find(|s| s.0 == "0/1 Running");
+        let Some((_, since)) = unready else {
+            panic!("{label}: never 0/1 Running: {shown:?}");
+        };
+        let waited = seen.last().map(|s| s.1 - *since).unwrap_or_default();
+        assert!(waited >= Duration::from_secs(1), "{label}: {shown:?} in {waited:?}");
+        let p = pod(&k, "probed");
+        let ready = p["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(ready["status"], "True", "{label}: {p}");
+        assert_eq!(p["status"]["containerStatuses"][0]["ready"], true, "{label}: {p}");
+    });
+}

@@ -26,6 +26,7 @@ use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init;
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
 use crate::apiserver::controllers::kubelet_node;
+use crate::apiserver::controllers::kubelet_probes as probes;
 use crate::apiserver::controllers::kubelet_refs as refs;
 use crate::apiserver::controllers::kubelet_report::{
     self as report, cond, event, not_ready, s, set_status, step, still_starting,
@@ -283,13 +284,28 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         })
         .max()
         .unwrap_or_else(util::now);
-    // A resumed pod already Running (to completion) keeps its status as it stands.
+    let gates = probes::gates(&containers, &states);
+    // A resumed pod already Running keeps its status as it stands, its probes still to pass.
     let running = if s(&p, "/status/phase") == "Running" {
         Some(p.clone())
     } else {
-        now_running(api, pod, &ip, &containers, &states)
+        now_running(api, pod, &ip, (&containers, &states), (&gates, true))
     };
-    if let Some(p) = running.filter(|p| completion::runs_to_completion(p)) {
+    let Some(mut p) = running else {
+        return;
+    };
+    while let Some(at) = probes::next_change(&gates, time::OffsetDateTime::now_utc()) {
+        let wait = at - time::OffsetDateTime::now_utc();
+        tokio::time::sleep(Duration::try_from(wait).unwrap_or_default()).await;
+        if still_starting(api, pod).is_none() {
+            return;
+        }
+        match now_running(api, pod, &ip, (&containers, &states), (&gates, false)) {
+            Some(now) => p = now,
+            None => return,
+        }
+    }
+    if completion::runs_to_completion(&p) {
         let already = if resumed {
             ran_since(&started_at)
         } else {
@@ -299,34 +315,65 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     }
 }
 
-/// Every container runs: the pod is Running and Ready.
+/// Every container runs: the pod is Running (`first`: it was not), and Ready once every probe
+/// that gates it has passed (`kubelet_probes`).
 fn now_running(
     api: &Api,
     pod: &Value,
     ip: &str,
-    containers: &[Value],
-    states: &[(String, State)],
+    (containers, states): (&[Value], &[(String, State)]),
+    (gates, first): (&[(probes::Gate, String)], bool),
 ) -> Option<Arc<Value>> {
     let now = util::now();
+    let (unstarted, unready) = probes::pending(gates, time::OffsetDateTime::now_utc());
+    let ready = |t: &str| {
+        if unready.is_empty() {
+            cond(t, "True", &now)
+        } else {
+            not_ready(t, &unready.join(" "), &now)
+        }
+    };
+    let mut statuses = container_statuses(containers, states);
+    probes::mark(&mut statuses, (&unstarted, &unready));
     let p = set_status(api, pod, |st| {
         st["phase"] = json!("Running");
         st["podIP"] = json!(ip);
         st["podIPs"] = json!([{"ip": ip}]);
+        // A condition keeps its transition time while its status stays.
+        let kept = |t: &str, mut next: Value| {
+            let before = st["conditions"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["type"] == t));
+            if let Some(b) = before.filter(|b| b["status"] == next["status"]) {
+                next["lastTransitionTime"] = b["lastTransitionTime"].clone();
+            }
+            next
+        };
         st["conditions"] = json!([
-            cond("PodReadyToStartContainers", "True", &now),
-            cond("Initialized", "True", &now),
-            cond("Ready", "True", &now),
-            cond("ContainersReady", "True", &now),
-            cond("PodScheduled", "True", &now)
+            kept(
+                "PodReadyToStartContainers",
+                cond("PodReadyToStartContainers", "True", &now)
+            ),
+            kept("Initialized", cond("Initialized", "True", &now)),
+            kept("Ready", ready("Ready")),
+            kept("ContainersReady", ready("ContainersReady")),
+            kept("PodScheduled", cond("PodScheduled", "True", &now))
         ]);
-        st["containerStatuses"] = json!(container_statuses(containers, states));
+        st["containerStatuses"] = json!(statuses);
     })?;
-    step(
-        api,
-        &p,
-        "Running",
-        json!({"podIP": ip, "resourceVersion": p.at("/metadata/resourceVersion")}),
-    );
+    let detail = if first {
+        json!({"podIP": ip, "resourceVersion": p.at("/metadata/resourceVersion")})
+    } else {
+        json!({"resourceVersion": p.at("/metadata/resourceVersion"),
+               "notStarted": unstarted, "notReady": unready,
+               "note": "simulated: the probes pass when upstream's prober may first run them (initialDelaySeconds); none is sent"})
+    };
+    let name = match (first, unready.is_empty()) {
+        (true, _) => "Running",
+        (false, true) => "Ready",
+        (false, false) => "Probe",
+    };
+    step(api, &p, name, detail);
     Some(p)
 }
 

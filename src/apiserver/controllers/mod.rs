@@ -20,6 +20,7 @@ pub(crate) mod kubelet_images;
 pub(crate) mod kubelet_init;
 pub(crate) mod kubelet_ipam;
 pub(crate) mod kubelet_node;
+pub(crate) mod kubelet_probes;
 pub(crate) mod kubelet_refs;
 pub(crate) mod kubelet_report;
 pub(crate) mod leader_election;
