@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use crate::apiserver::request::status::Cause;
 
-const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+pub(crate) const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+pub(crate) const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 pub fn is_dns1123_label(s: &str) -> bool {
     !s.is_empty()
@@ -105,7 +105,8 @@ pub fn parse_quantity(q: &str) -> Option<f64> {
     Some(n * mult)
 }
 
-fn validate_port_name(field: &str, name: &str, out: &mut Vec<Cause>) {
+/// `IsValidPortName`: each of its messages as a cause at `field`.
+pub(crate) fn validate_port_name(field: &str, name: &str, out: &mut Vec<Cause>) {
     let v = json!(name);
     if name.len() > 15 {
         out.push(Cause::invalid(
