@@ -15,6 +15,7 @@ pub(crate) mod go_zero;
 pub(crate) mod kinds;
 pub(crate) mod label_selector;
 pub(crate) mod list_types;
+pub(crate) mod networking;
 pub(crate) mod openapi;
 pub(crate) mod openapi_v2;
 pub(crate) mod openapi_v2_schema;

@@ -60,6 +60,7 @@ const fn r(
 }
 
 pub const RBAC: &str = "rbac.authorization.k8s.io";
+pub const NETWORKING: &str = crate::apiserver::registry::networking::GROUP;
 
 pub static RESOURCES: &[ResourceDef] = &[
     r(
@@ -342,6 +343,46 @@ pub static RESOURCES: &[ResourceDef] = &[
         "cronjobs",
         &["status"],
         &["all"],
+    ),
+    r(
+        NETWORKING,
+        "v1",
+        "ingresses",
+        "ingress",
+        "Ingress",
+        true,
+        &["ing"],
+        CRUD,
+        // kube-apiserver keeps ingresses under the singular (test/integration/etcd/data.go).
+        "ingress",
+        &["status"],
+        &[],
+    ),
+    r(
+        NETWORKING,
+        "v1",
+        "ingressclasses",
+        "ingressclass",
+        "IngressClass",
+        false,
+        &[],
+        CRUD,
+        "ingressclasses",
+        &[],
+        &[],
+    ),
+    r(
+        NETWORKING,
+        "v1",
+        "networkpolicies",
+        "networkpolicy",
+        "NetworkPolicy",
+        true,
+        &["netpol"],
+        CRUD,
+        "networkpolicies",
+        &[],
+        &[],
     ),
     r(
         "policy",

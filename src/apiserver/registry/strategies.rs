@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
 use crate::apiserver::registry::{
-    apps, authn, batch, coordination, core, discovery_k8s_io, policy, rbac, scheduling,
+    apps, authn, batch, coordination, core, discovery_k8s_io, networking, policy, rbac, scheduling,
 };
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
@@ -33,6 +33,9 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &apps::controllerrevision::ControllerRevision,
     &batch::job::Job,
     &batch::cronjob::CronJob,
+    &networking::ingress::Ingress,
+    &networking::ingressclass::IngressClass,
+    &networking::networkpolicy::NetworkPolicy,
     &policy::poddisruptionbudget::PodDisruptionBudget,
     &scheduling::priorityclass::PriorityClass,
     &coordination::lease::Lease,
