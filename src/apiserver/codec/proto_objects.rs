@@ -297,6 +297,23 @@ mod tests {
     }
 
     #[test]
+    fn kubectl_create_ingress_keeps_path_types_ports_and_tls() {
+        // kubectl create ingress web --class=nginx --rule="foo.com/=web:80"
+        //   --rule="bar.com/*=api:8080,tls=bar-cert"
+        let backend =
+            |name: &str, port: i64| json!({"service": {"name": name, "port": {"number": port}}});
+        assert_eq!(
+            captured("Ingress", fixture!("ingress")),
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web"},
+                   "spec": {"ingressClassName": "nginx",
+                            "rules": [{"host": "foo.com", "http": {"paths": [{"path": "/", "pathType": "Exact", "backend": backend("web", 80)}]}},
+                                      {"host": "bar.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend("api", 8080)}]}}],
+                            "tls": [{"hosts": ["bar.com"], "secretName": "bar-cert"}]},
+                   "status": {"loadBalancer": {}}})
+        );
+    }
+
+    #[test]
     fn kubectl_drain_delete_options_keep_grace_period_zero() {
         // kubectl drain node-2 --ignore-daemonsets --force --grace-period=0
         assert_eq!(

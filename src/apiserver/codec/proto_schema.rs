@@ -42,6 +42,9 @@ pub(crate) fn root(api_version: &str, kind: &str) -> Option<&'static Msg> {
         ("batch/v1", "CronJob") => &BATCH_V1_CRON_JOB,
         ("policy/v1", "PodDisruptionBudget") => &POLICY_V1_POD_DISRUPTION_BUDGET,
         ("policy/v1", "Eviction") => &POLICY_V1_EVICTION,
+        ("networking.k8s.io/v1", "Ingress") => &NETWORKING_V1_INGRESS,
+        ("networking.k8s.io/v1", "IngressClass") => &NETWORKING_V1_INGRESS_CLASS,
+        ("networking.k8s.io/v1", "NetworkPolicy") => &NETWORKING_V1_NETWORK_POLICY,
         ("authentication.k8s.io/v1", "TokenRequest") => &AUTHENTICATION_V1_TOKEN_REQUEST,
         ("authentication.k8s.io/v1", "TokenReview") => &AUTHENTICATION_V1_TOKEN_REVIEW,
         ("v1", "DeleteOptions") => &META_V1_DELETE_OPTIONS,
@@ -2883,6 +2886,222 @@ static POLICY_V1_EVICTION: Msg = Msg {
     fields: &[
         (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
         (2, "deleteOptions", Ty::Msg(&META_V1_DELETE_OPTIONS)),
+    ],
+};
+
+static NETWORKING_V1_SERVICE_BACKEND_PORT: Msg = Msg {
+    name: "ServiceBackendPort",
+    fields: &[(1, "name", Ty::Str), (2, "number", Ty::Int)],
+};
+
+static NETWORKING_V1_INGRESS_SERVICE_BACKEND: Msg = Msg {
+    name: "IngressServiceBackend",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "port", Ty::Msg(&NETWORKING_V1_SERVICE_BACKEND_PORT)),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_BACKEND: Msg = Msg {
+    name: "IngressBackend",
+    fields: &[
+        (
+            3,
+            "resource",
+            Ty::Msg(&CORE_V1_TYPED_LOCAL_OBJECT_REFERENCE),
+        ),
+        (
+            4,
+            "service",
+            Ty::Msg(&NETWORKING_V1_INGRESS_SERVICE_BACKEND),
+        ),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_TLS: Msg = Msg {
+    name: "IngressTls",
+    fields: &[(1, "hosts", Ty::List(&Ty::Str)), (2, "secretName", Ty::Str)],
+};
+
+static NETWORKING_V1_HTTP_INGRESS_PATH: Msg = Msg {
+    name: "HttpIngressPath",
+    fields: &[
+        (1, "path", Ty::Str),
+        (2, "backend", Ty::Msg(&NETWORKING_V1_INGRESS_BACKEND)),
+        (3, "pathType", Ty::Str),
+    ],
+};
+
+static NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: Msg = Msg {
+    name: "HttpIngressRuleValue",
+    fields: &[(1, "paths", Ty::Msgs(&NETWORKING_V1_HTTP_INGRESS_PATH))],
+};
+
+static NETWORKING_V1_INGRESS_RULE_VALUE: Msg = Msg {
+    name: "IngressRuleValue",
+    fields: &[(1, "http", Ty::Msg(&NETWORKING_V1_HTTP_INGRESS_RULE_VALUE))],
+};
+
+static NETWORKING_V1_INGRESS_RULE: Msg = Msg {
+    name: "IngressRule",
+    fields: &[
+        (1, "host", Ty::Str),
+        (
+            2,
+            "ingress_rule_value",
+            Ty::Inline(&NETWORKING_V1_INGRESS_RULE_VALUE),
+        ),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_SPEC: Msg = Msg {
+    name: "IngressSpec",
+    fields: &[
+        (1, "defaultBackend", Ty::Msg(&NETWORKING_V1_INGRESS_BACKEND)),
+        (2, "tls", Ty::Msgs(&NETWORKING_V1_INGRESS_TLS)),
+        (3, "rules", Ty::Msgs(&NETWORKING_V1_INGRESS_RULE)),
+        (4, "ingressClassName", Ty::Str),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_PORT_STATUS: Msg = Msg {
+    name: "IngressPortStatus",
+    fields: &[
+        (1, "port", Ty::Int),
+        (2, "protocol", Ty::Str),
+        (3, "error", Ty::Str),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_LOAD_BALANCER_INGRESS: Msg = Msg {
+    name: "IngressLoadBalancerIngress",
+    fields: &[
+        (1, "ip", Ty::Str),
+        (2, "hostname", Ty::Str),
+        (4, "ports", Ty::Msgs(&NETWORKING_V1_INGRESS_PORT_STATUS)),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS: Msg = Msg {
+    name: "IngressLoadBalancerStatus",
+    fields: &[(
+        1,
+        "ingress",
+        Ty::Msgs(&NETWORKING_V1_INGRESS_LOAD_BALANCER_INGRESS),
+    )],
+};
+
+static NETWORKING_V1_INGRESS_STATUS: Msg = Msg {
+    name: "IngressStatus",
+    fields: &[(
+        1,
+        "loadBalancer",
+        Ty::Msg(&NETWORKING_V1_INGRESS_LOAD_BALANCER_STATUS),
+    )],
+};
+
+static NETWORKING_V1_INGRESS: Msg = Msg {
+    name: "Ingress",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&NETWORKING_V1_INGRESS_SPEC)),
+        (3, "status", Ty::Msg(&NETWORKING_V1_INGRESS_STATUS)),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_CLASS_PARAMETERS_REFERENCE: Msg = Msg {
+    name: "IngressClassParametersReference",
+    fields: &[
+        (1, "apiGroup", Ty::Str),
+        (2, "kind", Ty::Str),
+        (3, "name", Ty::Str),
+        (4, "scope", Ty::Str),
+        (5, "namespace", Ty::Str),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_CLASS_SPEC: Msg = Msg {
+    name: "IngressClassSpec",
+    fields: &[
+        (1, "controller", Ty::Str),
+        (
+            2,
+            "parameters",
+            Ty::Msg(&NETWORKING_V1_INGRESS_CLASS_PARAMETERS_REFERENCE),
+        ),
+    ],
+};
+
+static NETWORKING_V1_INGRESS_CLASS: Msg = Msg {
+    name: "IngressClass",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&NETWORKING_V1_INGRESS_CLASS_SPEC)),
+    ],
+};
+
+static NETWORKING_V1_NETWORK_POLICY_PORT: Msg = Msg {
+    name: "NetworkPolicyPort",
+    fields: &[
+        (1, "protocol", Ty::Str),
+        (2, "port", Ty::IntOrString),
+        (3, "endPort", Ty::Int),
+    ],
+};
+
+static NETWORKING_V1_IP_BLOCK: Msg = Msg {
+    name: "IpBlock",
+    fields: &[(1, "cidr", Ty::Str), (2, "except", Ty::List(&Ty::Str))],
+};
+
+static NETWORKING_V1_NETWORK_POLICY_PEER: Msg = Msg {
+    name: "NetworkPolicyPeer",
+    fields: &[
+        (1, "podSelector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (2, "namespaceSelector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (3, "ipBlock", Ty::Msg(&NETWORKING_V1_IP_BLOCK)),
+    ],
+};
+
+static NETWORKING_V1_NETWORK_POLICY_INGRESS_RULE: Msg = Msg {
+    name: "NetworkPolicyIngressRule",
+    fields: &[
+        (1, "ports", Ty::Msgs(&NETWORKING_V1_NETWORK_POLICY_PORT)),
+        (2, "from", Ty::Msgs(&NETWORKING_V1_NETWORK_POLICY_PEER)),
+    ],
+};
+
+static NETWORKING_V1_NETWORK_POLICY_EGRESS_RULE: Msg = Msg {
+    name: "NetworkPolicyEgressRule",
+    fields: &[
+        (1, "ports", Ty::Msgs(&NETWORKING_V1_NETWORK_POLICY_PORT)),
+        (2, "to", Ty::Msgs(&NETWORKING_V1_NETWORK_POLICY_PEER)),
+    ],
+};
+
+static NETWORKING_V1_NETWORK_POLICY_SPEC: Msg = Msg {
+    name: "NetworkPolicySpec",
+    fields: &[
+        (1, "podSelector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+        (
+            2,
+            "ingress",
+            Ty::Msgs(&NETWORKING_V1_NETWORK_POLICY_INGRESS_RULE),
+        ),
+        (
+            3,
+            "egress",
+            Ty::Msgs(&NETWORKING_V1_NETWORK_POLICY_EGRESS_RULE),
+        ),
+        (4, "policyTypes", Ty::List(&Ty::Str)),
+    ],
+};
+
+static NETWORKING_V1_NETWORK_POLICY: Msg = Msg {
+    name: "NetworkPolicy",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&NETWORKING_V1_NETWORK_POLICY_SPEC)),
     ],
 };
 
