@@ -358,7 +358,10 @@ fn a_readiness_probe_keeps_the_pod_unready_until_its_initial_delay() {
             panic!("{label}: never 0/1 Running: {shown:?}");
         };
         let waited = seen.last().map(|s| s.1 - *since).unwrap_or_default();
-        assert!(waited >= Duration::from_secs(1), "{label}: {shown:?} in {waited:?}");
+        assert!(
+            waited >= Duration::from_secs(1),
+            "{label}: {shown:?} in {waited:?}"
+        );
         let p = pod(&k, "probed");
         let ready = p["status"]["conditions"]
             .as_array()
@@ -366,6 +369,100 @@ fn a_readiness_probe_keeps_the_pod_unready_until_its_initial_delay() {
             .cloned()
             .unwrap_or_default();
         assert_eq!(ready["status"], "True", "{label}: {p}");
-        assert_eq!(p["status"]["containerStatuses"][0]["ready"], true, "{label}: {p}");
+        assert_eq!(
+            p["status"]["containerStatuses"][0]["ready"], true,
+            "{label}: {p}"
+        );
+    });
+}
+
+#[test]
+fn a_container_that_keeps_failing_goes_into_crash_loop_back_off() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("crash.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: crash\n  annotations: {kexplore.dev/simulated-exit-code: \"3\", kexplore.dev/simulated-run-seconds: \"1\"}\nspec:\n  containers: [{name: app, image: busybox}]\n",
+        )
+        .expect("write crash.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        let mut seen: Vec<String> = Vec::new();
+        let looping = wait_for(Duration::from_secs(40), || {
+            let row = k.ok(&["get", "pod", "crash", "--no-headers"]);
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            let shown = format!("{} {} {}", cols.get(1)?, cols.get(2)?, cols.get(3)?);
+            if seen.last() != Some(&shown) {
+                seen.push(shown.clone());
+            }
+            (shown.starts_with("1/1 Running 2")).then_some(())
+        });
+        assert!(looping.is_some(), "{label}: {seen:?}");
+        // Exit, restarted at once; exit again, then 10 s of back-off before the next start.
+        for want in ["0/1 Error 0", "1/1 Running 1", "0/1 CrashLoopBackOff 1"] {
+            assert!(
+                seen.iter().any(|s| s == want),
+                "{label}: no {want:?} in {seen:?}"
+            );
+        }
+        let p = pod(&k, "crash");
+        let app = &p["status"]["containerStatuses"][0];
+        assert_eq!(app["restartCount"], 2, "{label}: {p}");
+        assert_eq!(
+            app["lastState"]["terminated"]["exitCode"], 3,
+            "{label}: {p}"
+        );
+        assert_eq!(
+            app["lastState"]["terminated"]["reason"], "Error",
+            "{label}: {p}"
+        );
+        let evs = events(&k, "crash", "BackOff");
+        let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
+        let backoff =
+            format!("Back-off restarting failed container app in pod crash_default({uid})");
+        assert!(
+            has(&evs, "Warning", "BackOff", &backoff),
+            "{label}: {evs:?}"
+        );
+        let previous = k.ok(&["logs", "crash", "--previous"]);
+        assert!(
+            previous.contains("container exited with code 3"),
+            "{label}: {previous}"
+        );
+        let current = k.ok(&["logs", "crash"]);
+        assert!(!current.contains("exited"), "{label}: {current}");
+    });
+}
+
+#[test]
+fn a_job_whose_pods_fail_stops_at_its_backoff_limit() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("fails.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: fails}\nspec:\n  backoffLimit: 1\n  template:\n    metadata:\n      annotations: {kexplore.dev/simulated-exit-code: \"1\", kexplore.dev/simulated-run-seconds: \"1\"}\n    spec:\n      restartPolicy: Never\n      containers: [{name: work, image: busybox}]\n",
+        )
+        .expect("write fails.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        k.ok(&[
+            "wait",
+            "--for=condition=failed",
+            "job/fails",
+            "--timeout=60s",
+        ]);
+        let out = k.ok(&["get", "job", "fails", "-o", "json"]);
+        let job: Value = serde_json::from_str(&out).expect("a job");
+        let failed = job["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "Failed"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(failed["reason"], "BackoffLimitExceeded", "{label}: {job}");
+        assert_eq!(job["status"]["failed"], 2, "{label}: {job}");
+        let pods = k.ok(&["get", "pods", "-l", "job-name=fails", "--no-headers"]);
+        assert_eq!(pods.matches(" Error ").count(), 2, "{label}: {pods}");
     });
 }

@@ -108,6 +108,32 @@ fn release(api: &Api, ns: &str, pod: &Value) -> bool {
     res.is_ok() && took
 }
 
+/// With restartPolicy OnFailure the kubelet restarts a failed container in place, so its
+/// restarts count against backoffLimit (upstream `pastBackoffLimitOnFailure`): those of every
+/// container, init containers too, of the pods still Pending or Running.
+fn past_backoff_limit_on_failure(job: &Value, active: &[Arc<Value>], limit: i64) -> bool {
+    if s(job, "/spec/template/spec/restartPolicy") != "OnFailure" {
+        return false;
+    }
+    let restarts: i64 = active
+        .iter()
+        .filter(|p| matches!(s(p, "/status/phase"), "Pending" | "Running"))
+        .flat_map(|p| {
+            ["/status/containerStatuses", "/status/initContainerStatuses"]
+                .into_iter()
+                .filter_map(|l| p.at(l).and_then(Value::as_array))
+                .flatten()
+                .map(|c| c.get("restartCount").and_then(Value::as_i64).unwrap_or(0))
+                .collect::<Vec<_>>()
+        })
+        .sum();
+    if limit == 0 {
+        restarts > 0
+    } else {
+        restarts >= limit
+    }
+}
+
 /// False when a pod could not be created or deleted.
 fn sync(api: &Api, ns: &str, name: &str) -> bool {
     let job_def = workload::def("batch", "jobs");
@@ -158,7 +184,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
             start + time::Duration::seconds(d) <= time::OffsetDateTime::now_utc()
         });
     // Why the Job fails, if it does: too many failed pods, or active past its deadline.
-    let failure = if failed > backoff {
+    let failure = if failed > backoff || past_backoff_limit_on_failure(&job, &active, backoff) {
         Some((BACKOFF_EXCEEDED, BACKOFF_MESSAGE))
     } else if past_deadline && !suspended {
         Some((DEADLINE_EXCEEDED, DEADLINE_MESSAGE))

@@ -57,7 +57,7 @@ fn interrupted(p: &Value) -> bool {
     }
     match s(p, "/status/phase") {
         "Pending" => p.at("/status/containerStatuses").is_some(),
-        "Running" => completion::runs_to_completion(p),
+        "Running" => completion::exit_code(p).is_some(),
         _ => false,
     }
 }
@@ -305,13 +305,13 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             None => return,
         }
     }
-    if completion::runs_to_completion(&p) {
+    if completion::exit_code(&p).is_some() {
         let already = if resumed {
             ran_since(&started_at)
         } else {
             Duration::ZERO
         };
-        completion::run_then_succeed(api, &p, &started_at, already).await;
+        completion::run_until_done(api, &p, (&started_at, already), node_images).await;
     }
 }
 
@@ -359,6 +359,18 @@ fn now_running(
             kept("ContainersReady", ready("ContainersReady")),
             kept("PodScheduled", cond("PodScheduled", "True", &now))
         ]);
+        // What a restart left (kubelet_restarts) stays: the count and the instance before.
+        for next in statuses.iter_mut() {
+            let before = st["containerStatuses"]
+                .as_array()
+                .and_then(|l| l.iter().find(|c| c["name"] == next["name"]));
+            if let Some(before) = before {
+                next["restartCount"] = before["restartCount"].clone();
+                if let Some(last) = before.get("lastState") {
+                    next["lastState"] = last.clone();
+                }
+            }
+        }
         st["containerStatuses"] = json!(statuses);
     })?;
     let detail = if first {

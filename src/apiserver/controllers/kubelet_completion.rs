@@ -1,15 +1,19 @@
-//! What the simulated kubelets add for run-to-completion pods and for `kubectl logs`: a pod
-//! that restarts `Never` or `OnFailure` (a Job's) runs for `serve --simulated-run-seconds`
-//! (or its `kexplore.dev/simulated-run-seconds` annotation), then its containers terminate with
-//! exit code 0, reason Completed, and the pod is Succeeded — as a kubelet reports a container
-//! whose process exited 0. No process runs: the container logs hold only what the kubelet did,
-//! each line saying so.
+//! What the simulated kubelets add for containers that exit and for `kubectl logs`. A pod that
+//! restarts `Never` or `OnFailure` (a Job's) runs for `serve --simulated-run-seconds` (or its
+//! `kexplore.dev/simulated-run-seconds` annotation), then its containers exit with code 0 —
+//! or with the code its `kexplore.dev/simulated-exit-code` annotation names, which also makes
+//! an `Always` pod's containers exit after their run time. Then the restart policy decides, as
+//! the kubelet's does: restarted (with back-off, `kubelet_restarts.rs`), or the pod ends
+//! Succeeded (every code 0) or Failed. No process runs: the container logs hold only what the
+//! kubelet did, each line saying so.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_report::{event, pod_key, still_starting};
+use crate::apiserver::controllers::kubelet_restarts as restarts;
 use crate::apiserver::registry::core::pod::restartable_init;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::{StoreError, Write};
@@ -17,6 +21,8 @@ use crate::apiserver::util;
 
 /// A pod's own run time, overriding the server's (whole seconds).
 pub(crate) const RUN_SECONDS_ANNOTATION: &str = "kexplore.dev/simulated-run-seconds";
+/// The code a pod's containers exit with after their run time (0 to 255).
+pub(crate) const EXIT_CODE_ANNOTATION: &str = "kexplore.dev/simulated-exit-code";
 
 /// How often a running container checks whether its pod is being deleted.
 const POLL: Duration = Duration::from_millis(250);
@@ -41,15 +47,35 @@ pub(crate) fn runs_to_completion(pod: &Value) -> bool {
     matches!(s(pod, "/spec/restartPolicy"), "Never" | "OnFailure")
 }
 
-/// How long a container that runs to completion runs: the pod's annotation, else the server's.
+fn annotation<'a>(pod: &'a Value, name: &str) -> Option<&'a str> {
+    pod.get("metadata")?
+        .get("annotations")?
+        .get(name)?
+        .as_str()
+        .map(str::trim)
+}
+
+/// The code the pod's containers exit with once their run time is over: its annotation's, else
+/// 0 for a pod that runs to completion; None when they do not exit (`Always`, no annotation).
+pub(crate) fn exit_code(pod: &Value) -> Option<i32> {
+    let own = annotation(pod, EXIT_CODE_ANNOTATION)
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|c| (0..=255).contains(c));
+    own.or_else(|| runs_to_completion(pod).then_some(0))
+}
+
+/// Whether the restart policy starts a container again after it exited with `code`.
+pub(crate) fn restarts(pod: &Value, code: i32) -> bool {
+    match s(pod, "/spec/restartPolicy") {
+        "Never" => false,
+        "OnFailure" => code != 0,
+        _ => true,
+    }
+}
+
+/// How long a container that exits runs: the pod's annotation, else the server's.
 fn run_time(api: &Api, pod: &Value) -> Duration {
-    let own = pod
-        .pointer(&format!(
-            "/metadata/annotations/{}",
-            RUN_SECONDS_ANNOTATION.replace('/', "~1")
-        ))
-        .and_then(Value::as_str)
-        .and_then(|v| v.trim().parse::<u64>().ok());
+    let own = annotation(pod, RUN_SECONDS_ANNOTATION).and_then(|v| v.parse::<u64>().ok());
     match own {
         Some(secs) => Duration::from_secs(secs),
         None => api
@@ -77,14 +103,39 @@ pub(crate) async fn run_for(api: &Api, pod: &Value, already: Duration) -> bool {
     }
 }
 
-/// Let a Running pod's containers run for their time, then exit 0; its sidecars are then
-/// stopped, last first, as the kubelet stops them once the main containers are done. Returns
-/// early, changing nothing, when the pod is deleted or replaced meanwhile (the kubelet then
-/// stops it).
-pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str, already: Duration) {
-    if !run_for(api, pod, already).await {
+/// Lets a Running pod's containers run for their time and exit with their code (`exit_code`),
+/// restarted as long as the restart policy says (`kubelet_restarts`), until the pod ends.
+/// Returns early, changing nothing more, when the pod is deleted or replaced meanwhile (the
+/// kubelet then stops it).
+pub(crate) async fn run_until_done(
+    api: &Api,
+    pod: &Value,
+    (started_at, already): (&str, Duration),
+    node_images: &NodeImages,
+) {
+    let Some(code) = exit_code(pod) else {
         return;
+    };
+    let (mut since, mut already) = (started_at.to_string(), already);
+    loop {
+        if !run_for(api, pod, already).await {
+            return;
+        }
+        if !restarts(pod, code) {
+            finish(api, pod, &since, code);
+            return;
+        }
+        match restarts::exited_then_restarted(api, pod, code, &since, node_images).await {
+            Some(at) => (since, already) = (at, Duration::ZERO),
+            None => return,
+        }
     }
+}
+
+/// The containers exited with `code` and are not restarted: the pod is Succeeded (code 0) or
+/// Failed; its sidecars are then stopped, last first, as the kubelet stops them once the main
+/// containers are done.
+fn finish(api: &Api, pod: &Value, started_at: &str, code: i32) {
     let uid = s(pod, "/metadata/uid").to_string();
     let key = pod_key(pod);
     let finished = util::now();
@@ -94,28 +145,22 @@ pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str, a
         .cloned()
         .unwrap_or_default();
     for c in &containers {
-        log(
-            api,
-            pod,
-            s(c, "/name"),
-            "container exited with code 0 (simulated: the run time elapsed, no process ran)",
-        );
+        log(api, pod, s(c, "/name"), &exited(code));
     }
-    let statuses: Vec<Value> = containers
-        .iter()
-        .map(|c| {
-            let id = format!("simulated://{}", s(c, "/name"));
-            json!({"name": c["name"], "image": c["image"], "imageID": format!("{}@sha256:simulated", s(c, "/image")),
-                   "containerID": id, "ready": false, "started": false, "restartCount": 0,
-                   "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started_at,
-                                            "finishedAt": finished, "containerID": id}}})
-        })
-        .collect();
+    let terminated = terminated(code, started_at, &finished);
     let sidecars = stop_sidecars(api, pod);
+    let (phase, reason) = if code == 0 {
+        ("Succeeded", "PodCompleted")
+    } else {
+        ("Failed", "PodFailed")
+    };
     let cond = |t: &str, status: &str| {
         let mut c = json!({"type": t, "status": status, "lastProbeTime": null, "lastTransitionTime": finished});
-        if t != "PodScheduled" && t != "PodReadyToStartContainers" {
-            c["reason"] = json!("PodCompleted");
+        // Upstream's kubelet: Initialized says PodCompleted only for a Succeeded pod.
+        let terminal =
+            matches!(t, "Ready" | "ContainersReady") || (t == "Initialized" && code == 0);
+        if terminal {
+            c["reason"] = json!(reason);
         }
         c
     };
@@ -124,7 +169,7 @@ pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str, a
             return Err(StoreError::Rejected("pod was deleted or replaced".into()));
         }
         let mut next = cur.clone();
-        next["status"]["phase"] = json!("Succeeded");
+        next["status"]["phase"] = json!(phase);
         next["status"]["conditions"] = json!([
             cond("PodReadyToStartContainers", "False"),
             cond("Initialized", "True"),
@@ -132,7 +177,18 @@ pub(crate) async fn run_then_succeed(api: &Api, pod: &Value, started_at: &str, a
             cond("ContainersReady", "False"),
             cond("PodScheduled", "True"),
         ]);
-        next["status"]["containerStatuses"] = json!(statuses);
+        if let Some(statuses) = next["status"]
+            .get_mut("containerStatuses")
+            .and_then(Value::as_array_mut)
+        {
+            for st in statuses.iter_mut() {
+                st["ready"] = json!(false);
+                st["started"] = json!(false);
+                let mut state = terminated.clone();
+                state["terminated"]["containerID"] = st["containerID"].clone();
+                st["state"] = state;
+            }
+        }
         if let Some(inits) = next["status"]
             .get_mut("initContainerStatuses")
             .and_then(Value::as_array_mut)
@@ -181,4 +237,17 @@ fn stop_sidecars<'a>(api: &Api, pod: &'a Value) -> Vec<&'a str> {
         );
     }
     sidecars
+}
+
+/// The log line a container's exit leaves.
+pub(crate) fn exited(code: i32) -> String {
+    format!("container exited with code {code} (simulated: the run time elapsed, no process ran)")
+}
+
+/// A container's terminated state after exiting with `code` (its containerID left to the
+/// caller): reason Completed for 0, else Error, as the runtime reports it.
+pub(crate) fn terminated(code: i32, started_at: &str, finished_at: &str) -> Value {
+    let reason = if code == 0 { "Completed" } else { "Error" };
+    json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": started_at,
+        "finishedAt": finished_at}})
 }

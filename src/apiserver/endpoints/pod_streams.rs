@@ -1,8 +1,8 @@
 //! The pod subresources a kubelet serves (upstream `pkg/registry/core/pod/rest/log.go`,
 //! `subresources.go` and the kubelet's `validateContainerLogStatus`): `log` returns what the
 //! simulated kubelet recorded for the container — it runs no process, so nothing else exists —
-//! with `tailLines`, `timestamps`, `limitBytes` and `previous` (never anything previous, since a
-//! simulated container never restarts); `exec`, `attach` and `portforward` answer a Status
+//! with `tailLines`, `timestamps`, `limitBytes` and `previous` (the instance before a restart:
+//! a container whose simulated exit code makes it restart); `exec`, `attach` and `portforward` answer a Status
 //! saying plainly that there is no process to reach.
 
 use hyper::body::Bytes;
@@ -94,24 +94,34 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             "container {cname:?} in pod {pod_name:?} is not available"
         ));
     };
-    if ctx.info.query("previous") == Some("true") {
-        // A simulated container never restarts, so it has no previous instance.
-        return bad(format!(
-            "previous terminated container {cname:?} in pod {pod_name:?} not found"
-        ));
-    }
-    if let Some(reason) = status
-        .pointer("/state/waiting/reason")
-        .and_then(Value::as_str)
-    {
+    let uid = s(&pod, "/metadata/uid");
+    let logs = &ctx.api.container_logs;
+    // Which instance, as the kubelet picks it: the one before the last restart when asked, the
+    // running or terminated one, else the last terminated (a container in CrashLoopBackOff).
+    let last_terminated = status.pointer("/lastState/terminated").is_some();
+    let instance = if ctx.info.query("previous") == Some("true") {
+        match logs.previous_lines(uid, &cname) {
+            Some(lines) if last_terminated => lines,
+            _ => {
+                return bad(format!(
+                    "previous terminated container {cname:?} in pod {pod_name:?} not found"
+                ));
+            }
+        }
+    } else if status.pointer("/state/waiting").is_none() {
+        logs.lines(uid, &cname)
+    } else if let (true, Some(lines)) = (last_terminated, logs.previous_lines(uid, &cname)) {
+        lines
+    } else {
+        let reason = status
+            .pointer("/state/waiting/reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         return bad(format!(
             "container {cname:?} in pod {pod_name:?} is waiting to start: {reason}"
         ));
-    }
-    let mut lines = ctx
-        .api
-        .container_logs
-        .lines(s(&pod, "/metadata/uid"), &cname);
+    };
+    let mut lines = instance;
     if let Some(since) = ctx.info.query("sinceTime").map(str::to_string).or_else(|| {
         let secs: i64 = ctx.info.query("sinceSeconds")?.parse().ok()?;
         Some(util::rfc3339(

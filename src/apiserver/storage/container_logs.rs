@@ -1,7 +1,8 @@
 //! What the simulated kubelets keep on their nodes and `pods/log` reads: per pod (by uid) and
 //! container, the lines the kubelet itself wrote about that container — it runs no process, so
-//! these are the only true lines there are. Node-local state, not API objects, so it lives
-//! beside the store rather than in it; bounded, the oldest pods forgotten first.
+//! these are the only true lines there are. Like a kubelet, it keeps a restarted container's
+//! previous instance (`kubectl logs --previous`). Node-local state, not API objects, so it
+//! lives beside the store rather than in it; bounded, the oldest pods forgotten first.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -17,10 +18,17 @@ pub struct ContainerLogs {
 /// A container's lines, each with its RFC 3339 timestamp.
 type Lines = Vec<(String, String)>;
 
+/// A container's current instance, and the one before it when it was restarted.
+#[derive(Default)]
+struct Instances {
+    current: Lines,
+    previous: Option<Lines>,
+}
+
 #[derive(Default)]
 struct Inner {
-    /// pod uid → container → lines.
-    pods: HashMap<String, HashMap<String, Lines>>,
+    /// pod uid → container → its instances' lines.
+    pods: HashMap<String, HashMap<String, Instances>>,
     /// Pod uids in the order their first line came.
     order: VecDeque<String>,
 }
@@ -44,16 +52,33 @@ impl ContainerLogs {
             .or_default()
             .entry(container.to_string())
             .or_default()
+            .current
             .push((at.to_string(), line.to_string()));
     }
 
-    /// The lines of one container, oldest first, with their timestamps.
+    /// The container was started again: its lines so far become the previous instance's.
+    pub(crate) fn restarted(&self, pod_uid: &str, container: &str) {
+        let Ok(mut g) = self.inner.lock() else {
+            return;
+        };
+        if let Some(c) = g.pods.get_mut(pod_uid).and_then(|p| p.get_mut(container)) {
+            c.previous = Some(std::mem::take(&mut c.current));
+        }
+    }
+
+    /// The lines of one container's current instance, oldest first, with their timestamps.
     pub(crate) fn lines(&self, pod_uid: &str, container: &str) -> Lines {
         self.inner
             .lock()
             .ok()
-            .and_then(|g| g.pods.get(pod_uid)?.get(container).cloned())
+            .and_then(|g| Some(g.pods.get(pod_uid)?.get(container)?.current.clone()))
             .unwrap_or_default()
+    }
+
+    /// The lines of the instance before a restart, if the container was restarted.
+    pub(crate) fn previous_lines(&self, pod_uid: &str, container: &str) -> Option<Lines> {
+        let g = self.inner.lock().ok()?;
+        g.pods.get(pod_uid)?.get(container)?.previous.clone()
     }
 
     /// A pod is gone from its node: its logs go with it (its place in `order` ages out).
@@ -80,5 +105,22 @@ mod tests {
         );
         logs.forget("u1");
         assert!(logs.lines("u1", "c").is_empty());
+    }
+
+    #[test]
+    fn a_restart_keeps_the_previous_instance() {
+        let logs = ContainerLogs::default();
+        logs.append("u1", "c", "t1", "first run");
+        assert_eq!(logs.previous_lines("u1", "c"), None);
+        logs.restarted("u1", "c");
+        logs.append("u1", "c", "t2", "second run");
+        assert_eq!(
+            logs.lines("u1", "c"),
+            vec![("t2".into(), "second run".into())]
+        );
+        assert_eq!(
+            logs.previous_lines("u1", "c"),
+            Some(vec![("t1".into(), "first run".into())])
+        );
     }
 }
