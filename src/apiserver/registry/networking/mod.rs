@@ -6,6 +6,7 @@
 use crate::apiserver::request::status::Cause;
 
 pub(crate) mod ingress;
+pub(crate) mod ingress_validation;
 pub(crate) mod ingressclass;
 pub(crate) mod networkpolicy;
 
