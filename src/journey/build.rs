@@ -440,21 +440,23 @@ pub fn build(c: &Collected) -> Journey {
         .unwrap_or(Value::Null);
     stages.push(match kubelet {
         Some(steps) => {
-            let running = phase == json!("Running");
             // A pod the kubelet could not start (a volume it cannot mount, an environment it
-            // cannot make, an image it may not pull) failed this stage: its last step says why.
+            // cannot make, an image it may not pull), or whose containers keep failing, failed
+            // this stage: its last step says why. So did one whose containers ended in failure.
             let stuck = steps
                 .as_array()
                 .and_then(|s| s.last())
                 .and_then(|last| last["step"].as_str())
                 .is_some_and(kubelet_containers::stuck_step);
+            let status = match phase.as_str() {
+                Some("Failed") => Status::Failed,
+                _ if stuck => Status::Failed,
+                Some("Running" | "Succeeded") => Status::Ok,
+                _ => Status::Skipped,
+            };
             stage(
                 Stage::Kubelet,
-                match (running, stuck) {
-                    (true, _) => Status::Ok,
-                    (false, true) => Status::Failed,
-                    (false, false) => Status::Skipped,
-                },
+                status,
                 Source::Reported,
                 json!({"steps": steps, "phase": phase, "simulated": true}),
             )
@@ -700,7 +702,8 @@ mod tests {
     }
 
     /// The kubelet stage: ok once Running, failed while the pod is held (a volume it cannot
-    /// mount, an environment it cannot make), skipped while it is simply not there yet.
+    /// mount, an environment it cannot make), or whose containers failed or keep failing;
+    /// skipped while it is simply not there yet.
     #[test]
     fn a_pod_the_kubelet_cannot_start_fails_the_kubelet_stage() {
         let with_steps = |steps: &[&str], phase: &str| {
@@ -738,6 +741,23 @@ mod tests {
         assert_eq!(
             with_steps(&["ContainerCreating", "Pulling"], "Pending"),
             Some(Status::Skipped)
+        );
+        // Containers that ran to completion, that failed, that keep failing.
+        assert_eq!(
+            with_steps(&["ContainerCreating", "Running", "Exited"], "Succeeded"),
+            Some(Status::Ok)
+        );
+        assert_eq!(
+            with_steps(&["ContainerCreating", "Running", "Exited"], "Failed"),
+            Some(Status::Failed)
+        );
+        assert_eq!(
+            with_steps(&["Running", "Exited", "CrashLoopBackOff"], "Running"),
+            Some(Status::Failed)
+        );
+        assert_eq!(
+            with_steps(&["Running", "Exited", "Restarted"], "Running"),
+            Some(Status::Ok)
         );
     }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::kubelet_images::NodeImages;
-use crate::apiserver::controllers::kubelet_report::{event, pod_key, still_starting};
+use crate::apiserver::controllers::kubelet_report::{event, pod_key, step, still_starting};
 use crate::apiserver::controllers::kubelet_restarts as restarts;
 use crate::apiserver::registry::core::pod::restartable_init;
 use crate::apiserver::request::context::Api;
@@ -164,7 +164,7 @@ fn finish(api: &Api, pod: &Value, started_at: &str, code: i32) {
         }
         c
     };
-    let _ = api.store.update(&key, None, Write::Commit, |cur| {
+    let ended = api.store.update(&key, None, Write::Commit, |cur| {
         if s(cur, "/metadata/uid") != uid || cur.pointer("/metadata/deletionTimestamp").is_some() {
             return Err(StoreError::Rejected("pod was deleted or replaced".into()));
         }
@@ -207,6 +207,14 @@ fn finish(api: &Api, pod: &Value, started_at: &str, code: i32) {
         );
         Ok(next)
     });
+    if let Ok(p) = ended {
+        step(
+            api,
+            &p,
+            "Exited",
+            json!({"exitCode": code, "phase": phase, "note": "simulated: the run time elapsed, no process ran"}),
+        );
+    }
 }
 
 /// The pod's sidecars (restartable init containers), told to stop in reverse order once the

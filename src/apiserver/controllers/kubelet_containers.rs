@@ -28,11 +28,14 @@ pub(crate) const WAITING: &str = "Waiting";
 /// The journey's step when a kubelet goes on with a start another one began.
 pub(crate) const RESUMED: &str = "Resumed";
 
-/// Whether a kubelet step (the journey's) leaves the pod unable to start until something
-/// changes.
+/// Whether a kubelet step (the journey's) leaves the pod unable to start, or to run, until
+/// something changes.
 pub(crate) fn stuck_step(step: &str) -> bool {
-    [FAILED_MOUNT, CONFIG_ERROR, NEVER_PULL, WAITING].contains(&step)
+    [FAILED_MOUNT, CONFIG_ERROR, NEVER_PULL, WAITING, CRASH_LOOP].contains(&step)
 }
+
+/// The journey's step while a failed container waits out its back-off.
+pub(crate) const CRASH_LOOP: &str = "CrashLoopBackOff";
 
 /// A container as its kubelet left it: running since, or waiting with a reason and message.
 #[derive(Debug, Clone, PartialEq, Eq)]

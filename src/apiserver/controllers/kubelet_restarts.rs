@@ -10,7 +10,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::kubelet_completion::{exited, log, terminated};
-use crate::apiserver::controllers::kubelet_containers::{STEP, State, pull_image, start_container};
+use crate::apiserver::controllers::kubelet_containers::{
+    CRASH_LOOP, STEP, State, pull_image, start_container,
+};
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_probes as probes;
 use crate::apiserver::controllers::kubelet_report::{
@@ -151,7 +153,7 @@ async fn crash_loop(
     step(
         api,
         &p,
-        "CrashLoopBackOff",
+        CRASH_LOOP,
         json!({"backOff": go_duration(wait), "containers": names.join(" ")}),
     );
     let until = tokio::time::Instant::now() + wait;
