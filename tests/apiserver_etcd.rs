@@ -11,7 +11,9 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 mod apiserver_support;
-use apiserver_support::{LocalEtcd, ServeProcess, etcd_flags, start_etcd, wait_for, which};
+use apiserver_support::{
+    LocalEtcd, ServeProcess, etcd_flags, etcdctl, etcdctl_at, start_etcd, wait_for, which,
+};
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -58,16 +60,7 @@ fn kubectl(srv: &ServeProcess, args: &[&str]) -> (i32, String, String) {
 
 /// etcdctl with the test etcd's certificates: `-w json get KEY` as JSON.
 fn etcdctl_get(etcd: &LocalEtcd, key: &str) -> Value {
-    let o = &etcd.options;
-    let out = Command::new("etcdctl")
-        .env("ETCDCTL_API", "3")
-        .args(["--endpoints", &o.servers.join(",")])
-        .arg("--cacert")
-        .arg(o.cafile.as_deref().unwrap_or(Path::new("")))
-        .arg("--cert")
-        .arg(o.certfile.as_deref().unwrap_or(Path::new("")))
-        .arg("--key")
-        .arg(o.keyfile.as_deref().unwrap_or(Path::new("")))
+    let out = etcdctl(etcd)
         .args(["-w", "json", "get", key])
         .output()
         .expect("run etcdctl");
@@ -826,17 +819,7 @@ fn replicas_share_the_cluster_and_a_new_leader_takes_over_when_one_dies() {
 
 /// The member etcd calls its leader now, by `etcdctl endpoint status` (its index in `urls`).
 fn etcd_leader(etcd: &LocalEtcd, urls: &[String]) -> Option<usize> {
-    let o = &etcd.options;
-    let out = Command::new("etcdctl")
-        .env("ETCDCTL_API", "3")
-        .arg("--endpoints")
-        .arg(urls.join(","))
-        .arg("--cacert")
-        .arg(o.cafile.as_ref()?)
-        .arg("--cert")
-        .arg(o.certfile.as_ref()?)
-        .arg("--key")
-        .arg(o.keyfile.as_ref()?)
+    let out = etcdctl_at(etcd, &urls.join(","))
         .args(["endpoint", "status", "-w", "json"])
         .output()
         .ok()?;

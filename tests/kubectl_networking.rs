@@ -5,14 +5,11 @@
 //! it. With `KEXPLORE_TEST_STORE=etcd` the objects are also read back from etcd at
 //! kube-apiserver's keys (`/registry/ingress/...`, singular).
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
 mod apiserver_support;
 use apiserver_support::kubectl::{Kubectl, with_kubectl};
-use apiserver_support::{LocalEtcd, ServeProcess, which};
+use apiserver_support::{LocalEtcd, ServeProcess, etcdctl, which};
 
 const BAD_INGRESS: &str = "apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -79,16 +76,7 @@ fn cell<'a>(row: &'a [(String, String)], column: &str) -> &'a str {
 
 /// The keys etcd holds under `prefix` (the test etcd's own certificates).
 fn etcd_keys(etcd: &LocalEtcd, prefix: &str) -> Vec<String> {
-    let o = &etcd.options;
-    let out = Command::new("etcdctl")
-        .env("ETCDCTL_API", "3")
-        .args(["--endpoints", &o.servers.join(",")])
-        .arg("--cacert")
-        .arg(o.cafile.as_deref().unwrap_or(Path::new("")))
-        .arg("--cert")
-        .arg(o.certfile.as_deref().unwrap_or(Path::new("")))
-        .arg("--key")
-        .arg(o.keyfile.as_deref().unwrap_or(Path::new("")))
+    let out = etcdctl(etcd)
         .args(["get", "--prefix", "--keys-only", prefix])
         .output()
         .expect("run etcdctl");

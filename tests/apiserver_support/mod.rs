@@ -22,6 +22,27 @@ pub struct ServeProcess {
     pub etcd: Option<LocalEtcd>,
 }
 
+/// `etcdctl` (API v3) with the test etcd's client certificates, at `endpoints`; its
+/// subcommand still to add.
+pub fn etcdctl_at(etcd: &LocalEtcd, endpoints: &str) -> Command {
+    let o = &etcd.options;
+    let mut c = Command::new("etcdctl");
+    c.env("ETCDCTL_API", "3")
+        .args(["--endpoints", endpoints])
+        .arg("--cacert")
+        .arg(o.cafile.as_deref().unwrap_or(Path::new("")))
+        .arg("--cert")
+        .arg(o.certfile.as_deref().unwrap_or(Path::new("")))
+        .arg("--key")
+        .arg(o.keyfile.as_deref().unwrap_or(Path::new("")));
+    c
+}
+
+/// `etcdctl_at` the test etcd's own members.
+pub fn etcdctl(etcd: &LocalEtcd) -> Command {
+    etcdctl_at(etcd, &etcd.options.servers.join(","))
+}
+
 /// `KEXPLORE_TEST_STORE=etcd`: every server these tests start keeps its cluster in an etcd of
 /// its own (a real `etcd` from PATH, own data directory and loopback ports), so a suite runs
 /// once per store. Anything else: the in-memory store.

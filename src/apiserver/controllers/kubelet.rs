@@ -31,6 +31,7 @@ use crate::apiserver::controllers::kubelet_refs as refs;
 use crate::apiserver::controllers::kubelet_report::{
     self as report, cond, event, not_ready, s, set_status, step, still_starting,
 };
+use crate::apiserver::controllers::kubelet_restarts;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
@@ -311,7 +312,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         } else {
             Duration::ZERO
         };
-        completion::run_until_done(api, &p, (&started_at, already), node_images).await;
+        kubelet_restarts::run_until_done(api, &p, (&started_at, already), node_images).await;
     }
 }
 

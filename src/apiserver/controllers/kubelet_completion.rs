@@ -3,17 +3,15 @@
 //! `kexplore.dev/simulated-run-seconds` annotation), then its containers exit with code 0 —
 //! or with the code its `kexplore.dev/simulated-exit-code` annotation names, which also makes
 //! an `Always` pod's containers exit after their run time. Then the restart policy decides, as
-//! the kubelet's does: restarted (with back-off, `kubelet_restarts.rs`), or the pod ends
-//! Succeeded (every code 0) or Failed. No process runs: the container logs hold only what the
+//! the kubelet's does (`kubelet_restarts.rs` runs that loop): restarted with back-off, or the
+//! pod ends Succeeded (every code 0) or Failed. No process runs: the container logs hold only what the
 //! kubelet did, each line saying so.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_report::{event, pod_key, step, still_starting};
-use crate::apiserver::controllers::kubelet_restarts as restarts;
 use crate::apiserver::registry::core::pod::restartable_init;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::{StoreError, Write};
@@ -103,39 +101,10 @@ pub(crate) async fn run_for(api: &Api, pod: &Value, already: Duration) -> bool {
     }
 }
 
-/// Lets a Running pod's containers run for their time and exit with their code (`exit_code`),
-/// restarted as long as the restart policy says (`kubelet_restarts`), until the pod ends.
-/// Returns early, changing nothing more, when the pod is deleted or replaced meanwhile (the
-/// kubelet then stops it).
-pub(crate) async fn run_until_done(
-    api: &Api,
-    pod: &Value,
-    (started_at, already): (&str, Duration),
-    node_images: &NodeImages,
-) {
-    let Some(code) = exit_code(pod) else {
-        return;
-    };
-    let (mut since, mut already) = (started_at.to_string(), already);
-    loop {
-        if !run_for(api, pod, already).await {
-            return;
-        }
-        if !restarts(pod, code) {
-            finish(api, pod, &since, code);
-            return;
-        }
-        match restarts::exited_then_restarted(api, pod, code, &since, node_images).await {
-            Some(at) => (since, already) = (at, Duration::ZERO),
-            None => return,
-        }
-    }
-}
-
 /// The containers exited with `code` and are not restarted: the pod is Succeeded (code 0) or
 /// Failed; its sidecars are then stopped, last first, as the kubelet stops them once the main
 /// containers are done.
-fn finish(api: &Api, pod: &Value, started_at: &str, code: i32) {
+pub(crate) fn finish(api: &Api, pod: &Value, started_at: &str, code: i32) {
     let uid = s(pod, "/metadata/uid").to_string();
     let key = pod_key(pod);
     let finished = util::now();

@@ -1,5 +1,6 @@
-//! A container that exited and that its pod's restart policy starts again, as the kubelet
-//! restarts it: the first time at once, then after a back-off counted from its exit, 10 s
+//! Containers that exit (`kubelet_completion::exit_code`) run, exit and are started again as
+//! long as the pod's restart policy says, then the pod ends. They are restarted as the kubelet
+//! restarts them: the first time at once, then after a back-off counted from the exit, 10 s
 //! doubling up to 5 minutes (upstream's `backOffPeriod` and `MaxContainerBackOff`), meanwhile
 //! waiting in CrashLoopBackOff with upstream's message and BackOff event. Each restart counts in
 //! `restartCount`, the instance before it is the container's `lastState`, and
@@ -9,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::kubelet_completion::{exited, log, terminated};
+use crate::apiserver::controllers::kubelet_completion::{
+    exit_code, exited, finish, log, restarts, run_for, terminated,
+};
 use crate::apiserver::controllers::kubelet_containers::{
     CRASH_LOOP, STEP, State, pull_image, start_container,
 };
@@ -49,6 +52,35 @@ fn pod_ref(pod: &Value) -> String {
         s(pod, "/metadata/namespace"),
         s(pod, "/metadata/uid")
     )
+}
+
+/// Lets a Running pod's containers run for their time and exit with their code (`exit_code`),
+/// restarted as long as the restart policy says, until the pod ends.
+/// Returns early, changing nothing more, when the pod is deleted or replaced meanwhile (the
+/// kubelet then stops it).
+pub(crate) async fn run_until_done(
+    api: &Api,
+    pod: &Value,
+    (started_at, already): (&str, Duration),
+    node_images: &NodeImages,
+) {
+    let Some(code) = exit_code(pod) else {
+        return;
+    };
+    let (mut since, mut already) = (started_at.to_string(), already);
+    loop {
+        if !run_for(api, pod, already).await {
+            return;
+        }
+        if !restarts(pod, code) {
+            finish(api, pod, &since, code);
+            return;
+        }
+        match exited_then_restarted(api, pod, code, &since, node_images).await {
+            Some(at) => (since, already) = (at, Duration::ZERO),
+            None => return,
+        }
+    }
 }
 
 /// The pod's containers exited with `code` (running since `since`) and are started again after

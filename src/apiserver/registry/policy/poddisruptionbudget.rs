@@ -4,9 +4,11 @@
 //! printer (NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE).
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget as PdbType;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::workload::{int_at, validate_int_or_percent};
+use crate::apiserver::registry::label_selector;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -49,34 +51,11 @@ fn validate(o: &Value) -> Vec<Cause> {
     }
     validate_int_or_percent(min, "spec.minAvailable", &mut out);
     validate_int_or_percent(max, "spec.maxUnavailable", &mut out);
-    if let Some(exprs) = o
-        .pointer("/spec/selector/matchExpressions")
-        .and_then(Value::as_array)
+    // A selector that does not decode was refused by the typed decode already.
+    if let Some(sel) = present(o, "/spec/selector")
+        .and_then(|s| serde_json::from_value::<LabelSelector>(s.clone()).ok())
     {
-        for (i, r) in exprs.iter().enumerate() {
-            let op = str_at(r, "/operator");
-            let n = r
-                .get("values")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            let f = format!("spec.selector.matchExpressions[{i}]");
-            match op {
-                "In" | "NotIn" if n == 0 => out.push(Cause::required(
-                    &format!("{f}.values"),
-                    "must be specified when `operator` is 'In' or 'NotIn'",
-                )),
-                "Exists" | "DoesNotExist" if n > 0 => out.push(Cause::forbidden(
-                    &format!("{f}.values"),
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                )),
-                "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-                _ => out.push(Cause::invalid(
-                    &format!("{f}.operator"),
-                    &json!(op),
-                    "not a valid selector operator",
-                )),
-            }
-        }
+        label_selector::validate(&sel, "spec.selector", &mut out);
     }
     if let Some(p) = present(o, "/spec/unhealthyPodEvictionPolicy") {
         let p = p.as_str().unwrap_or_default();
