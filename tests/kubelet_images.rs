@@ -425,13 +425,22 @@ fn a_container_that_keeps_failing_goes_into_crash_loop_back_off() {
             has(&evs, "Warning", "BackOff", &backoff),
             "{label}: {evs:?}"
         );
+        // The instance that last terminated ran and exited; each instance's lines begin with
+        // its own image check, never the instance before's exit.
         let previous = k.ok(&["logs", "crash", "--previous"]);
+        let lines: Vec<&str> = previous.lines().collect();
         assert!(
-            previous.contains("container exited with code 3"),
+            lines
+                .first()
+                .is_some_and(|l| l.contains("image \"busybox\"")),
             "{label}: {previous}"
         );
-        let current = k.ok(&["logs", "crash"]);
-        assert!(!current.contains("exited"), "{label}: {current}");
+        assert!(
+            lines
+                .last()
+                .is_some_and(|l| l.contains("exited with code 3")),
+            "{label}: {previous}"
+        );
     });
 }
 

@@ -286,11 +286,24 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         .max()
         .unwrap_or_else(util::now);
     let gates = probes::gates(&containers, &states);
-    // A resumed pod already Running keeps its status as it stands, its probes still to pass.
-    let running = if s(&p, "/status/phase") == "Running" {
+    // A resumed pod whose containers all ran already keeps its status as it stands, its
+    // probes still to pass; one that was crash-looping has had them started again.
+    let was_running = s(&p, "/status/phase") == "Running";
+    let all_ran = states.iter().all(|(name, _)| {
+        before
+            .iter()
+            .any(|(n, st)| n == name && matches!(st, State::Running(_)))
+    });
+    let running = if was_running && all_ran {
         Some(p.clone())
     } else {
-        now_running(api, pod, &ip, (&containers, &states), (&gates, true))
+        now_running(
+            api,
+            pod,
+            &ip,
+            (&containers, &states),
+            (&gates, !was_running),
+        )
     };
     let Some(mut p) = running else {
         return;

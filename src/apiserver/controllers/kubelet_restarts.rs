@@ -131,9 +131,9 @@ pub(crate) async fn exited_then_restarted(
     for c in &app {
         let cname = s(c, "/name");
         let field = format!("spec.containers{{{cname}}}");
+        api.container_logs.restarted(s(&p, "/metadata/uid"), cname);
         // The image is on the node: it ran before.
         let _ = pull_image(api, &p, &node, c, &field, node_images).await;
-        api.container_logs.restarted(s(&p, "/metadata/uid"), cname);
         started.push((
             cname.to_string(),
             start_container(api, &p, &node, (cname, &field)),

@@ -96,10 +96,15 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     };
     let uid = s(&pod, "/metadata/uid");
     let logs = &ctx.api.container_logs;
-    // Which instance, as the kubelet picks it: the one before the last restart when asked, the
-    // running or terminated one, else the last terminated (a container in CrashLoopBackOff).
+    // Which instance, as the kubelet picks it: the running or terminated one, or, asked for
+    // `previous` or waiting to restart, the last that terminated. The log keeps a container's
+    // lines as the current instance's until it is started again, so while it waits out its
+    // back-off, the last to terminate is still the current one.
+    let waiting = status.pointer("/state/waiting").is_some();
     let last_terminated = status.pointer("/lastState/terminated").is_some();
-    let instance = if ctx.info.query("previous") == Some("true") {
+    let instance = if waiting && last_terminated {
+        logs.lines(uid, &cname)
+    } else if ctx.info.query("previous") == Some("true") {
         match logs.previous_lines(uid, &cname) {
             Some(lines) if last_terminated => lines,
             _ => {
@@ -108,10 +113,8 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                 ));
             }
         }
-    } else if status.pointer("/state/waiting").is_none() {
+    } else if !waiting {
         logs.lines(uid, &cname)
-    } else if let (true, Some(lines)) = (last_terminated, logs.previous_lines(uid, &cname)) {
-        lines
     } else {
         let reason = status
             .pointer("/state/waiting/reason")
