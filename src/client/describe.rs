@@ -53,15 +53,20 @@ fn last_seen(e: &Value) -> &str {
     .unwrap_or_default()
 }
 
-/// A container's State as `kubectl describe` prints it: Running, Waiting with its reason (and
-/// message), Terminated with its reason and exit code.
-fn state_lines(st: Option<&Value>) -> Vec<String> {
-    let state = st.and_then(|st| st.get("state")).and_then(Value::as_object);
+/// A container's State (or, `field` "lastState", its Last State) as `kubectl describe` prints
+/// it: Running, Waiting with its reason (and message), Terminated with its reason and exit code.
+fn state_lines(st: Option<&Value>, field: &str) -> Vec<String> {
+    let state = st.and_then(|st| st.get(field)).and_then(Value::as_object);
+    let label = if field == "state" {
+        "State:    "
+    } else {
+        "Last State:"
+    };
     let Some((kind, detail)) = state.and_then(|m| m.iter().next()) else {
-        return vec!["    State:     Waiting".into()];
+        return vec![format!("    {label} Waiting")];
     };
     let mut out = vec![format!(
-        "    State:     {}",
+        "    {label} {}",
         match kind.as_str() {
             "running" => "Running",
             "terminated" => "Terminated",
@@ -143,12 +148,26 @@ pub fn lines(pod: &Value, events: &[Value]) -> Vec<String> {
                 .into_iter()
                 .flatten()
                 .find(|st| s(st, "/name") == name);
-            out.extend(state_lines(st));
+            out.extend(state_lines(st, "state"));
+            // Printed only when there is one, as kubectl does: a container restarted.
+            let last = st.and_then(|st| st.get("lastState"));
+            if last
+                .and_then(Value::as_object)
+                .is_some_and(|m| !m.is_empty())
+            {
+                out.extend(state_lines(st, "lastState"));
+            }
             out.push(format!(
                 "    Ready:     {}",
                 st.and_then(|st| st.get("ready"))
                     .and_then(Value::as_bool)
                     .unwrap_or(false)
+            ));
+            out.push(format!(
+                "    Restart Count:  {}",
+                st.and_then(|st| st.get("restartCount"))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
             ));
             out.push(format!("    Requests:  {}", requests(c)));
         }
@@ -344,7 +363,24 @@ mod tests {
                     {"reason": "CreateContainerConfigError", "message": "configmap \"cfg\" not found"}}}]}
         });
         let text = lines(&pod, &[]).join("\n");
-        let want = "Init Containers:\n  migrate:\n    Image:     busybox\n    State:     Terminated\n      Reason:  Completed\n      Exit Code:  0\n    Ready:     true\n    Requests:  <none>\nContainers:\n  app:\n    Image:     nginx\n    State:     Waiting\n      Reason:  CreateContainerConfigError\n      Message:  configmap \"cfg\" not found\n    Ready:     false";
+        let want = "Init Containers:\n  migrate:\n    Image:     busybox\n    State:     Terminated\n      Reason:  Completed\n      Exit Code:  0\n    Ready:     true\n    Restart Count:  0\n    Requests:  <none>\nContainers:\n  app:\n    Image:     nginx\n    State:     Waiting\n      Reason:  CreateContainerConfigError\n      Message:  configmap \"cfg\" not found\n    Ready:     false\n    Restart Count:  0";
+        assert!(text.contains(want), "{want}\nin\n{text}");
+    }
+
+    /// A container in CrashLoopBackOff: its Last State (the instance that failed) and how many
+    /// times it was restarted, as kubectl describe prints them.
+    #[test]
+    fn describes_a_restarted_containers_last_state_and_restarts() {
+        let pod = json!({
+            "metadata": {"name": "crash", "namespace": "default"},
+            "spec": {"containers": [{"name": "app", "image": "busybox"}]},
+            "status": {"phase": "Running",
+                "containerStatuses": [{"name": "app", "ready": false, "restartCount": 2,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                    "lastState": {"terminated": {"exitCode": 3, "reason": "Error"}}}]}
+        });
+        let text = lines(&pod, &[]).join("\n");
+        let want = "    State:     Waiting\n      Reason:  CrashLoopBackOff\n    Last State: Terminated\n      Reason:  Error\n      Exit Code:  3\n    Ready:     false\n    Restart Count:  2";
         assert!(text.contains(want), "{want}\nin\n{text}");
     }
 }
