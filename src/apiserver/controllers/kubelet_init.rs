@@ -121,12 +121,7 @@ pub(crate) async fn run(
         if !completion::run_for(api, pod, already).await {
             return false;
         }
-        completion::log(
-            api,
-            pod,
-            cname,
-            "container exited with code 0 (simulated: the run time elapsed, no process ran)",
-        );
+        completion::log(api, pod, cname, &completion::exited(0));
         states[i].1 = State::Completed(at, util::now());
         step(
             api,

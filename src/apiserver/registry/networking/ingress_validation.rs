@@ -8,7 +8,7 @@ use k8s_openapi::api::networking::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::networking::invalid_go;
+use crate::apiserver::registry::networking::{invalid_go, validate_typed_reference};
 use crate::apiserver::registry::{formats, validation};
 use crate::apiserver::request::status::Cause;
 
@@ -145,20 +145,8 @@ fn validate_backend(b: &IngressBackend, f: &str, out: &mut Vec<Cause>) {
             "cannot set both resource and service backends",
         )),
         (Some(r), None) => {
-            let f = format!("{f}.resource");
-            if let Some(g) = &r.api_group {
-                for m in formats::dns1123_subdomain(g) {
-                    out.push(Cause::invalid(&format!("{f}.apiGroup"), &json!(g), &m));
-                }
-            }
-            for (key, v) in [("kind", &r.kind), ("name", &r.name)] {
-                if v.is_empty() {
-                    out.push(Cause::required(&format!("{f}.{key}"), ""));
-                }
-                for m in formats::path_segment_name(v) {
-                    out.push(Cause::invalid(&format!("{f}.{key}"), &json!(v), &m));
-                }
-            }
+            let reference = (r.api_group.as_deref(), r.kind.as_str(), r.name.as_str());
+            validate_typed_reference(&format!("{f}.resource"), reference, out);
         }
         (None, Some(s)) => {
             let name_field = format!("{f}.service.name");

@@ -7,7 +7,7 @@ use k8s_openapi::api::networking::v1::{IngressClass as IngressClassType, Ingress
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::formats;
-use crate::apiserver::registry::networking::GROUP;
+use crate::apiserver::registry::networking::{GROUP, validate_typed_reference};
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -48,19 +48,8 @@ fn validate(o: &Value) -> Vec<Cause> {
         return out;
     };
     let f = "spec.parameters";
-    if let Some(g) = &p.api_group {
-        for m in formats::dns1123_subdomain(g) {
-            out.push(Cause::invalid(&format!("{f}.apiGroup"), &json!(g), &m));
-        }
-    }
-    for (key, v) in [("kind", &p.kind), ("name", &p.name)] {
-        if v.is_empty() {
-            out.push(Cause::required(&format!("{f}.{key}"), ""));
-        }
-        for m in formats::path_segment_name(v) {
-            out.push(Cause::invalid(&format!("{f}.{key}"), &json!(v), &m));
-        }
-    }
+    let reference = (p.api_group.as_deref(), p.kind.as_str(), p.name.as_str());
+    validate_typed_reference(f, reference, &mut out);
     match p.scope.as_deref() {
         None => out.push(Cause::required(&format!("{f}.scope"), "")),
         Some("Namespace") => match &p.namespace {
