@@ -51,6 +51,8 @@ ROOTS = [
     ("apps/v1", "StatefulSet", "api::apps::v1", "StatefulSet"),
     ("apps/v1", "ControllerRevision", "api::apps::v1", "ControllerRevision"),
     ("autoscaling/v1", "Scale", "api::autoscaling::v1", "Scale"),
+    ("autoscaling/v1", "HorizontalPodAutoscaler", "api::autoscaling::v1", "HorizontalPodAutoscaler"),
+    ("autoscaling/v2", "HorizontalPodAutoscaler", "api::autoscaling::v2", "HorizontalPodAutoscaler"),
     ("batch/v1", "Job", "api::batch::v1", "Job"),
     ("batch/v1", "CronJob", "api::batch::v1", "CronJob"),
     ("policy/v1", "PodDisruptionBudget", "api::policy::v1", "PodDisruptionBudget"),

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
@@ -131,8 +132,8 @@ pub(crate) fn namespace_usage(
         .iter()
         .filter(|d| d.namespaced && d.stored())
     {
-        if def.group == "events.k8s.io" {
-            continue; // the same objects as core/v1 events
+        if conversion::converts(def) {
+            continue; // the same objects as the form they are stored in
         }
         let names = count_names(def);
         let computes = matches!(

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::apiserver::codec::decode_error;
 use crate::apiserver::codec::proto_objects;
 use crate::apiserver::codec::yaml_parse;
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
 use crate::apiserver::request::status::ApiError;
@@ -145,19 +146,19 @@ fn drop_invented_objects(input: &Value, typed: &mut Value) {
 
 /// Decode to the k8s-openapi type of `def` and back: the typed form of the object.
 pub fn roundtrip(def: &ResourceDef, v: &Value) -> Result<Value, String> {
-    if def.version != "v1" {
-        return Ok(v.clone()); // k8s-openapi only has the v1 types (e.g. no SelfSubjectReview v1beta1)
-    }
-    match strategies::of(def.group, def.kind) {
-        Some(k) => {
-            let mut typed = k
-                .typed(v)
-                .map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string()))?;
-            drop_invented_objects(v, &mut typed);
-            Ok(typed)
-        }
-        None => Ok(v.clone()),
-    }
+    // A served form's own type, else the kind's strategy when it is of this version (no
+    // type for the rest: SelfSubjectReview v1beta1).
+    let decoded = match conversion::typed(def, v) {
+        Some(d) => d,
+        None => match strategies::of(def.group, def.kind).filter(|k| k.version() == def.version) {
+            Some(k) => k.typed(v),
+            None => return Ok(v.clone()),
+        },
+    };
+    let mut typed =
+        decoded.map_err(|e| decode_error::describe(def, v, e.path(), &e.inner().to_string()))?;
+    drop_invented_objects(v, &mut typed);
+    Ok(typed)
 }
 
 /// Keys present in `input` but dropped by the typed round trip: upstream's "unknown field".

@@ -38,6 +38,8 @@ pub(crate) fn root(api_version: &str, kind: &str) -> Option<&'static Msg> {
         ("apps/v1", "StatefulSet") => &APPS_V1_STATEFUL_SET,
         ("apps/v1", "ControllerRevision") => &APPS_V1_CONTROLLER_REVISION,
         ("autoscaling/v1", "Scale") => &AUTOSCALING_V1_SCALE,
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER,
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => &AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER,
         ("batch/v1", "Job") => &BATCH_V1_JOB,
         ("batch/v1", "CronJob") => &BATCH_V1_CRON_JOB,
         ("policy/v1", "PodDisruptionBudget") => &POLICY_V1_POD_DISRUPTION_BUDGET,
@@ -2656,6 +2658,323 @@ static AUTOSCALING_V1_SCALE: Msg = Msg {
         (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
         (2, "spec", Ty::Msg(&AUTOSCALING_V1_SCALE_SPEC)),
         (3, "status", Ty::Msg(&AUTOSCALING_V1_SCALE_STATUS)),
+    ],
+};
+
+static AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE: Msg = Msg {
+    name: "CrossVersionObjectReference",
+    fields: &[
+        (1, "kind", Ty::Str),
+        (2, "name", Ty::Str),
+        (3, "apiVersion", Ty::Str),
+    ],
+};
+
+static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC: Msg = Msg {
+    name: "HorizontalPodAutoscalerSpec",
+    fields: &[
+        (
+            1,
+            "scaleTargetRef",
+            Ty::Msg(&AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        (2, "minReplicas", Ty::Int),
+        (3, "maxReplicas", Ty::Int),
+        (4, "targetCPUUtilizationPercentage", Ty::Int),
+    ],
+};
+
+static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS: Msg = Msg {
+    name: "HorizontalPodAutoscalerStatus",
+    fields: &[
+        (1, "observedGeneration", Ty::Int),
+        (2, "lastScaleTime", Ty::Time),
+        (3, "currentReplicas", Ty::Int),
+        (4, "desiredReplicas", Ty::Int),
+        (5, "currentCPUUtilizationPercentage", Ty::Int),
+    ],
+};
+
+static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER: Msg = Msg {
+    name: "HorizontalPodAutoscaler",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (
+            2,
+            "spec",
+            Ty::Msg(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        ),
+        (
+            3,
+            "status",
+            Ty::Msg(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        ),
+    ],
+};
+
+static AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE: Msg = Msg {
+    name: "CrossVersionObjectReference",
+    fields: &[
+        (1, "kind", Ty::Str),
+        (2, "name", Ty::Str),
+        (3, "apiVersion", Ty::Str),
+    ],
+};
+
+static AUTOSCALING_V2_METRIC_TARGET: Msg = Msg {
+    name: "MetricTarget",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "value", Ty::Quantity),
+        (3, "averageValue", Ty::Quantity),
+        (4, "averageUtilization", Ty::Int),
+    ],
+};
+
+static AUTOSCALING_V2_METRIC_IDENTIFIER: Msg = Msg {
+    name: "MetricIdentifier",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "selector", Ty::Msg(&META_V1_LABEL_SELECTOR)),
+    ],
+};
+
+static AUTOSCALING_V2_OBJECT_METRIC_SOURCE: Msg = Msg {
+    name: "ObjectMetricSource",
+    fields: &[
+        (
+            1,
+            "describedObject",
+            Ty::Msg(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        (2, "target", Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET)),
+        (3, "metric", Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+    ],
+};
+
+static AUTOSCALING_V2_PODS_METRIC_SOURCE: Msg = Msg {
+    name: "PodsMetricSource",
+    fields: &[
+        (1, "metric", Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        (2, "target", Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET)),
+    ],
+};
+
+static AUTOSCALING_V2_RESOURCE_METRIC_SOURCE: Msg = Msg {
+    name: "ResourceMetricSource",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "target", Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET)),
+    ],
+};
+
+static AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE: Msg = Msg {
+    name: "ContainerResourceMetricSource",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "target", Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET)),
+        (3, "container", Ty::Str),
+    ],
+};
+
+static AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE: Msg = Msg {
+    name: "ExternalMetricSource",
+    fields: &[
+        (1, "metric", Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        (2, "target", Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET)),
+    ],
+};
+
+static AUTOSCALING_V2_METRIC_SPEC: Msg = Msg {
+    name: "MetricSpec",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "object", Ty::Msg(&AUTOSCALING_V2_OBJECT_METRIC_SOURCE)),
+        (3, "pods", Ty::Msg(&AUTOSCALING_V2_PODS_METRIC_SOURCE)),
+        (
+            4,
+            "resource",
+            Ty::Msg(&AUTOSCALING_V2_RESOURCE_METRIC_SOURCE),
+        ),
+        (
+            5,
+            "external",
+            Ty::Msg(&AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE),
+        ),
+        (
+            7,
+            "containerResource",
+            Ty::Msg(&AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE),
+        ),
+    ],
+};
+
+static AUTOSCALING_V2_HPA_SCALING_POLICY: Msg = Msg {
+    name: "HpaScalingPolicy",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "value", Ty::Int),
+        (3, "periodSeconds", Ty::Int),
+    ],
+};
+
+static AUTOSCALING_V2_HPA_SCALING_RULES: Msg = Msg {
+    name: "HpaScalingRules",
+    fields: &[
+        (1, "selectPolicy", Ty::Str),
+        (2, "policies", Ty::Msgs(&AUTOSCALING_V2_HPA_SCALING_POLICY)),
+        (3, "stabilizationWindowSeconds", Ty::Int),
+        (4, "tolerance", Ty::Quantity),
+    ],
+};
+
+static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_BEHAVIOR: Msg = Msg {
+    name: "HorizontalPodAutoscalerBehavior",
+    fields: &[
+        (1, "scaleUp", Ty::Msg(&AUTOSCALING_V2_HPA_SCALING_RULES)),
+        (2, "scaleDown", Ty::Msg(&AUTOSCALING_V2_HPA_SCALING_RULES)),
+    ],
+};
+
+static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC: Msg = Msg {
+    name: "HorizontalPodAutoscalerSpec",
+    fields: &[
+        (
+            1,
+            "scaleTargetRef",
+            Ty::Msg(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        (2, "minReplicas", Ty::Int),
+        (3, "maxReplicas", Ty::Int),
+        (4, "metrics", Ty::Msgs(&AUTOSCALING_V2_METRIC_SPEC)),
+        (
+            5,
+            "behavior",
+            Ty::Msg(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_BEHAVIOR),
+        ),
+    ],
+};
+
+static AUTOSCALING_V2_METRIC_VALUE_STATUS: Msg = Msg {
+    name: "MetricValueStatus",
+    fields: &[
+        (1, "value", Ty::Quantity),
+        (2, "averageValue", Ty::Quantity),
+        (3, "averageUtilization", Ty::Int),
+    ],
+};
+
+static AUTOSCALING_V2_OBJECT_METRIC_STATUS: Msg = Msg {
+    name: "ObjectMetricStatus",
+    fields: &[
+        (1, "metric", Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        (2, "current", Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+        (
+            3,
+            "describedObject",
+            Ty::Msg(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+    ],
+};
+
+static AUTOSCALING_V2_PODS_METRIC_STATUS: Msg = Msg {
+    name: "PodsMetricStatus",
+    fields: &[
+        (1, "metric", Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        (2, "current", Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ],
+};
+
+static AUTOSCALING_V2_RESOURCE_METRIC_STATUS: Msg = Msg {
+    name: "ResourceMetricStatus",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "current", Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ],
+};
+
+static AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS: Msg = Msg {
+    name: "ContainerResourceMetricStatus",
+    fields: &[
+        (1, "name", Ty::Str),
+        (2, "current", Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+        (3, "container", Ty::Str),
+    ],
+};
+
+static AUTOSCALING_V2_EXTERNAL_METRIC_STATUS: Msg = Msg {
+    name: "ExternalMetricStatus",
+    fields: &[
+        (1, "metric", Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER)),
+        (2, "current", Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS)),
+    ],
+};
+
+static AUTOSCALING_V2_METRIC_STATUS: Msg = Msg {
+    name: "MetricStatus",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "object", Ty::Msg(&AUTOSCALING_V2_OBJECT_METRIC_STATUS)),
+        (3, "pods", Ty::Msg(&AUTOSCALING_V2_PODS_METRIC_STATUS)),
+        (
+            4,
+            "resource",
+            Ty::Msg(&AUTOSCALING_V2_RESOURCE_METRIC_STATUS),
+        ),
+        (
+            5,
+            "external",
+            Ty::Msg(&AUTOSCALING_V2_EXTERNAL_METRIC_STATUS),
+        ),
+        (
+            7,
+            "containerResource",
+            Ty::Msg(&AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS),
+        ),
+    ],
+};
+
+static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION: Msg = Msg {
+    name: "HorizontalPodAutoscalerCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "lastTransitionTime", Ty::Time),
+        (4, "reason", Ty::Str),
+        (5, "message", Ty::Str),
+    ],
+};
+
+static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS: Msg = Msg {
+    name: "HorizontalPodAutoscalerStatus",
+    fields: &[
+        (1, "observedGeneration", Ty::Int),
+        (2, "lastScaleTime", Ty::Time),
+        (3, "currentReplicas", Ty::Int),
+        (4, "desiredReplicas", Ty::Int),
+        (5, "currentMetrics", Ty::Msgs(&AUTOSCALING_V2_METRIC_STATUS)),
+        (
+            6,
+            "conditions",
+            Ty::Msgs(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION),
+        ),
+    ],
+};
+
+static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER: Msg = Msg {
+    name: "HorizontalPodAutoscaler",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (
+            2,
+            "spec",
+            Ty::Msg(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        ),
+        (
+            3,
+            "status",
+            Ty::Msg(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        ),
     ],
 };
 

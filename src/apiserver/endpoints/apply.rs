@@ -19,7 +19,7 @@ use crate::apiserver::endpoints::managed_fields::{
 };
 use crate::apiserver::endpoints::reply::output;
 use crate::apiserver::endpoints::update::{apply_update, retry_stale};
-use crate::apiserver::registry::events;
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::list_types::{self, ListType};
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::ResourceDef;
@@ -102,11 +102,7 @@ fn apply_to_live(
         .ok_or_else(|| ApiError::not_found(def.group, def.plural, &ctx.info.name))?;
     let live = output(def, &cur);
     let merged = merge_applied(def, &live, &applied, scope, &set, &manager, sub, force)?;
-    let mut merged = if def.group == "events.k8s.io" {
-        events::from_events_v1(&merged)
-    } else {
-        merged
-    };
+    let mut merged = conversion::to_stored(def, merged);
     // Against the object this was computed from: a write in between is caught by the store and
     // the apply recomputed (`retry_stale`), never a lost update.
     if let Some(m) = merged.get_mut("metadata").and_then(Value::as_object_mut) {

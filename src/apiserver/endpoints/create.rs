@@ -10,7 +10,7 @@ use crate::apiserver::codec::decode;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::{self, FieldSet, Scope};
 use crate::apiserver::endpoints::reply::{object_reply, store_err, written_reply};
-use crate::apiserver::registry::events;
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
@@ -26,11 +26,7 @@ use crate::apiserver::util::At;
 pub(super) fn decode_body(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
     let parsed = decode::parse_body(def, &ctx.content_type, &ctx.body)?;
     let typed = decode_as_asked(ctx, def, parsed)?;
-    Ok(if def.group == "events.k8s.io" {
-        events::from_events_v1(&typed)
-    } else {
-        typed
-    })
+    Ok(conversion::to_stored(def, typed))
 }
 
 /// Decode an object under the request's fieldValidation directive (default Warn; protobuf

@@ -9,6 +9,7 @@ use crate::apiserver::codec::body::Format;
 use crate::apiserver::endpoints::list_options::selectors;
 use crate::apiserver::endpoints::list_options::{self, ContinueToken, ReadAt};
 use crate::apiserver::endpoints::reply::output;
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
 use crate::apiserver::request::context::{Ctx, Reply};
@@ -27,7 +28,7 @@ fn list_cache_key(ctx: &Ctx<'_>) -> String {
 
 pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let (ls, fs) = selectors(ctx, def)?;
-    if ctx.format == Format::Json && def.group != "events.k8s.io" {
+    if ctx.format == Format::Json && !conversion::converts(def) {
         // Nothing was written since this exact list was encoded: the same bytes are the answer.
         let rv = ctx.api.store.current_rv();
         if let Some(bytes) = ctx.api.list_cache.get(&list_cache_key(ctx), rv) {
@@ -145,7 +146,7 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
             value: t,
         });
     }
-    if ctx.format == Format::Json && def.group != "events.k8s.io" {
+    if ctx.format == Format::Json && !conversion::converts(def) {
         // The stored encodings, spliced: no tree is parsed or copied (lists are the hot path).
         let size: usize = items.iter().map(Item::encoded_len).sum();
         let mut bytes = Vec::with_capacity(size + items.len() + 256);

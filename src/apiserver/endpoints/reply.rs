@@ -4,21 +4,21 @@
 use serde_json::Value;
 
 use crate::apiserver::codec::body::Format;
-use crate::apiserver::registry::events;
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::storage::store::StoreError;
 
-/// Output conversion: events are stored as core/v1 and served in the asked group.
+/// Output conversion: the object in the form `def` serves (`registry/conversion.rs`).
 pub fn output(def: &ResourceDef, v: &Value) -> Value {
     converted(def, v).unwrap_or_else(|| v.clone())
 }
 
 /// The object in the group it is served in, when that is not the form it is stored in.
 fn converted(def: &ResourceDef, v: &Value) -> Option<Value> {
-    (def.group == "events.k8s.io").then(|| events::to_events_v1(v))
+    conversion::to_served(def, v)
 }
 
 /// An object reply, as a Table when the client asked for one.

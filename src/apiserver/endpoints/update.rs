@@ -7,8 +7,8 @@ use crate::apiserver::codec::decode;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::Stamp;
 use crate::apiserver::endpoints::patch;
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::defaults;
-use crate::apiserver::registry::events;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
@@ -203,11 +203,7 @@ fn patch_once(ctx: &mut Ctx<'_>, def: &'static ResourceDef, sub: &str) -> Result
         .get(&key)
         .ok_or_else(|| ApiError::not_found(def.group, def.plural, &ctx.info.name))?;
     let patched = patch::apply(def, &ctx.content_type, &output(def, &cur), &ctx.body)?;
-    let mut patched = if def.group == "events.k8s.io" {
-        events::from_events_v1(&patched)
-    } else {
-        patched
-    };
+    let mut patched = conversion::to_stored(def, patched);
     // A patch is unconditional unless it carries a resourceVersion itself.
     let patch_rv = patch::patch_resource_version(&ctx.content_type, &ctx.body);
     let rv = match patch_rv {

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use crate::apiserver::codec::body::{ApiBody, Format};
 use crate::apiserver::endpoints::list_options;
 use crate::apiserver::endpoints::reply;
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::table;
 use crate::apiserver::request::context::{Ctx, Reply};
@@ -36,7 +37,7 @@ impl Encoder {
     /// One store event as a watch line appended to `out`; plain JSON sends the store's
     /// encoding as it is (`object`: the event's object when the caller already decoded it).
     fn event(&mut self, out: &mut Vec<u8>, kind: &str, ev: &StoreEvent, object: Option<&Value>) {
-        if self.format != Format::Json || self.def.group == "events.k8s.io" {
+        if self.format != Format::Json || conversion::converts(self.def) {
             let line = match object {
                 Some(o) => self.line(kind, o),
                 None => self.line(kind, &ev.value()),

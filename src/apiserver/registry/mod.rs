@@ -3,7 +3,9 @@
 
 pub(crate) mod apps;
 pub(crate) mod authn;
+pub(crate) mod autoscaling;
 pub(crate) mod batch;
+pub(crate) mod conversion;
 pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod defaults;

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::list_types;
 use crate::apiserver::registry::resources::{RESOURCES, ResourceDef, group_versions};
 use crate::apiserver::registry::strategies;
@@ -149,7 +150,9 @@ pub(crate) fn root_schema(r: &ResourceDef) -> String {
 pub(crate) fn type_schemas(r: &ResourceDef) -> Map<String, Value> {
     use k8s_openapi::schemars::generate::SchemaSettings;
     let mut generator = SchemaSettings::openapi3().into_generator();
-    if let Some(k) = strategies::of(r.group, r.kind) {
+    if !conversion::schemas(r, &mut generator)
+        && let Some(k) = strategies::of(r.group, r.kind)
+    {
         k.schemas(&mut generator);
     }
     let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();

@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
 use crate::apiserver::registry::{
-    apps, authn, batch, coordination, core, discovery_k8s_io, networking, policy, rbac, scheduling,
+    apps, authn, autoscaling, batch, coordination, core, discovery_k8s_io, networking, policy,
+    rbac, scheduling,
 };
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
@@ -33,6 +34,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &apps::controllerrevision::ControllerRevision,
     &batch::job::Job,
     &batch::cronjob::CronJob,
+    &autoscaling::horizontalpodautoscaler::HorizontalPodAutoscaler,
     &networking::ingress::Ingress,
     &networking::ingressclass::IngressClass,
     &networking::networkpolicy::NetworkPolicy,

@@ -17,6 +17,11 @@ pub(crate) trait Strategy: Sync {
     /// The API group (`""` for core) and kind this strategy serves.
     fn group(&self) -> &'static str;
     fn kind(&self) -> &'static str;
+    /// The version the kind is stored in, whose type [`Strategy::typed`] decodes; other served
+    /// versions convert to it (`registry/conversion.rs`).
+    fn version(&self) -> &'static str {
+        "v1"
+    }
 
     /// Register the kind's k8s-openapi type (and so every type it references) with the
     /// generator: OpenAPI v2/v3, strategic merge patch and server-side apply read these.
