@@ -15,7 +15,7 @@ use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{
     garbage_collector, namespace, root_ca_cert_publisher, serviceaccount,
 };
-use crate::apiserver::controllers::{node_lifecycle, workload};
+use crate::apiserver::controllers::{node_lifecycle, podautoscaler, workload};
 use crate::apiserver::request::context::Api;
 
 pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor_grace: Duration) {
@@ -38,6 +38,7 @@ pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor
     control!(job::Jobs);
     control!(cronjob::CronJobs::default());
     control!(disruption::Disruption);
+    control!(podautoscaler::HorizontalController::default());
     control!(endpointslice::EndpointSlices);
     control!(endpoints::EndpointsController);
     control!(resourcequota::ResourceQuotas);

@@ -29,6 +29,7 @@ pub(crate) mod manager;
 pub(crate) mod namespace;
 pub(crate) mod node_lifecycle;
 pub(crate) mod placement;
+pub(crate) mod podautoscaler;
 pub(crate) mod preemption;
 pub(crate) mod replicaset;
 pub(crate) mod resourcequota;

@@ -15,7 +15,7 @@ use crate::apiserver::storage::store::StoreError;
 const GROUP: &str = "autoscaling";
 
 /// The Scale of a workload object.
-fn scale_of(o: &Value) -> Value {
+pub(crate) fn scale_of(o: &Value) -> Value {
     let mut meta = json!({});
     for k in [
         "name",
@@ -114,18 +114,7 @@ pub(crate) fn update(
     let stored = ctx
         .api
         .store
-        .update(&key, expected, ctx.write, |o| {
-            let mut next = o.clone();
-            if next.pointer("/spec/replicas") != Some(&json!(n)) {
-                next["spec"]["replicas"] = json!(n);
-                let generation = o
-                    .pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1);
-                next["metadata"]["generation"] = json!(generation + 1);
-            }
-            Ok(next)
-        })
+        .update(&key, expected, ctx.write, |o| Ok(with_replicas(o, n)))
         .map_err(|e| match e {
             StoreError::Conflict => ApiError::stale(def.group, def.plural, &name),
             e => store_err(def, &name, e),
@@ -134,6 +123,21 @@ pub(crate) fn update(
         code: 200,
         value: scale_of(&stored),
     })
+}
+
+/// The object with `spec.replicas` at `n`: what a write of its Scale stores, a spec change
+/// (the generation moves) only when the count does.
+pub(crate) fn with_replicas(o: &Value, n: i64) -> Value {
+    let mut next = o.clone();
+    if next.pointer("/spec/replicas") != Some(&json!(n)) {
+        next["spec"]["replicas"] = json!(n);
+        let generation = o
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        next["metadata"]["generation"] = json!(generation + 1);
+    }
+    next
 }
 
 #[cfg(test)]
