@@ -3,8 +3,9 @@
 //! there, `Always` pulls again, and `Never` with the image absent leaves the container waiting
 //! with ErrImageNeverPull (the pod Pending, its sandbox IP set); a ConfigMap or Secret a pod
 //! mounts or reads its environment from holds it until it exists; init containers run to
-//! completion, one after another, before the app; a Job pod's sidecar is stopped once the work
-//! is done — checked with kubectl.
+//! completion, one after another, before the app (one that keeps failing in
+//! Init:CrashLoopBackOff until it is fixed); a Job pod's sidecar is stopped once the work is
+//! done — checked with kubectl.
 
 use std::time::Duration;
 
@@ -442,6 +443,108 @@ fn a_container_that_keeps_failing_goes_into_crash_loop_back_off() {
                 .last()
                 .is_some_and(|l| l.contains("exited with code 3")),
             "{label}: {previous}"
+        );
+    });
+}
+
+#[test]
+fn an_init_container_that_keeps_failing_holds_the_pod_in_init_crash_loop_back_off() {
+    with_kubectl("kubectl", |label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("init-crash.yaml");
+        let pod_with = |name: &str, policy: &str| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  annotations: {{kexplore.dev/simulated-init-exit-code: \"1\", kexplore.dev/simulated-run-seconds: \"2\"}}\nspec:\n  restartPolicy: {policy}\n  initContainers: [{{name: migrate, image: busybox}}]\n  containers: [{{name: app, image: nginx}}]\n"
+            )
+        };
+        std::fs::write(
+            &manifest,
+            format!(
+                "{}---\n{}",
+                pod_with("init-crash", "Always"),
+                pod_with("init-once", "Never")
+            ),
+        )
+        .expect("write init-crash.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        let mut seen: Vec<String> = Vec::new();
+        let looping = wait_for(Duration::from_secs(40), || {
+            let row = k.ok(&["get", "pod", "init-crash", "--no-headers"]);
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            let shown = format!("{} {} {}", cols.get(1)?, cols.get(2)?, cols.get(3)?);
+            if seen.last() != Some(&shown) {
+                seen.push(shown.clone());
+            }
+            (shown == "0/1 Init:CrashLoopBackOff 1").then_some(())
+        });
+        assert!(looping.is_some(), "{label}: {seen:?}");
+        let p = pod(&k, "init-crash");
+        let init = &p["status"]["initContainerStatuses"][0];
+        assert_eq!(init["restartCount"], 1, "{label}: {p}");
+        assert_eq!(
+            init["lastState"]["terminated"]["exitCode"], 1,
+            "{label}: {p}"
+        );
+        assert_eq!(
+            init["lastState"]["terminated"]["reason"], "Error",
+            "{label}: {p}"
+        );
+        assert_eq!(p["status"]["phase"], "Pending", "{label}: {p}");
+        assert_eq!(
+            p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "PodInitializing",
+            "{label}: {p}"
+        );
+        let uid = p["metadata"]["uid"].as_str().unwrap_or_default();
+        let evs = events(&k, "init-crash", "BackOff");
+        let backoff = format!(
+            "Back-off restarting failed container migrate in pod init-crash_default({uid})"
+        );
+        assert!(
+            has(&evs, "Warning", "BackOff", &backoff),
+            "{label}: {evs:?}"
+        );
+
+        // Fixed while it waits out its back-off: the next run completes and the app starts.
+        k.ok(&[
+            "annotate",
+            "pod",
+            "init-crash",
+            "kexplore.dev/simulated-init-exit-code-",
+        ]);
+        let running = wait_for(Duration::from_secs(40), || {
+            let row = k.ok(&["get", "pod", "init-crash", "--no-headers"]);
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            (cols.get(1..3) == Some(&["1/1", "Running"][..])).then_some(())
+        });
+        assert!(
+            running.is_some(),
+            "{label}: {}",
+            k.ok(&["get", "pod", "init-crash"])
+        );
+        let p = pod(&k, "init-crash");
+        let init = &p["status"]["initContainerStatuses"][0];
+        assert_eq!(
+            init["state"]["terminated"]["reason"], "Completed",
+            "{label}: {p}"
+        );
+        assert_eq!(init["restartCount"], 2, "{label}: {p}");
+
+        // restartPolicy Never: the first failure ends the pod.
+        let failed = wait_for(Duration::from_secs(30), || {
+            let p = pod(&k, "init-once");
+            (p["status"]["phase"] == "Failed").then_some(p)
+        });
+        let p = failed.unwrap_or_else(|| panic!("{label}: init-once did not fail"));
+        let row = k.ok(&["get", "pod", "init-once", "--no-headers"]);
+        assert_eq!(
+            row.split_whitespace().nth(2),
+            Some("Init:Error"),
+            "{label}: {row}"
+        );
+        assert_eq!(
+            p["status"]["initContainerStatuses"][0]["restartCount"], 0,
+            "{label}: {p}"
         );
     });
 }

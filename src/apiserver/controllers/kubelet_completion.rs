@@ -22,6 +22,9 @@ pub(crate) const RUN_SECONDS_ANNOTATION: &str = "kexplore.dev/simulated-run-seco
 /// The code a pod's containers exit with after their run time (0 to 255).
 pub(crate) const EXIT_CODE_ANNOTATION: &str = "kexplore.dev/simulated-exit-code";
 
+/// The code a pod's init containers (not its sidecars) exit with after their run time.
+pub(crate) const INIT_EXIT_CODE_ANNOTATION: &str = "kexplore.dev/simulated-init-exit-code";
+
 /// How often a running container checks whether its pod is being deleted.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -60,6 +63,14 @@ pub(crate) fn exit_code(pod: &Value) -> Option<i32> {
         .and_then(|v| v.parse::<i32>().ok())
         .filter(|c| (0..=255).contains(c));
     own.or_else(|| runs_to_completion(pod).then_some(0))
+}
+
+/// The code the pod's init containers exit with: its annotation's (0 to 255), else 0.
+pub(crate) fn init_exit_code(pod: &Value) -> i32 {
+    annotation(pod, INIT_EXIT_CODE_ANNOTATION)
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|c| (0..=255).contains(c))
+        .unwrap_or(0)
 }
 
 /// Whether the restart policy starts a container again after it exited with `code`.

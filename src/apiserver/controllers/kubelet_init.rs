@@ -14,6 +14,7 @@ use crate::apiserver::controllers::kubelet_containers::{
     container_statuses, init_container_statuses, pull_image, ran_since, start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
+use crate::apiserver::controllers::kubelet_init_failure::{self as init_failure, Exit};
 use crate::apiserver::controllers::kubelet_refs as refs;
 use crate::apiserver::controllers::kubelet_report::{
     cond, containers, not_ready, s, set_status, step, still_starting,
@@ -78,9 +79,33 @@ fn report(api: &Api, pod: &Value, ip: &str, (inits, states): (&[Value], &[(Strin
             not_ready("ContainersReady", &names, &now),
             cond("PodScheduled", "True", &now)
         ]);
-        st["initContainerStatuses"] = json!(init_container_statuses(inits, states));
+        let mut statuses = init_container_statuses(inits, states);
+        keep_restarts(st, &mut statuses);
+        st["initContainerStatuses"] = json!(statuses);
         st["containerStatuses"] = json!(container_statuses(&app, &initializing(&app)));
     });
+}
+
+/// What the stored statuses say of each init container's earlier runs (restartCount,
+/// lastState), carried into the statuses written from its state now.
+fn keep_restarts(status: &Value, next: &mut [Value]) {
+    let Some(before) = status["initContainerStatuses"].as_array() else {
+        return;
+    };
+    for c in next.iter_mut() {
+        let Some(old) = before.iter().find(|o| o["name"] == c["name"]) else {
+            continue;
+        };
+        if let Some(n) = old["restartCount"].as_i64().filter(|n| *n > 0) {
+            c["restartCount"] = json!(n);
+        }
+        if let Some(last) = old
+            .get("lastState")
+            .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+        {
+            c["lastState"] = last.clone();
+        }
+    }
 }
 
 /// Runs the pod's init containers in order; true once every one completed (or, a sidecar,
@@ -118,8 +143,16 @@ pub(crate) async fn run(
         if restartable(c) {
             continue;
         }
-        if !completion::run_for(api, pod, already).await {
-            return false;
+        let (mut at, mut already) = (at, already);
+        loop {
+            if !completion::run_for(api, pod, already).await {
+                return false;
+            }
+            match init_failure::exit(api, pod, (&inits, i), &at, node_images).await {
+                Exit::Completed => break,
+                Exit::Restarted(again) => (at, already) = (again, Duration::ZERO),
+                Exit::Ended => return false,
+            }
         }
         completion::log(api, pod, cname, &completion::exited(0));
         states[i].1 = State::Completed(at, util::now());

@@ -35,7 +35,7 @@ pub(crate) fn backoff(restarts: i64) -> Duration {
 }
 
 /// A duration as Go prints it (`10s`, `1m20s`, `5m0s`): the back-off message's words.
-fn go_duration(d: Duration) -> String {
+pub(crate) fn go_duration(d: Duration) -> String {
     let secs = d.as_secs();
     if secs < 60 {
         format!("{secs}s")
@@ -45,7 +45,7 @@ fn go_duration(d: Duration) -> String {
 }
 
 /// `format.Pod`: `name_namespace(uid)`.
-fn pod_ref(pod: &Value) -> String {
+pub(crate) fn pod_ref(pod: &Value) -> String {
     format!(
         "{}_{}({})",
         s(pod, "/metadata/name"),

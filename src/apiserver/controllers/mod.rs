@@ -18,6 +18,7 @@ pub(crate) mod kubelet_completion;
 pub(crate) mod kubelet_containers;
 pub(crate) mod kubelet_images;
 pub(crate) mod kubelet_init;
+pub(crate) mod kubelet_init_failure;
 pub(crate) mod kubelet_ipam;
 pub(crate) mod kubelet_node;
 pub(crate) mod kubelet_probes;
