@@ -23,6 +23,8 @@ pub enum MintError {
     Time(i64),
     #[error("invalid SAN '{0}'")]
     San(String),
+    #[error("a subject may hold at most two values of one attribute here (more than two {0})")]
+    Repeated(&'static str),
 }
 
 /// The attributes a Kubernetes PKI uses, in the order given (= encoding order).
@@ -134,15 +136,25 @@ impl CertSpec {
     fn params(&self) -> Result<CertificateParams, MintError> {
         let mut p = CertificateParams::new(Vec::<String>::new())?;
         let mut dn = DistinguishedName::new();
+        let mut seen: Vec<Attr> = Vec::new();
         for (attr, value) in &self.subject {
-            let ty = match attr {
-                Attr::C => DnType::CountryName,
-                Attr::ST => DnType::StateOrProvinceName,
-                Attr::L => DnType::LocalityName,
-                Attr::O => DnType::OrganizationName,
-                Attr::OU => DnType::OrganizationalUnitName,
-                Attr::CN => DnType::CommonName,
+            let (ty, arc, name) = match attr {
+                Attr::C => (DnType::CountryName, 6, "C"),
+                Attr::ST => (DnType::StateOrProvinceName, 8, "ST"),
+                Attr::L => (DnType::LocalityName, 7, "L"),
+                Attr::O => (DnType::OrganizationName, 10, "O"),
+                Attr::OU => (DnType::OrganizationalUnitName, 11, "OU"),
+                Attr::CN => (DnType::CommonName, 3, "CN"),
             };
+            // rcgen keeps one value per attribute type; a second one (a second group, O) is
+            // written under the same OID as a custom type, which encodes identically.
+            let repeats = seen.iter().filter(|a| *a == attr).count();
+            let ty = match repeats {
+                0 => ty,
+                1 => DnType::CustomDnType(vec![2, 5, 4, arc]),
+                _ => return Err(MintError::Repeated(name)),
+            };
+            seen.push(*attr);
             dn.push(ty, value.as_str());
         }
         p.distinguished_name = dn;
@@ -316,6 +328,33 @@ mod tests {
 
     const Y2025: i64 = 1_735_689_600;
     const Y2125: i64 = 4_891_363_200;
+
+    /// A user in two groups: both organizations are in the certificate, as Kubernetes reads
+    /// groups from every O; a third value of one attribute is refused, not dropped.
+    #[test]
+    fn a_second_organization_is_kept_and_a_third_refused() {
+        let root = Authority::self_signed(
+            &CertSpec::ca(vec![(Attr::CN, "root".into())], Y2025, Y2125),
+            generate_key(KeyKind::EcdsaP256).unwrap(),
+        )
+        .unwrap();
+        let key = generate_key(KeyKind::EcdsaP256).unwrap();
+        let subject = |orgs: &[&str]| {
+            let mut s = vec![(Attr::CN, "alice".to_string())];
+            s.extend(orgs.iter().map(|o| (Attr::O, o.to_string())));
+            CertSpec::client(s, Y2025, Y2125)
+        };
+        let two = root.issue(&subject(&["devs", "ops"]), &key).unwrap();
+        let (_, cert) = x509_parser::parse_x509_certificate(&two.cert_der).unwrap();
+        let orgs: Vec<&str> = cert
+            .subject()
+            .iter_organization()
+            .filter_map(|a| a.as_str().ok())
+            .collect();
+        assert_eq!(orgs, ["devs", "ops"]);
+        let three = root.issue(&subject(&["a", "b", "c"]), &key);
+        assert!(matches!(three, Err(MintError::Repeated("O"))), "{three:?}");
+    }
 
     #[test]
     fn a_chain_verifies_and_keeps_subject_order() {
