@@ -54,6 +54,7 @@ ROOTS = [
     ("autoscaling/v1", "HorizontalPodAutoscaler", "api::autoscaling::v1", "HorizontalPodAutoscaler"),
     ("autoscaling/v2", "HorizontalPodAutoscaler", "api::autoscaling::v2", "HorizontalPodAutoscaler"),
     ("batch/v1", "Job", "api::batch::v1", "Job"),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest", "api::certificates::v1", "CertificateSigningRequest"),
     ("batch/v1", "CronJob", "api::batch::v1", "CronJob"),
     ("policy/v1", "PodDisruptionBudget", "api::policy::v1", "PodDisruptionBudget"),
     ("policy/v1", "Eviction", "api::policy::v1", "Eviction"),
@@ -75,6 +76,7 @@ SPECIAL = {
     "apimachinery::pkg::api::resource::Quantity": "Quantity",
     "apimachinery::pkg::util::intstr::IntOrString": "IntOrString",
     "api::authentication::v1::ExtraValue": "Items",
+    "api::certificates::v1::ExtraValue": "Items",
     "api::authorization::v1::ExtraValue": "Items",
 }
 
@@ -147,7 +149,7 @@ def ty_of(module, attr, rust_ty, where):
         if "::".join(target) in SPECIAL:
             return f"Ty::Map(&Ty::{SPECIAL['::'.join(target)]})"
         sys.exit(f"a map of messages ({where}) has no Ty yet")
-    kind = attr.split(",")[0].strip()
+    kind = attr.split(",")[0].split("=")[0].strip()
     repeated = "repeated" in attr
     if kind == "message":
         target = resolve(module, rust_ty)

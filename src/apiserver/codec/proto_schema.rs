@@ -41,6 +41,9 @@ pub(crate) fn root(api_version: &str, kind: &str) -> Option<&'static Msg> {
         ("autoscaling/v1", "HorizontalPodAutoscaler") => &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER,
         ("autoscaling/v2", "HorizontalPodAutoscaler") => &AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER,
         ("batch/v1", "Job") => &BATCH_V1_JOB,
+        ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
+            &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST
+        }
         ("batch/v1", "CronJob") => &BATCH_V1_CRON_JOB,
         ("policy/v1", "PodDisruptionBudget") => &POLICY_V1_POD_DISRUPTION_BUDGET,
         ("policy/v1", "Eviction") => &POLICY_V1_EVICTION,
@@ -3100,6 +3103,61 @@ static BATCH_V1_JOB: Msg = Msg {
         (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
         (2, "spec", Ty::Msg(&BATCH_V1_JOB_SPEC)),
         (3, "status", Ty::Msg(&BATCH_V1_JOB_STATUS)),
+    ],
+};
+
+static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC: Msg = Msg {
+    name: "CertificateSigningRequestSpec",
+    fields: &[
+        (1, "request", Ty::Bytes),
+        (2, "username", Ty::Str),
+        (3, "uid", Ty::Str),
+        (4, "groups", Ty::List(&Ty::Str)),
+        (5, "usages", Ty::List(&Ty::Str)),
+        (6, "extra", Ty::Map(&Ty::Items)),
+        (7, "signerName", Ty::Str),
+        (8, "expirationSeconds", Ty::Int),
+    ],
+};
+
+static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION: Msg = Msg {
+    name: "CertificateSigningRequestCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "reason", Ty::Str),
+        (3, "message", Ty::Str),
+        (4, "lastUpdateTime", Ty::Time),
+        (5, "lastTransitionTime", Ty::Time),
+        (6, "status", Ty::Str),
+    ],
+};
+
+static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS: Msg = Msg {
+    name: "CertificateSigningRequestStatus",
+    fields: &[
+        (
+            1,
+            "conditions",
+            Ty::Msgs(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION),
+        ),
+        (2, "certificate", Ty::Bytes),
+    ],
+};
+
+static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST: Msg = Msg {
+    name: "CertificateSigningRequest",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (
+            2,
+            "spec",
+            Ty::Msg(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC),
+        ),
+        (
+            3,
+            "status",
+            Ty::Msg(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS),
+        ),
     ],
 };
 

@@ -103,7 +103,7 @@ async fn subresource(
             ctx.write = dry_run::gate(ctx)?;
             return eviction::evict(ctx);
         }
-        ("binding" | "token", "POST") | ("status" | "scale", "PUT" | "PATCH") => {
+        ("binding" | "token", "POST") | ("status" | "scale" | "approval", "PUT" | "PATCH") => {
             dry_run::gate(ctx)?
         }
         _ => return Err(ApiError::method_not_allowed()),
@@ -113,6 +113,8 @@ async fn subresource(
         "binding" => pods::binding(ctx, Some(ctx.info.name.clone())),
         "token" => tokens::token_request(ctx),
         "scale" => scale::update(ctx, def, method == Method::PATCH),
+        "approval" if method == Method::PUT => update::update(ctx, def, "approval"),
+        "approval" => patch(ctx, def, "approval"),
         _ if method == Method::PUT => update::update(ctx, def, "status"),
         _ => patch(ctx, def, "status"),
     }

@@ -160,6 +160,8 @@ where
         }
     };
 
+    trace.requester = Some(user.clone());
+
     // Max-in-flight limiter: watches and system:masters are exempt.
     let _slot = if info.verb == "watch" || user.in_group("system:masters") {
         None

@@ -78,6 +78,12 @@ pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Va
         }
     }
     let has_status = def.subresources.contains(&"status");
+    if let Some(next) = strategies::of(def.group, def.kind)
+        .filter(|_| !matches!(sub, "" | "status"))
+        .and_then(|k| k.merge_subresource(sub, current, incoming))
+    {
+        return next;
+    }
     if sub == "status" {
         let mut base = current.clone();
         base["status"] = incoming.get("status").cloned().unwrap_or(json!({}));

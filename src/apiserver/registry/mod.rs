@@ -5,6 +5,7 @@ pub(crate) mod apps;
 pub(crate) mod authn;
 pub(crate) mod autoscaling;
 pub(crate) mod batch;
+pub(crate) mod certificates;
 pub(crate) mod conversion;
 pub(crate) mod coordination;
 pub(crate) mod core;

@@ -318,6 +318,19 @@ pub static RESOURCES: &[ResourceDef] = &[
         &[],
         &[],
     ),
+    r(
+        "certificates.k8s.io",
+        "v1",
+        "certificatesigningrequests",
+        "certificatesigningrequest",
+        "CertificateSigningRequest",
+        false,
+        &["csr"],
+        CRUD,
+        "certificatesigningrequests",
+        &["status", "approval"],
+        &[],
+    ),
     // Stored once, as autoscaling/v2 (the preferred version, so listed first); autoscaling/v1
     // is the same objects converted (`registry/conversion.rs`).
     r(

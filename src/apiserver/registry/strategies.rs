@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
 use crate::apiserver::registry::{
-    apps, authn, autoscaling, batch, coordination, core, discovery_k8s_io, networking, policy,
-    rbac, scheduling,
+    apps, authn, autoscaling, batch, certificates, coordination, core, discovery_k8s_io,
+    networking, policy, rbac, scheduling,
 };
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
@@ -35,6 +35,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &batch::job::Job,
     &batch::cronjob::CronJob,
     &autoscaling::horizontalpodautoscaler::HorizontalPodAutoscaler,
+    &certificates::certificatesigningrequest::CertificateSigningRequest,
     &networking::ingress::Ingress,
     &networking::ingressclass::IngressClass,
     &networking::networkpolicy::NetworkPolicy,

@@ -73,6 +73,12 @@ pub(crate) trait Strategy: Sync {
     /// object when a client leaves it out (a Service's allocated ClusterIP and NodePorts).
     fn prepare_update(&self, _next: &mut Value, _current: &Value) {}
 
+    /// What a write to a subresource of the kind's own (not `status`: a CSR's `approval`)
+    /// stores, from the current object and the body; None for the shared rules.
+    fn merge_subresource(&self, _sub: &str, _current: &Value, _incoming: &Value) -> Option<Value> {
+        None
+    }
+
     /// ValidateUpdate beyond the metadata rules every kind gets (`sub`: "" or "status").
     fn validate_update(&self, _sub: &str, _next: &Value, _current: &Value) -> Vec<Cause> {
         Vec::new()

@@ -65,6 +65,10 @@ pub struct RequestTrace {
     /// Set when the request impersonated: who actually sent it (the audit log's `user`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) impersonated_by: Option<crate::apiserver::request::user::UserInfo>,
+    /// Who the request acts as, once authenticated (and impersonation applied): what a
+    /// CertificateSigningRequest records as its requester.
+    #[serde(skip)]
+    pub(crate) requester: Option<crate::apiserver::request::user::UserInfo>,
     #[serde(skip)]
     start: Option<Instant>,
 }
@@ -83,6 +87,7 @@ impl RequestTrace {
             code: 0,
             stages: Vec::new(),
             impersonated_by: None,
+            requester: None,
             start: Some(Instant::now()),
         }
     }
