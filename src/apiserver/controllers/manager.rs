@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::apiserver::controllers::{cronjob, disruption, job};
+use crate::apiserver::controllers::{certificates, cronjob, disruption, job};
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
 use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{
@@ -39,6 +39,7 @@ pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor
     control!(cronjob::CronJobs::default());
     control!(disruption::Disruption);
     control!(podautoscaler::HorizontalController::default());
+    control!(certificates::CsrSigner);
     control!(endpointslice::EndpointSlices);
     control!(endpoints::EndpointsController);
     control!(resourcequota::ResourceQuotas);

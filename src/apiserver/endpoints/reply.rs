@@ -56,7 +56,7 @@ pub(crate) fn written_reply(
 ) -> Result<Reply, ApiError> {
     let rv = crate::apiserver::storage::store::object_rv(&v);
     if ctx.format == Format::Json
-        && converted(def, &v).is_none()
+        && !conversion::converts(def)
         && let Some((at, json)) = ctx.api.store.encoded(key)
         && rv == Some(at)
     {

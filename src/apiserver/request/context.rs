@@ -39,6 +39,9 @@ pub struct Api {
     /// The cluster CA's certificate (PEM), which the root CA publisher puts in every
     /// namespace's `kube-root-ca.crt` (`None` only for a server made without a PKI).
     pub(crate) root_ca: Option<String>,
+    /// The cluster CA with its key: kube-controller-manager's `--cluster-signing-cert-file` and
+    /// `--cluster-signing-key-file`, with which the CSR signer issues certificates.
+    pub(crate) cluster_signer: Option<crate::pki::mint::Authority>,
     pub(crate) audit: Option<AuditLog>,
     /// `host:port` clients reach us at (for APIVersions' serverAddressByClientCIDRs).
     pub(crate) server_address: Mutex<String>,
@@ -98,6 +101,7 @@ impl Api {
             tokens,
             service_accounts: ServiceAccountTokens::ephemeral().ok(),
             root_ca: None,
+            cluster_signer: None,
             audit,
             server_address: Mutex::new(String::new()),
             limiter,

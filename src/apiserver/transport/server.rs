@@ -132,6 +132,8 @@ pub(crate) async fn start_on(
         issuer,
     )?);
     api.root_ca = Some(opts.pki.ca.cert_pem.clone());
+    api.cluster_signer =
+        crate::pki::mint::Authority::from_pem(&opts.pki.ca.cert_pem, &opts.pki.ca.key_pem).ok();
     if let Ok(mut d) = api.simulated_run.lock() {
         *d = opts.simulated_run;
     }

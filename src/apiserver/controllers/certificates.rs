@@ -1,0 +1,223 @@
+//! The CSR signing controller (upstream `pkg/controller/certificates/signer`): an approved
+//! CertificateSigningRequest for `kubernetes.io/kube-apiserver-client` or
+//! `kubernetes.io/kube-apiserver-client-kubelet` is signed with the cluster CA — the subject the
+//! request names (CN = user, O = groups, as the API server reads them back), the usages it asks
+//! for, valid from five minutes ago for its expirationSeconds or a year
+//! (`--cluster-signing-duration`), never past the CA — and the certificate written to
+//! `status.certificate`. A request the signer may not honour gets the Failed condition with
+//! upstream's reason. Other signers' requests are left alone, as kube-controller-manager leaves
+//! them (`kubernetes.io/kubelet-serving` too: no real kubelet asks here).
+
+use std::collections::BTreeSet;
+
+use base64::Engine;
+use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
+use serde_json::{Value, json};
+use x509_parser::prelude::FromDer;
+
+use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::workload::{Controller, s};
+use crate::apiserver::registry::certificates::certificatesigningrequest::{
+    has_condition, parse_request, request_pem,
+};
+use crate::apiserver::registry::resources::{self, ResourceDef};
+use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::interface::StoreEvent;
+use crate::apiserver::util;
+use crate::pki::mint::{Attr, CertSpec};
+
+const PREFIX: &str = "/registry/certificatesigningrequests/";
+const CLIENT: &str = "kubernetes.io/kube-apiserver-client";
+const KUBELET_CLIENT: &str = "kubernetes.io/kube-apiserver-client-kubelet";
+/// `--cluster-signing-duration`'s default.
+const SIGNING_DURATION: i64 = 365 * 24 * 3600;
+/// How far back a certificate's validity starts, for clocks a little behind (upstream's).
+const BACKDATE: i64 = 5 * 60;
+
+pub(crate) struct CsrSigner;
+
+fn csr_def() -> &'static ResourceDef {
+    match resources::lookup("certificates.k8s.io", "v1", "certificatesigningrequests") {
+        Some(d) => d,
+        None => unreachable!("certificatesigningrequests is in RESOURCES"),
+    }
+}
+
+impl Controller for CsrSigner {
+    fn prefixes(&self) -> &'static [&'static str] {
+        &[PREFIX]
+    }
+
+    fn dirty(&mut self, _api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
+        if let Some(name) = ev.key.strip_prefix(PREFIX) {
+            out.insert((String::new(), name.to_string()));
+        }
+    }
+
+    fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
+        client::list(api, csr_def(), "")
+            .iter()
+            .map(|c| (String::new(), s(c, "/metadata/name").to_string()))
+            .collect()
+    }
+
+    fn sync(&mut self, api: &Api, _ns: &str, name: &str) -> bool {
+        let Some(csr) = api.store.get(&csr_def().key_for("", name)) else {
+            return true;
+        };
+        let signer = s(&csr, "/spec/signerName");
+        let pending = has_condition(&csr, "Approved")
+            && !has_condition(&csr, "Denied")
+            && !has_condition(&csr, "Failed")
+            && s(&csr, "/status/certificate").is_empty();
+        if !pending || !matches!(signer, CLIENT | KUBELET_CLIENT) {
+            return true;
+        }
+        let Some(ca) = api.cluster_signer.as_ref() else {
+            return true;
+        };
+        let status = match sign(ca, &csr, signer) {
+            Ok(pem) => Ok(base64::engine::general_purpose::STANDARD.encode(pem)),
+            Err(why) => Err(why),
+        };
+        client::update(api, csr_def(), "", name, |o| {
+            if !s(o, "/status/certificate").is_empty() || has_condition(o, "Failed") {
+                return;
+            }
+            match &status {
+                Ok(cert) => o["status"]["certificate"] = json!(cert),
+                Err(why) => {
+                    let now = util::now();
+                    let failed = json!({"type": "Failed", "status": "True",
+                        "reason": "SignerValidationFailure", "message": why,
+                        "lastUpdateTime": now, "lastTransitionTime": now});
+                    match o["status"]["conditions"].as_array_mut() {
+                        Some(cs) => cs.push(failed),
+                        None => o["status"]["conditions"] = json!([failed]),
+                    }
+                }
+            }
+        })
+        .is_ok()
+    }
+}
+
+/// A key usage as the CSR names it, as a certificate extension; None for those the signer
+/// does not put in a certificate.
+fn usage(u: &str) -> Option<Result<KeyUsagePurpose, ExtendedKeyUsagePurpose>> {
+    Some(match u {
+        "digital signature" => Ok(KeyUsagePurpose::DigitalSignature),
+        "key encipherment" => Ok(KeyUsagePurpose::KeyEncipherment),
+        "client auth" => Err(ExtendedKeyUsagePurpose::ClientAuth),
+        "server auth" => Err(ExtendedKeyUsagePurpose::ServerAuth),
+        _ => return None,
+    })
+}
+
+/// `validAPIServerClientUsages`: client auth required, digital signature and key
+/// encipherment allowed, nothing else.
+fn check_usages(usages: &[&str]) -> Result<(), String> {
+    for u in usages {
+        if !matches!(*u, "digital signature" | "key encipherment" | "client auth") {
+            return Err(format!("invalid usage for client certificate: {u}"));
+        }
+    }
+    if !usages.contains(&"client auth") {
+        return Err("missing required usage for client certificate: client auth".into());
+    }
+    Ok(())
+}
+
+/// The certificate for an approved request, or why the signer refuses it.
+fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<String, String> {
+    let pem = request_pem(csr).ok_or("no request")?;
+    let der = parse_request(&pem)?;
+    let (_, req) = x509_parser::certification_request::X509CertificationRequest::from_der(&der)
+        .map_err(|e| e.to_string())?;
+    let info = &req.certification_request_info;
+    let mut subject = Vec::new();
+    for rdn in info.subject.iter() {
+        for a in rdn.iter() {
+            use x509_parser::oid_registry as oids;
+            let attr = match a.attr_type() {
+                t if *t == oids::OID_X509_COMMON_NAME => Attr::CN,
+                t if *t == oids::OID_X509_ORGANIZATION_NAME => Attr::O,
+                t if *t == oids::OID_X509_ORGANIZATIONAL_UNIT => Attr::OU,
+                t if *t == oids::OID_X509_COUNTRY_NAME => Attr::C,
+                t if *t == oids::OID_X509_STATE_OR_PROVINCE_NAME => Attr::ST,
+                t if *t == oids::OID_X509_LOCALITY_NAME => Attr::L,
+                _ => continue,
+            };
+            if let Ok(v) = a.as_str() {
+                subject.push((attr, v.to_string()));
+            }
+        }
+    }
+    let usages: Vec<&str> = csr
+        .pointer("/spec/usages")
+        .and_then(Value::as_array)
+        .map(|u| u.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    check_usages(&usages)?;
+    if signer == KUBELET_CLIENT {
+        let cn = subject
+            .iter()
+            .find(|(a, _)| *a == Attr::CN)
+            .map(|(_, v)| v.as_str());
+        let orgs: Vec<&str> = subject
+            .iter()
+            .filter(|(a, _)| *a == Attr::O)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if orgs != ["system:nodes"] {
+            return Err("subject organization is not system:nodes".into());
+        }
+        if !cn.is_some_and(|c| c.starts_with("system:node:")) {
+            return Err("subject common name does not begin with system:node:".into());
+        }
+    }
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let ttl = csr
+        .pointer("/spec/expirationSeconds")
+        .and_then(Value::as_i64)
+        .map_or(SIGNING_DURATION, |e| e.min(SIGNING_DURATION));
+    let ca_end = x509_parser::parse_x509_certificate(&ca.cert.cert_der)
+        .map(|(_, c)| c.validity().not_after.timestamp())
+        .unwrap_or(i64::MAX);
+    let not_before = now - BACKDATE;
+    let mut spec = CertSpec::client(subject, not_before, (not_before + ttl).min(ca_end));
+    spec.key_usages.clear();
+    spec.extended_key_usages.clear();
+    for u in &usages {
+        match usage(u) {
+            Some(Ok(k)) => spec.key_usages.push(k),
+            Some(Err(e)) => spec.extended_key_usages.push(e),
+            None => {}
+        }
+    }
+    let (pem, _) = ca
+        .issue_for_public_key(&spec, info.subject_pki.raw)
+        .map_err(|e| format!("error signing the certificate: {e}"))?;
+    Ok(pem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_certificates_need_client_auth_and_nothing_a_server_uses() {
+        assert_eq!(
+            check_usages(&["digital signature", "key encipherment", "client auth"]),
+            Ok(())
+        );
+        assert_eq!(
+            check_usages(&["client auth", "server auth"]),
+            Err("invalid usage for client certificate: server auth".into())
+        );
+        assert_eq!(
+            check_usages(&["digital signature"]),
+            Err("missing required usage for client certificate: client auth".into())
+        );
+    }
+}

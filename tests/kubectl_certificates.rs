@@ -1,0 +1,240 @@
+//! A new user, the way a workshop makes one: a key and a certificate request from openssl
+//! (`CN=alice, O=devs, O=ops`), a CertificateSigningRequest through kubectl, `kubectl
+//! certificate approve` (a protobuf body from recent kubectls), the cluster CA's certificate
+//! back in `status.certificate` — verified by openssl against the CA — and alice herself
+//! through kubectl: `auth whoami` says who Kubernetes thinks she is. Also a denial, a request
+//! the signer may not honour (a server usage), and a request that is not a CSR.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod apiserver_support;
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{ServeProcess, openssl_in, wait_for};
+
+fn csr_manifest(name: &str, request_pem: &[u8], usages: &str) -> String {
+    use base64::Engine;
+    let request = base64::engine::general_purpose::STANDARD.encode(request_pem);
+    format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: {name}}}\nspec:\n  request: {request}\n  signerName: kubernetes.io/kube-apiserver-client\n  expirationSeconds: 86400\n  usages: [{usages}]\n"
+    )
+}
+
+fn csr(k: &Kubectl, name: &str) -> Value {
+    let out = k.ok(&["get", "csr", name, "-o", "json"]);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: {e}: {out}", k.label))
+}
+
+fn condition_column(k: &Kubectl, name: &str) -> String {
+    let out = k.ok(&["get", "csr", name, "--no-headers"]);
+    out.split_whitespace()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn request(dir: &Path, name: &str, subject: &str) -> Vec<u8> {
+    openssl_in(
+        dir,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-subj",
+            subject,
+            "-out",
+            &format!("{name}.csr"),
+        ],
+    );
+    std::fs::read(dir.join(format!("{name}.csr"))).expect("the CSR openssl wrote")
+}
+
+fn a_new_user_through_a_signed_request(k: &Kubectl, srv: &ServeProcess) {
+    let label = &k.label;
+    let dir = srv.dir.path();
+    let pem = request(dir, "alice", "/CN=alice/O=devs/O=ops");
+    let file = dir.join("alice-csr.yaml");
+    std::fs::write(&file, csr_manifest("alice", &pem, "client auth")).expect("write");
+    let out = k.ok(&["create", "-f", file.to_str().unwrap_or_default()]);
+    assert_eq!(
+        out.trim(),
+        "certificatesigningrequest.certificates.k8s.io/alice created",
+        "{label}"
+    );
+    let out = k.ok(&["get", "csr"]);
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "AGE",
+            "SIGNERNAME",
+            "REQUESTOR",
+            "REQUESTEDDURATION",
+            "CONDITION"
+        ],
+        "{label}: {out}"
+    );
+    // The requester is who the server authenticated, whatever the body says.
+    let c = csr(k, "alice");
+    assert_eq!(c["spec"]["username"], "kexplore-admin", "{label}: {c}");
+    assert_eq!(condition_column(k, "alice"), "Pending", "{label}");
+
+    let out = k.ok(&["certificate", "approve", "alice"]);
+    assert!(
+        out.contains("certificatesigningrequest.certificates.k8s.io/alice approved"),
+        "{label}: {out}"
+    );
+    let issued = wait_for(Duration::from_secs(20), || {
+        (condition_column(k, "alice") == "Approved,Issued").then_some(())
+    });
+    assert!(
+        issued.is_some(),
+        "{label}: {}",
+        k.ok(&["get", "csr", "alice"])
+    );
+    let c = csr(k, "alice");
+    let approved = &c["status"]["conditions"][0];
+    assert_eq!(approved["type"], "Approved", "{label}: {c}");
+    assert_eq!(approved["reason"], "KubectlApprove", "{label}: {c}");
+    assert!(approved["lastUpdateTime"].is_string(), "{label}: {c}");
+
+    use base64::Engine;
+    let cert = base64::engine::general_purpose::STANDARD
+        .decode(c["status"]["certificate"].as_str().unwrap_or_default())
+        .expect("base64 certificate");
+    std::fs::write(dir.join("alice.crt"), &cert).expect("write alice.crt");
+    let ca = srv.pki("ca.crt");
+    openssl_in(
+        dir,
+        &[
+            "verify",
+            "-CAfile",
+            ca.to_str().unwrap_or_default(),
+            "alice.crt",
+        ],
+    );
+    let out = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args([
+            "x509",
+            "-in",
+            "alice.crt",
+            "-noout",
+            "-subject",
+            "-ext",
+            "extendedKeyUsage",
+        ])
+        .output()
+        .expect("openssl x509");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("CN = alice, O = devs, O = ops"),
+        "{label}: {text}"
+    );
+    assert!(
+        text.contains("TLS Web Client Authentication"),
+        "{label}: {text}"
+    );
+
+    // Alice herself: CN is her name, each O a group.
+    let crt = dir.join("alice.crt");
+    let key = dir.join("alice.key");
+    k.ok(&[
+        "config",
+        "set-credentials",
+        "alice",
+        &format!("--client-certificate={}", crt.display()),
+        &format!("--client-key={}", key.display()),
+    ]);
+    let cluster = k.ok(&["config", "view", "-o", "jsonpath={.clusters[0].name}"]);
+    k.ok(&[
+        "config",
+        "set-context",
+        "alice",
+        &format!("--cluster={cluster}"),
+        "--user=alice",
+    ]);
+    let me = k.ok(&["--context", "alice", "auth", "whoami", "-o", "json"]);
+    let me: Value = serde_json::from_str(&me).expect("a SelfSubjectReview");
+    assert_eq!(
+        me["status"]["userInfo"]["username"], "alice",
+        "{label}: {me}"
+    );
+    assert_eq!(
+        me["status"]["userInfo"]["groups"],
+        serde_json::json!(["devs", "ops", "system:authenticated"]),
+        "{label}: {me}"
+    );
+}
+
+fn denied_refused_and_failed(k: &Kubectl, srv: &ServeProcess) {
+    let label = &k.label;
+    let dir = srv.dir.path();
+    let pem = request(dir, "bob", "/CN=bob");
+    let file = dir.join("bob-csr.yaml");
+    std::fs::write(&file, csr_manifest("bob", &pem, "client auth")).expect("write");
+    k.ok(&["create", "-f", file.to_str().unwrap_or_default()]);
+    k.ok(&["certificate", "deny", "bob"]);
+    assert_eq!(condition_column(k, "bob"), "Denied", "{label}");
+    // A server usage: approved, but the client signer refuses it.
+    let pem = request(dir, "web", "/CN=web");
+    let file = dir.join("web-csr.yaml");
+    std::fs::write(&file, csr_manifest("web", &pem, "client auth, server auth")).expect("write");
+    k.ok(&["create", "-f", file.to_str().unwrap_or_default()]);
+    k.ok(&["certificate", "approve", "web"]);
+    let failed = wait_for(Duration::from_secs(20), || {
+        (condition_column(k, "web") == "Approved,Failed").then_some(())
+    });
+    assert!(
+        failed.is_some(),
+        "{label}: {}",
+        k.ok(&["get", "csr", "web"])
+    );
+    let c = csr(k, "web");
+    let reasons: Vec<&str> = c["status"]["conditions"]
+        .as_array()
+        .map(|cs| cs.iter().filter_map(|x| x["message"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        reasons.contains(&"invalid usage for client certificate: server auth"),
+        "{label}: {c}"
+    );
+    assert!(c["status"].get("certificate").is_none(), "{label}: {c}");
+    // Not a certificate request at all.
+    let file = dir.join("junk-csr.yaml");
+    std::fs::write(&file, csr_manifest("junk", b"not a csr", "client auth")).expect("write");
+    let out = k.run(&["create", "-f", file.to_str().unwrap_or_default()]);
+    assert_eq!(out.code, 1, "{label}: {}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("spec.request: Invalid value: []byte{0x6e, 0x6f, 0x74")
+            && out
+                .stderr
+                .contains("PEM block type must be CERTIFICATE REQUEST"),
+        "{label}: {}",
+        out.stderr
+    );
+}
+
+fn run_version(label: &str) {
+    with_kubectl(label, |label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        a_new_user_through_a_signed_request(&k, &srv);
+        denied_refused_and_failed(&k, &srv);
+    });
+}
+
+per_kubectl!(run_version);
