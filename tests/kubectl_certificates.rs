@@ -3,7 +3,8 @@
 //! certificate approve` (a protobuf body from recent kubectls), the cluster CA's certificate
 //! back in `status.certificate` — verified by openssl against the CA — and alice herself
 //! through kubectl: `auth whoami` says who Kubernetes thinks she is. Also a denial, a request
-//! the signer may not honour (a server usage), and a request that is not a CSR.
+//! the signer may not honour (a server usage), one for system:masters refused at admission, an
+//! approval by a user without `approve` on the signer refused, and a request that is not a CSR.
 
 use std::path::Path;
 use std::time::Duration;
@@ -212,6 +213,69 @@ fn denied_refused_and_failed(k: &Kubectl, srv: &ServeProcess) {
         "{label}: {c}"
     );
     assert!(c["status"].get("certificate").is_none(), "{label}: {c}");
+    // A certificate for system:masters would be cluster-admin no RBAC can take back.
+    let pem = request(dir, "eve", "/CN=eve/O=system:masters");
+    let file = dir.join("eve-csr.yaml");
+    std::fs::write(&file, csr_manifest("eve", &pem, "client auth")).expect("write");
+    let out = k.run(&["create", "-f", file.to_str().unwrap_or_default()]);
+    assert_eq!(out.code, 1, "{label}: {}", out.stdout);
+    assert!(
+        out.stderr.contains(r#"certificatesigningrequests.certificates.k8s.io "eve" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed"#),
+        "{label}: {}",
+        out.stderr
+    );
+    // Approving takes `approve` on the signer, beyond updating the approval subresource.
+    let pem = request(dir, "carol", "/CN=carol");
+    let file = dir.join("carol-csr.yaml");
+    std::fs::write(&file, csr_manifest("carol", &pem, "client auth")).expect("write");
+    k.ok(&["create", "-f", file.to_str().unwrap_or_default()]);
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "csr-approver",
+        "--verb=get,list,update",
+        "--resource=certificatesigningrequests,certificatesigningrequests/approval",
+    ]);
+    k.ok(&[
+        "create",
+        "clusterrolebinding",
+        "jane-approves",
+        "--clusterrole=csr-approver",
+        "--user=jane",
+    ]);
+    let out = k.run(&["--context", "jane", "certificate", "approve", "carol"]);
+    assert_eq!(out.code, 1, "{label}: {}", out.stdout);
+    assert!(
+        out.stderr.contains(r#"user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client""#),
+        "{label}: {}",
+        out.stderr
+    );
+    assert_eq!(condition_column(k, "carol"), "Pending", "{label}");
+    // `signers` is no resource kubectl can discover: the role is a manifest, as upstream's
+    // documentation writes it.
+    let role = dir.join("signer-role.yaml");
+    std::fs::write(
+        &role,
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: client-signer-approver}\nrules:\n- apiGroups: [certificates.k8s.io]\n  resources: [signers]\n  resourceNames: [kubernetes.io/kube-apiserver-client]\n  verbs: [approve]\n",
+    )
+    .expect("write");
+    k.ok(&["apply", "-f", role.to_str().unwrap_or_default()]);
+    k.ok(&[
+        "create",
+        "clusterrolebinding",
+        "jane-signer",
+        "--clusterrole=client-signer-approver",
+        "--user=jane",
+    ]);
+    k.ok(&["--context", "jane", "certificate", "approve", "carol"]);
+    let issued = wait_for(Duration::from_secs(20), || {
+        (condition_column(k, "carol") == "Approved,Issued").then_some(())
+    });
+    assert!(
+        issued.is_some(),
+        "{label}: {}",
+        k.ok(&["get", "csr", "carol"])
+    );
     // Not a certificate request at all.
     let file = dir.join("junk-csr.yaml");
     std::fs::write(&file, csr_manifest("junk", b"not a csr", "client auth")).expect("write");

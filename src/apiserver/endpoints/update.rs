@@ -67,6 +67,16 @@ pub(crate) fn apply_update(
         incoming
     };
     let key = def.key_for(&ctx.info.namespace, &name);
+    // A subresource's validating admission (a CSR's approval), against the stored object.
+    if !sub.is_empty()
+        && let (Some(k), Some(user), Some(cur)) = (
+            strategies::of(def.group, def.kind),
+            ctx.trace.requester.clone(),
+            ctx.api.store.get(&key),
+        )
+    {
+        k.admit_subresource(ctx.api, &user, sub, &incoming, &cur)?;
+    }
     let mut causes = Vec::new();
     let result = ctx.api.store.update(&key, expected, ctx.write, |cur| {
         let mut next = kinds::merge_update(def, sub, cur, &incoming);

@@ -79,6 +79,19 @@ pub(crate) trait Strategy: Sync {
         None
     }
 
+    /// Validating admission of a write to a subresource (a CSR's approval or certificate),
+    /// by `user`, against the object as stored.
+    fn admit_subresource(
+        &self,
+        _api: &Api,
+        _user: &crate::apiserver::request::user::UserInfo,
+        _sub: &str,
+        _incoming: &Value,
+        _current: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
     /// ValidateUpdate beyond the metadata rules every kind gets (`sub`: "" or "status").
     fn validate_update(&self, _sub: &str, _next: &Value, _current: &Value) -> Vec<Cause> {
         Vec::new()

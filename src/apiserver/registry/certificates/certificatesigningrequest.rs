@@ -10,14 +10,14 @@ use k8s_openapi::api::certificates::v1::CertificateSigningRequest as Csr;
 use serde_json::{Value, json};
 use x509_parser::prelude::FromDer;
 
-use crate::apiserver::registry::certificates::GROUP;
+use crate::apiserver::registry::certificates::{GROUP, admission};
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
 };
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::request::trace::{RequestTrace, Stage, Status as TraceStatus};
 use crate::apiserver::util;
 
 pub(crate) struct CertificateSigningRequest;
@@ -303,11 +303,45 @@ impl Strategy for CertificateSigningRequest {
                 spec["extra"] = json!(user.extra);
             }
         }
-        validate_into_trace(GROUP, KIND, obj, trace, validate(obj))
+        validate_into_trace(GROUP, KIND, obj, trace, validate(obj))?;
+        // Validating admission, after validation as upstream.
+        let (result, message) = match admission::subject_restriction(obj) {
+            Ok(()) => ("allowed", None),
+            Err(m) => ("rejected", Some(m)),
+        };
+        trace.stage(
+            Stage::Admission,
+            if message.is_some() {
+                TraceStatus::Failed
+            } else {
+                TraceStatus::Ok
+            },
+            json!({"phase": "validating", "plugins": [{"plugin": "CertificateSubjectRestriction",
+                "phase": "validating", "result": result, "message": message}]}),
+        );
+        match message {
+            Some(m) => Err(ApiError::admission_forbidden(
+                GROUP,
+                "certificatesigningrequests",
+                str_at(obj, "/metadata/name"),
+                &m,
+            )),
+            None => Ok(()),
+        }
     }
     /// The `approval` subresource (`approvalStrategy`): only the conditions change.
     fn merge_subresource(&self, sub: &str, current: &Value, incoming: &Value) -> Option<Value> {
         (sub == "approval").then(|| approval_update(current, incoming))
+    }
+    fn admit_subresource(
+        &self,
+        api: &Api,
+        user: &crate::apiserver::request::user::UserInfo,
+        sub: &str,
+        incoming: &Value,
+        current: &Value,
+    ) -> Result<(), ApiError> {
+        admission::admit_update(api, user, sub, incoming, current)
     }
     /// PrepareForUpdate: the main resource changes metadata only.
     fn prepare_update(&self, next: &mut Value, current: &Value) {
