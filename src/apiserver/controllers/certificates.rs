@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 use x509_parser::prelude::FromDer;
 
 use crate::apiserver::controllers::client;
-use crate::apiserver::controllers::workload::{Controller, s};
+use crate::apiserver::controllers::workload::{self, Controller, s};
 use crate::apiserver::registry::certificates::certificatesigningrequest::{
     has_condition, parse_request, request_pem,
 };
-use crate::apiserver::registry::resources::{self, ResourceDef};
+use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util;
@@ -37,10 +37,7 @@ const BACKDATE: i64 = 5 * 60;
 pub(crate) struct CsrSigner;
 
 fn csr_def() -> &'static ResourceDef {
-    match resources::lookup("certificates.k8s.io", "v1", "certificatesigningrequests") {
-        Some(d) => d,
-        None => unreachable!("certificatesigningrequests is in RESOURCES"),
-    }
+    workload::def("certificates.k8s.io", "certificatesigningrequests")
 }
 
 impl Controller for CsrSigner {

@@ -6,8 +6,6 @@
 //! read from the pod as it is at each exit, so removing the annotation lets the next run
 //! complete and the pod go on.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::kubelet_completion::{exited, init_exit_code, log, terminated};
@@ -16,7 +14,7 @@ use crate::apiserver::controllers::kubelet_containers::{
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_report::{event, s, set_status, step, still_starting};
-use crate::apiserver::controllers::kubelet_restarts::{backoff, go_duration, pod_ref};
+use crate::apiserver::controllers::kubelet_restarts::{backoff, go_duration, pod_ref, sit_out};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::util;
 
@@ -145,11 +143,7 @@ async fn restarted(
             CRASH_LOOP,
             json!({"backOff": go_duration(wait), "containers": name}),
         );
-        let until = tokio::time::Instant::now() + wait;
-        while tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(250)).await;
-            still_starting(api, pod)?;
-        }
+        sit_out(api, pod, wait).await?;
     }
     let p = still_starting(api, pod)?;
     api.container_logs.restarted(s(&p, "/metadata/uid"), &name);

@@ -188,6 +188,11 @@ async fn crash_loop(
         CRASH_LOOP,
         json!({"backOff": go_duration(wait), "containers": names.join(" ")}),
     );
+    sit_out(api, pod, wait).await
+}
+
+/// Waits `wait` (a back-off) while the pod stays; None as soon as it goes away.
+pub(crate) async fn sit_out(api: &Api, pod: &Value, wait: Duration) -> Option<()> {
     let until = tokio::time::Instant::now() + wait;
     while tokio::time::Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(250)).await;
