@@ -2,7 +2,8 @@
 //! CertificateSigningRequest for `kubernetes.io/kube-apiserver-client` or
 //! `kubernetes.io/kube-apiserver-client-kubelet` is signed with the cluster CA — the subject the
 //! request names (CN = user, O = groups, as the API server reads them back), the usages it asks
-//! for, valid from five minutes ago for its expirationSeconds or a year
+//! for, valid from five minutes ago for its expirationSeconds (counted from now when that is
+//! under 8 hours) or a year
 //! (`--cluster-signing-duration`), never past the CA — and the certificate written to
 //! `status.certificate`. A request the signer may not honour gets the Failed condition with
 //! upstream's reason. Other signers' requests are left alone, as kube-controller-manager leaves
@@ -33,6 +34,9 @@ const KUBELET_CLIENT: &str = "kubernetes.io/kube-apiserver-client-kubelet";
 const SIGNING_DURATION: i64 = 365 * 24 * 3600;
 /// How far back a certificate's validity starts, for clocks a little behind (upstream's).
 const BACKDATE: i64 = 5 * 60;
+/// Below this lifetime the backdating is not taken out of it (upstream's `Short`: 5 minutes is
+/// about 1 % of 8 hours).
+const SHORT: i64 = 8 * 3600;
 
 pub(crate) struct CsrSigner;
 
@@ -125,6 +129,18 @@ fn check_usages(usages: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
+/// A certificate's validity for a lifetime of `ttl` seconds issued at `now`: backdated for
+/// clocks a little behind, the lifetime kept whole when it is short.
+fn validity(now: i64, ttl: i64) -> (i64, i64) {
+    let not_before = now - BACKDATE;
+    let not_after = if ttl < SHORT {
+        now + ttl
+    } else {
+        not_before + ttl
+    };
+    (not_before, not_after)
+}
+
 /// The certificate for an approved request, or why the signer refuses it.
 fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<String, String> {
     let pem = request_pem(csr).ok_or("no request")?;
@@ -181,8 +197,8 @@ fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<S
     let ca_end = x509_parser::parse_x509_certificate(&ca.cert.cert_der)
         .map(|(_, c)| c.validity().not_after.timestamp())
         .unwrap_or(i64::MAX);
-    let not_before = now - BACKDATE;
-    let mut spec = CertSpec::client(subject, not_before, (not_before + ttl).min(ca_end));
+    let (not_before, not_after) = validity(now, ttl);
+    let mut spec = CertSpec::client(subject, not_before, not_after.min(ca_end));
     spec.key_usages.clear();
     spec.extended_key_usages.clear();
     for u in &usages {
@@ -201,6 +217,15 @@ fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn validity_is_backdated_five_minutes_and_a_short_lifetime_kept_whole() {
+        assert_eq!(validity(10_000, 3600), (10_000 - 300, 10_000 + 3600));
+        assert_eq!(
+            validity(10_000, SIGNING_DURATION),
+            (9_700, 9_700 + SIGNING_DURATION)
+        );
+    }
 
     #[test]
     fn client_certificates_need_client_auth_and_nothing_a_server_uses() {
