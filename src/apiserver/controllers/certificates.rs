@@ -18,9 +18,8 @@ use x509_parser::prelude::FromDer;
 
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::workload::{self, Controller, s};
-use crate::apiserver::registry::certificates::certificatesigningrequest::{
-    has_condition, parse_request, request_pem,
-};
+use crate::apiserver::registry::certificates::certificatesigningrequest::has_condition;
+use crate::apiserver::registry::certificates::request::{parse_request, request_pem};
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;

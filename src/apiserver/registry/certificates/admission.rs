@@ -11,9 +11,7 @@ use x509_parser::prelude::FromDer;
 
 use crate::apiserver::filters::authz::Attributes;
 use crate::apiserver::registry::certificates::GROUP;
-use crate::apiserver::registry::certificates::certificatesigningrequest::{
-    parse_request, request_pem,
-};
+use crate::apiserver::registry::certificates::request::{parse_request, request_pem};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::user::UserInfo;

@@ -5,11 +5,10 @@
 //! only through the `approval` subresource; the signer writes `status.certificate`. Printer:
 //! NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION.
 
-use base64::Engine;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest as Csr;
 use serde_json::{Value, json};
-use x509_parser::prelude::FromDer;
 
+use crate::apiserver::registry::certificates::request::{parse_request, request_pem};
 use crate::apiserver::registry::certificates::{GROUP, admission};
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
@@ -49,39 +48,6 @@ const KEY_USAGES: [&str; 22] = [
     "server auth",
     "timestamping",
 ];
-
-/// The decoded `spec.request` (the JSON holds it base64, as Go's `[]byte`).
-pub(crate) fn request_pem(o: &Value) -> Option<Vec<u8>> {
-    let b64 = o.pointer("/spec/request")?.as_str()?;
-    base64::engine::general_purpose::STANDARD.decode(b64).ok()
-}
-
-/// The request's DER when it is one PEM `CERTIFICATE REQUEST` block, else upstream's reason.
-pub(crate) fn parse_request(pem: &[u8]) -> Result<Vec<u8>, String> {
-    use rustls_pki_types::CertificateSigningRequestDer;
-    use rustls_pki_types::pem::PemObject;
-    let der = CertificateSigningRequestDer::from_pem_slice(pem)
-        .map_err(|_| "PEM block type must be CERTIFICATE REQUEST".to_string())?;
-    let (_, csr) =
-        x509_parser::certification_request::X509CertificationRequest::from_der(der.as_ref())
-            .map_err(|e| format!("x509: malformed certificate request: {e}"))?;
-    if csr.verify_signature().is_err() {
-        // Go's words for the key's algorithm.
-        let rsa = csr
-            .certification_request_info
-            .subject_pki
-            .algorithm
-            .algorithm
-            == x509_parser::oid_registry::OID_PKCS1_RSAENCRYPTION;
-        return Err(if rsa {
-            "crypto/rsa: verification error"
-        } else {
-            "x509: ECDSA verification failure"
-        }
-        .into());
-    }
-    Ok(der.as_ref().to_vec())
-}
 
 /// Go's `%#v` of a `[]byte`: how upstream prints an invalid request.
 fn go_bytes(b: &[u8]) -> String {
@@ -383,6 +349,7 @@ fn approval_update(current: &Value, incoming: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
 
     #[test]
     fn the_condition_column_reads_as_kubectls() {

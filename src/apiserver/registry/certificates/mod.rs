@@ -3,5 +3,6 @@
 
 pub(crate) mod admission;
 pub(crate) mod certificatesigningrequest;
+pub(crate) mod request;
 
 pub(crate) const GROUP: &str = "certificates.k8s.io";
