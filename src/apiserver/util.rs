@@ -101,6 +101,20 @@ pub fn age(ts: Option<&str>) -> String {
     }
 }
 
+/// Puts condition `c` in `list`, replacing the one of its type and keeping that one's
+/// lastTransitionTime while the status stays (how every controller and kubelet writes them).
+pub(crate) fn set_condition(list: &mut Vec<serde_json::Value>, mut c: serde_json::Value) {
+    match list.iter_mut().find(|x| x["type"] == c["type"]) {
+        Some(old) => {
+            if old["status"] == c["status"] {
+                c["lastTransitionTime"] = old["lastTransitionTime"].clone();
+            }
+            *old = c;
+        }
+        None => list.push(c),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,9 @@ use crate::apiserver::controllers::kubelet_containers::{
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_report::{event, s, set_status, step, still_starting};
-use crate::apiserver::controllers::kubelet_restarts::{backoff, go_duration, pod_ref, sit_out};
+use crate::apiserver::controllers::kubelet_restarts::{
+    backoff, each_status, go_duration, pod_ref, sit_out,
+};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::util;
 
@@ -50,7 +52,10 @@ pub(crate) async fn exit(
     let never = s(pod, "/spec/restartPolicy") == "Never";
     let now = util::now();
     let Some(p) = set_status(api, pod, |st| {
-        each_init(st, &name, |c| {
+        each_status(st, "initContainerStatuses", |c| {
+            if c["name"] != name.as_str() {
+                return;
+            }
             let mut state = state.clone();
             state["terminated"]["containerID"] = c["containerID"].clone();
             c["state"] = state;
@@ -124,7 +129,10 @@ async fn restarted(
             go_duration(wait)
         );
         let p = set_status(api, pod, |st| {
-            each_init(st, &name, |c| {
+            each_status(st, "initContainerStatuses", |c| {
+                if c["name"] != name.as_str() {
+                    return;
+                }
                 c["lastState"] = c["state"].clone();
                 c["state"] = json!({"waiting": {"reason": CRASH_LOOP, "message": message}});
             });
@@ -154,7 +162,10 @@ async fn restarted(
         State::Waiting(..) | State::Completed(..) => util::now(),
     };
     let p = set_status(api, pod, |st| {
-        each_init(st, &name, |c| {
+        each_status(st, "initContainerStatuses", |c| {
+            if c["name"] != name.as_str() {
+                return;
+            }
             if c["state"].get("terminated").is_some() {
                 c["lastState"] = c["state"].clone();
             }
@@ -170,18 +181,6 @@ async fn restarted(
         json!({"container": name, "restartCount": restarts + 1}),
     );
     Some(at)
-}
-
-/// Applies `f` to the status of the init container called `name`.
-fn each_init(status: &mut Value, name: &str, mut f: impl FnMut(&mut Value)) {
-    if let Some(list) = status
-        .get_mut("initContainerStatuses")
-        .and_then(Value::as_array_mut)
-    {
-        list.iter_mut()
-            .filter(|c| c["name"] == name)
-            .for_each(&mut f);
-    }
 }
 
 #[cfg(test)]

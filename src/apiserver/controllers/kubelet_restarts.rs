@@ -101,7 +101,7 @@ pub(crate) async fn exited_then_restarted(
     let state = terminated(code, since, &util::now());
     let now = util::now();
     let p = set_status(api, pod, |st| {
-        each_status(st, |c| {
+        each_status(st, "containerStatuses", |c| {
             let mut state = state.clone();
             state["terminated"]["containerID"] = c["containerID"].clone();
             c["state"] = state;
@@ -165,7 +165,7 @@ async fn crash_loop(
         )
     };
     let p = set_status(api, pod, |st| {
-        each_status(st, |c| {
+        each_status(st, "containerStatuses", |c| {
             let name = s(c, "/name").to_string();
             c["lastState"] = c["state"].clone();
             c["state"] =
@@ -215,7 +215,7 @@ async fn ready_after_restart(
         let (unstarted, unready_now) = probes::pending(&gates, time::OffsetDateTime::now_utc());
         let now = util::now();
         let p = set_status(api, pod, |st| {
-            each_status(st, |c| {
+            each_status(st, "containerStatuses", |c| {
                 let name = s(c, "/name").to_string();
                 let Some(State::Running(at)) =
                     started.iter().find(|(n, _)| *n == name).map(|(_, st)| st)
@@ -258,29 +258,18 @@ async fn ready_after_restart(
     }
 }
 
-/// Applies `f` to each of the pod's container statuses.
-fn each_status(status: &mut Value, mut f: impl FnMut(&mut Value)) {
-    if let Some(list) = status
-        .get_mut("containerStatuses")
-        .and_then(Value::as_array_mut)
-    {
+/// Applies `f` to each status of one of the pod's lists (`containerStatuses`,
+/// `initContainerStatuses`).
+pub(crate) fn each_status(status: &mut Value, list: &str, mut f: impl FnMut(&mut Value)) {
+    if let Some(list) = status.get_mut(list).and_then(Value::as_array_mut) {
         list.iter_mut().for_each(&mut f);
     }
 }
 
-/// Replaces the condition of `c`'s type, keeping its transition time while its status stays.
-fn set_condition(status: &mut Value, mut c: Value) {
-    let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
-        return;
-    };
-    match list.iter_mut().find(|x| x["type"] == c["type"]) {
-        Some(old) => {
-            if old["status"] == c["status"] {
-                c["lastTransitionTime"] = old["lastTransitionTime"].clone();
-            }
-            *old = c;
-        }
-        None => list.push(c),
+/// Replaces the pod condition of `c`'s type (`util::set_condition`).
+fn set_condition(status: &mut Value, c: Value) {
+    if let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        util::set_condition(list, c);
     }
 }
 

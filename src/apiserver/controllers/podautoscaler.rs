@@ -151,19 +151,11 @@ fn metric_error(ns: &str, m: &Value) -> MetricError {
 
 /// `setCondition`: a condition's transition time moves only when its status does.
 fn set_condition(conditions: &mut Vec<Value>, ty: &str, status: &str, reason: &str, msg: &str) {
-    let now = util::now();
-    match conditions.iter_mut().find(|c| s(c, "/type") == ty) {
-        Some(c) => {
-            if s(c, "/status") != status {
-                c["lastTransitionTime"] = json!(now);
-            }
-            c["status"] = json!(status);
-            c["reason"] = json!(reason);
-            c["message"] = json!(msg);
-        }
-        None => conditions.push(json!({"type": ty, "status": status,
-            "lastTransitionTime": now, "reason": reason, "message": msg})),
-    }
+    util::set_condition(
+        conditions,
+        json!({"type": ty, "status": status, "lastTransitionTime": util::now(),
+            "reason": reason, "message": msg}),
+    );
 }
 
 /// The target's resource, from its apiVersion and kind, as upstream's REST mapper finds it.

@@ -12,7 +12,7 @@ use crate::apiserver::registry::strategy;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
-use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
+use crate::apiserver::request::trace::RequestTrace;
 
 /// The kind's PrepareForCreate, defaults, admission and validation; generation 1 for kinds
 /// whose spec changes are counted.
@@ -47,11 +47,7 @@ fn quota(
 ) -> Result<(), ApiError> {
     let res = resource_quota::admit(api, def, obj);
     if let Err(e) = &res {
-        trace.stage(
-            Stage::Admission,
-            Status::Failed,
-            json!({"phase": "validating", "plugins": [{"plugin": "ResourceQuota", "phase": "validating", "result": "rejected", "message": e.message}]}),
-        );
+        strategy::record_validating(trace, "ResourceQuota", Some(&e.message));
     }
     res
 }

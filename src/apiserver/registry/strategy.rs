@@ -203,3 +203,18 @@ pub(crate) fn validate_into_trace(
     let name = str_at(obj, "/metadata/name").to_string();
     Err(ApiError::invalid(group, kind, &name, all))
 }
+
+/// A validating admission plugin's verdict as the trace records it: allowed, or rejected with
+/// its message.
+pub(crate) fn record_validating(trace: &mut RequestTrace, plugin: &str, rejected: Option<&str>) {
+    let (status, result) = match rejected {
+        Some(_) => (Status::Failed, "rejected"),
+        None => (Status::Ok, "allowed"),
+    };
+    trace.stage(
+        Stage::Admission,
+        status,
+        json!({"phase": "validating", "plugins": [{"plugin": plugin, "phase": "validating",
+            "result": result, "message": rejected}]}),
+    );
+}

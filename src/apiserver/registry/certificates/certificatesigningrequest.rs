@@ -11,12 +11,12 @@ use serde_json::{Value, json};
 use crate::apiserver::registry::certificates::request::{parse_request, request_pem};
 use crate::apiserver::registry::certificates::{GROUP, admission};
 use crate::apiserver::registry::strategy::{
-    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
-    validate_into_trace,
+    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, record_validating,
+    str_at, validate_into_trace,
 };
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
-use crate::apiserver::request::trace::{RequestTrace, Stage, Status as TraceStatus};
+use crate::apiserver::request::trace::RequestTrace;
 use crate::apiserver::util;
 
 pub(crate) struct CertificateSigningRequest;
@@ -271,20 +271,8 @@ impl Strategy for CertificateSigningRequest {
         }
         validate_into_trace(GROUP, KIND, obj, trace, validate(obj))?;
         // Validating admission, after validation as upstream.
-        let (result, message) = match admission::subject_restriction(obj) {
-            Ok(()) => ("allowed", None),
-            Err(m) => ("rejected", Some(m)),
-        };
-        trace.stage(
-            Stage::Admission,
-            if message.is_some() {
-                TraceStatus::Failed
-            } else {
-                TraceStatus::Ok
-            },
-            json!({"phase": "validating", "plugins": [{"plugin": "CertificateSubjectRestriction",
-                "phase": "validating", "result": result, "message": message}]}),
-        );
+        let message = admission::subject_restriction(obj).err();
+        record_validating(trace, "CertificateSubjectRestriction", message.as_deref());
         match message {
             Some(m) => Err(ApiError::admission_forbidden(
                 GROUP,
