@@ -42,6 +42,15 @@ impl Cause {
             "",
         )
     }
+    /// `field.NotFound`: a reference to something that does not exist.
+    pub fn not_found(field: &str, value: &Value) -> Self {
+        Self::with(
+            field,
+            "FieldValueNotFound",
+            format!("Not found: {}", render_value(value)),
+            "",
+        )
+    }
     pub fn forbidden(field: &str, detail: &str) -> Self {
         Self::with(field, "FieldValueForbidden", "Forbidden".into(), detail)
     }
@@ -199,13 +208,15 @@ impl ApiError {
         Self::new(404, "NotFound", msg, Some(details(name, group, resource)))
     }
 
-    /// An unregistered path.
+    /// An unregistered path: upstream's `NewNotFound(schema.GroupResource{}, "")`, whose details
+    /// are present and empty. Clients read them: kubectl debug tells "the subresource is not
+    /// served" from "the pod is gone" by `Details.Name == ""`, and without details it panicked.
     pub fn no_route() -> Self {
         Self::new(
             404,
             "NotFound",
             "the server could not find the requested resource",
-            None,
+            Some(json!({})),
         )
     }
 
@@ -465,6 +476,16 @@ pub fn success(code: u16, details: Option<Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// kubectl debug reads `Details.Name` of this 404 without checking for details.
+    #[test]
+    fn an_unregistered_path_has_empty_details() {
+        let s = String::from_utf8(ApiError::no_route().status_bytes()).unwrap_or_default();
+        assert_eq!(
+            s,
+            "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"the server could not find the requested resource\",\"reason\":\"NotFound\",\"details\":{},\"code\":404}\n"
+        );
+    }
 
     #[test]
     fn unauthorized_is_byte_exact() {
