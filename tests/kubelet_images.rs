@@ -580,3 +580,104 @@ fn a_job_whose_pods_fail_stops_at_its_backoff_limit() {
         assert_eq!(pods.matches(" Error ").count(), 2, "{label}: {pods}");
     });
 }
+
+/// `kubectl debug` adds an ephemeral container through `pods/ephemeralcontainers`: the kubelet
+/// pulls its image and starts it (running, never ready), `kubectl logs -c` reads it, and the
+/// subresource refuses what upstream refuses: a target that is not one of the pod's
+/// containers, an ephemeral container taken back, and any on create. The oldest kubectl and the
+/// default one (which panicked on this server's 404 before the subresource was served).
+#[test]
+fn kubectl_debug_adds_an_ephemeral_container_the_kubelet_starts() {
+    for label in ["kubectl", "1.27"] {
+        with_kubectl(label, |label, bin| {
+            let srv = ServeProcess::start(&[]);
+            let k = Kubectl::new(label, bin, srv.kubeconfig());
+            k.ok(&["run", "web", "--image=nginx:1.25"]);
+            k.ok(&["wait", "--for=condition=Ready", "pod/web", "--timeout=30s"]);
+            k.ok(&[
+                "debug",
+                "web",
+                "--image=busybox:1.36",
+                "--target=web",
+                "-c",
+                "dbg",
+            ]);
+            let running = wait_for(Duration::from_secs(20), || {
+                let p = pod(&k, "web");
+                let st = p["status"]["ephemeralContainerStatuses"][0].clone();
+                st["state"]["running"].is_object().then_some(p)
+            })
+            .unwrap_or_else(|| panic!("{label}: dbg never ran: {}", pod(&k, "web")));
+            let ec = &running["spec"]["ephemeralContainers"][0];
+            assert_eq!(ec["name"], "dbg", "{label}: {running}");
+            assert_eq!(ec["targetContainerName"], "web", "{label}: {running}");
+            assert_eq!(ec["imagePullPolicy"], "IfNotPresent", "{label}: {running}");
+            let st = &running["status"]["ephemeralContainerStatuses"][0];
+            assert_eq!(st["ready"], false, "{label}: {st}");
+            assert_eq!(
+                running["status"]["containerStatuses"][0]["ready"], true,
+                "{label}: the pod's own container is untouched: {running}"
+            );
+            let evs = events(&k, "web", "Started");
+            assert!(
+                has(&evs, "Normal", "Started", "Started container dbg"),
+                "{label}: {evs:?}"
+            );
+            let log = k.ok(&["logs", "web", "-c", "dbg"]);
+            assert!(log.contains("no process runs"), "{label}: {log}");
+
+            let bad = k.run(&[
+                "debug",
+                "web",
+                "--image=busybox",
+                "--target=nope",
+                "-c",
+                "d2",
+            ]);
+            assert!(
+                bad.code != 0
+                    && bad.stderr.contains(
+                        "spec.ephemeralContainers[1].targetContainerName: Not found: \"nope\""
+                    ),
+                "{label}: {}",
+                bad.stderr
+            );
+            // Taken back through the subresource: refused, the container stays.
+            let mut body = running.clone();
+            body["spec"]["ephemeralContainers"] = serde_json::json!([]);
+            let file = srv.dir.path().join("no-ephemeral.json");
+            std::fs::write(&file, body.to_string()).expect("write");
+            let gone = k.run(&[
+                "replace",
+                "--raw",
+                "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
+                "-f",
+                file.to_str().unwrap_or_default(),
+            ]);
+            assert!(
+                gone.code != 0
+                    && gone
+                        .stderr
+                        .contains("existing ephemeral containers \"dbg\" may not be removed"),
+                "{label}: {}{}",
+                gone.stdout,
+                gone.stderr
+            );
+            // A create may not bring any.
+            let file = srv.dir.path().join("with-ephemeral.yaml");
+            std::fs::write(
+                &file,
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: eph}\nspec:\n  containers: [{name: c, image: nginx}]\n  ephemeralContainers: [{name: dbg, image: busybox}]\n",
+            )
+            .expect("write");
+            let created = k.run(&["create", "-f", file.to_str().unwrap_or_default()]);
+            assert!(
+                created
+                    .stderr
+                    .contains("spec.ephemeralContainers: Forbidden: cannot be set on create"),
+                "{label}: {}",
+                created.stderr
+            );
+        });
+    }
+}

@@ -22,6 +22,7 @@ use crate::apiserver::controllers::kubelet_containers::{
     config_failed, container_statuses, init_container_statuses, pull_image, ran_since,
     start_container,
 };
+use crate::apiserver::controllers::kubelet_ephemeral as ephemeral;
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init;
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
@@ -38,14 +39,15 @@ use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;
 use crate::apiserver::util::At;
 
-/// A bound pod the kubelet has to act on: one being deleted, or one not started yet.
+/// A bound pod the kubelet has to act on: one being deleted, one not started yet, or a running
+/// one with an ephemeral container to start.
 fn needs_kubelet(p: &Value) -> bool {
     if s(p, "/spec/nodeName").is_empty() {
         return false;
     }
     let terminating = p.at("/metadata/deletionTimestamp").is_some();
     let fresh = p.at("/status/containerStatuses").is_none() && s(p, "/status/phase") == "Pending";
-    terminating || fresh
+    terminating || fresh || ephemeral::waiting(p)
 }
 
 /// A bound pod a kubelet began and did not finish: started but not running yet, or running to
@@ -114,6 +116,8 @@ impl Starts {
         tokio::spawn(async move {
             if terminating {
                 stop_pod(&api, &pod).await;
+            } else if ephemeral::waiting(&pod) {
+                ephemeral::start(&api, &pod, &node_images).await;
             } else {
                 start_pod(&api, &pod, &ip, &node_images).await;
             }

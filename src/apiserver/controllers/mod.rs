@@ -17,6 +17,7 @@ pub(crate) mod job;
 pub(crate) mod kubelet;
 pub(crate) mod kubelet_completion;
 pub(crate) mod kubelet_containers;
+pub(crate) mod kubelet_ephemeral;
 pub(crate) mod kubelet_images;
 pub(crate) mod kubelet_init;
 pub(crate) mod kubelet_init_failure;

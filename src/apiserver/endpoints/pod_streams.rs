@@ -37,8 +37,17 @@ fn container(ctx: &Ctx<'_>, pod: &Value) -> Result<String, ApiError> {
     let name = &ctx.info.name;
     let containers = names(pod, "containers");
     let inits = names(pod, "initContainers");
+    let ephemeral = names(pod, "ephemeralContainers");
     match ctx.info.query("container").filter(|c| !c.is_empty()) {
-        Some(c) if containers.iter().chain(&inits).any(|n| n == c) => Ok(c.to_string()),
+        Some(c)
+            if containers
+                .iter()
+                .chain(&inits)
+                .chain(&ephemeral)
+                .any(|n| n == c) =>
+        {
+            Ok(c.to_string())
+        }
         Some(c) => Err(ApiError::bad_request(format!(
             "container {c} is not valid for pod {name}"
         ))),
@@ -56,6 +65,12 @@ fn container(ctx: &Ctx<'_>, pod: &Value) -> Result<String, ApiError> {
                     e.push_str(&format!(
                         " or one of the init containers: [{}]",
                         inits.join(" ")
+                    ));
+                }
+                if !ephemeral.is_empty() {
+                    e.push_str(&format!(
+                        " or one of the ephemeral containers: [{}]",
+                        ephemeral.join(" ")
                     ));
                 }
                 Err(ApiError::bad_request(e))
@@ -84,6 +99,10 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .into_iter()
         .chain(
             pod.pointer("/status/initContainerStatuses")
+                .and_then(Value::as_array),
+        )
+        .chain(
+            pod.pointer("/status/ephemeralContainerStatuses")
                 .and_then(Value::as_array),
         )
         .flatten()

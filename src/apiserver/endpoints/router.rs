@@ -93,7 +93,7 @@ async fn subresource(
         return Err(ApiError::no_route());
     }
     let write = match (sub.as_str(), method.as_str()) {
-        ("status", "GET") => return get::get(ctx, def),
+        ("status" | "ephemeralcontainers", "GET") => return get::get(ctx, def),
         ("scale", "GET") => return scale::get(ctx, def),
         ("log", "GET") => return pod_streams::log(ctx),
         ("exec" | "attach" | "portforward", "GET" | "POST") => {
@@ -103,7 +103,8 @@ async fn subresource(
             ctx.write = dry_run::gate(ctx)?;
             return eviction::evict(ctx);
         }
-        ("binding" | "token", "POST") | ("status" | "scale" | "approval", "PUT" | "PATCH") => {
+        ("binding" | "token", "POST")
+        | ("status" | "scale" | "approval" | "ephemeralcontainers", "PUT" | "PATCH") => {
             dry_run::gate(ctx)?
         }
         _ => return Err(ApiError::method_not_allowed()),
@@ -113,8 +114,10 @@ async fn subresource(
         "binding" => pods::binding(ctx, Some(ctx.info.name.clone())),
         "token" => tokens::token_request(ctx),
         "scale" => scale::update(ctx, def, method == Method::PATCH),
-        "approval" if method == Method::PUT => update::update(ctx, def, "approval"),
-        "approval" => patch(ctx, def, "approval"),
+        "approval" | "ephemeralcontainers" if method == Method::PUT => {
+            update::update(ctx, def, &sub)
+        }
+        "approval" | "ephemeralcontainers" => patch(ctx, def, &sub),
         _ if method == Method::PUT => update::update(ctx, def, "status"),
         _ => patch(ctx, def, "status"),
     }

@@ -102,6 +102,7 @@ pub static RESOURCES: &[ResourceDef] = &[
         &[
             "binding",
             "status",
+            "ephemeralcontainers",
             "eviction",
             "log",
             "exec",

@@ -148,7 +148,7 @@ pub(crate) fn validate_port_name(field: &str, name: &str, out: &mut Vec<Cause>) 
     }
 }
 
-fn validate_container(
+pub(crate) fn validate_container(
     c: &Container,
     path: &str,
     names: &mut HashSet<String>,

@@ -522,7 +522,7 @@ fn normalized(v: &Value) -> Value {
 /// The changed leaves between two specs, `- path: old` / `+ path: new`. Upstream appends Go's
 /// `cmp.Diff` of the two PodSpecs here; this is kexplore's shorter listing of the same changes
 /// in the API's field names, not cmp's format.
-fn diff(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
+pub(crate) fn diff(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
     match (old, new) {
         (Value::Object(a), Value::Object(b)) => {
             let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();

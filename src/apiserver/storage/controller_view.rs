@@ -53,6 +53,9 @@ const CONTAINER_KEPT: &[&str] = &["name", "image", "ports"];
 /// Of each container status: the restart count that ranks pods for deletion (upstream
 /// `ActivePodsWithRanks`) and readiness.
 const CONTAINER_STATUS_KEPT: &[&str] = &["name", "ready", "started", "restartCount"];
+/// Of ephemeral containers and their statuses, the names: a kubelet starts those without a
+/// status.
+const EPHEMERAL_KEPT: &[&str] = &["name"];
 /// Of the conditions: Ready, from which readiness and availability (minReadySeconds) follow.
 const CONDITIONS_KEPT: &[&str] = &["Ready"];
 
@@ -69,11 +72,13 @@ pub(crate) fn pod_view(whole: &Value) -> Value {
             })),
             ("spec", Value::Object(spec)) => Value::Object(entries(spec, |k, v| match k {
                 "containers" | "initContainers" => each(v, CONTAINER_KEPT),
+                "ephemeralContainers" => each(v, EPHEMERAL_KEPT),
                 _ if is_scalar(v) || POD_SPEC_KEPT.contains(&k) => Some(v.clone()),
                 _ => None,
             })),
             ("status", Value::Object(status)) => Value::Object(entries(status, |k, v| match k {
                 "containerStatuses" | "initContainerStatuses" => each(v, CONTAINER_STATUS_KEPT),
+                "ephemeralContainerStatuses" => each(v, EPHEMERAL_KEPT),
                 "conditions" => Some(Value::Array(
                     v.as_array()?.iter().filter(|c| ready(c)).cloned().collect(),
                 )),

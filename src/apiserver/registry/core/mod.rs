@@ -3,6 +3,7 @@
 pub(crate) mod binding;
 pub(crate) mod configmap;
 pub(crate) mod endpoints;
+pub(crate) mod ephemeral_containers;
 pub(crate) mod event;
 pub(crate) mod limitrange;
 pub(crate) mod namespace;

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::apiserver::admission::plugins;
+use crate::apiserver::registry::core::ephemeral_containers;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::strategy::{
     Strategy, age_of, column, field_at, kind_type, or_none, str_at,
@@ -296,7 +297,8 @@ impl Strategy for Pod {
             },
         );
         let mut v = res?;
-        let causes = validation::validate_pod(&pod);
+        let mut causes = validation::validate_pod(&pod);
+        causes.extend(ephemeral_containers::refused_on_create(pod.spec.as_ref()));
         trace.stage(
             Stage::Validation,
             if causes.is_empty() { Status::Ok } else { Status::Failed },
@@ -318,10 +320,23 @@ impl Strategy for Pod {
         *obj = v;
         Ok(())
     }
+    /// The ephemeral containers' subresource writes only them.
+    fn merge_subresource(&self, sub: &str, current: &Value, incoming: &Value) -> Option<Value> {
+        (sub == ephemeral_containers::SUBRESOURCE)
+            .then(|| ephemeral_containers::merge(current, incoming))
+    }
     fn validate_update(&self, sub: &str, next: &Value, current: &Value) -> Vec<Cause> {
         let mut causes = Vec::new();
         if sub == "status" {
             causes.extend(validation_update::validate_pod_status_update(next, current));
+        } else if sub == ephemeral_containers::SUBRESOURCE {
+            if let Ok(p) = serde_json::from_value::<PodType>(next.clone()) {
+                causes.extend(validation::validate_pod(&p));
+                if let Some(spec) = &p.spec {
+                    causes.extend(ephemeral_containers::validate(spec));
+                }
+            }
+            causes.extend(ephemeral_containers::validate_update(next, current));
         } else {
             if let Ok(p) = serde_json::from_value::<PodType>(next.clone()) {
                 causes.extend(validation::validate_pod(&p));
