@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::apiserver::storage::service_alloc::{Ipv4Cidr, PortRange};
 use crate::apiserver::transport::limits::{
     Limits, MIN_MAX_HEADER_BYTES, parse_duration, parse_node_monitor_grace_period,
+    parse_sync_period,
 };
 
 #[derive(Debug, Parser)]
@@ -281,6 +282,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", help_heading = "Nodes", default_value = "50s",
           value_parser = parse_node_monitor_grace_period)]
     pub node_monitor_grace_period: Duration,
+    /// How often the horizontal pod autoscaler controller reconciles each HPA
+    /// (kube-controller-manager's flag of the same name); a new HPA is first looked at one
+    /// period after it appears. The control loops wake at least every 2 s.
+    #[arg(long, value_name = "DURATION", help_heading = "Controllers", default_value = "15s",
+          value_parser = parse_sync_period)]
+    pub horizontal_pod_autoscaler_sync_period: Duration,
     /// Changes kept for watches and for reads at past revisions (continue tokens,
     /// resourceVersionMatch=Exact); a watch or list from before them gets 410 Expired and the
     /// client lists again (set it low to demonstrate that).

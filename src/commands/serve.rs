@@ -50,6 +50,7 @@ pub fn limits(args: &ServeArgs) -> Limits {
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         shutdown_grace_period: args.shutdown_grace_period,
         node_monitor_grace_period: args.node_monitor_grace_period,
+        horizontal_pod_autoscaler_sync_period: args.horizontal_pod_autoscaler_sync_period,
         history: HistoryLimits {
             max_events: usize::try_from(args.watch_history_events).unwrap_or(usize::MAX),
             max_bytes: usize::try_from(args.watch_history_bytes).unwrap_or(usize::MAX),
@@ -256,6 +257,7 @@ mod tests {
             "--watch-history-events=50",
             "--watch-history-bytes=4096",
             "--node-monitor-grace-period=4s",
+            "--horizontal-pod-autoscaler-sync-period=1m",
         ]));
         let want = Limits {
             max_request_body_bytes: 1024,
@@ -275,6 +277,7 @@ mod tests {
             },
             services: ServiceRanges::default(),
             node_monitor_grace_period: std::time::Duration::from_secs(4),
+            horizontal_pod_autoscaler_sync_period: std::time::Duration::from_secs(60),
         };
         assert_eq!(l, want);
         for bad in [
@@ -282,6 +285,7 @@ mod tests {
             "--max-header-bytes=100",
             "--max-resource-write-bytes=0",
             "--node-monitor-grace-period=500ms",
+            "--horizontal-pod-autoscaler-sync-period=0",
         ] {
             assert!(
                 crate::cli::Cli::try_parse_from(["kexplore", "serve", bad]).is_err(),

@@ -18,7 +18,12 @@ use crate::apiserver::controllers::{
 use crate::apiserver::controllers::{node_lifecycle, podautoscaler, workload};
 use crate::apiserver::request::context::Api;
 
-pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor_grace: Duration) {
+pub(crate) async fn run(
+    api: Arc<Api>,
+    stop: watch::Receiver<bool>,
+    node_monitor_grace: Duration,
+    hpa_sync_period: Duration,
+) {
     let mut loops = JoinSet::new();
     // Node health, taints and NoExecute evictions.
     loops.spawn(on_own_thread(node_lifecycle::run(
@@ -38,7 +43,7 @@ pub(crate) async fn run(api: Arc<Api>, stop: watch::Receiver<bool>, node_monitor
     control!(job::Jobs);
     control!(cronjob::CronJobs::default());
     control!(disruption::Disruption);
-    control!(podautoscaler::HorizontalController::default());
+    control!(podautoscaler::HorizontalController::new(hpa_sync_period));
     control!(certificates::CsrSigner);
     control!(endpointslice::EndpointSlices);
     control!(endpoints::EndpointsController);

@@ -19,10 +19,6 @@ use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util;
 
-/// kube-controller-manager's `--horizontal-pod-autoscaler-sync-period` default. A new HPA is
-/// first looked at one period after it appears, as upstream's rate-limited queue adds it.
-const SYNC_PERIOD: Duration = Duration::from_secs(15);
-
 /// The event source upstream's recorder names.
 const COMPONENT: &str = "horizontal-pod-autoscaler";
 
@@ -31,10 +27,21 @@ const NO_RESOURCE_METRICS: &str = "unable to fetch metrics from resource metrics
 const NO_CUSTOM_METRICS: &str = "unable to fetch metrics from custom metrics API: the server could not find the requested resource (get pods.custom.metrics.k8s.io)";
 const NO_EXTERNAL_METRICS: &str = "unable to fetch metrics from external metrics API: the server could not find the requested resource (get external.metrics.k8s.io)";
 
-#[derive(Default)]
 pub(crate) struct HorizontalController {
+    /// `--horizontal-pod-autoscaler-sync-period`. A new HPA is first looked at one period after
+    /// it appears, as upstream's rate-limited queue adds it.
+    period: Duration,
     /// When each HPA is next reconciled.
     due: HashMap<(String, String), Instant>,
+}
+
+impl HorizontalController {
+    pub(crate) fn new(period: Duration) -> Self {
+        HorizontalController {
+            period,
+            due: HashMap::new(),
+        }
+    }
 }
 
 fn hpa_def() -> &'static ResourceDef {
@@ -64,11 +71,11 @@ impl Controller for HorizontalController {
             return true;
         };
         let now = Instant::now();
-        let due = *self.due.entry(key.clone()).or_insert(now + SYNC_PERIOD);
+        let due = *self.due.entry(key.clone()).or_insert(now + self.period);
         if now < due {
             return true;
         }
-        self.due.insert(key, now + SYNC_PERIOD);
+        self.due.insert(key, now + self.period);
         reconcile(api, &hpa)
     }
 }

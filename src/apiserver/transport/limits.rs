@@ -46,11 +46,16 @@ pub struct Limits {
     /// not renewed its Lease for this long becomes Ready=Unknown and unreachable-tainted. The
     /// simulated kubelets renew at most a fifth of it apart.
     pub node_monitor_grace_period: Duration,
+    /// kube-controller-manager's `--horizontal-pod-autoscaler-sync-period`.
+    pub horizontal_pod_autoscaler_sync_period: Duration,
 }
 
 /// `--node-monitor-grace-period`'s default: 40 s up to 1.31, 50 s from 1.32 (kubernetes#126287);
 /// the server reports 1.33.
 pub const DEFAULT_NODE_MONITOR_GRACE_PERIOD: Duration = Duration::from_secs(50);
+
+/// `--horizontal-pod-autoscaler-sync-period`'s default.
+pub const DEFAULT_HPA_SYNC_PERIOD: Duration = Duration::from_secs(15);
 
 pub(crate) const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 pub(crate) const DEFAULT_MAX_HEADER_BYTES: usize = 1024 * 1024;
@@ -77,6 +82,7 @@ impl Default for Limits {
             history: crate::apiserver::storage::store::HistoryLimits::default(),
             services: crate::apiserver::storage::service_alloc::ServiceRanges::default(),
             node_monitor_grace_period: DEFAULT_NODE_MONITOR_GRACE_PERIOD,
+            horizontal_pod_autoscaler_sync_period: DEFAULT_HPA_SYNC_PERIOD,
         }
     }
 }
@@ -125,6 +131,18 @@ pub(crate) fn parse_node_monitor_grace_period(text: &str) -> Result<Duration, St
     if d < Duration::from_secs(1) {
         return Err(format!(
             "{text:?} is too short: the grace period is at least 1s"
+        ));
+    }
+    Ok(d)
+}
+
+/// `--horizontal-pod-autoscaler-sync-period`: at least 1s (kube-controller-manager refuses
+/// nothing here, but a zero period would reconcile every HPA on every wake-up of its loop).
+pub(crate) fn parse_sync_period(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_secs(1) {
+        return Err(format!(
+            "{text:?} is too short: the sync period is at least 1s"
         ));
     }
     Ok(d)

@@ -162,6 +162,7 @@ pub(crate) async fn start_on(
         let profiles = opts.scheduler_profiles.clone();
         let timings = leader_election::Timings::default();
         let grace = limits.node_monitor_grace_period;
+        let hpa_sync = limits.horizontal_pod_autoscaler_sync_period;
         let renew = kubelet_node::renew_interval(grace);
         tasks.spawn(leader_election::lead(
             api.clone(),
@@ -186,7 +187,7 @@ pub(crate) async fn start_on(
             identity,
             timings,
             stop_rx.clone(),
-            move |api, stop| manager::run(api, stop, grace),
+            move |api, stop| manager::run(api, stop, grace, hpa_sync),
         ));
     }
     let grace = limits.shutdown_grace_period;
