@@ -35,7 +35,12 @@ impl Kubectl {
             .arg("--cache-dir")
             .arg(self.cache.path())
             .args(args)
-            .stdin(Stdio::null());
+            .stdin(Stdio::null())
+            // The suites start thousands of kubectls on two cores. A kubectl's command lives a
+            // tenth of a second: collecting its garbage four times less often and on one
+            // thread takes a third off its CPU and changes nothing it sends or prints.
+            .env("GOGC", "400")
+            .env("GOMAXPROCS", "1");
         c
     }
 
