@@ -584,8 +584,9 @@ fn a_job_whose_pods_fail_stops_at_its_backoff_limit() {
 /// `kubectl debug` adds an ephemeral container through `pods/ephemeralcontainers`: the kubelet
 /// pulls its image and starts it (running, never ready), `kubectl logs -c` reads it, and the
 /// subresource refuses what upstream refuses: a target that is not one of the pod's
-/// containers, an ephemeral container taken back, and any on create. The oldest kubectl and the
-/// default one (which panicked on this server's 404 before the subresource was served).
+/// containers, an ephemeral container taken back, and any on create. `kubectl debug node/…`'s
+/// pod has its node's address. The oldest kubectl and the default one (which panicked on this
+/// server's 404 before the subresource was served).
 #[test]
 fn kubectl_debug_adds_an_ephemeral_container_the_kubelet_starts() {
     for label in ["kubectl", "1.27"] {
@@ -622,6 +623,30 @@ fn kubectl_debug_adds_an_ephemeral_container_the_kubelet_starts() {
             assert!(
                 has(&evs, "Normal", "Started", "Started container dbg"),
                 "{label}: {evs:?}"
+            );
+            // The write is the subresource's own in managedFields, as kube-apiserver records it.
+            let managed: Value = serde_json::from_str(&k.ok(&[
+                "get",
+                "pod",
+                "web",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ]))
+            .unwrap_or_default();
+            let entries = managed["metadata"]["managedFields"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert!(
+                entries
+                    .iter()
+                    .any(|e| {
+                        e["subresource"] == "ephemeralcontainers"
+                    && e["fieldsV1"]["f:spec"]["f:ephemeralContainers"]["k:{\"name\":\"dbg\"}"]
+                        .is_object()
+                    }),
+                "{label}: {entries:?}"
             );
             let log = k.ok(&["logs", "web", "-c", "dbg"]);
             assert!(log.contains("no process runs"), "{label}: {log}");
@@ -677,6 +702,28 @@ fn kubectl_debug_adds_an_ephemeral_container_the_kubelet_starts() {
                     .contains("spec.ephemeralContainers: Forbidden: cannot be set on create"),
                 "{label}: {}",
                 created.stderr
+            );
+            // A node's debugging pod is on the node's network: its address is the node's.
+            k.ok(&["debug", "node/node-1", "--image=busybox"]);
+            let debugger = wait_for(Duration::from_secs(20), || {
+                let list: Value =
+                    serde_json::from_str(&k.ok(&["get", "pods", "-o", "json"])).ok()?;
+                list["items"]
+                    .as_array()?
+                    .iter()
+                    .find(|p| {
+                        p["metadata"]["name"]
+                            .as_str()
+                            .is_some_and(|n| n.starts_with("node-debugger-node-1-"))
+                            && p["status"]["phase"] == "Running"
+                    })
+                    .cloned()
+            })
+            .unwrap_or_else(|| panic!("{label}: no running node debugger"));
+            assert_eq!(debugger["spec"]["hostNetwork"], true, "{label}: {debugger}");
+            assert_eq!(
+                debugger["status"]["podIP"], debugger["status"]["hostIP"],
+                "{label}: {debugger}"
             );
         });
     }

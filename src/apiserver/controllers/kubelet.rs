@@ -98,7 +98,11 @@ impl Starts {
         };
         let terminating = p.at("/metadata/deletionTimestamp").is_some();
         let held = s(&p, "/status/podIP");
-        let ip = if terminating {
+        let ip = if p.at("/spec/hostNetwork").and_then(Value::as_bool) == Some(true) {
+            // A host-network pod's address is its node's, as the kubelet reports it: none is
+            // taken from the podCIDR, or given back.
+            host_ip(&self.api, &node)
+        } else if terminating {
             self.ips.release(&node, held);
             String::new()
         } else if !held.is_empty() {
@@ -544,13 +548,16 @@ fn some_waiting(
 
 async fn stop_pod(api: &Api, pod: &Value) {
     let node = s(pod, "/spec/nodeName").to_string();
-    for c in pod
+    let own = pod
         .at("/spec/containers")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-    {
-        let cname = s(&c, "/name");
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let cname = s(c, "/name");
+            (format!("spec.containers{{{cname}}}"), cname)
+        });
+    for (field, cname) in own.chain(ephemeral::running(pod)) {
         events::record(
             api,
             pod,
@@ -559,7 +566,7 @@ async fn stop_pod(api: &Api, pod: &Value) {
             "Killing",
             "",
             &format!("Stopping container {cname}"),
-            &format!("spec.containers{{{cname}}}"),
+            &field,
         );
     }
     tokio::time::sleep(STEP).await;

@@ -11,6 +11,7 @@ use crate::apiserver::controllers::kubelet_containers::{
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_report::{self as report, s, set_status};
+use crate::apiserver::request::context::Api;
 use crate::apiserver::util::At;
 
 const STATUSES: &str = "ephemeralContainerStatuses";
@@ -36,12 +37,22 @@ pub(crate) fn waiting(p: &Value) -> bool {
     names(p, "/spec/ephemeralContainers").any(|n| !started.contains(&n))
 }
 
+/// The ephemeral containers running in `pod`, each with its events' field: a kubelet stopping
+/// the pod stops them too.
+pub(crate) fn running(pod: &Value) -> impl Iterator<Item = (String, &str)> {
+    pod.at("/status/ephemeralContainerStatuses")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|st| st.at("/state/running").is_some())
+        .map(|st| {
+            let name = s(st, "/name");
+            (format!("spec.ephemeralContainers{{{name}}}"), name)
+        })
+}
+
 /// Starts each ephemeral container of `pod` that has no status, then reports them all.
-pub(crate) async fn start(
-    api: &crate::apiserver::request::context::Api,
-    pod: &Value,
-    node_images: &NodeImages,
-) {
+pub(crate) async fn start(api: &Api, pod: &Value, node_images: &NodeImages) {
     let node = s(pod, "/spec/nodeName").to_string();
     let started: Vec<String> = names(pod, "/status/ephemeralContainerStatuses")
         .map(String::from)

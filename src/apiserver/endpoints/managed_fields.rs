@@ -187,7 +187,8 @@ impl Scope {
     pub(crate) fn of(def: &ResourceDef, sub: &str) -> Option<Scope> {
         match sub {
             "status" => Some(Scope::Status),
-            "" if def.subresources.contains(&"status") => Some(Scope::Main),
+            // `kubectl debug`'s subresource writes a part of the spec.
+            "" | "ephemeralcontainers" if def.subresources.contains(&"status") => Some(Scope::Main),
             "" => None,
             _ => Some(Scope::Status),
         }
