@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::root_ca_cert_publisher;
+use crate::apiserver::controllers::{bootstrap_roles, root_ca_cert_publisher};
 use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
@@ -142,6 +142,9 @@ pub fn system(api: &Api) {
         json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, {"verbs": ["*"], "nonResourceURLs": ["*"]}]),
     );
     cluster_role_binding(store, "cluster-admin", "cluster-admin", &["system:masters"]);
+    for (name, rules) in bootstrap_roles::user_facing() {
+        cluster_role(store, name, Value::Array(rules));
+    }
     cluster_role(
         store,
         "system:discovery",

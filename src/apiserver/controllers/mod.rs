@@ -2,6 +2,7 @@
 //! controller): the scheduler loop and its placement engines, simulated kubelets, events.
 
 pub mod bootstrap;
+pub(crate) mod bootstrap_roles;
 pub(crate) mod certificates;
 pub(crate) mod client;
 pub(crate) mod cronjob;
