@@ -159,6 +159,36 @@ fn journey_for(label: &str, bin: &Path) {
         "{label}: {}",
         no.stderr
     );
+    // What one may do, listed (`can-i --list`: a SelfSubjectRulesReview): jane's group's Role
+    // in default, then the bootstrap `view` ClusterRole's reads once it is bound to her.
+    let row = |list: &str, resource: &str, verbs: &str| {
+        list.lines()
+            .any(|l| l.split_whitespace().next() == Some(resource) && l.ends_with(verbs))
+    };
+    let jane = |k: &Kubectl| k.ok(&["--context", "jane", "auth", "can-i", "--list"]);
+    let before = jane(&k);
+    assert!(
+        row(
+            &before,
+            "pods",
+            "[create delete deletecollection get list patch update watch]"
+        ) && !before.contains("deployments.apps"),
+        "{label}: {before}"
+    );
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "jane-view",
+        "--clusterrole=view",
+        "--user=jane",
+    ]);
+    let after = jane(&k);
+    assert!(
+        row(&after, "deployments.apps", "[get list watch]"),
+        "{label}: {after}"
+    );
+    let all = k.ok(&["auth", "can-i", "--list"]);
+    assert!(row(&all, "*.*", "[*]"), "{label}: {all}");
 
     let deleted = k.ok(&["delete", "pod", "app"]);
     assert_eq!(deleted.trim(), "pod \"app\" deleted", "{label}");

@@ -639,13 +639,11 @@ fn kubectl_debug_adds_an_ephemeral_container_the_kubelet_starts() {
                 .cloned()
                 .unwrap_or_default();
             assert!(
-                entries
-                    .iter()
-                    .any(|e| {
-                        e["subresource"] == "ephemeralcontainers"
-                    && e["fieldsV1"]["f:spec"]["f:ephemeralContainers"]["k:{\"name\":\"dbg\"}"]
-                        .is_object()
-                    }),
+                entries.iter().any(|e| {
+                    e["subresource"] == "ephemeralcontainers"
+                        && e["fieldsV1"]["f:spec"]["f:ephemeralContainers"]["k:{\"name\":\"dbg\"}"]
+                            .is_object()
+                }),
                 "{label}: {entries:?}"
             );
             let log = k.ok(&["logs", "web", "-c", "dbg"]);

@@ -37,6 +37,7 @@ ROOTS = [
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "api::rbac::v1", "ClusterRoleBinding"),
     ("authentication.k8s.io/v1", "SelfSubjectReview", "api::authentication::v1", "SelfSubjectReview"),
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview", "api::authorization::v1", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", "api::authorization::v1", "SelfSubjectRulesReview"),
     ("v1", "ConfigMap", "api::core::v1", "ConfigMap"),
     ("v1", "Secret", "api::core::v1", "Secret"),
     ("v1", "Service", "api::core::v1", "Service"),

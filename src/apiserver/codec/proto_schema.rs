@@ -24,6 +24,9 @@ pub(crate) fn root(api_version: &str, kind: &str) -> Option<&'static Msg> {
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             &AUTHORIZATION_V1_SELF_SUBJECT_ACCESS_REVIEW
         }
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+            &AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW
+        }
         ("v1", "ConfigMap") => &CORE_V1_CONFIG_MAP,
         ("v1", "Secret") => &CORE_V1_SECRET,
         ("v1", "Service") => &CORE_V1_SERVICE,
@@ -1997,6 +2000,64 @@ static AUTHORIZATION_V1_SELF_SUBJECT_ACCESS_REVIEW: Msg = Msg {
             3,
             "status",
             Ty::Msg(&AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_STATUS),
+        ),
+    ],
+};
+
+static AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW_SPEC: Msg = Msg {
+    name: "SelfSubjectRulesReviewSpec",
+    fields: &[(1, "namespace", Ty::Str)],
+};
+
+static AUTHORIZATION_V1_RESOURCE_RULE: Msg = Msg {
+    name: "ResourceRule",
+    fields: &[
+        (1, "verbs", Ty::List(&Ty::Str)),
+        (2, "apiGroups", Ty::List(&Ty::Str)),
+        (3, "resources", Ty::List(&Ty::Str)),
+        (4, "resourceNames", Ty::List(&Ty::Str)),
+    ],
+};
+
+static AUTHORIZATION_V1_NON_RESOURCE_RULE: Msg = Msg {
+    name: "NonResourceRule",
+    fields: &[
+        (1, "verbs", Ty::List(&Ty::Str)),
+        (2, "nonResourceURLs", Ty::List(&Ty::Str)),
+    ],
+};
+
+static AUTHORIZATION_V1_SUBJECT_RULES_REVIEW_STATUS: Msg = Msg {
+    name: "SubjectRulesReviewStatus",
+    fields: &[
+        (
+            1,
+            "resourceRules",
+            Ty::Msgs(&AUTHORIZATION_V1_RESOURCE_RULE),
+        ),
+        (
+            2,
+            "nonResourceRules",
+            Ty::Msgs(&AUTHORIZATION_V1_NON_RESOURCE_RULE),
+        ),
+        (3, "incomplete", Ty::Bool),
+        (4, "evaluationError", Ty::Str),
+    ],
+};
+
+static AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW: Msg = Msg {
+    name: "SelfSubjectRulesReview",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (
+            2,
+            "spec",
+            Ty::Msg(&AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW_SPEC),
+        ),
+        (
+            3,
+            "status",
+            Ty::Msg(&AUTHORIZATION_V1_SUBJECT_RULES_REVIEW_STATUS),
         ),
     ],
 };

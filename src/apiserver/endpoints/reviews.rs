@@ -1,6 +1,8 @@
-//! SelfSubjectReview (`kubectl auth whoami`) and SelfSubjectAccessReview (`kubectl auth can-i`):
-//! computed from the request's own identity, never stored. kubectl 1.32+ posts them as protobuf.
+//! SelfSubjectReview (`kubectl auth whoami`), SelfSubjectAccessReview (`kubectl auth can-i`) and
+//! SelfSubjectRulesReview (`kubectl auth can-i --list`): computed from the request's own
+//! identity, never stored. kubectl 1.32+ posts them as protobuf.
 
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::{Value, json};
 
 use crate::apiserver::codec::decode;
@@ -123,6 +125,73 @@ pub fn self_subject_access_review(
         Stage::Storage,
         Status::Skipped,
         json!({"note": "reviews are computed, not stored", "allowed": d.allowed}),
+    );
+    Ok(Reply::Object { code: 201, value })
+}
+
+/// What the requester may do in `spec.namespace`: the rules of every role bound to them there
+/// and cluster-wide, resource rules and non-resource rules apart, as upstream's
+/// `selfsubjectrulesreview` REST answers from its authorizers' `RulesFor`.
+pub fn self_subject_rules_review(
+    ctx: &mut Ctx<'_>,
+    def: &'static ResourceDef,
+) -> Result<Reply, ApiError> {
+    let review = review_body(ctx, def)?;
+    let namespace = review
+        .pointer("/spec/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if namespace.is_empty() {
+        return Err(ApiError::bad_request("no namespace on request"));
+    }
+    let (rules, errors) = ctx
+        .api
+        .authorizer
+        .rules_for(&*ctx.api.store, ctx.user, &namespace);
+    // Upstream's ResourceRule and NonResourceRule: verbs always, the lists when not empty.
+    let rule = |r: &PolicyRule, fields: &[(&str, &Option<Vec<String>>)]| {
+        let mut m = serde_json::Map::new();
+        m.insert("verbs".into(), json!(r.verbs));
+        for (k, v) in fields {
+            if let Some(v) = v.as_ref().filter(|v| !v.is_empty()) {
+                m.insert((*k).into(), json!(v));
+            }
+        }
+        Value::Object(m)
+    };
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    for r in &rules {
+        if r.non_resource_urls.as_ref().is_some_and(|u| !u.is_empty()) {
+            non_resource_rules.push(rule(r, &[("nonResourceURLs", &r.non_resource_urls)]));
+        } else {
+            resource_rules.push(rule(
+                r,
+                &[
+                    ("apiGroups", &r.api_groups),
+                    ("resources", &r.resources),
+                    ("resourceNames", &r.resource_names),
+                ],
+            ));
+        }
+    }
+    let mut status = json!({"resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules, "incomplete": false});
+    if !errors.is_empty() {
+        status["evaluationError"] = json!(errors.join(", "));
+    }
+    let value = json!({
+        "kind": "SelfSubjectRulesReview",
+        "apiVersion": def.api_version(),
+        "metadata": {"creationTimestamp": null},
+        "spec": {"namespace": namespace},
+        "status": status,
+    });
+    ctx.trace.stage(
+        Stage::Storage,
+        Status::Skipped,
+        json!({"note": "reviews are computed, not stored", "rules": rules.len()}),
     );
     Ok(Reply::Object { code: 201, value })
 }

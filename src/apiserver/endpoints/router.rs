@@ -64,6 +64,9 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
         ("authorization.k8s.io", "selfsubjectaccessreviews", "create") => {
             return reviews::self_subject_access_review(ctx, def);
         }
+        ("authorization.k8s.io", "selfsubjectrulesreviews", "create") => {
+            return reviews::self_subject_rules_review(ctx, def);
+        }
         ("", "bindings", "create") => return pods::binding(ctx, None),
         ("authentication.k8s.io", "tokenreviews", "create") => {
             return tokens::token_review(ctx, def);

@@ -163,98 +163,21 @@ impl Authorizer {
             };
         }
         let p = self.policy(store);
-        let mut errors: Vec<String> = Vec::new();
-        let cluster_rules = |name: &str, errors: &mut Vec<String>| -> Vec<PolicyRule> {
-            match p
-                .cluster_roles
-                .iter()
-                .find(|r| r.metadata.name.as_deref() == Some(name))
-            {
-                Some(r) => r.rules.clone().unwrap_or_default(),
-                None => {
-                    errors.push(format!(
-                        "clusterrole.rbac.authorization.k8s.io {name:?} not found"
-                    ));
-                    vec![]
-                }
+        let mut reason = None;
+        let errors = visit(&p, user, &a.namespace, |rule, grant| {
+            if rule_allows(rule, a) {
+                reason = Some(grant.reason(&a.namespace));
+                return true;
             }
-        };
-        for b in &p.cluster_role_bindings {
-            let Some(s) = b
-                .subjects
-                .iter()
-                .flatten()
-                .find(|s| subject_matches(s, user, ""))
-            else {
-                continue;
+            false
+        });
+        if let Some(reason) = reason {
+            return Decision {
+                allowed: true,
+                decision: "allow",
+                reason,
+                authorizer: "RBAC",
             };
-            for rule in cluster_rules(&b.role_ref.name, &mut errors) {
-                if rule_allows(&rule, a) {
-                    let reason = format!(
-                        "RBAC: allowed by ClusterRoleBinding {:?} of ClusterRole {:?} to {}",
-                        b.metadata.name.clone().unwrap_or_default(),
-                        b.role_ref.name,
-                        describe_subject(s, "")
-                    );
-                    return Decision {
-                        allowed: true,
-                        decision: "allow",
-                        reason,
-                        authorizer: "RBAC",
-                    };
-                }
-            }
-        }
-        if !a.namespace.is_empty() {
-            for b in p
-                .role_bindings
-                .iter()
-                .filter(|b| b.metadata.namespace.as_deref() == Some(a.namespace.as_str()))
-            {
-                let Some(s) = b
-                    .subjects
-                    .iter()
-                    .flatten()
-                    .find(|s| subject_matches(s, user, &a.namespace))
-                else {
-                    continue;
-                };
-                let rules = if b.role_ref.kind == "ClusterRole" {
-                    cluster_rules(&b.role_ref.name, &mut errors)
-                } else {
-                    match p.roles.iter().find(|r| {
-                        r.metadata.name.as_deref() == Some(b.role_ref.name.as_str())
-                            && r.metadata.namespace.as_deref() == Some(a.namespace.as_str())
-                    }) {
-                        Some(r) => r.rules.clone().unwrap_or_default(),
-                        None => {
-                            errors.push(format!(
-                                "role.rbac.authorization.k8s.io {:?} not found",
-                                b.role_ref.name
-                            ));
-                            vec![]
-                        }
-                    }
-                };
-                for rule in rules {
-                    if rule_allows(&rule, a) {
-                        let reason = format!(
-                            "RBAC: allowed by RoleBinding \"{}/{}\" of {} {:?} to {}",
-                            b.metadata.name.clone().unwrap_or_default(),
-                            a.namespace,
-                            b.role_ref.kind,
-                            b.role_ref.name,
-                            describe_subject(s, &a.namespace)
-                        );
-                        return Decision {
-                            allowed: true,
-                            decision: "allow",
-                            reason,
-                            authorizer: "RBAC",
-                        };
-                    }
-                }
-            }
         }
         let reason = if errors.is_empty() {
             String::new()
@@ -268,6 +191,166 @@ impl Authorizer {
             authorizer: "",
         }
     }
+
+    /// Every rule that lets `user` do something in `namespace` (cluster-wide ones too), as
+    /// kube-apiserver's authorizers list them for a SelfSubjectRulesReview: system:masters'
+    /// privileged group first, then RBAC's bindings in the order it visits them. The roles
+    /// named by bindings but missing are returned too (the review's evaluationError).
+    pub(crate) fn rules_for(
+        &self,
+        store: &dyn Storage,
+        user: &UserInfo,
+        namespace: &str,
+    ) -> (Vec<PolicyRule>, Vec<String>) {
+        let mut rules = Vec::new();
+        if user.in_group("system:masters") {
+            let all = || Some(vec!["*".to_string()]);
+            rules.push(PolicyRule {
+                verbs: vec!["*".into()],
+                api_groups: all(),
+                resources: all(),
+                ..Default::default()
+            });
+            rules.push(PolicyRule {
+                verbs: vec!["*".into()],
+                non_resource_urls: all(),
+                ..Default::default()
+            });
+        }
+        let p = self.policy(store);
+        let errors = visit(&p, user, namespace, |rule, _| {
+            rules.push(rule.clone());
+            false
+        });
+        (rules, errors)
+    }
+}
+
+/// The binding through which a rule applies to the user.
+struct Grant<'a> {
+    binding: &'a str,
+    /// "" for a ClusterRoleBinding.
+    binding_ns: &'a str,
+    role_kind: &'a str,
+    role: &'a str,
+    subject: &'a Subject,
+}
+
+impl Grant<'_> {
+    fn reason(&self, namespace: &str) -> String {
+        if self.binding_ns.is_empty() {
+            format!(
+                "RBAC: allowed by ClusterRoleBinding {:?} of ClusterRole {:?} to {}",
+                self.binding,
+                self.role,
+                describe_subject(self.subject, "")
+            )
+        } else {
+            format!(
+                "RBAC: allowed by RoleBinding \"{}/{namespace}\" of {} {:?} to {}",
+                self.binding,
+                self.role_kind,
+                self.role,
+                describe_subject(self.subject, namespace)
+            )
+        }
+    }
+}
+
+/// RBAC's walk (upstream `VisitRulesFor`): each rule of each role bound to `user`, through the
+/// ClusterRoleBindings, then the RoleBindings of `namespace` when there is one, until `f`
+/// returns true. Returns the roles that bindings name and that do not exist.
+fn visit(
+    p: &Policy,
+    user: &UserInfo,
+    namespace: &str,
+    mut f: impl FnMut(&PolicyRule, &Grant) -> bool,
+) -> Vec<String> {
+    let mut errors: Vec<String> = Vec::new();
+    let cluster_rules = |name: &str, errors: &mut Vec<String>| -> Vec<PolicyRule> {
+        match p
+            .cluster_roles
+            .iter()
+            .find(|r| r.metadata.name.as_deref() == Some(name))
+        {
+            Some(r) => r.rules.clone().unwrap_or_default(),
+            None => {
+                errors.push(format!(
+                    "clusterrole.rbac.authorization.k8s.io {name:?} not found"
+                ));
+                vec![]
+            }
+        }
+    };
+    for b in &p.cluster_role_bindings {
+        let Some(subject) = b
+            .subjects
+            .iter()
+            .flatten()
+            .find(|s| subject_matches(s, user, ""))
+        else {
+            continue;
+        };
+        let grant = Grant {
+            binding: b.metadata.name.as_deref().unwrap_or_default(),
+            binding_ns: "",
+            role_kind: "ClusterRole",
+            role: &b.role_ref.name,
+            subject,
+        };
+        for rule in cluster_rules(&b.role_ref.name, &mut errors) {
+            if f(&rule, &grant) {
+                return errors;
+            }
+        }
+    }
+    if namespace.is_empty() {
+        return errors;
+    }
+    for b in p
+        .role_bindings
+        .iter()
+        .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
+    {
+        let Some(subject) = b
+            .subjects
+            .iter()
+            .flatten()
+            .find(|s| subject_matches(s, user, namespace))
+        else {
+            continue;
+        };
+        let rules = if b.role_ref.kind == "ClusterRole" {
+            cluster_rules(&b.role_ref.name, &mut errors)
+        } else {
+            match p.roles.iter().find(|r| {
+                r.metadata.name.as_deref() == Some(b.role_ref.name.as_str())
+                    && r.metadata.namespace.as_deref() == Some(namespace)
+            }) {
+                Some(r) => r.rules.clone().unwrap_or_default(),
+                None => {
+                    errors.push(format!(
+                        "role.rbac.authorization.k8s.io {:?} not found",
+                        b.role_ref.name
+                    ));
+                    vec![]
+                }
+            }
+        };
+        let grant = Grant {
+            binding: b.metadata.name.as_deref().unwrap_or_default(),
+            binding_ns: namespace,
+            role_kind: &b.role_ref.kind,
+            role: &b.role_ref.name,
+            subject,
+        };
+        for rule in rules {
+            if f(&rule, &grant) {
+                return errors;
+            }
+        }
+    }
+    errors
 }
 
 /// The 403 text for a denied request (`User "jane" cannot create resource "pods" ...`).

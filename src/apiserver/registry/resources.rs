@@ -582,6 +582,19 @@ pub static RESOURCES: &[ResourceDef] = &[
         &[],
         &[],
     ),
+    r(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "selfsubjectrulesreview",
+        "SelfSubjectRulesReview",
+        false,
+        &[],
+        CREATE_ONLY,
+        "",
+        &[],
+        &[],
+    ),
 ];
 
 impl ResourceDef {

@@ -48,6 +48,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &rbac::binding::RoleBinding,
     &authn::SelfSubjectReview,
     &authn::SelfSubjectAccessReview,
+    &authn::SelfSubjectRulesReview,
     &authn::TokenReview,
     &authn::TokenRequest,
 ];

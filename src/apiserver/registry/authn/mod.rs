@@ -5,6 +5,7 @@ use crate::apiserver::registry::strategy::{Strategy, kind_type};
 
 pub(crate) struct SelfSubjectReview;
 pub(crate) struct SelfSubjectAccessReview;
+pub(crate) struct SelfSubjectRulesReview;
 pub(crate) struct TokenReview;
 pub(crate) struct TokenRequest;
 
@@ -47,4 +48,14 @@ impl Strategy for SelfSubjectAccessReview {
         "SelfSubjectAccessReview"
     }
     kind_type!(k8s_openapi::api::authorization::v1::SelfSubjectAccessReview);
+}
+
+impl Strategy for SelfSubjectRulesReview {
+    fn group(&self) -> &'static str {
+        "authorization.k8s.io"
+    }
+    fn kind(&self) -> &'static str {
+        "SelfSubjectRulesReview"
+    }
+    kind_type!(k8s_openapi::api::authorization::v1::SelfSubjectRulesReview);
 }
