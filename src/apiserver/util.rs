@@ -101,6 +101,16 @@ pub fn age(ts: Option<&str>) -> String {
     }
 }
 
+/// Sets `next`'s metadata.generation to `current`'s plus one (1 when it has none): a spec
+/// change, however it is written (update, scale, ephemeral containers).
+pub(crate) fn next_generation(next: &mut serde_json::Value, current: &serde_json::Value) {
+    let generation = current
+        .pointer("/metadata/generation")
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(1);
+    next["metadata"]["generation"] = serde_json::json!(generation + 1);
+}
+
 /// Puts condition `c` in `list`, replacing the one of its type and keeping that one's
 /// lastTransitionTime while the status stays (how every controller and kubelet writes them).
 pub(crate) fn set_condition(list: &mut Vec<serde_json::Value>, mut c: serde_json::Value) {

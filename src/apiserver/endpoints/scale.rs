@@ -11,6 +11,7 @@ use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::storage::store::StoreError;
+use crate::apiserver::util;
 
 const GROUP: &str = "autoscaling";
 
@@ -131,11 +132,7 @@ pub(crate) fn with_replicas(o: &Value, n: i64) -> Value {
     let mut next = o.clone();
     if next.pointer("/spec/replicas") != Some(&json!(n)) {
         next["spec"]["replicas"] = json!(n);
-        let generation = o
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        next["metadata"]["generation"] = json!(generation + 1);
+        util::next_generation(&mut next, o);
     }
     next
 }

@@ -13,6 +13,7 @@ use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::RequestTrace;
+use crate::apiserver::util;
 
 /// The kind's PrepareForCreate, defaults, admission and validation; generation 1 for kinds
 /// whose spec changes are counted.
@@ -97,11 +98,7 @@ pub fn merge_update(def: &ResourceDef, sub: &str, current: &Value, incoming: &Va
     }
     let bumps = strategies::of(def.group, def.kind).is_some_and(|k| k.bumps_generation());
     if bumps && current.get("spec") != next.get("spec") {
-        let generation = current
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        next["metadata"]["generation"] = json!(generation + 1);
+        util::next_generation(&mut next, current);
     }
     omit_empty_meta_maps(&mut next);
     next

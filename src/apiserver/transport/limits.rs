@@ -127,11 +127,13 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
 /// `--node-monitor-grace-period`: a duration of at least 1s (the kubelets renew their Leases a
 /// fifth of it apart, and a zero period would take every node away at once).
 pub(crate) fn parse_node_monitor_grace_period(text: &str) -> Result<Duration, String> {
+    at_least_a_second(text, "the grace period")
+}
+
+fn at_least_a_second(text: &str, what: &str) -> Result<Duration, String> {
     let d = parse_duration(text)?;
     if d < Duration::from_secs(1) {
-        return Err(format!(
-            "{text:?} is too short: the grace period is at least 1s"
-        ));
+        return Err(format!("{text:?} is too short: {what} is at least 1s"));
     }
     Ok(d)
 }
@@ -139,13 +141,7 @@ pub(crate) fn parse_node_monitor_grace_period(text: &str) -> Result<Duration, St
 /// `--horizontal-pod-autoscaler-sync-period`: at least 1s (kube-controller-manager refuses
 /// nothing here, but a zero period would reconcile every HPA on every wake-up of its loop).
 pub(crate) fn parse_sync_period(text: &str) -> Result<Duration, String> {
-    let d = parse_duration(text)?;
-    if d < Duration::from_secs(1) {
-        return Err(format!(
-            "{text:?} is too short: the sync period is at least 1s"
-        ));
-    }
-    Ok(d)
+    at_least_a_second(text, "the sync period")
 }
 
 #[cfg(test)]

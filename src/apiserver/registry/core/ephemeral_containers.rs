@@ -14,6 +14,7 @@ use crate::apiserver::registry::defaults::default_pull_policy;
 use crate::apiserver::registry::validation::validate_container;
 use crate::apiserver::registry::validation_update::diff;
 use crate::apiserver::request::status::Cause;
+use crate::apiserver::util;
 
 /// The subresource's name in the URL, discovery and managedFields.
 pub(crate) const SUBRESOURCE: &str = "ephemeralcontainers";
@@ -65,11 +66,7 @@ pub(crate) fn merge(current: &Value, incoming: &Value) -> Value {
         next["spec"]["ephemeralContainers"] = list.clone();
     }
     if !(empty(&list) && empty(&old)) && list != old {
-        let generation = current
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        next["metadata"]["generation"] = json!(generation + 1);
+        util::next_generation(&mut next, current);
     }
     next
 }
