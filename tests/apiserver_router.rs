@@ -379,6 +379,66 @@ async fn rbac_for_jane() {
         r.body["status"]["userInfo"]["groups"],
         json!(["developers", "system:authenticated"])
     );
+    // can-i --list through a SelfSubjectRulesReview: the Role her group is bound to in
+    // default, and a binding whose role is missing named in evaluationError.
+    let rb = br#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"ghost"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"nope"},"subjects":[{"kind":"User","name":"jane"}]}"#;
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        JSON,
+        rb,
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let rules = |ns: &str| {
+        format!(
+            r#"{{"kind":"SelfSubjectRulesReview","apiVersion":"authorization.k8s.io/v1","spec":{{"namespace":"{ns}"}}}}"#
+        )
+    };
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        JSON,
+        rules("default").as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let status = &r.body["status"];
+    assert!(
+        status["resourceRules"]
+            .as_array()
+            .is_some_and(|rs| rs.iter().any(|rule| {
+                rule["apiGroups"] == json!([""])
+                    && rule["resources"] == json!(["pods"])
+                    && rule["verbs"]
+                        .as_array()
+                        .is_some_and(|v| v.contains(&json!("create")))
+            })),
+        "{status}"
+    );
+    assert_eq!(
+        status["evaluationError"],
+        json!("role.rbac.authorization.k8s.io \"nope\" not found"),
+        "{status}"
+    );
+    assert_eq!(status["incomplete"], json!(false));
+    let r = call(
+        &api,
+        Some("jane-token"),
+        Method::POST,
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        JSON,
+        rules("").as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        (r.code, r.body["message"].clone()),
+        (400, json!("no namespace on request"))
+    );
 }
 
 fn ld(num: u8, data: &[u8]) -> Vec<u8> {
