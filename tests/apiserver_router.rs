@@ -392,20 +392,24 @@ async fn rbac_for_jane() {
     )
     .await;
     assert_eq!(r.code, 201, "{}", r.body);
-    let rules = |ns: &str| {
-        format!(
+    let rules_review = |ns: &str| {
+        let body = format!(
             r#"{{"kind":"SelfSubjectRulesReview","apiVersion":"authorization.k8s.io/v1","spec":{{"namespace":"{ns}"}}}}"#
-        )
+        );
+        let api = api.clone();
+        async move {
+            call(
+                &api,
+                Some("jane-token"),
+                Method::POST,
+                "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                JSON,
+                body.as_bytes(),
+            )
+            .await
+        }
     };
-    let r = call(
-        &api,
-        Some("jane-token"),
-        Method::POST,
-        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
-        JSON,
-        rules("default").as_bytes(),
-    )
-    .await;
+    let r = rules_review("default").await;
     assert_eq!(r.code, 201, "{}", r.body);
     let status = &r.body["status"];
     assert!(
@@ -426,15 +430,7 @@ async fn rbac_for_jane() {
         "{status}"
     );
     assert_eq!(status["incomplete"], json!(false));
-    let r = call(
-        &api,
-        Some("jane-token"),
-        Method::POST,
-        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
-        JSON,
-        rules("").as_bytes(),
-    )
-    .await;
+    let r = rules_review("").await;
     assert_eq!(
         (r.code, r.body["message"].clone()),
         (400, json!("no namespace on request"))
