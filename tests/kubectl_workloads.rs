@@ -1,7 +1,8 @@
 //! Every kubectl on the machine against `kexplore serve` runs the workload demo a workshop
 //! starts with: a Deployment's pods Running and spread over the workers, `scale`, `set image`
-//! with `rollout status`, `rollout history` and `rollout undo`, `get all`, and invalid specs
-//! refused with upstream's causes.
+//! with `rollout status`, `rollout history` and `rollout undo`, `get all`, invalid specs
+//! refused with upstream's causes, the other workload kinds (ReplicationControllers too) and
+//! `cluster-info dump`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -388,6 +389,92 @@ fn daemonset_and_statefulset(label: &str, bin: &Path) {
         revisions.contains("daemonset.apps/agent") && revisions.contains("statefulset.apps/db"),
         "{label}: {revisions}"
     );
+    replication_controller(label, &k, srv.dir.path());
+}
+
+const REPLICATION_CONTROLLER: &str = "apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy}
+spec:
+  replicas: 2
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: l, image: nginx}]}
+";
+
+/// A ReplicationController, which `kubectl cluster-info dump` lists beside the apps/v1 kinds:
+/// its selector and labels defaulted from the template, its pods made and counted by the
+/// replication manager, scaled through its scale subresource, and deleted with it.
+fn replication_controller(label: &str, k: &Kubectl, dir: &Path) {
+    let file = dir.join("rc.yaml");
+    std::fs::write(&file, REPLICATION_CONTROLLER).expect("write manifest");
+    k.ok(&["apply", "-f", &file.to_string_lossy()]);
+    let rc = wait_for(Duration::from_secs(30), || {
+        let rc = json(k, &["get", "rc", "legacy", "-o", "json"]);
+        (rc["status"]["readyReplicas"] == 2).then_some(rc)
+    });
+    let rc = rc.unwrap_or_else(|| panic!("{label}: {}", k.ok(&["get", "rc,pods", "-o", "wide"])));
+    assert_eq!(
+        rc["spec"]["selector"],
+        serde_json::json!({"app": "legacy"}),
+        "{label}"
+    );
+    assert_eq!(
+        rc["metadata"]["labels"],
+        serde_json::json!({"app": "legacy"}),
+        "{label}"
+    );
+    let pods = items(k, "app=legacy");
+    assert_eq!(running(&pods), 2, "{label}: {pods:?}");
+    for p in &pods {
+        let owner = &p["metadata"]["ownerReferences"][0];
+        assert_eq!(
+            (
+                &owner["apiVersion"],
+                &owner["kind"],
+                &owner["name"],
+                &owner["controller"]
+            ),
+            (
+                &"v1".into(),
+                &"ReplicationController".into(),
+                &"legacy".into(),
+                &true.into()
+            ),
+            "{label}: {p}"
+        );
+    }
+    let table = k.ok(&["get", "rc", "legacy", "-o", "wide"]);
+    assert!(
+        table.starts_with(
+            "NAME     DESIRED   CURRENT   READY   AGE   CONTAINERS   IMAGES   SELECTOR"
+        ) && table.contains("legacy   2         2         2")
+            && table.contains("l            nginx    app=legacy"),
+        "{label}: {table}"
+    );
+    let events = k.ok(&["describe", "rc", "legacy"]);
+    assert!(
+        events.contains("SuccessfulCreate  ")
+            && events.contains("replication-controller  Created pod: legacy-"),
+        "{label}: {events}"
+    );
+    k.ok(&["scale", "rc", "legacy", "--replicas=1"]);
+    let one = wait_for(Duration::from_secs(30), || {
+        (items(k, "app=legacy").len() == 1).then_some(())
+    });
+    assert!(one.is_some(), "{label}: {:?}", items(k, "app=legacy"));
+    let dump = k.ok(&["cluster-info", "dump", "--namespaces", "default"]);
+    for list in ["ReplicationControllerList", "ReplicaSetList", "PodList"] {
+        assert!(
+            dump.contains(&format!("\"kind\": \"{list}\"")),
+            "{label}: cluster-info dump without {list}"
+        );
+    }
+    k.ok(&["delete", "rc", "legacy"]);
+    let gone = wait_for(Duration::from_secs(30), || {
+        items(k, "app=legacy").is_empty().then_some(())
+    });
+    assert!(gone.is_some(), "{label}: {:?}", items(k, "app=legacy"));
 }
 
 /// A template admission refuses: the ReplicaSet controller records FailedCreate and goes on;

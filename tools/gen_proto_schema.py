@@ -45,6 +45,7 @@ ROOTS = [
     ("v1", "LimitRange", "api::core::v1", "LimitRange"),
     ("v1", "ResourceQuota", "api::core::v1", "ResourceQuota"),
     ("v1", "PersistentVolumeClaim", "api::core::v1", "PersistentVolumeClaim"),
+    ("v1", "ReplicationController", "api::core::v1", "ReplicationController"),
     ("discovery.k8s.io/v1", "EndpointSlice", "api::discovery::v1", "EndpointSlice"),
     ("apps/v1", "Deployment", "api::apps::v1", "Deployment"),
     ("apps/v1", "ReplicaSet", "api::apps::v1", "ReplicaSet"),

@@ -34,6 +34,7 @@ pub(crate) fn root(api_version: &str, kind: &str) -> Option<&'static Msg> {
         ("v1", "LimitRange") => &CORE_V1_LIMIT_RANGE,
         ("v1", "ResourceQuota") => &CORE_V1_RESOURCE_QUOTA,
         ("v1", "PersistentVolumeClaim") => &CORE_V1_PERSISTENT_VOLUME_CLAIM,
+        ("v1", "ReplicationController") => &CORE_V1_REPLICATION_CONTROLLER,
         ("discovery.k8s.io/v1", "EndpointSlice") => &DISCOVERY_V1_ENDPOINT_SLICE,
         ("apps/v1", "Deployment") => &APPS_V1_DEPLOYMENT,
         ("apps/v1", "ReplicaSet") => &APPS_V1_REPLICA_SET,
@@ -2349,6 +2350,60 @@ static CORE_V1_PERSISTENT_VOLUME_CLAIM: Msg = Msg {
     ],
 };
 
+static CORE_V1_POD_TEMPLATE_SPEC: Msg = Msg {
+    name: "PodTemplateSpec",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&CORE_V1_POD_SPEC)),
+    ],
+};
+
+static CORE_V1_REPLICATION_CONTROLLER_SPEC: Msg = Msg {
+    name: "ReplicationControllerSpec",
+    fields: &[
+        (1, "replicas", Ty::Int),
+        (2, "selector", Ty::Map(&Ty::Str)),
+        (3, "template", Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC)),
+        (4, "minReadySeconds", Ty::Int),
+    ],
+};
+
+static CORE_V1_REPLICATION_CONTROLLER_CONDITION: Msg = Msg {
+    name: "ReplicationControllerCondition",
+    fields: &[
+        (1, "type", Ty::Str),
+        (2, "status", Ty::Str),
+        (3, "lastTransitionTime", Ty::Time),
+        (4, "reason", Ty::Str),
+        (5, "message", Ty::Str),
+    ],
+};
+
+static CORE_V1_REPLICATION_CONTROLLER_STATUS: Msg = Msg {
+    name: "ReplicationControllerStatus",
+    fields: &[
+        (1, "replicas", Ty::Int),
+        (2, "fullyLabeledReplicas", Ty::Int),
+        (3, "observedGeneration", Ty::Int),
+        (4, "readyReplicas", Ty::Int),
+        (5, "availableReplicas", Ty::Int),
+        (
+            6,
+            "conditions",
+            Ty::Msgs(&CORE_V1_REPLICATION_CONTROLLER_CONDITION),
+        ),
+    ],
+};
+
+static CORE_V1_REPLICATION_CONTROLLER: Msg = Msg {
+    name: "ReplicationController",
+    fields: &[
+        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
+        (2, "spec", Ty::Msg(&CORE_V1_REPLICATION_CONTROLLER_SPEC)),
+        (3, "status", Ty::Msg(&CORE_V1_REPLICATION_CONTROLLER_STATUS)),
+    ],
+};
+
 static DISCOVERY_V1_ENDPOINT_CONDITIONS: Msg = Msg {
     name: "EndpointConditions",
     fields: &[
@@ -2407,14 +2462,6 @@ static DISCOVERY_V1_ENDPOINT_SLICE: Msg = Msg {
         (2, "endpoints", Ty::Msgs(&DISCOVERY_V1_ENDPOINT)),
         (3, "ports", Ty::Msgs(&DISCOVERY_V1_ENDPOINT_PORT)),
         (4, "addressType", Ty::Str),
-    ],
-};
-
-static CORE_V1_POD_TEMPLATE_SPEC: Msg = Msg {
-    name: "PodTemplateSpec",
-    fields: &[
-        (1, "metadata", Ty::Msg(&META_V1_OBJECT_META)),
-        (2, "spec", Ty::Msg(&CORE_V1_POD_SPEC)),
     ],
 };
 

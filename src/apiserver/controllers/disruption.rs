@@ -63,9 +63,10 @@ impl Controller for Disruption {
     }
 }
 
-/// The scale of the controllers behind `pods` (upstream `getExpectedScale`): a ReplicaSet's
-/// Deployment's replicas, else the ReplicaSet's, a StatefulSet's; pods without a controller
-/// are not counted. Any other controller has no scale: the error upstream reports.
+/// The scale of the controllers behind `pods` (upstream `getExpectedScale`): a
+/// ReplicationController's replicas, a ReplicaSet's Deployment's, else the ReplicaSet's, a
+/// StatefulSet's; pods without a controller are not counted. Any other controller has no
+/// scale: the error upstream reports.
 fn expected_scale(api: &Api, ns: &str, pods: &[&Value]) -> Result<i64, String> {
     let mut seen = HashSet::new();
     let mut total = 0;
@@ -90,6 +91,8 @@ fn expected_scale(api: &Api, ns: &str, pods: &[&Value]) -> Result<i64, String> {
                 }
                 .unwrap_or((uid.clone(), int_at(&rs, "/spec/replicas")))
             }),
+            "ReplicationController" => get("", "replicationcontrollers", owner)
+                .map(|rc| (uid.clone(), int_at(&rc, "/spec/replicas"))),
             "StatefulSet" => get("apps", "statefulsets", owner)
                 .map(|st| (uid.clone(), int_at(&st, "/spec/replicas"))),
             _ => None,

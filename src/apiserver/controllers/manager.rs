@@ -37,7 +37,8 @@ pub(crate) async fn run(
         };
     }
     control!(deployment::Deployments);
-    control!(replicaset::ReplicaSets);
+    control!(replicaset::ReplicaSetController::replica_sets());
+    control!(replicaset::ReplicaSetController::replication_manager());
     control!(daemonset::DaemonSets);
     control!(statefulset::StatefulSets);
     control!(job::Jobs);

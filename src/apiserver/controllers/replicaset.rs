@@ -1,7 +1,9 @@
 //! The ReplicaSet controller (upstream `pkg/controller/replicaset`): keeps `spec.replicas` active
 //! pods owned by each ReplicaSet — adopting orphans its selector picks, releasing pods it no
 //! longer picks, creating from the template, deleting the surplus in upstream's rank order —
-//! and reports the counts in status.
+//! and reports the counts in status. Upstream runs the same controller over
+//! ReplicationControllers as the ReplicationManager (`pkg/controller/replication`); so does
+//! this one.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -12,45 +14,84 @@ use crate::apiserver::controllers::workload::{
     self, Controller, claim, ns_name, pod_active, pod_available, pod_from_template, pod_ready, s,
 };
 use crate::apiserver::registry::apps::workload::int_at;
+use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util::At;
 
-const COMPONENT: &str = "replicaset-controller";
-
 /// Upstream's `BurstReplicas`: at most this many creations or deletions per sync.
 const BURST: usize = 500;
 
-pub(crate) struct ReplicaSets;
+/// The kind one loop keeps, and the component its events name.
+struct Kept {
+    group: &'static str,
+    plural: &'static str,
+    /// The kind's store prefix, then the pods'.
+    prefixes: &'static [&'static str],
+    component: &'static str,
+}
 
-impl Controller for ReplicaSets {
+const REPLICA_SETS: Kept = Kept {
+    group: "apps",
+    plural: "replicasets",
+    prefixes: &["/registry/replicasets/", "/registry/pods/"],
+    component: "replicaset-controller",
+};
+
+const REPLICATION_CONTROLLERS: Kept = Kept {
+    group: "",
+    plural: "replicationcontrollers",
+    prefixes: &["/registry/controllers/", "/registry/pods/"],
+    component: "replication-controller",
+};
+
+pub(crate) struct ReplicaSetController {
+    kept: &'static Kept,
+    def: &'static ResourceDef,
+}
+
+impl ReplicaSetController {
+    fn new(kept: &'static Kept) -> Self {
+        let def = workload::def(kept.group, kept.plural);
+        Self { kept, def }
+    }
+    pub(crate) fn replica_sets() -> Self {
+        Self::new(&REPLICA_SETS)
+    }
+    /// Upstream's ReplicationManager.
+    pub(crate) fn replication_manager() -> Self {
+        Self::new(&REPLICATION_CONTROLLERS)
+    }
+}
+
+impl Controller for ReplicaSetController {
     fn prefixes(&self) -> &'static [&'static str] {
-        &["/registry/replicasets/", "/registry/pods/"]
+        self.kept.prefixes
     }
 
     fn dirty(&mut self, api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
-        if ev.key.starts_with("/registry/replicasets/") {
+        if ev.key.starts_with(self.kept.prefixes[0]) {
             out.extend(ns_name(&ev.key));
             return;
         }
-        // A pod: its controller, or — an orphan — every ReplicaSet of its namespace that may
-        // adopt it.
+        // A pod: its controller, or — an orphan — every object of the kind in its namespace
+        // that may adopt it.
         let mut any_owner = false;
         for (ns, kind, name) in workload::controllers_of(ev) {
-            if kind == "ReplicaSet" {
+            if kind == self.def.kind {
                 any_owner = true;
                 out.insert((ns, name));
             }
         }
         if !any_owner && let Some((ns, _)) = ns_name(&ev.key) {
-            for rs in client::list(api, workload::def("apps", "replicasets"), &ns) {
+            for rs in client::list(api, self.def, &ns) {
                 out.insert((ns.clone(), s(&rs, "/metadata/name").to_string()));
             }
         }
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
-        client::list(api, workload::def("apps", "replicasets"), "")
+        client::list(api, self.def, "")
             .iter()
             .map(|rs| {
                 (
@@ -62,7 +103,7 @@ impl Controller for ReplicaSets {
     }
 
     fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {
-        sync(api, ns, name)
+        sync(api, self.def, self.kept.component, ns, name)
     }
 }
 
@@ -114,8 +155,7 @@ fn deletion_order(pods: &mut [std::sync::Arc<Value>]) {
 }
 
 /// False when a pod could not be created or deleted.
-fn sync(api: &Api, ns: &str, name: &str) -> bool {
-    let rs_def = workload::def("apps", "replicasets");
+fn sync(api: &Api, rs_def: &ResourceDef, component: &str, ns: &str, name: &str) -> bool {
     let pod_def = workload::def("", "pods");
     let Some(rs) = api.store.get(&rs_def.key_for(ns, name)) else {
         return true; // deleted: its pods are the garbage collector's
@@ -133,12 +173,12 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
                 match client::create(api, pod_def, pod) {
                     Ok(p) => {
                         let msg = format!("Created pod: {}", s(&p, "/metadata/name"));
-                        workload::event(api, COMPONENT, &rs, "Normal", "SuccessfulCreate", &msg);
+                        workload::event(api, component, &rs, "Normal", "SuccessfulCreate", &msg);
                         active.push(p);
                     }
                     Err(e) => {
                         let msg = format!("Error creating: {}", e.message);
-                        workload::event(api, COMPONENT, &rs, "Warning", "FailedCreate", &msg);
+                        workload::event(api, component, &rs, "Warning", "FailedCreate", &msg);
                         ok = false;
                         break; // upstream stops the batch at the first error
                     }
@@ -152,11 +192,11 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
                 match client::delete(api, pod_def, ns, pod_name) {
                     Ok(()) => {
                         let msg = format!("Deleted pod: {pod_name}");
-                        workload::event(api, COMPONENT, &rs, "Normal", "SuccessfulDelete", &msg);
+                        workload::event(api, component, &rs, "Normal", "SuccessfulDelete", &msg);
                     }
                     Err(e) => {
                         let msg = format!("Error deleting: {}", e.message);
-                        workload::event(api, COMPONENT, &rs, "Warning", "FailedDelete", &msg);
+                        workload::event(api, component, &rs, "Warning", "FailedDelete", &msg);
                         ok = false;
                     }
                 }

@@ -19,6 +19,7 @@ use crate::apiserver::controllers::placement::{
 use crate::apiserver::controllers::preemption;
 use crate::apiserver::controllers::scheduler_cache::{SchedulerCache, decode, decode_items};
 use crate::apiserver::endpoints::pods;
+use crate::apiserver::registry::apps::workload::label_selector;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
@@ -96,10 +97,12 @@ struct Record<'a> {
     trace: Option<&'a crate::scheduler::trace::PodTrace>,
 }
 
-/// The ReplicaSets' and StatefulSets' selectors, as kube-scheduler's informers see them.
+/// The ReplicationControllers', ReplicaSets' and StatefulSets' selectors, as kube-scheduler's
+/// informers see them.
 fn controllers(api: &Api) -> Controllers {
     let mut out = Controllers::new();
     for (kind, prefix) in [
+        ("ReplicationController", "/registry/controllers/"),
         ("ReplicaSet", "/registry/replicasets/"),
         ("StatefulSet", "/registry/statefulsets/"),
     ] {
@@ -110,9 +113,8 @@ fn controllers(api: &Api) -> Controllers {
                     .unwrap_or_default()
                     .to_string()
             };
-            if let Some(Ok(sel)) = o
-                .at("/spec/selector")
-                .map(|v| serde_json::from_value(v.clone()))
+            if let Some(Ok(sel)) =
+                label_selector(&o).map(|v| serde_json::from_value(v.into_owned()))
             {
                 out.push((
                     (

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::events::{self, Reporter};
-use crate::apiserver::registry::apps::workload::selector_matches;
+use crate::apiserver::registry::apps::workload::{label_selector, selector_matches};
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
@@ -161,11 +161,11 @@ pub(crate) fn claim(
     candidates: Vec<Arc<Value>>,
 ) -> Vec<Arc<Value>> {
     let uid = s(owner, "/metadata/uid");
-    let sel = owner.at("/spec/selector");
+    let sel = label_selector(owner);
     let ns = s(owner, "/metadata/namespace");
     let mut out = Vec::new();
     for c in candidates {
-        let matches = selector_matches(sel, c.at("/metadata/labels"));
+        let matches = selector_matches(sel.as_deref(), c.at("/metadata/labels"));
         let name = s(&c, "/metadata/name");
         match controller_uid(&c) {
             Some(u) if u == uid && matches => out.push(c),

@@ -1,4 +1,4 @@
-//! The `scale` subresource of deployments, replicasets and statefulsets (upstream
+//! The `scale` subresource of deployments, replicasets, statefulsets and replicationcontrollers (upstream
 //! `pkg/registry/apps/<kind>/storage` ScaleREST): an autoscaling/v1 Scale read from the
 //! object's replicas and selector; PUT or PATCH of it writes `spec.replicas` back.
 
@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::endpoints::patch;
 use crate::apiserver::endpoints::reply::store_err;
-use crate::apiserver::registry::apps::workload::format_selector;
+use crate::apiserver::registry::apps::workload::{format_selector, label_selector};
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -36,7 +36,7 @@ pub(crate) fn scale_of(o: &Value) -> Value {
         "spec": {"replicas": o.pointer("/spec/replicas").cloned().unwrap_or(json!(0))},
         "status": {
             "replicas": o.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
-            "selector": format_selector(o.pointer("/spec/selector")).replace("<none>", ""),
+            "selector": format_selector(label_selector(o).as_deref()).replace("<none>", ""),
         },
     })
 }

@@ -26,6 +26,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &core::persistentvolumeclaim::PersistentVolumeClaim,
     &core::limitrange::LimitRange,
     &core::resourcequota::ResourceQuota,
+    &core::replicationcontroller::ReplicationController,
     &discovery_k8s_io::endpointslice::EndpointSlice,
     &apps::deployment::Deployment,
     &apps::replicaset::ReplicaSet,

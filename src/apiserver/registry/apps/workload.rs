@@ -2,6 +2,7 @@
 //! `pkg/apis/apps/v1/defaults.go`): the pod template's defaults, the selector and template
 //! checks with upstream's causes, label selectors as Go prints and matches them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -102,6 +103,20 @@ fn invalid_raw(field: &str, rendered: &str, detail: &str) -> Cause {
         message: format!("Invalid value: {rendered}: {detail}"),
         field: field.to_string(),
     }
+}
+
+/// The pods an object picks, as a `metav1.LabelSelector`. The core/v1 kinds (a
+/// ReplicationController, a Service) hold a plain map (`labels.SelectorFromSet`); the kinds of
+/// the named groups (apps, batch, policy) a LabelSelector already.
+pub(crate) fn label_selector(o: &Value) -> Option<Cow<'_, Value>> {
+    let sel = o.at("/spec/selector").filter(|s| !s.is_null())?;
+    Some(
+        if o.get("apiVersion").and_then(Value::as_str) == Some("v1") {
+            Cow::Owned(json!({ "matchLabels": sel }))
+        } else {
+            Cow::Borrowed(sel)
+        },
+    )
 }
 
 /// Whether a `metav1.LabelSelector` matches `labels` (upstream `LabelSelectorAsSelector`):
@@ -264,6 +279,13 @@ pub(crate) fn validate_selector_and_template(
             }
         }
     }
+    validate_template(o, sel, "ReplicaSet", out);
+}
+
+/// The template checks of `validate_selector_and_template`: present, labelled as `sel` picks
+/// (unless `sel` is empty), a valid pod that restarts `Always`, no activeDeadlineSeconds (its
+/// cause names `kind`, as upstream's `ValidatePodTemplateSpecFor<kind>` does).
+pub(crate) fn validate_template(o: &Value, sel: Option<&Value>, kind: &str, out: &mut Vec<Cause>) {
     let Some(template) = o.at("/spec/template").filter(|t| t.is_object()) else {
         out.push(Cause::required("spec.template", ""));
         return;
@@ -316,7 +338,7 @@ pub(crate) fn validate_selector_and_template(
     if template.at("/spec/activeDeadlineSeconds").is_some() {
         out.push(Cause::forbidden(
             "spec.template.spec.activeDeadlineSeconds",
-            "activeDeadlineSeconds in ReplicaSet is not Supported",
+            &format!("activeDeadlineSeconds in {kind} is not Supported"),
         ));
     }
 }

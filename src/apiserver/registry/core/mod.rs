@@ -10,6 +10,7 @@ pub(crate) mod namespace;
 pub(crate) mod node;
 pub(crate) mod persistentvolumeclaim;
 pub(crate) mod pod;
+pub(crate) mod replicationcontroller;
 pub(crate) mod resourcequota;
 pub(crate) mod secret;
 pub(crate) mod service;
