@@ -189,6 +189,42 @@ fn journey_for(label: &str, bin: &Path) {
     );
     let all = k.ok(&["auth", "can-i", "--list"]);
     assert!(row(&all, "*.*", "[*]"), "{label}: {all}");
+    // `view` is an aggregated role: a ClusterRole labelled to feed it adds to what jane may do
+    // (the label added after the create), and takes it back when deleted.
+    let jane_may = |want: &str| {
+        wait_for(Duration::from_secs(10), || {
+            let out = k.run(&[
+                "--context",
+                "jane",
+                "auth",
+                "can-i",
+                "list",
+                "leases.coordination.k8s.io",
+            ]);
+            (out.stdout.trim() == want).then_some(())
+        })
+        .is_some()
+    };
+    assert!(jane_may("no"), "{label}");
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "lease-reader",
+        "--verb=get,list",
+        "--resource=leases.coordination.k8s.io",
+    ]);
+    k.ok(&[
+        "label",
+        "clusterrole",
+        "lease-reader",
+        "rbac.authorization.k8s.io/aggregate-to-view=true",
+    ]);
+    assert!(
+        jane_may("yes"),
+        "{label}: view did not aggregate lease-reader"
+    );
+    k.ok(&["delete", "clusterrole", "lease-reader"]);
+    assert!(jane_may("no"), "{label}: view kept lease-reader's rule");
 
     let deleted = k.ok(&["delete", "pod", "app"]);
     assert_eq!(deleted.trim(), "pod \"app\" deleted", "{label}");

@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::{bootstrap_roles, root_ca_cert_publisher};
+use crate::apiserver::controllers::{
+    bootstrap_roles, clusterrole_aggregation, root_ca_cert_publisher,
+};
 use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
@@ -85,11 +87,29 @@ fn rbac_labels() -> Value {
 }
 
 fn cluster_role(store: &dyn Storage, name: &str, rules: Value) {
+    cluster_role_with(store, name, json!({}), None, rules);
+}
+
+/// A ClusterRole with labels beside the bootstrap policy's, and an aggregationRule.
+fn cluster_role_with(
+    store: &dyn Storage,
+    name: &str,
+    labels: Value,
+    aggregation_rule: Option<Value>,
+    rules: Value,
+) {
     if let Some(d) = def(resources::RBAC, "clusterroles") {
         let mut m = meta(name, None);
         m["labels"] = rbac_labels();
+        for (k, v) in labels.as_object().into_iter().flatten() {
+            m["labels"][k] = v.clone();
+        }
         m["annotations"] = json!({"rbac.authorization.kubernetes.io/autoupdate": "true"});
-        put(store, d, json!({"metadata": m, "rules": rules}));
+        let mut role = json!({"metadata": m, "rules": rules});
+        if let Some(a) = aggregation_rule {
+            role["aggregationRule"] = a;
+        }
+        put(store, d, role);
     }
 }
 
@@ -142,8 +162,18 @@ pub fn system(api: &Api) {
         json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, {"verbs": ["*"], "nonResourceURLs": ["*"]}]),
     );
     cluster_role_binding(store, "cluster-admin", "cluster-admin", &["system:masters"]);
-    for (name, rules) in bootstrap_roles::user_facing() {
-        cluster_role(store, name, Value::Array(rules));
+    // view, edit and admin: what feeds each, then each with the rules the aggregation
+    // controller would give it, so that they hold them before it first runs.
+    for u in &bootstrap_roles::USER_FACING {
+        let (name, labels, rules) = u.source();
+        cluster_role_with(store, &name, labels, None, Value::Array(rules));
+    }
+    for u in &bootstrap_roles::USER_FACING {
+        let (labels, rule) = u.role();
+        let unbuilt = json!({"metadata": {"name": u.name}, "aggregationRule": rule});
+        let roles = store.list("/registry/clusterroles/").0;
+        let rules = clusterrole_aggregation::aggregated_rules(&unbuilt, &roles).unwrap_or_default();
+        cluster_role_with(store, u.name, labels, Some(rule), Value::Array(rules));
     }
     cluster_role(
         store,

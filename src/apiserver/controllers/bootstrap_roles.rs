@@ -1,9 +1,9 @@
 //! The user-facing ClusterRoles of kube-apiserver's bootstrap policy (upstream
 //! `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`): `view`, `edit` and `admin`, the
-//! roles a workshop binds (`kubectl create rolebinding … --clusterrole=view`). Upstream builds
-//! them by aggregation from the `system:aggregate-to-*` roles; here each holds the union of
-//! those rules for the kinds this server serves, written once at bootstrap (no aggregation
-//! controller runs: a role labelled `aggregate-to-view` later is not folded in).
+//! roles a workshop binds (`kubectl create rolebinding … --clusterrole=view`). As upstream, each
+//! is built by aggregation (`clusterrole_aggregation.rs`): its own rules live in
+//! `system:aggregate-to-<name>`, labelled to feed it, and `view` feeds `edit`, which feeds
+//! `admin`. The rules are upstream's, for the kinds this server serves.
 
 use serde_json::{Value, json};
 
@@ -183,10 +183,56 @@ fn admin() -> Vec<Value> {
     ]
 }
 
-/// Each role and its rules, as the aggregation leaves them: admin ⊃ edit ⊃ view.
-pub(crate) fn user_facing() -> [(&'static str, Vec<Value>); 3] {
-    let view = view();
-    let edit: Vec<Value> = edit().into_iter().chain(view.iter().cloned()).collect();
-    let admin: Vec<Value> = admin().into_iter().chain(edit.iter().cloned()).collect();
-    [("admin", admin), ("edit", edit), ("view", view)]
+/// The label that feeds a ClusterRole's rules to the user-facing role `name`.
+pub(crate) fn aggregate_to(name: &str) -> String {
+    format!("rbac.authorization.k8s.io/aggregate-to-{name}")
+}
+
+/// One user-facing role: its name, its own rules (held by `system:aggregate-to-<name>`), and
+/// the role it feeds in turn.
+pub(crate) struct UserFacing {
+    pub(crate) name: &'static str,
+    pub(crate) rules: fn() -> Vec<Value>,
+    pub(crate) feeds: Option<&'static str>,
+}
+
+/// In the order they are built: each feeds the next.
+pub(crate) const USER_FACING: [UserFacing; 3] = [
+    UserFacing {
+        name: "view",
+        rules: view,
+        feeds: Some("edit"),
+    },
+    UserFacing {
+        name: "edit",
+        rules: edit,
+        feeds: Some("admin"),
+    },
+    UserFacing {
+        name: "admin",
+        rules: admin,
+        feeds: None,
+    },
+];
+
+impl UserFacing {
+    /// `system:aggregate-to-<name>`: its labels and rules.
+    pub(crate) fn source(&self) -> (String, Value, Vec<Value>) {
+        (
+            format!("system:aggregate-to-{}", self.name),
+            json!({ aggregate_to(self.name): "true" }),
+            (self.rules)(),
+        )
+    }
+    /// The role itself, without rules: the label of the role it feeds, and the
+    /// aggregationRule that picks what feeds it.
+    pub(crate) fn role(&self) -> (Value, Value) {
+        let labels = match self.feeds {
+            Some(next) => json!({ aggregate_to(next): "true" }),
+            None => json!({}),
+        };
+        let rule =
+            json!({"clusterRoleSelectors": [{"matchLabels": { aggregate_to(self.name): "true" }}]});
+        (labels, rule)
+    }
 }

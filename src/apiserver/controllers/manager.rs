@@ -9,7 +9,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::apiserver::controllers::{certificates, cronjob, disruption, job};
+use crate::apiserver::controllers::{
+    certificates, clusterrole_aggregation, cronjob, disruption, job,
+};
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
 use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{
@@ -52,6 +54,7 @@ pub(crate) async fn run(
     control!(namespace::Namespaces);
     control!(serviceaccount::ServiceAccounts);
     control!(root_ca_cert_publisher::RootCaCertPublisher);
+    control!(clusterrole_aggregation::ClusterRoleAggregation);
     loops.spawn(on_own_thread(garbage_collector::run(
         api.clone(),
         stop.clone(),

@@ -5,6 +5,7 @@ pub mod bootstrap;
 pub(crate) mod bootstrap_roles;
 pub(crate) mod certificates;
 pub(crate) mod client;
+pub(crate) mod clusterrole_aggregation;
 pub(crate) mod cronjob;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
