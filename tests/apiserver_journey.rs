@@ -130,6 +130,43 @@ fn journey_through_a_kubeconfig_and_a_refused_create() {
     );
 }
 
+/// A pod that fits no node: the journey ends on the scheduler's verdict (PodScheduled False,
+/// Unschedulable) instead of waiting out `--timeout` for a bind that cannot come.
+#[test]
+fn an_unschedulable_pod_ends_its_journey_on_the_verdict() {
+    let srv = ServeProcess::start(&[]);
+    let mut pod: Value = serde_json::from_str(SEED_POD).expect("seed pod");
+    pod["metadata"]["name"] = "huge".into();
+    pod["spec"]["containers"][0]["resources"] = serde_json::json!({"requests": {"cpu": "100"}});
+    let file = srv.dir.path().join("huge.json");
+    std::fs::write(&file, pod.to_string()).expect("write");
+    let kc = srv.kubeconfig();
+    let started = std::time::Instant::now();
+    let (code, j) = journey(&[
+        "--kubeconfig",
+        kc.to_str().unwrap_or_default(),
+        "-f",
+        file.to_str().unwrap_or_default(),
+        "--for-real",
+        "--timeout",
+        "600",
+    ]);
+    // Well within the 600 s it would otherwise wait (generous: a loaded CI machine).
+    assert!(started.elapsed().as_secs() < 300, "{j}");
+    let stages = check_shape(&j);
+    assert_eq!(stages[8].1, "failed", "filter: {j}");
+    assert_eq!(stages[10].1, "skipped", "binding: {j}");
+    let binding = &j["stages"][10]["detail"];
+    assert_eq!(binding["condition"]["reason"], "Unschedulable", "{j}");
+    assert!(
+        binding["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("the scheduler found no node")),
+        "{j}"
+    );
+    assert_ne!(code, 0, "{j}");
+}
+
 #[test]
 fn journey_rejects_bad_input_with_exit_2() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -426,7 +426,13 @@ pub fn build(c: &Collected) -> Journey {
             Stage::Binding,
             Status::Skipped,
             Source::Observed,
-            json!({"note": "not bound"}),
+            match unschedulable_condition(c.final_pod.as_ref()) {
+                Some(cond) => json!({
+                    "note": "not bound: the scheduler found no node for it; it stays Pending until the cluster changes",
+                    "condition": cond,
+                }),
+                None => json!({"note": "not bound"}),
+            },
         ),
     });
     let kubelet = loops
@@ -587,6 +593,16 @@ fn dry_run_tail(c: &Collected, stages: &mut Vec<StageReport>) {
         Source::Inferred,
         json!({"explanation": format!("{DRY_RUN}, so no kubelet starts it")}),
     ));
+}
+
+/// The pod's PodScheduled condition when the scheduler's verdict is Unschedulable.
+pub(crate) fn unschedulable_condition(pod: Option<&Value>) -> Option<&Value> {
+    pod?.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|k| {
+            k["type"] == "PodScheduled" && k["status"] == "False" && k["reason"] == "Unschedulable"
+        })
 }
 
 #[cfg(test)]

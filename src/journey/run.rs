@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::build::Collected;
+use super::build::{Collected, unschedulable_condition};
 use crate::apiserver::admission::changes::field_changes;
 use crate::client::HandshakeReport;
 use crate::client::cluster::status_message;
@@ -299,7 +299,9 @@ pub(super) async fn follow(
             last = fingerprint;
             report(c, false);
         }
-        if matches!(phase.as_str(), "Running" | "Failed" | "Succeeded") || Instant::now() > deadline
+        if matches!(phase.as_str(), "Running" | "Failed" | "Succeeded")
+            || verdict_unschedulable(c)
+            || Instant::now() > deadline
         {
             break;
         }
@@ -333,6 +335,22 @@ pub(super) async fn follow(
             .and_then(|v| v["items"].as_array().cloned())
             .unwrap_or_default();
     }
+}
+
+/// Whether the scheduler has said the pod fits no node and is waiting for nothing: PodScheduled
+/// False with reason Unschedulable (written after its FailedScheduling event), no node
+/// nominated by preemption (whose victims' exit would let it in), and, from a server that
+/// traces, its record of the cycle. Nothing then changes until the cluster does.
+fn verdict_unschedulable(c: &Collected) -> bool {
+    let Some(pod) = c.final_pod.as_ref() else {
+        return false;
+    };
+    let unschedulable = unschedulable_condition(Some(pod)).is_some();
+    let nominated = pod
+        .pointer("/status/nominatedNodeName")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    unschedulable && !nominated && (c.server_trace.is_none() || scheduling_reported(c))
 }
 
 /// The seed of the simulation's tie-break (kube-scheduler draws at random among tied nodes).

@@ -274,6 +274,8 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
             "the simulation would bind it to {}",
             s(d, "/simulated_node")
         )),
+        // Not bound: the note says so (and why, when the scheduler said).
+        Stage::Binding if s(d, "/node").is_empty() => {}
         Stage::Binding => out.push(format!("node {} {}", s(d, "/node"), s(d, "/event"))),
         Stage::Kubelet => {
             for k in d["steps"].as_array().cloned().unwrap_or_default() {
