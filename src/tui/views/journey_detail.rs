@@ -439,8 +439,23 @@ fn stage_lines(
                 width,
                 theme,
             ));
+            // The pod's name as the scheduler's own event gives it ("Successfully assigned
+            // default/app to node-3"): a workload's pods are not the manifest's.
+            let event = text(d, "event");
+            let name = event
+                .strip_prefix("Successfully assigned ")
+                .and_then(|r| r.split_once(" to "))
+                .and_then(|(pod, _)| pod.split_once('/'))
+                .map(|(_, name)| name.to_string());
             out.push(note(
-                "POST pods/app/binding: the scheduler writes spec.nodeName, nothing more",
+                match name {
+                    Some(n) => format!(
+                        "POST pods/{n}/binding: the scheduler writes spec.nodeName, nothing more"
+                    ),
+                    None => "the scheduler POSTs the pod's binding: it writes spec.nodeName, \
+                             nothing more"
+                        .to_string(),
+                },
                 theme,
             ));
         }
@@ -691,5 +706,48 @@ mod tests {
         let label = inferred_label(&skipped).unwrap_or_default();
         assert!(label.contains("did not take place"), "{label}");
         assert!(!label.contains("must have happened"), "{label}");
+    }
+
+    fn words(lines: &[Line<'_>]) -> String {
+        lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_binding_names_the_pod_that_was_bound() {
+        let state = AppState::new(
+            crate::tui::session::Source::NotFound {
+                looked: String::new(),
+            },
+            None,
+            0,
+        );
+        let theme = Theme::default();
+        let bound = stage(
+            Stage::Binding,
+            Source::Reported,
+            json!({"node": "node-2", "event": "Successfully assigned shop/web-7f9d-x2x4q to node-2"}),
+        );
+        let text = words(&stage_lines(&state, &bound, 200, &theme));
+        assert!(text.contains("POST pods/web-7f9d-x2x4q/binding"), "{text}");
+        assert!(!text.contains("pods/app/"), "{text}");
+        // Not bound: the journey's reason, and nothing about a binding that was not made.
+        let mut unbound = stage(
+            Stage::Binding,
+            Source::Observed,
+            json!({"note": "not bound: the scheduler found no node for it; it stays Pending until the cluster changes"}),
+        );
+        unbound.status = Status::Skipped;
+        let text = words(&stage_lines(&state, &unbound, 200, &theme));
+        assert!(text.contains("the scheduler found no node"), "{text}");
+        assert!(!text.contains("binding"), "{text}");
     }
 }
