@@ -184,7 +184,7 @@ fn admin() -> Vec<Value> {
 }
 
 /// The label that feeds a ClusterRole's rules to the user-facing role `name`.
-pub(crate) fn aggregate_to(name: &str) -> String {
+fn aggregate_to(name: &str) -> String {
     format!("rbac.authorization.k8s.io/aggregate-to-{name}")
 }
 
@@ -192,8 +192,8 @@ pub(crate) fn aggregate_to(name: &str) -> String {
 /// the role it feeds in turn.
 pub(crate) struct UserFacing {
     pub(crate) name: &'static str,
-    pub(crate) rules: fn() -> Vec<Value>,
-    pub(crate) feeds: Option<&'static str>,
+    rules: fn() -> Vec<Value>,
+    feeds: Option<&'static str>,
 }
 
 /// In the order they are built: each feeds the next.

@@ -1,6 +1,6 @@
-//! The `scale` subresource of deployments, replicasets, statefulsets and replicationcontrollers (upstream
-//! `pkg/registry/apps/<kind>/storage` ScaleREST): an autoscaling/v1 Scale read from the
-//! object's replicas and selector; PUT or PATCH of it writes `spec.replicas` back.
+//! The `scale` subresource of deployments, replicasets, statefulsets and replicationcontrollers
+//! (upstream `pkg/registry/<group>/<kind>/storage` ScaleREST): an autoscaling/v1 Scale read from
+//! the object's replicas and selector; PUT or PATCH of it writes `spec.replicas` back.
 
 use serde_json::{Value, json};
 
