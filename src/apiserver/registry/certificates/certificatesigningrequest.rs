@@ -70,16 +70,6 @@ fn validate(o: &Value) -> Vec<Cause> {
             }
         }
     }
-    let signer = str_at(o, "/spec/signerName");
-    if signer.is_empty() {
-        out.push(Cause::required("spec.signerName", ""));
-    } else if !signer_name_ok(signer) {
-        out.push(Cause::invalid(
-            "spec.signerName",
-            &json!(signer),
-            "must be a fully qualified domain and path of the form 'example.com/signer-name'",
-        ));
-    }
     let usages = o
         .pointer("/spec/usages")
         .and_then(Value::as_array)
@@ -97,6 +87,28 @@ fn validate(o: &Value) -> Vec<Cause> {
                 &KEY_USAGES,
             ));
         }
+    }
+    for (i, u) in usages.iter().enumerate() {
+        if usages[..i].contains(u) {
+            out.push(Cause::duplicate(&format!("spec.usages[{i}]"), u));
+        }
+    }
+    // After the usages, as upstream checks them; the legacy signer only through v1beta1.
+    let signer = str_at(o, "/spec/signerName");
+    if signer == "kubernetes.io/legacy-unknown" {
+        out.push(Cause::invalid(
+            "spec.signerName",
+            &json!(signer),
+            "the legacy signerName is not allowed via this API version",
+        ));
+    } else if signer.is_empty() {
+        out.push(Cause::required("spec.signerName", ""));
+    } else if !signer_name_ok(signer) {
+        out.push(Cause::invalid(
+            "spec.signerName",
+            &json!(signer),
+            "must be a fully qualified domain and path of the form 'example.com/signer-name'",
+        ));
     }
     if let Some(e) = o
         .pointer("/spec/expirationSeconds")
@@ -394,6 +406,21 @@ mod tests {
         assert!(
             got.iter().any(|g| g == "spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 600 seconds (10 minutes)"),
             "{got:?}"
+        );
+    }
+
+    #[test]
+    fn usages_then_the_signer_as_upstream_and_no_legacy_signer_in_v1() {
+        let o = json!({"spec": {"signerName": "kubernetes.io/legacy-unknown",
+            "usages": ["client auth", "client auth"]}});
+        let got: Vec<String> = validate(&o).iter().map(Cause::rendered).collect();
+        assert_eq!(
+            got,
+            [
+                "spec.request: Required value",
+                "spec.usages[1]: Duplicate value: \"client auth\"",
+                "spec.signerName: Invalid value: \"kubernetes.io/legacy-unknown\": the legacy signerName is not allowed via this API version",
+            ]
         );
     }
 
