@@ -4,7 +4,8 @@
 //! back in `status.certificate` — verified by openssl against the CA — and alice herself
 //! through kubectl: `auth whoami` says who Kubernetes thinks she is. Also a denial, a request
 //! the signer may not honour (a server usage), one for system:masters refused at admission, an
-//! approval by a user without `approve` on the signer refused, and a request that is not a CSR.
+//! approval by a user without `approve` on the signer refused, a request that is not a CSR,
+//! and a kubelet's serving certificate with its subjectAltNames.
 
 use std::path::Path;
 use std::time::Duration;
@@ -16,10 +17,19 @@ use apiserver_support::kubectl::{Kubectl, with_kubectl};
 use apiserver_support::{ServeProcess, openssl_in, wait_for};
 
 fn csr_manifest(name: &str, request_pem: &[u8], usages: &str) -> String {
+    csr_manifest_for(
+        "kubernetes.io/kube-apiserver-client",
+        name,
+        request_pem,
+        usages,
+    )
+}
+
+fn csr_manifest_for(signer: &str, name: &str, request_pem: &[u8], usages: &str) -> String {
     use base64::Engine;
     let request = base64::engine::general_purpose::STANDARD.encode(request_pem);
     format!(
-        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: {name}}}\nspec:\n  request: {request}\n  signerName: kubernetes.io/kube-apiserver-client\n  expirationSeconds: 86400\n  usages: [{usages}]\n"
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: {name}}}\nspec:\n  request: {request}\n  signerName: {signer}\n  expirationSeconds: 86400\n  usages: [{usages}]\n"
     )
 }
 
@@ -37,23 +47,94 @@ fn condition_column(k: &Kubectl, name: &str) -> String {
 }
 
 fn request(dir: &Path, name: &str, subject: &str) -> Vec<u8> {
+    request_with(dir, name, subject, &[])
+}
+
+/// `openssl req` for a new key, with `extra` arguments (`-addext subjectAltName=…`).
+fn request_with(dir: &Path, name: &str, subject: &str, extra: &[&str]) -> Vec<u8> {
+    let (key, out) = (format!("{name}.key"), format!("{name}.csr"));
+    let mut args = vec![
+        "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-subj", subject, "-out",
+        &out,
+    ];
+    args.extend_from_slice(extra);
+    openssl_in(dir, &args);
+    std::fs::read(dir.join(out)).expect("the CSR openssl wrote")
+}
+
+/// A kubelet's serving certificate, as TLS bootstrapping asks for it: `O=system:nodes`,
+/// `CN=system:node:<node>`, the node's name and address as subjectAltNames; signed once
+/// approved, for a server, with those names (what metrics-server's "doesn't contain any IP
+/// SANs" is about). Without a subjectAltName the signer refuses it, in upstream's words.
+fn a_kubelet_serving_certificate(k: &Kubectl, srv: &ServeProcess) {
+    let label = &k.label;
+    let dir = srv.dir.path();
+    let signer = "kubernetes.io/kubelet-serving";
+    let usages = "digital signature, key encipherment, server auth";
+    let subject = "/O=system:nodes/CN=system:node:node-1";
+    let san = ["-addext", "subjectAltName=DNS:node-1,IP:10.0.0.11"];
+    for (name, pem) in [
+        (
+            "node-1-serving",
+            request_with(dir, "node-1-serving", subject, &san),
+        ),
+        ("node-1-no-san", request(dir, "node-1-no-san", subject)),
+    ] {
+        let file = dir.join(format!("{name}.yaml"));
+        std::fs::write(&file, csr_manifest_for(signer, name, &pem, usages)).expect("write");
+        k.ok(&["create", "-f", file.to_str().unwrap_or_default()]);
+        k.ok(&["certificate", "approve", name]);
+    }
+    let done = wait_for(Duration::from_secs(20), || {
+        let issued = condition_column(k, "node-1-serving") == "Approved,Issued";
+        let failed = condition_column(k, "node-1-no-san") == "Approved,Failed";
+        (issued && failed).then_some(())
+    });
+    assert!(done.is_some(), "{label}: {}", k.ok(&["get", "csr"]));
+    let refused = csr(k, "node-1-no-san");
+    assert_eq!(
+        refused["status"]["conditions"][1]["message"], "DNS or IP subjectAltName is required",
+        "{label}: {refused}"
+    );
+    use base64::Engine;
+    let c = csr(k, "node-1-serving");
+    let cert = base64::engine::general_purpose::STANDARD
+        .decode(c["status"]["certificate"].as_str().unwrap_or_default())
+        .expect("base64 certificate");
+    std::fs::write(dir.join("node-1-serving.crt"), &cert).expect("write");
+    let ca = srv.pki("ca.crt");
     openssl_in(
         dir,
         &[
-            "req",
-            "-new",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-subj",
-            subject,
-            "-out",
-            &format!("{name}.csr"),
+            "verify",
+            "-purpose",
+            "sslserver",
+            "-CAfile",
+            ca.to_str().unwrap_or_default(),
+            "node-1-serving.crt",
         ],
     );
-    std::fs::read(dir.join(format!("{name}.csr"))).expect("the CSR openssl wrote")
+    let out = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args([
+            "x509",
+            "-in",
+            "node-1-serving.crt",
+            "-noout",
+            "-subject",
+            "-ext",
+            "subjectAltName,extendedKeyUsage",
+        ])
+        .output()
+        .expect("openssl x509");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "O = system:nodes, CN = system:node:node-1",
+        "DNS:node-1, IP Address:10.0.0.11",
+        "TLS Web Server Authentication",
+    ] {
+        assert!(text.contains(want), "{label}: {want:?} not in {text}");
+    }
 }
 
 fn a_new_user_through_a_signed_request(k: &Kubectl, srv: &ServeProcess) {
@@ -298,6 +379,7 @@ fn run_version(label: &str) {
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         a_new_user_through_a_signed_request(&k, &srv);
         denied_refused_and_failed(&k, &srv);
+        a_kubelet_serving_certificate(&k, &srv);
     });
 }
 

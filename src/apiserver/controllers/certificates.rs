@@ -1,19 +1,23 @@
 //! The CSR signing controller (upstream `pkg/controller/certificates/signer`): an approved
-//! CertificateSigningRequest for `kubernetes.io/kube-apiserver-client` or
-//! `kubernetes.io/kube-apiserver-client-kubelet` is signed with the cluster CA — the subject the
-//! request names (CN = user, O = groups, as the API server reads them back), the usages it asks
-//! for, valid from five minutes ago for its expirationSeconds (counted from now when that is
-//! under 8 hours) or a year
+//! CertificateSigningRequest for `kubernetes.io/kube-apiserver-client`,
+//! `kubernetes.io/kube-apiserver-client-kubelet` or `kubernetes.io/kubelet-serving` is signed
+//! with the cluster CA — the subject the request names (CN = user, O = groups, as the API server
+//! reads them back), its DNS and IP subjectAltNames, the usages it asks for, valid from five
+//! minutes ago for its expirationSeconds (counted from now when that is under 8 hours) or a year
 //! (`--cluster-signing-duration`), never past the CA — and the certificate written to
-//! `status.certificate`. A request the signer may not honour gets the Failed condition with
-//! upstream's reason. Other signers' requests are left alone, as kube-controller-manager leaves
-//! them (`kubernetes.io/kubelet-serving` too: no real kubelet asks here).
+//! `status.certificate`. A request the signer may not honour (each signer's checks are
+//! upstream's, in upstream's order and words) gets the Failed condition with reason
+//! SignerValidationFailure. Other signers' requests are left alone, as kube-controller-manager
+//! leaves them.
 
 use std::collections::BTreeSet;
+use std::net::IpAddr;
 
 use base64::Engine;
 use rcgen::{ExtendedKeyUsagePurpose, KeyUsagePurpose};
 use serde_json::{Value, json};
+use x509_parser::certification_request::X509CertificationRequest;
+use x509_parser::extensions::{GeneralName, ParsedExtension};
 use x509_parser::prelude::FromDer;
 
 use crate::apiserver::controllers::client;
@@ -29,6 +33,7 @@ use crate::pki::mint::{Attr, CertSpec};
 const PREFIX: &str = "/registry/certificatesigningrequests/";
 const CLIENT: &str = "kubernetes.io/kube-apiserver-client";
 const KUBELET_CLIENT: &str = "kubernetes.io/kube-apiserver-client-kubelet";
+const KUBELET_SERVING: &str = "kubernetes.io/kubelet-serving";
 /// `--cluster-signing-duration`'s default.
 const SIGNING_DURATION: i64 = 365 * 24 * 3600;
 /// How far back a certificate's validity starts, for clocks a little behind (upstream's).
@@ -70,7 +75,7 @@ impl Controller for CsrSigner {
             && !has_condition(&csr, "Denied")
             && !has_condition(&csr, "Failed")
             && s(&csr, "/status/certificate").is_empty();
-        if !pending || !matches!(signer, CLIENT | KUBELET_CLIENT) {
+        if !pending || !matches!(signer, CLIENT | KUBELET_CLIENT | KUBELET_SERVING) {
             return true;
         }
         let Some(ca) = api.cluster_signer.as_ref() else {
@@ -128,6 +133,116 @@ fn check_usages(usages: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
+/// The subjectAltNames a request asks for (its extensionRequest).
+#[derive(Default)]
+struct Sans {
+    dns: Vec<String>,
+    ip: Vec<IpAddr>,
+    email: usize,
+    uri: usize,
+}
+
+impl Sans {
+    fn of(req: &X509CertificationRequest<'_>) -> Sans {
+        let mut out = Sans::default();
+        for ext in req.requested_extensions().into_iter().flatten() {
+            if let ParsedExtension::SubjectAlternativeName(san) = ext {
+                for name in &san.general_names {
+                    match name {
+                        GeneralName::DNSName(d) => out.dns.push(d.to_string()),
+                        GeneralName::IPAddress(b) => match b.len() {
+                            4 => out
+                                .ip
+                                .extend(<[u8; 4]>::try_from(*b).ok().map(IpAddr::from)),
+                            16 => out
+                                .ip
+                                .extend(<[u8; 16]>::try_from(*b).ok().map(IpAddr::from)),
+                            _ => {}
+                        },
+                        GeneralName::RFC822Name(_) => out.email += 1,
+                        GeneralName::URI(_) => out.uri += 1,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether `usages` are exactly one of `sets` (Go's `sets.String.Equal`: order and repeats do
+/// not count).
+fn exactly(usages: &[&str], sets: &[&[&str]]) -> bool {
+    let have: BTreeSet<&str> = usages.iter().copied().collect();
+    sets.iter()
+        .any(|set| have == set.iter().copied().collect::<BTreeSet<&str>>())
+}
+
+/// The signer's own checks of a request (upstream `isKubeAPIServerClient`,
+/// `ValidateKubeletClientCSR`, `ValidateKubeletServingCSR`), the first failing one's words.
+fn validate(
+    signer: &str,
+    subject: &[(Attr, String)],
+    sans: &Sans,
+    usages: &[&str],
+) -> Result<(), String> {
+    if signer == CLIENT {
+        return check_usages(usages);
+    }
+    let orgs: Vec<&str> = subject
+        .iter()
+        .filter(|(a, _)| *a == Attr::O)
+        .map(|(_, v)| v.as_str())
+        .collect();
+    let node_cn = subject
+        .iter()
+        .find(|(a, _)| *a == Attr::CN)
+        .is_some_and(|(_, v)| v.starts_with("system:node:"));
+    let fail = |why: &str| Err(why.to_string());
+    if orgs != ["system:nodes"] {
+        return fail("subject organization is not system:nodes");
+    }
+    if signer == KUBELET_SERVING {
+        if sans.dns.is_empty() && sans.ip.is_empty() {
+            return fail("DNS or IP subjectAltName is required");
+        }
+        if sans.email > 0 {
+            return fail("Email subjectAltNames are not allowed");
+        }
+        if sans.uri > 0 {
+            return fail("URI subjectAltNames are not allowed");
+        }
+        let rsa: &[&str] = &["digital signature", "key encipherment", "server auth"];
+        if !exactly(usages, &[rsa, &["digital signature", "server auth"]]) {
+            return fail("usages did not match [digital signature key encipherment server auth]");
+        }
+        if !node_cn {
+            return fail("subject common name does not begin with system:node:");
+        }
+        return Ok(());
+    }
+    if !sans.dns.is_empty() {
+        return fail("DNS subjectAltNames are not allowed");
+    }
+    if sans.email > 0 {
+        return fail("Email subjectAltNames are not allowed");
+    }
+    if !sans.ip.is_empty() {
+        return fail("IP subjectAltNames are not allowed");
+    }
+    if sans.uri > 0 {
+        return fail("URI subjectAltNames are not allowed");
+    }
+    if !node_cn {
+        return fail("subject common name does not begin with system:node:");
+    }
+    let rsa: &[&str] = &["digital signature", "key encipherment", "client auth"];
+    if !exactly(usages, &[rsa, &["digital signature", "client auth"]]) {
+        return fail("usages did not match [client auth digital signature key encipherment]");
+    }
+    Ok(())
+}
+
 /// A certificate's validity for a lifetime of `ttl` seconds issued at `now`: backdated for
 /// clocks a little behind, the lifetime kept whole when it is short.
 fn validity(now: i64, ttl: i64) -> (i64, i64) {
@@ -144,8 +259,7 @@ fn validity(now: i64, ttl: i64) -> (i64, i64) {
 fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<String, String> {
     let pem = request_pem(csr).ok_or("no request")?;
     let der = parse_request(&pem)?;
-    let (_, req) = x509_parser::certification_request::X509CertificationRequest::from_der(&der)
-        .map_err(|e| e.to_string())?;
+    let (_, req) = X509CertificationRequest::from_der(&der).map_err(|e| e.to_string())?;
     let info = &req.certification_request_info;
     let mut subject = Vec::new();
     for rdn in info.subject.iter() {
@@ -170,24 +284,8 @@ fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<S
         .and_then(Value::as_array)
         .map(|u| u.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    check_usages(&usages)?;
-    if signer == KUBELET_CLIENT {
-        let cn = subject
-            .iter()
-            .find(|(a, _)| *a == Attr::CN)
-            .map(|(_, v)| v.as_str());
-        let orgs: Vec<&str> = subject
-            .iter()
-            .filter(|(a, _)| *a == Attr::O)
-            .map(|(_, v)| v.as_str())
-            .collect();
-        if orgs != ["system:nodes"] {
-            return Err("subject organization is not system:nodes".into());
-        }
-        if !cn.is_some_and(|c| c.starts_with("system:node:")) {
-            return Err("subject common name does not begin with system:node:".into());
-        }
-    }
+    let sans = Sans::of(&req);
+    validate(signer, &subject, &sans, &usages)?;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let ttl = csr
         .pointer("/spec/expirationSeconds")
@@ -198,6 +296,8 @@ fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<S
         .unwrap_or(i64::MAX);
     let (not_before, not_after) = validity(now, ttl);
     let mut spec = CertSpec::client(subject, not_before, not_after.min(ca_end));
+    spec.dns_names = sans.dns;
+    spec.ip_addresses = sans.ip;
     spec.key_usages.clear();
     spec.extended_key_usages.clear();
     for u in &usages {
@@ -223,6 +323,61 @@ mod tests {
         assert_eq!(
             validity(10_000, SIGNING_DURATION),
             (9_700, 9_700 + SIGNING_DURATION)
+        );
+    }
+
+    #[test]
+    fn the_kubelet_signers_check_as_upstream_in_its_order() {
+        let node = vec![
+            (Attr::O, "system:nodes".to_string()),
+            (Attr::CN, "system:node:n1".to_string()),
+        ];
+        let named = Sans {
+            dns: vec!["n1".into()],
+            ..Sans::default()
+        };
+        let serving = ["key encipherment", "server auth", "digital signature"];
+        assert_eq!(validate(KUBELET_SERVING, &node, &named, &serving), Ok(()));
+        // Without key encipherment (an ECDSA key) is the other set upstream takes.
+        let ec = ["digital signature", "server auth"];
+        assert_eq!(validate(KUBELET_SERVING, &node, &named, &ec), Ok(()));
+        let err = |signer, subject: &[(Attr, String)], sans: &Sans, usages: &[&str]| {
+            validate(signer, subject, sans, usages).unwrap_err()
+        };
+        assert_eq!(
+            err(KUBELET_SERVING, &node, &Sans::default(), &serving),
+            "DNS or IP subjectAltName is required"
+        );
+        assert_eq!(
+            err(KUBELET_SERVING, &node, &named, &["server auth"]),
+            "usages did not match [digital signature key encipherment server auth]"
+        );
+        let user = vec![
+            (Attr::O, "system:nodes".to_string()),
+            (Attr::CN, "n1".to_string()),
+        ];
+        assert_eq!(
+            err(KUBELET_SERVING, &user, &named, &serving),
+            "subject common name does not begin with system:node:"
+        );
+        // The organisation is checked first, by both kubelet signers.
+        let devs = vec![(Attr::O, "devs".to_string()), (Attr::CN, "n1".to_string())];
+        assert_eq!(
+            err(KUBELET_SERVING, &devs, &Sans::default(), &[]),
+            "subject organization is not system:nodes"
+        );
+        let client = ["digital signature", "key encipherment", "client auth"];
+        assert_eq!(
+            validate(KUBELET_CLIENT, &node, &Sans::default(), &client),
+            Ok(())
+        );
+        assert_eq!(
+            err(KUBELET_CLIENT, &node, &named, &client),
+            "DNS subjectAltNames are not allowed"
+        );
+        assert_eq!(
+            err(KUBELET_CLIENT, &node, &Sans::default(), &["client auth"]),
+            "usages did not match [client auth digital signature key encipherment]"
         );
     }
 
