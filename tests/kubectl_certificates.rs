@@ -46,6 +46,35 @@ fn condition_column(k: &Kubectl, name: &str) -> String {
         .to_string()
 }
 
+/// The certificate the CSR `name` was issued, written to `<name>.crt`, verified by openssl
+/// against the cluster CA for `purpose`: its subject and the extensions `exts` as openssl prints
+/// them.
+fn verified_certificate(
+    k: &Kubectl,
+    srv: &ServeProcess,
+    name: &str,
+    purpose: &str,
+    exts: &str,
+) -> String {
+    use base64::Engine;
+    let dir = srv.dir.path();
+    let c = csr(k, name);
+    let cert = base64::engine::general_purpose::STANDARD
+        .decode(c["status"]["certificate"].as_str().unwrap_or_default())
+        .expect("base64 certificate");
+    let file = format!("{name}.crt");
+    std::fs::write(dir.join(&file), &cert).expect("write the certificate");
+    let ca = srv.pki("ca.crt");
+    let ca = ca.to_str().unwrap_or_default();
+    openssl_in(dir, &["verify", "-purpose", purpose, "-CAfile", ca, &file]);
+    let out = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args(["x509", "-in", &file, "-noout", "-subject", "-ext", exts])
+        .output()
+        .expect("openssl x509");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn request(dir: &Path, name: &str, subject: &str) -> Vec<u8> {
     request_with(dir, name, subject, &[])
 }
@@ -96,38 +125,13 @@ fn a_kubelet_serving_certificate(k: &Kubectl, srv: &ServeProcess) {
         refused["status"]["conditions"][1]["message"], "DNS or IP subjectAltName is required",
         "{label}: {refused}"
     );
-    use base64::Engine;
-    let c = csr(k, "node-1-serving");
-    let cert = base64::engine::general_purpose::STANDARD
-        .decode(c["status"]["certificate"].as_str().unwrap_or_default())
-        .expect("base64 certificate");
-    std::fs::write(dir.join("node-1-serving.crt"), &cert).expect("write");
-    let ca = srv.pki("ca.crt");
-    openssl_in(
-        dir,
-        &[
-            "verify",
-            "-purpose",
-            "sslserver",
-            "-CAfile",
-            ca.to_str().unwrap_or_default(),
-            "node-1-serving.crt",
-        ],
+    let text = verified_certificate(
+        k,
+        srv,
+        "node-1-serving",
+        "sslserver",
+        "subjectAltName,extendedKeyUsage",
     );
-    let out = std::process::Command::new("openssl")
-        .current_dir(dir)
-        .args([
-            "x509",
-            "-in",
-            "node-1-serving.crt",
-            "-noout",
-            "-subject",
-            "-ext",
-            "subjectAltName,extendedKeyUsage",
-        ])
-        .output()
-        .expect("openssl x509");
-    let text = String::from_utf8_lossy(&out.stdout);
     for want in [
         "O = system:nodes, CN = system:node:node-1",
         "DNS:node-1, IP Address:10.0.0.11",
@@ -192,35 +196,7 @@ fn a_new_user_through_a_signed_request(k: &Kubectl, srv: &ServeProcess) {
     assert_eq!(approved["reason"], "KubectlApprove", "{label}: {c}");
     assert!(approved["lastUpdateTime"].is_string(), "{label}: {c}");
 
-    use base64::Engine;
-    let cert = base64::engine::general_purpose::STANDARD
-        .decode(c["status"]["certificate"].as_str().unwrap_or_default())
-        .expect("base64 certificate");
-    std::fs::write(dir.join("alice.crt"), &cert).expect("write alice.crt");
-    let ca = srv.pki("ca.crt");
-    openssl_in(
-        dir,
-        &[
-            "verify",
-            "-CAfile",
-            ca.to_str().unwrap_or_default(),
-            "alice.crt",
-        ],
-    );
-    let out = std::process::Command::new("openssl")
-        .current_dir(dir)
-        .args([
-            "x509",
-            "-in",
-            "alice.crt",
-            "-noout",
-            "-subject",
-            "-ext",
-            "extendedKeyUsage",
-        ])
-        .output()
-        .expect("openssl x509");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = verified_certificate(k, srv, "alice", "sslclient", "extendedKeyUsage");
     assert!(
         text.contains("CN = alice, O = devs, O = ops"),
         "{label}: {text}"

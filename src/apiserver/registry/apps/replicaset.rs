@@ -5,14 +5,10 @@ use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::deployment::GROUP;
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, containers_column, default_field, default_template, format_selector,
-    images_column, int_at, nonnegative, validate_selector_and_template,
-    validate_selector_unchanged,
+    default_field, default_template, format_selector, nonnegative, replicas_cells,
+    replicas_columns, validate_selector_and_template, validate_selector_unchanged,
 };
-use crate::apiserver::registry::strategy::{
-    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
-    validate_into_trace,
-};
+use crate::apiserver::registry::strategy::{Strategy, kind_type, validate_into_trace};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::RequestTrace;
@@ -45,49 +41,15 @@ impl Strategy for ReplicaSet {
     }
     kind_type!(ReplicaSetType);
     fn columns(&self) -> Vec<Value> {
-        vec![
-            column("Name", "string", 0, NAME_DESCRIPTION),
-            column(
-                "Desired",
-                "integer",
-                0,
-                "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1.",
-            ),
-            column(
-                "Current",
-                "integer",
-                0,
-                "Replicas is the most recently observed number of replicas.",
-            ),
-            column(
-                "Ready",
-                "integer",
-                0,
-                "The number of ready replicas for this replica set.",
-            ),
-            column("Age", "string", 0, AGE_DESCRIPTION),
-            containers_column(),
-            images_column(),
-            column(
-                "Selector",
-                "string",
-                1,
-                "Selector is a label query over pods that should match the replica count.",
-            ),
-        ]
+        replicas_columns(
+            "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1.",
+            "Replicas is the most recently observed number of replicas.",
+            "The number of ready replicas for this replica set.",
+            "Selector is a label query over pods that should match the replica count.",
+        )
     }
     fn cells(&self, o: &Value) -> Vec<Value> {
-        let (containers, images) = containers_and_images(o);
-        vec![
-            json!(str_at(o, "/metadata/name")),
-            json!(int_at(o, "/spec/replicas")),
-            json!(int_at(o, "/status/replicas")),
-            json!(int_at(o, "/status/readyReplicas")),
-            json!(age_of(o)),
-            json!(containers),
-            json!(images),
-            json!(format_selector(o.pointer("/spec/selector"))),
-        ]
+        replicas_cells(o, format_selector(o.pointer("/spec/selector")))
     }
     fn defaults(&self, obj: &mut Value) {
         default(obj);

@@ -9,7 +9,9 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::defaults;
-use crate::apiserver::registry::strategy::column;
+use crate::apiserver::registry::strategy::{
+    AGE_DESCRIPTION, NAME_DESCRIPTION, age_of, column, str_at,
+};
 use crate::apiserver::registry::validation;
 use crate::apiserver::request::status::Cause;
 use crate::apiserver::util::At;
@@ -219,6 +221,41 @@ pub(crate) fn images_column() -> Value {
         1,
         "Images referenced by each container in the template.",
     )
+}
+
+/// The Table of a kind that keeps replicas of a template (ReplicaSet, ReplicationController):
+/// upstream's printers give both these columns, each with its kind's field descriptions.
+pub(crate) fn replicas_columns(
+    desired: &str,
+    current: &str,
+    ready: &str,
+    selector: &str,
+) -> Vec<Value> {
+    vec![
+        column("Name", "string", 0, NAME_DESCRIPTION),
+        column("Desired", "integer", 0, desired),
+        column("Current", "integer", 0, current),
+        column("Ready", "integer", 0, ready),
+        column("Age", "string", 0, AGE_DESCRIPTION),
+        containers_column(),
+        images_column(),
+        column("Selector", "string", 1, selector),
+    ]
+}
+
+/// A row of [`replicas_columns`], the selector printed as the kind prints it.
+pub(crate) fn replicas_cells(o: &Value, selector: String) -> Vec<Value> {
+    let (containers, images) = containers_and_images(o);
+    vec![
+        json!(str_at(o, "/metadata/name")),
+        json!(int_at(o, "/spec/replicas")),
+        json!(int_at(o, "/status/replicas")),
+        json!(int_at(o, "/status/readyReplicas")),
+        json!(age_of(o)),
+        json!(containers),
+        json!(images),
+        json!(selector),
+    ]
 }
 
 /// The template's container names and images, comma-joined (the wide CONTAINERS/IMAGES cells).

@@ -7,13 +7,10 @@ use k8s_openapi::api::core::v1::ReplicationController as ReplicationControllerTy
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::workload::{
-    containers_and_images, containers_column, default_field, default_template, format_labels,
-    images_column, int_at, label_selector, nonnegative, validate_template,
+    default_field, default_template, format_labels, int_at, label_selector, nonnegative,
+    replicas_cells, replicas_columns, validate_template,
 };
-use crate::apiserver::registry::strategy::{
-    AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
-    validate_into_trace,
-};
+use crate::apiserver::registry::strategy::{Strategy, kind_type, validate_into_trace};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::RequestTrace;
@@ -71,49 +68,15 @@ impl Strategy for ReplicationController {
     }
     kind_type!(ReplicationControllerType);
     fn columns(&self) -> Vec<Value> {
-        vec![
-            column("Name", "string", 0, NAME_DESCRIPTION),
-            column(
-                "Desired",
-                "integer",
-                0,
-                "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
-            ),
-            column(
-                "Current",
-                "integer",
-                0,
-                "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
-            ),
-            column(
-                "Ready",
-                "integer",
-                0,
-                "The number of ready replicas for this replication controller.",
-            ),
-            column("Age", "string", 0, AGE_DESCRIPTION),
-            containers_column(),
-            images_column(),
-            column(
-                "Selector",
-                "string",
-                1,
-                "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-            ),
-        ]
+        replicas_columns(
+            "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+            "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+            "The number of ready replicas for this replication controller.",
+            "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        )
     }
     fn cells(&self, o: &Value) -> Vec<Value> {
-        let (containers, images) = containers_and_images(o);
-        vec![
-            json!(str_at(o, "/metadata/name")),
-            json!(int_at(o, "/spec/replicas")),
-            json!(int_at(o, "/status/replicas")),
-            json!(int_at(o, "/status/readyReplicas")),
-            json!(age_of(o)),
-            json!(containers),
-            json!(images),
-            json!(format_labels(o.at("/spec/selector"))),
-        ]
+        replicas_cells(o, format_labels(o.at("/spec/selector")))
     }
     /// `ControllerToSelectableFields`: `status.replicas` beside the metadata.
     fn field(&self, field: &str, o: &Value) -> Option<Option<String>> {
