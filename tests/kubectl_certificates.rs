@@ -76,17 +76,16 @@ fn verified_certificate(
 }
 
 fn request(dir: &Path, name: &str, subject: &str) -> Vec<u8> {
-    request_with(dir, name, subject, &[])
+    request_with(dir, name, subject, &["-newkey", "rsa:2048"])
 }
 
-/// `openssl req` for a new key, with `extra` arguments (`-addext subjectAltName=…`).
-fn request_with(dir: &Path, name: &str, subject: &str, extra: &[&str]) -> Vec<u8> {
+/// `openssl req` for a new key, as `key_and_extra` says (`-newkey …`, `-addext …`).
+fn request_with(dir: &Path, name: &str, subject: &str, key_and_extra: &[&str]) -> Vec<u8> {
     let (key, out) = (format!("{name}.key"), format!("{name}.csr"));
     let mut args = vec![
-        "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-subj", subject, "-out",
-        &out,
+        "req", "-new", "-nodes", "-keyout", &key, "-subj", subject, "-out", &out,
     ];
-    args.extend_from_slice(extra);
+    args.extend_from_slice(key_and_extra);
     openssl_in(dir, &args);
     std::fs::read(dir.join(out)).expect("the CSR openssl wrote")
 }
@@ -99,15 +98,24 @@ fn a_kubelet_serving_certificate(k: &Kubectl, srv: &ServeProcess) {
     let label = &k.label;
     let dir = srv.dir.path();
     let signer = "kubernetes.io/kubelet-serving";
-    let usages = "digital signature, key encipherment, server auth";
+    // A kubelet's key is ECDSA P-256: no key encipherment.
+    let usages = "digital signature, server auth";
     let subject = "/O=system:nodes/CN=system:node:node-1";
-    let san = ["-addext", "subjectAltName=DNS:node-1,IP:10.0.0.11"];
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+    let san = [
+        &ec[..],
+        &["-addext", "subjectAltName=DNS:node-1,IP:10.0.0.11"],
+    ]
+    .concat();
     for (name, pem) in [
         (
             "node-1-serving",
             request_with(dir, "node-1-serving", subject, &san),
         ),
-        ("node-1-no-san", request(dir, "node-1-no-san", subject)),
+        (
+            "node-1-no-san",
+            request_with(dir, "node-1-no-san", subject, &ec),
+        ),
     ] {
         let file = dir.join(format!("{name}.yaml"));
         std::fs::write(&file, csr_manifest_for(signer, name, &pem, usages)).expect("write");
@@ -115,9 +123,18 @@ fn a_kubelet_serving_certificate(k: &Kubectl, srv: &ServeProcess) {
         k.ok(&["certificate", "approve", name]);
     }
     let done = wait_for(Duration::from_secs(20), || {
-        let issued = condition_column(k, "node-1-serving") == "Approved,Issued";
-        let failed = condition_column(k, "node-1-no-san") == "Approved,Failed";
-        (issued && failed).then_some(())
+        let rows = k.ok(&[
+            "get",
+            "csr",
+            "node-1-serving",
+            "node-1-no-san",
+            "--no-headers",
+        ]);
+        let last: Vec<&str> = rows
+            .lines()
+            .filter_map(|l| l.split_whitespace().last())
+            .collect();
+        (last == ["Approved,Issued", "Approved,Failed"]).then_some(())
     });
     assert!(done.is_some(), "{label}: {}", k.ok(&["get", "csr"]));
     let refused = csr(k, "node-1-no-san");
