@@ -14,6 +14,8 @@ use x509_parser::oid_registry::{
 };
 use x509_parser::prelude::{FromDer, X509Certificate};
 
+use crate::pki::cert::ip_addr;
+
 /// Go's verdict on a server chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -139,7 +141,7 @@ fn ip_sans(c: &X509Certificate<'_>) -> Vec<IpAddr> {
     sans(c)
         .into_iter()
         .filter_map(|g| match g {
-            GeneralName::IPAddress(b) => ip_from(b),
+            GeneralName::IPAddress(b) => ip_addr(b),
             _ => None,
         })
         .collect()
@@ -151,14 +153,6 @@ fn sans<'a>(c: &'a X509Certificate<'_>) -> Vec<&'a GeneralName<'a>> {
         .flatten()
         .map(|s| s.value.general_names.iter().collect())
         .unwrap_or_default()
-}
-
-fn ip_from(b: &[u8]) -> Option<IpAddr> {
-    match b.len() {
-        4 => <[u8; 4]>::try_from(b).ok().map(IpAddr::from),
-        16 => <[u8; 16]>::try_from(b).ok().map(IpAddr::from),
-        _ => None,
-    }
 }
 
 /// Go's `net.IP.String`: an IPv4-mapped IPv6 address prints as IPv4.

@@ -426,7 +426,7 @@ pub fn build(c: &Collected) -> Journey {
             Stage::Binding,
             Status::Skipped,
             Source::Observed,
-            match unschedulable_condition(c.final_pod.as_ref()) {
+            match c.final_pod.as_ref().and_then(unschedulable_condition) {
                 Some(cond) => json!({
                     "note": "not bound: the scheduler found no node for it; it stays Pending until the cluster changes",
                     "condition": cond,
@@ -596,8 +596,8 @@ fn dry_run_tail(c: &Collected, stages: &mut Vec<StageReport>) {
 }
 
 /// The pod's PodScheduled condition when the scheduler's verdict is Unschedulable.
-pub(crate) fn unschedulable_condition(pod: Option<&Value>) -> Option<&Value> {
-    pod?.pointer("/status/conditions")?
+pub(crate) fn unschedulable_condition(pod: &Value) -> Option<&Value> {
+    pod.pointer("/status/conditions")?
         .as_array()?
         .iter()
         .find(|k| {

@@ -345,7 +345,7 @@ fn verdict_unschedulable(c: &Collected) -> bool {
     let Some(pod) = c.final_pod.as_ref() else {
         return false;
     };
-    let unschedulable = unschedulable_condition(Some(pod)).is_some();
+    let unschedulable = unschedulable_condition(pod).is_some();
     let nominated = pod
         .pointer("/status/nominatedNodeName")
         .and_then(Value::as_str)

@@ -197,16 +197,17 @@ fn key_usage_names(flags: u16) -> Vec<String> {
         .collect()
 }
 
-fn ip_string(bytes: &[u8]) -> String {
+/// An iPAddress subjectAltName's bytes as an address (4 or 16 of them; None otherwise).
+pub(crate) fn ip_addr(bytes: &[u8]) -> Option<std::net::IpAddr> {
     match bytes.len() {
-        4 => std::net::Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3]).to_string(),
-        16 => {
-            let mut a = [0u8; 16];
-            a.copy_from_slice(bytes);
-            std::net::Ipv6Addr::from(a).to_string()
-        }
-        _ => colon_hex(bytes),
+        4 => <[u8; 4]>::try_from(bytes).ok().map(Into::into),
+        16 => <[u8; 16]>::try_from(bytes).ok().map(Into::into),
+        _ => None,
     }
+}
+
+fn ip_string(bytes: &[u8]) -> String {
+    ip_addr(bytes).map_or_else(|| colon_hex(bytes), |ip| ip.to_string())
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util;
+use crate::pki::cert::ip_addr;
 use crate::pki::mint::{Attr, CertSpec};
 
 const PREFIX: &str = "/registry/certificatesigningrequests/";
@@ -150,15 +151,7 @@ impl Sans {
                 for name in &san.general_names {
                     match name {
                         GeneralName::DNSName(d) => out.dns.push(d.to_string()),
-                        GeneralName::IPAddress(b) => match b.len() {
-                            4 => out
-                                .ip
-                                .extend(<[u8; 4]>::try_from(*b).ok().map(IpAddr::from)),
-                            16 => out
-                                .ip
-                                .extend(<[u8; 16]>::try_from(*b).ok().map(IpAddr::from)),
-                            _ => {}
-                        },
+                        GeneralName::IPAddress(b) => out.ip.extend(ip_addr(b)),
                         GeneralName::RFC822Name(_) => out.email += 1,
                         GeneralName::URI(_) => out.uri += 1,
                         _ => {}
