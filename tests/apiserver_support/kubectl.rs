@@ -77,6 +77,9 @@ pub fn with_kubectl(label: &str, f: impl FnOnce(&str, &Path)) {
         None if super::chosen_kubectls().is_some_and(|c| !c.iter().any(|l| l == label)) => {
             eprintln!("note: kubectl {label} is not in KEXPLORE_TEST_KUBECTLS; skipping")
         }
+        None if label == "kubectl" && super::which("kubectl").is_some() => eprintln!(
+            "note: kubectl on PATH is the Cloud SDK's dispatcher to the kubectl.1.NN tested beside it; skipping"
+        ),
         None => eprintln!("note: kubectl {label} is not installed here; skipping"),
     }
 }

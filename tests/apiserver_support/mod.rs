@@ -227,7 +227,8 @@ pub fn which(tool: &str) -> Option<PathBuf> {
 }
 
 /// Every kubectl on the machine: `kubectl` plus the `kubectl.1.NN` beside the real one; only
-/// those `KEXPLORE_TEST_KUBECTLS` names (`kubectl,1.27,1.33`) when it is set.
+/// those `KEXPLORE_TEST_KUBECTLS` names (`1.27,1.32,1.33`) when it is set. `kubectl` is left
+/// out when it is the Cloud SDK's dispatcher (see [`dispatches_to_versions`]).
 pub fn kubectls() -> Vec<(String, PathBuf)> {
     let mut all = installed_kubectls();
     if let Some(chosen) = chosen_kubectls() {
@@ -248,14 +249,33 @@ fn installed_kubectls() -> Vec<(String, PathBuf)> {
     };
     let real = std::fs::canonicalize(&k).unwrap_or(k.clone());
     let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut out = vec![("kubectl".to_string(), k)];
+    let mut out = vec![("kubectl".to_string(), k.clone())];
     for minor in 27..=40 {
         let p = dir.join(format!("kubectl.1.{minor}"));
         if p.is_file() {
             out.push((format!("1.{minor}"), p));
         }
     }
+    if out.len() > 1 && dispatches_to_versions(&k) {
+        out.remove(0);
+    }
     out
+}
+
+/// The Cloud SDK's `kubectl` (`Client Version: v1.32.4-dispatcher`) is no kubectl of its own:
+/// it asks the server its version and runs the `kubectl.1.NN` beside it that matches, which
+/// the suites already run directly. Against this server (1.33) it ran 1.33 a second time at
+/// twice the CPU, on a CI that is CPU-bound; the tests that run `kubectl` from PATH by name
+/// still go through it.
+fn dispatches_to_versions(kubectl: &Path) -> bool {
+    static DISPATCHER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DISPATCHER.get_or_init(|| {
+        Command::new(kubectl)
+            .args(["version", "--client"])
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("-dispatcher"))
+    })
 }
 
 /// Poll `f` until it returns Some or the time is up: every 100 ms at first, then half as
