@@ -2,8 +2,9 @@
 //! a ClusterIP from the service range and an EndpointSlice (and Endpoints) of its pods' IPs;
 //! NodePorts come from 30000-32767 and are freed on delete; taken or out-of-range addresses and
 //! ports get upstream's 422; ConfigMaps and Secrets of every `create secret` flavour, whose
-//! values never reach the request traces or the audit log; LimitRange and ResourceQuota 403s;
-//! a multi-document manifest applied client-side and server-side.
+//! values never reach the request traces or the audit log; LimitRange, ResourceQuota and
+//! PodSecurity 403s, and PodSecurity's warnings; a multi-document manifest applied client-side
+//! and server-side.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -599,6 +600,107 @@ fn limits_and_quotas(label: &str, bin: &Path) {
     assert!(
         table.starts_with("NAME") && table.contains("STATUS") && table.contains("Pending"),
         "{label}: {table}"
+    );
+    pod_security(label, &k, &srv);
+}
+
+/// PodSecurity, as a workshop drives it: a namespace labelled restricted refuses a bare pod
+/// with upstream's words, lets a compliant one in, warns of a Deployment whose pods it will
+/// refuse (and its controller's FailedCreate says why), warns of the pods already there when
+/// the label tightens, and refuses a label it cannot read.
+fn pod_security(label: &str, k: &Kubectl, srv: &ServeProcess) {
+    const ENFORCE: &str = "pod-security.kubernetes.io/enforce";
+    const BARE: &str = "allowPrivilegeEscalation != false (container \"bad\" must set securityContext.allowPrivilegeEscalation=false), \
+        unrestricted capabilities (container \"bad\" must set securityContext.capabilities.drop=[\"ALL\"]), \
+        runAsNonRoot != true (pod or container \"bad\" must set securityContext.runAsNonRoot=true), \
+        seccompProfile (pod or container \"bad\" must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")";
+    k.ok(&["create", "namespace", "secure"]);
+    let err = refused(k, &["label", "ns", "secure", &format!("{ENFORCE}=bogus")]);
+    assert!(
+        err.contains("Namespace \"secure\" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: \"bogus\": must be one of privileged, baseline, restricted"),
+        "{label}: {err}"
+    );
+    k.ok(&["run", "before", "-n", "secure", "--image=nginx"]);
+    let out = k.ok_out(&["label", "ns", "secure", &format!("{ENFORCE}=restricted")]);
+    assert!(
+        out.stderr.contains("Warning: existing pods in namespace \"secure\" violate the new PodSecurity enforce level \"restricted:latest\"")
+            && out.stderr.contains("Warning: before: allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile"),
+        "{label}: {}",
+        out.stderr
+    );
+    let err = refused(k, &["run", "bad", "-n", "secure", "--image=nginx"]);
+    assert!(
+        err.contains(&format!(
+            "pods \"bad\" is forbidden: violates PodSecurity \"restricted:latest\": {BARE}"
+        )),
+        "{label}: {err}"
+    );
+    let good = write(
+        srv,
+        "good.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: good, namespace: secure}\nspec:\n  securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}\n  containers:\n  - name: c\n    image: nginx\n    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}\n",
+    );
+    let out = k.ok_out(&["apply", "-f", &good]);
+    assert!(!out.stderr.contains("Warning"), "{label}: {}", out.stderr);
+    // A Deployment is never refused: warned at create, its pods refused to its controller.
+    let out = k.ok_out(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "secure",
+        "--image=nginx",
+    ]);
+    assert!(
+        out.stderr.contains("Warning: would violate PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false (container \"nginx\""),
+        "{label}: {}",
+        out.stderr
+    );
+    let event = wait_for(Duration::from_secs(20), || {
+        let out = k.ok(&[
+            "get",
+            "events",
+            "-n",
+            "secure",
+            "--field-selector",
+            "reason=FailedCreate",
+        ]);
+        out.contains("is forbidden: violates PodSecurity \"restricted:latest\"")
+            .then_some(out)
+    });
+    assert!(event.is_some(), "{label}: no FailedCreate event");
+    // Enforce baseline, warn restricted: the bare pod runs, with restricted's warning.
+    k.ok(&[
+        "label",
+        "ns",
+        "secure",
+        "--overwrite",
+        &format!("{ENFORCE}=baseline"),
+        "pod-security.kubernetes.io/warn=restricted",
+    ]);
+    let out = k.ok_out(&["run", "bad", "-n", "secure", "--image=nginx"]);
+    assert!(
+        out.stderr.contains(&format!(
+            "Warning: would violate PodSecurity \"restricted:latest\": {BARE}"
+        )),
+        "{label}: {}",
+        out.stderr
+    );
+    let err = refused(
+        k,
+        &[
+            "run",
+            "host",
+            "-n",
+            "secure",
+            "--image=nginx",
+            "--overrides",
+            r#"{"spec": {"hostNetwork": true}}"#,
+        ],
+    );
+    assert!(
+        err.contains("pods \"host\" is forbidden: violates PodSecurity \"baseline:latest\": host namespaces (hostNetwork=true)"),
+        "{label}: {err}"
     );
 }
 

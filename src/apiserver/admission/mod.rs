@@ -3,5 +3,6 @@
 pub(crate) mod changes;
 pub(crate) mod limit_ranger;
 pub(crate) mod plugins;
+pub(crate) mod pod_security;
 pub(crate) mod resource_quota;
 pub(crate) mod typed_diff;

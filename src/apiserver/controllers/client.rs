@@ -41,7 +41,8 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
     in_process_stages(&mut trace);
     kinds::omit_empty_meta_maps(&mut obj);
     obj["metadata"]["uid"] = json!(util::uuid());
-    kinds::prepare_create(api, def, &mut obj, &mut trace)?;
+    // A controller's create has no client to read warnings.
+    kinds::prepare_create(api, def, &mut obj, &mut trace, &mut Vec::new())?;
     obj["metadata"]["creationTimestamp"] = json!(util::now());
     let mut key = String::new();
     let (name, stored) = create::store_create(

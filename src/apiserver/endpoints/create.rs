@@ -190,7 +190,7 @@ fn prepare(
     };
     // The uid first, as upstream's FillObjectMetaSystemFields: a Job's selector is made of it.
     obj["metadata"]["uid"] = json!(util::uuid());
-    kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace)?;
+    kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace, &mut ctx.warnings)?;
     let now = util::now();
     obj["metadata"]["creationTimestamp"] = json!(now);
     obj["metadata"]["managedFields"] = json!([{

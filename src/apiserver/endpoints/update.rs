@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::apiserver::admission::pod_security;
 use crate::apiserver::codec::decode;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::Stamp;
@@ -77,6 +78,11 @@ pub(crate) fn apply_update(
     {
         k.admit_subresource(ctx.api, &user, sub, &incoming, &cur)?;
     }
+    // PodSecurity reads the namespace's policy before the write: the update runs under the
+    // store's lock.
+    let psa = pod_security::policy_for(&*ctx.api.store, def, sub, &ctx.info.namespace);
+    let is_namespace = def.group.is_empty() && def.plural == "namespaces" && sub.is_empty();
+    let (mut refused, mut before, mut warnings) = (None, None, Vec::new());
     let mut causes = Vec::new();
     let result = ctx.api.store.update(&key, expected, ctx.write, |cur| {
         let mut next = kinds::merge_update(def, sub, cur, &incoming);
@@ -104,6 +110,25 @@ pub(crate) fn apply_update(
         if !causes.is_empty() {
             return Err(StoreError::Rejected("invalid".into()));
         }
+        // PodSecurity (validating admission): a pod update that changes what runs, a
+        // workload's template, a namespace's labels.
+        warnings.clear();
+        let res = match &psa {
+            Some(policy)
+                if def.kind != "Pod" || pod_security::significant_pod_update(&next, cur) =>
+            {
+                pod_security::admit(def, policy, &next, ctx.trace, &mut warnings)
+            }
+            _ if is_namespace => {
+                before = Some(cur.clone());
+                pod_security::validate_namespace(&next, Some(cur))
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = res {
+            refused = Some(e);
+            return Err(StoreError::Rejected("PodSecurity".into()));
+        }
         Ok(next)
     });
     if !causes.is_empty() {
@@ -114,6 +139,10 @@ pub(crate) fn apply_update(
         );
         return Err(ApiError::invalid(def.group, def.kind, &name, causes));
     }
+    if let Some(e) = refused {
+        return Err(e);
+    }
+    ctx.warnings.extend(warnings);
     let stored = result.map_err(|e| {
         ctx.trace.stage(
             Stage::Storage,
@@ -127,6 +156,10 @@ pub(crate) fn apply_update(
         ctx.write,
         json!({"operation": "update", "key": key, "resourceVersion": stored.pointer("/metadata/resourceVersion")}),
     );
+    if let Some(cur) = before {
+        let w = pod_security::namespace_update_warnings(&*ctx.api.store, &stored, &cur);
+        ctx.warnings.extend(w);
+    }
     object_reply(ctx, def, 200, (*stored).clone())
 }
 

@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use crate::apiserver::admission::pod_security;
 use crate::apiserver::admission::resource_quota;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
@@ -16,26 +17,50 @@ use crate::apiserver::request::trace::RequestTrace;
 use crate::apiserver::util;
 
 /// The kind's PrepareForCreate, defaults, admission and validation; generation 1 for kinds
-/// whose spec changes are counted.
+/// whose spec changes are counted. The validating plugins' warnings go to `warnings`.
 pub fn prepare_create(
     api: &Api,
     def: &ResourceDef,
     obj: &mut Value,
     trace: &mut RequestTrace,
+    warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
-    match strategies::of(def.group, def.kind) {
-        Some(k) => {
-            k.prepare_create(api, obj, trace)?;
-            quota(api, def, obj, trace)?;
-            if k.bumps_generation() {
-                obj["metadata"]["generation"] = json!(1);
-            }
-            Ok(())
+    let kind = strategies::of(def.group, def.kind);
+    match kind {
+        Some(k) => k.prepare_create(api, obj, trace)?,
+        None => strategy::validate_into_trace(def.group, def.kind, obj, trace, Vec::new())?,
+    }
+    pod_security(api, def, obj, trace, warnings)?;
+    quota(api, def, obj, trace)?;
+    if kind.is_some_and(|k| k.bumps_generation()) {
+        obj["metadata"]["generation"] = json!(1);
+    }
+    Ok(())
+}
+
+/// PodSecurity, after the object validated: a namespace's labels, a pod or a workload's pod
+/// template against its namespace's policy.
+fn pod_security(
+    api: &Api,
+    def: &ResourceDef,
+    obj: &Value,
+    trace: &mut RequestTrace,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    if def.group.is_empty() && def.plural == "namespaces" {
+        let res = pod_security::validate_namespace(obj, None);
+        if let Err(e) = &res {
+            strategy::record_validating(trace, "PodSecurity", Some(&e.message));
         }
-        None => {
-            strategy::validate_into_trace(def.group, def.kind, obj, trace, Vec::new())?;
-            quota(api, def, obj, trace)
-        }
+        return res;
+    }
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match pod_security::policy_for(&*api.store, def, "", ns) {
+        Some(policy) => pod_security::admit(def, &policy, obj, trace, warnings),
+        None => Ok(()),
     }
 }
 
