@@ -91,7 +91,7 @@ fn service_account(pod: &mut Pod, ns: &str, store: &dyn Storage) -> Result<(), S
         .service_account_name
         .get_or_insert_with(|| "default".into())
         .clone();
-    let Some(sa) = store.get(&format!("/registry/serviceaccounts/{ns}/{sa_name}")) else {
+    let Some(sa) = service_account_named(store, ns, &sa_name) else {
         return Err(format!(
             "error looking up service account {ns}/{sa_name}: serviceaccount \"{sa_name}\" not found"
         ));
@@ -183,6 +183,30 @@ fn service_account(pod: &mut Pod, ns: &str, store: &dyn Storage) -> Result<(), S
         }
     }
     Ok(())
+}
+
+/// The pod's ServiceAccount. `default` is made by its controller just after the namespace,
+/// so, as upstream, it is looked up ten times 100–200 ms apart before the pod is refused: a
+/// pod created right after its namespace is not refused for a race it cannot see.
+fn service_account_named(
+    store: &dyn Storage,
+    ns: &str,
+    name: &str,
+) -> Option<std::sync::Arc<Value>> {
+    let key = format!("/registry/serviceaccounts/{ns}/{name}");
+    let attempts = if name == "default" { 10 } else { 1 };
+    let mut pause = [0u8; 1];
+    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut pause);
+    let pause = std::time::Duration::from_millis(100 + u64::from(pause[0]) * 100 / 256);
+    for i in 0..attempts {
+        if i > 0 {
+            std::thread::sleep(pause);
+        }
+        if let Some(sa) = store.get(&key) {
+            return Some(sa);
+        }
+    }
+    None
 }
 
 fn priority(pod: &mut Pod, store: &dyn Storage) -> Result<(), String> {
@@ -364,7 +388,40 @@ pub fn namespace_lifecycle(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apiserver::storage::store::{Store, Write};
     use serde_json::json;
+
+    #[test]
+    fn a_pod_right_after_its_namespace_waits_for_the_default_service_account() {
+        let store = std::sync::Arc::new(Store::default());
+        let controller = {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let sa = json!({"metadata": {"name": "default", "namespace": "fresh"}});
+                store
+                    .create("/registry/serviceaccounts/fresh/default", sa, Write::Commit)
+                    .expect("create");
+            })
+        };
+        let mut pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "app"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+        }))
+        .expect("pod");
+        assert_eq!(service_account(&mut pod, "fresh", &*store), Ok(()));
+        controller.join().expect("controller");
+        let mut other: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "app"},
+            "spec": {"serviceAccountName": "builder", "containers": [{"name": "c", "image": "nginx"}]}
+        }))
+        .expect("pod");
+        let started = std::time::Instant::now();
+        assert!(service_account(&mut other, "fresh", &*store).is_err());
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(100),
+            "looked up once"
+        );
+    }
 
     #[test]
     fn each_change_keeps_its_values_before_and_after() {
