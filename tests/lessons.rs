@@ -57,6 +57,14 @@ fn every_built_in_lesson_runs_unattended_and_every_answer_is_a_choice() {
                 "{}: the answer shows before its reveal:\n{screen}",
                 path.display()
             );
+            // Nor one that asks whether the pod gets in, admission's verdict.
+            let asks_admission = screen.contains("let it in");
+            assert!(
+                !(asks_admission
+                    && (screen.contains("✓ Admission") || screen.contains("✗ Admission"))),
+                "{}: the answer shows before its reveal:\n{screen}",
+                path.display()
+            );
         }
         let steps = text.matches("answer: ").count();
         assert!(steps > 0, "{}: no reveal\n{text}", path.display());

@@ -82,6 +82,9 @@ pub enum Action {
     Untaint(NodeKey),
     Label(NodeLabel),
     Unlabel(NodeKey),
+    /// Create a namespace with these labels, or set them on it when it exists
+    /// (`namespace: {name: secure, labels: {pod-security.kubernetes.io/enforce: restricted}}`).
+    Namespace(NamespaceLabels),
     /// Talk to the server as this kubeconfig's user from now on: `expired-client`,
     /// `foreign-ca` or `no-client-auth` (minted from the embedded cluster's own CA, so only
     /// the named flaw differs), or `valid` to go back.
@@ -100,6 +103,7 @@ struct ActionSpec {
     untaint: Option<NodeKey>,
     label: Option<NodeLabel>,
     unlabel: Option<NodeKey>,
+    namespace: Option<NamespaceLabels>,
     kubeconfig: Option<Credential>,
 }
 
@@ -115,12 +119,13 @@ impl TryFrom<ActionSpec> for Action {
             a.untaint.map(Action::Untaint),
             a.label.map(Action::Label),
             a.unlabel.map(Action::Unlabel),
+            a.namespace.map(Action::Namespace),
             a.kubeconfig.map(Action::Kubeconfig),
         ];
         let mut set = all.into_iter().flatten();
         match (set.next(), set.next()) {
             (Some(one), None) => Ok(one),
-            (None, _) => Err("an action needs one of create, delete, cordon, uncordon, taint, untaint, label, unlabel, kubeconfig".into()),
+            (None, _) => Err("an action needs one of create, delete, cordon, uncordon, taint, untaint, label, unlabel, namespace, kubeconfig".into()),
             (Some(_), Some(_)) => Err("one action per step".into()),
         }
     }
@@ -138,6 +143,14 @@ pub struct Create {
     /// Override the pod's name.
     #[serde(default)]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceLabels {
+    pub name: String,
+    #[serde(default)]
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -250,6 +263,9 @@ pub enum Reveal {
     Phase,
     /// How many nodes the pods of workload `of` run on, with the pods of each node.
     NodesUsed,
+    /// Whether the API server let the pod in (`admitted`, `refused`): the admission plugin
+    /// or validation that refused it and why, or what the validating plugins said.
+    Admission,
 }
 
 impl Reveal {
@@ -257,7 +273,11 @@ impl Reveal {
     pub fn needs_pod(self) -> bool {
         matches!(
             self,
-            Reveal::Feasible | Reveal::Winner | Reveal::Phase | Reveal::NodesUsed
+            Reveal::Feasible
+                | Reveal::Winner
+                | Reveal::Phase
+                | Reveal::NodesUsed
+                | Reveal::Admission
         )
     }
 }

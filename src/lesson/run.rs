@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use std::collections::BTreeMap;
 
-use super::{Action, Create, Credential, Question, Reveal};
+use super::{Action, Create, Credential, NamespaceLabels, Question, Reveal};
 use crate::client::http::ApiClient;
 use crate::journey::build::{Collected, build};
 use crate::journey::run::{RunOptions, WriteMode};
@@ -209,8 +209,40 @@ impl Session {
                     .await?;
                 Ok(format!("removed the label {} from node {}", k.key, k.node))
             }
+            Action::Namespace(n) => self.namespace(n).await,
             Action::Kubeconfig(c) => self.credential(*c),
         }
+    }
+
+    /// Creates the namespace with its labels, or sets them when it exists.
+    async fn namespace(&self, n: &NamespaceLabels) -> Result<String, String> {
+        let path = format!("/api/v1/namespaces/{}", n.name);
+        let exists = self.send(Method::GET, &path, None).await.is_ok();
+        let (method, path, body, ctype) = if exists {
+            (
+                Method::PATCH,
+                path,
+                json!({"metadata": {"labels": n.labels}}),
+                "application/merge-patch+json",
+            )
+        } else {
+            (
+                Method::POST,
+                "/api/v1/namespaces".to_string(),
+                json!({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": n.name, "labels": n.labels}}),
+                "application/json",
+            )
+        };
+        let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
+        self.send(method, &path, Some((body, ctype))).await?;
+        let labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        Ok(format!(
+            "{} namespace {} {}",
+            if exists { "labelled" } else { "created" },
+            n.name,
+            labels.join(" ")
+        ))
     }
 
     async fn send(
@@ -381,7 +413,8 @@ impl Session {
         let collected: Collected =
             crate::journey::run::run(&self.admin, &pod, &opts, |_, _| {}).await;
         let j = build(&collected);
-        let line = format!("created pod {} from {}", j.pod, c.manifest);
+        // Neutral: whether the server created it may be the step's question.
+        let line = format!("sent pod {} from {} to the API server", j.pod, c.manifest);
         self.journey = Some(j);
         Ok(line)
     }
@@ -471,6 +504,55 @@ impl Session {
             Reveal::Feasible => self.feasible(),
             Reveal::Winner => self.winner(),
             Reveal::Phase => self.phase(),
+            Reveal::Admission => self.admission(),
+        }
+    }
+
+    /// Whether the last pod got in: the plugin or the validation that refused it, or what
+    /// the validating plugins said (a warning among them).
+    fn admission(&self) -> Answer {
+        let Some(a) = self.stage(Stage::Admission) else {
+            return none("no pod was created");
+        };
+        let plugins = a["plugins"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(p) = plugins.iter().find(|p| p["result"] == "rejected") {
+            return Answer {
+                values: vec!["refused".into()],
+                lines: vec![
+                    format!("refused by the {} admission plugin:", s(&p["plugin"])),
+                    s(&p["message"]),
+                ],
+            };
+        }
+        let causes = self
+            .stage(Stage::Validation)
+            .and_then(|v| v["causes"].as_array())
+            .filter(|c| !c.is_empty());
+        if let Some(causes) = causes {
+            let mut lines = vec!["refused by validation (422 Invalid):".to_string()];
+            lines.extend(
+                causes
+                    .iter()
+                    .map(|c| format!("{}: {}", s(&c["field"]), s(&c["message"]))),
+            );
+            return Answer {
+                values: vec!["refused".into()],
+                lines,
+            };
+        }
+        let mut lines = vec!["admitted: every admission plugin let it in".to_string()];
+        lines.extend(
+            plugins
+                .iter()
+                .filter(|p| p["phase"] == "validating" && p["message"].is_string())
+                .map(|p| format!("{}: {}", s(&p["plugin"]), s(&p["message"]))),
+        );
+        Answer {
+            values: vec!["admitted".into()],
+            lines,
         }
     }
 

@@ -121,7 +121,8 @@ pub fn facts(session: &Session, step: &Step, hide: Option<Reveal>) -> Vec<String
 }
 
 /// Whether stage `s` would answer the reveal still to come: watch, score, binding and kubelet
-/// name the node; the filter's own ✓/✗ says whether any node passed (and so whether it runs).
+/// name the node; the filter's own ✓/✗ says whether any node passed (and so whether it runs);
+/// admission's, whether the pod got in.
 fn hides_node(s: Stage, hide: Option<Reveal>) -> bool {
     match hide {
         Some(Reveal::Winner) => {
@@ -134,6 +135,8 @@ fn hides_node(s: Stage, hide: Option<Reveal>) -> bool {
             s,
             Stage::Watch | Stage::Filter | Stage::Score | Stage::Binding | Stage::Kubelet
         ),
+        // Admission's ✓/✗ is the answer, and every stage after it says whether it got in.
+        Some(Reveal::Admission) => s >= Stage::Admission,
         _ => false,
     }
 }
