@@ -510,11 +510,10 @@ fn bad_etcd_certificates_or_urls_stop_serve_with_exit_2() {
     let (code, err) = serve_exit(&flags, None);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(&url) && err.contains("certificate"), "{err}");
-    // Nothing listening there.
-    let free = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = free.local_addr().map(|a| a.port()).unwrap_or(1);
-    drop(free);
-    let nowhere = format!("https://127.0.0.1:{port}");
+    // Nothing listening there. Not a port just freed: the tests beside this one start etcd
+    // members and servers on ports picked the same way, and one took it (a TLS server with
+    // another CA answered, in CI). Port 1 (tcpmux) is closed on loopback.
+    let nowhere = "https://127.0.0.1:1".to_string();
     let mut flags = etcd_flags(&etcd);
     flags[0] = format!("--etcd-servers={nowhere}");
     let (code, err) = serve_exit(&flags, None);
