@@ -401,25 +401,35 @@ fn host_ports(p: &PodView<'_>) -> Option<Violation> {
 
 const APPARMOR_ANNOTATION: &str = "container.apparmor.security.beta.kubernetes.io/";
 
-fn app_armor_profile(p: &PodView<'_>) -> Option<Violation> {
-    let allowed = |t: &str| matches!(t, "RuntimeDefault" | "Localhost");
+/// A profile type outside RuntimeDefault and Localhost (AppArmor's and seccomp's), set on the
+/// pod and on which containers, and the types set: (pod, containers, types).
+fn forbidden_profiles<'a>(
+    p: &PodView<'a>,
+    pod: Option<&'a str>,
+    container: impl Fn(&'a SecurityContext) -> Option<&'a str>,
+) -> (bool, Vec<&'a str>, BTreeSet<&'a str>) {
     let mut types = BTreeSet::new();
-    let pod_bad = match pod_sc(p).and_then(|sc| sc.app_armor_profile.as_ref()) {
-        Some(profile) if !allowed(&profile.type_) => {
-            types.insert(profile.type_.clone());
+    let mut bad = |t: Option<&'a str>| match t {
+        Some(t) if !matches!(t, "RuntimeDefault" | "Localhost") => {
+            types.insert(t);
             true
         }
         _ => false,
     };
-    let mut names = Vec::new();
-    for c in containers(p.spec) {
-        if let Some(profile) = c.sc.and_then(|sc| sc.app_armor_profile.as_ref())
-            && !allowed(&profile.type_)
-        {
-            names.push(c.name);
-            types.insert(profile.type_.clone());
-        }
-    }
+    let pod_bad = bad(pod);
+    let names = containers(p.spec)
+        .filter(|c| bad(c.sc.and_then(&container)))
+        .map(|c| c.name)
+        .collect();
+    (pod_bad, names, types)
+}
+
+fn app_armor_profile(p: &PodView<'_>) -> Option<Violation> {
+    let (pod_bad, names, types) = forbidden_profiles(
+        p,
+        pod_sc(p).and_then(|sc| Some(sc.app_armor_profile.as_ref()?.type_.as_str())),
+        |sc| Some(sc.app_armor_profile.as_ref()?.type_.as_str()),
+    );
     let annotations: BTreeSet<String> = p
         .meta
         .annotations
@@ -443,7 +453,11 @@ fn app_armor_profile(p: &PodView<'_>) -> Option<Violation> {
             format!("{who} and {noun}")
         };
     }
-    let values: Vec<String> = types.into_iter().chain(annotations).collect();
+    let values: Vec<String> = types
+        .into_iter()
+        .map(String::from)
+        .chain(annotations)
+        .collect();
     violation(
         pluralize(
             "forbidden AppArmor profile",
@@ -556,23 +570,11 @@ fn seccomp_baseline(p: &PodView<'_>) -> Option<Violation> {
     if p.minor < 19 {
         return seccomp_annotations(p);
     }
-    let mut values = BTreeSet::new();
-    let pod_bad = match pod_sc(p).and_then(|sc| sc.seccomp_profile.as_ref()) {
-        Some(s) if !seccomp_allowed(&s.type_) => {
-            values.insert(s.type_.as_str());
-            true
-        }
-        _ => false,
-    };
-    let mut names = Vec::new();
-    for c in containers(p.spec) {
-        if let Some(s) = c.sc.and_then(|sc| sc.seccomp_profile.as_ref())
-            && !seccomp_allowed(&s.type_)
-        {
-            names.push(c.name);
-            values.insert(s.type_.as_str());
-        }
-    }
+    let (pod_bad, names, values) = forbidden_profiles(
+        p,
+        pod_sc(p).and_then(|sc| Some(sc.seccomp_profile.as_ref()?.type_.as_str())),
+        |sc| Some(sc.seccomp_profile.as_ref()?.type_.as_str()),
+    );
     if !pod_bad && names.is_empty() {
         return None;
     }
