@@ -82,7 +82,7 @@ pub(crate) fn apply_update(
     // store's lock.
     let psa = pod_security::policy_for(&*ctx.api.store, def, sub, &ctx.info.namespace);
     let is_namespace = def.group.is_empty() && def.plural == "namespaces" && sub.is_empty();
-    let (mut refused, mut before, mut warnings) = (None, None, Vec::new());
+    let (mut refused, mut before, mut warnings, mut verdict) = (None, None, Vec::new(), None);
     let mut causes = Vec::new();
     let result = ctx.api.store.update(&key, expected, ctx.write, |cur| {
         let mut next = kinds::merge_update(def, sub, cur, &incoming);
@@ -113,11 +113,14 @@ pub(crate) fn apply_update(
         // PodSecurity (validating admission): a pod update that changes what runs, a
         // workload's template, a namespace's labels.
         warnings.clear();
+        verdict = None;
         let res = match &psa {
             Some(policy)
                 if def.kind != "Pod" || pod_security::significant_pod_update(&next, cur) =>
             {
-                pod_security::admit(def, policy, &next, ctx.trace, &mut warnings)
+                let (rec, res) = pod_security::admit(def, policy, &next, &mut warnings);
+                verdict = rec;
+                res
             }
             _ if is_namespace => {
                 before = Some(cur.clone());
@@ -138,6 +141,9 @@ pub(crate) fn apply_update(
             json!({"causes": causes.iter().map(|c| c.rendered()).collect::<Vec<_>>()}),
         );
         return Err(ApiError::invalid(def.group, def.kind, &name, causes));
+    }
+    if let Some(rec) = &verdict {
+        pod_security::record(ctx.trace, rec);
     }
     if let Some(e) = refused {
         return Err(e);

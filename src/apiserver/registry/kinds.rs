@@ -58,10 +58,14 @@ fn pod_security(
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    match pod_security::policy_for(&*api.store, def, "", ns) {
-        Some(policy) => pod_security::admit(def, &policy, obj, trace, warnings),
-        None => Ok(()),
+    let Some(policy) = pod_security::policy_for(&*api.store, def, "", ns) else {
+        return Ok(());
+    };
+    let (rec, res) = pod_security::admit(def, &policy, obj, warnings);
+    if let Some(rec) = &rec {
+        pod_security::record(trace, rec);
     }
+    res
 }
 
 /// ResourceQuota, the last validating admission plugin, after the object validated.

@@ -79,14 +79,15 @@ fn pod_parts(meta: Option<&Value>, spec: Option<&Value>) -> Option<(ObjectMeta, 
 }
 
 /// A new pod, or a workload's template, against the namespace's policy: Err with upstream's
-/// 403 when a pod breaks the enforced level; the warn level's violation as a warning.
+/// 403 when a pod breaks the enforced level; the warn level's violation as a warning. The
+/// verdict for the request's trace comes back to be recorded once the write is decided (an
+/// update's check may run again when the store retries it).
 pub(crate) fn admit(
     def: &ResourceDef,
     policy: &Policy,
     obj: &Value,
-    trace: &mut RequestTrace,
     warnings: &mut Vec<String>,
-) -> Result<(), ApiError> {
+) -> (Option<PluginRecord>, Result<(), ApiError>) {
     let (meta, spec, enforce) = match template_of(def) {
         Some(at) => (
             obj.at(&format!("{at}/metadata")),
@@ -96,7 +97,7 @@ pub(crate) fn admit(
         None => (obj.get("metadata"), obj.get("spec"), true),
     };
     let Some((meta, spec)) = pod_parts(meta, spec) else {
-        return Ok(());
+        return (None, Ok(()));
     };
     let name = obj
         .at("/metadata/name")
@@ -120,9 +121,7 @@ pub(crate) fn admit(
                 enforced.detail()
             );
             let e = ApiError::admission_forbidden("", "pods", name, &text);
-            let rec = record("rejected", e.message.clone());
-            stage(trace, Status::Failed, rec);
-            return Err(e);
+            return (Some(record("rejected", e.message.clone())), Err(e));
         }
     }
     // The warn level's verdict is the enforced one when both name the same rules.
@@ -145,17 +144,22 @@ pub(crate) fn admit(
         message = format!("{message}; warning: {w}");
         warnings.push(w);
     }
-    stage(trace, Status::Ok, record("allowed", message));
-    Ok(())
+    (Some(record("allowed", message)), Ok(()))
 }
 
-fn stage(trace: &mut RequestTrace, status: Status, rec: PluginRecord) {
+/// The plugin's verdict as an admission stage of the request's trace.
+pub(crate) fn record(trace: &mut RequestTrace, rec: &PluginRecord) {
+    let status = if rec.result == "rejected" {
+        Status::Failed
+    } else {
+        Status::Ok
+    };
     trace.stage(
         Stage::Admission,
         status,
         Admission {
             phase: "validating",
-            plugins: std::slice::from_ref(&rec),
+            plugins: std::slice::from_ref(rec),
         },
     );
 }
