@@ -194,19 +194,19 @@ fn service_account_named(
     name: &str,
 ) -> Option<std::sync::Arc<Value>> {
     let key = format!("/registry/serviceaccounts/{ns}/{name}");
-    let attempts = if name == "default" { 10 } else { 1 };
+    if let Some(sa) = store.get(&key) {
+        return Some(sa);
+    }
+    if name != "default" {
+        return None;
+    }
     let mut pause = [0u8; 1];
     let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut pause);
     let pause = std::time::Duration::from_millis(100 + u64::from(pause[0]) * 100 / 256);
-    for i in 0..attempts {
-        if i > 0 {
-            std::thread::sleep(pause);
-        }
-        if let Some(sa) = store.get(&key) {
-            return Some(sa);
-        }
-    }
-    None
+    (1..10).find_map(|_| {
+        std::thread::sleep(pause);
+        store.get(&key)
+    })
 }
 
 fn priority(pod: &mut Pod, store: &dyn Storage) -> Result<(), String> {

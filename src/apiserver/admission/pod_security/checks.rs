@@ -313,36 +313,48 @@ const BASELINE_CAPABILITIES: &[&str] = &[
     "SYS_CHROOT",
 ];
 
-fn added<'a>(c: &Container<'a>) -> &'a [String] {
+/// The containers that set a forbidden value, in visiting order, and the values, as upstream's
+/// sorted set of them: (names, values).
+fn forbidden_values<'a, T: Ord>(
+    spec: &'a PodSpec,
+    bad: impl Fn(&Container<'a>) -> Vec<T>,
+) -> (Vec<&'a str>, BTreeSet<T>) {
+    let (mut names, mut values) = (Vec::new(), BTreeSet::new());
+    for c in containers(spec) {
+        let found = bad(&c);
+        if !found.is_empty() {
+            names.push(c.name);
+            values.extend(found);
+        }
+    }
+    (names, values)
+}
+
+/// The capabilities a container adds outside `allowed`.
+fn added_beyond<'a>(c: &Container<'a>, allowed: &[&str]) -> Vec<&'a str> {
     c.sc.and_then(|sc| sc.capabilities.as_ref())
         .and_then(|caps| caps.add.as_deref())
         .unwrap_or_default()
+        .iter()
+        .map(String::as_str)
+        .filter(|cap| !allowed.contains(cap))
+        .collect()
+}
+
+fn not_added(names: &[&str], caps: &BTreeSet<&str>) -> String {
+    format!(
+        "{} must not include {} in securityContext.capabilities.add",
+        containers_phrase(names),
+        join_quote(caps)
+    )
 }
 
 fn capabilities_baseline(p: &PodView<'_>) -> Option<Violation> {
-    let mut names = Vec::new();
-    let mut caps = BTreeSet::new();
-    for c in containers(p.spec) {
-        let bad: Vec<&String> = added(&c)
-            .iter()
-            .filter(|cap| !BASELINE_CAPABILITIES.contains(&cap.as_str()))
-            .collect();
-        if !bad.is_empty() {
-            names.push(c.name);
-            caps.extend(bad);
-        }
-    }
+    let (names, caps) = forbidden_values(p.spec, |c| added_beyond(c, BASELINE_CAPABILITIES));
     if names.is_empty() {
         return None;
     }
-    violation(
-        "non-default capabilities",
-        format!(
-            "{} must not include {} in securityContext.capabilities.add",
-            containers_phrase(&names),
-            join_quote(&caps)
-        ),
-    )
+    violation("non-default capabilities", not_added(&names, &caps))
 }
 
 fn host_path_volumes(p: &PodView<'_>) -> Option<Violation> {
@@ -368,21 +380,14 @@ fn volumes(spec: &PodSpec) -> impl Iterator<Item = &Volume> {
 }
 
 fn host_ports(p: &PodView<'_>) -> Option<Violation> {
-    let mut names = Vec::new();
     // Upstream keeps them as a set of strings: sorted as text, `10, 20, 8080, 9`.
-    let mut ports = BTreeSet::new();
-    for c in containers(p.spec) {
-        let used: Vec<String> = c
-            .ports
+    let (names, ports) = forbidden_values(p.spec, |c| {
+        c.ports
             .iter()
             .filter_map(|port| port.host_port.filter(|h| *h != 0))
             .map(|h| h.to_string())
-            .collect();
-        if !used.is_empty() {
-            names.push(c.name);
-            ports.extend(used);
-        }
-    }
+            .collect()
+    });
     if names.is_empty() {
         return None;
     }
@@ -539,16 +544,12 @@ fn se_linux_options(p: &PodView<'_>) -> Option<Violation> {
 }
 
 fn proc_mount(p: &PodView<'_>) -> Option<Violation> {
-    let mut names = Vec::new();
-    let mut types = BTreeSet::new();
-    for c in containers(p.spec) {
-        if let Some(m) = c.sc.and_then(|sc| sc.proc_mount.as_deref())
-            && m != "Default"
-        {
-            names.push(c.name);
-            types.insert(m);
-        }
-    }
+    let (names, types) = forbidden_values(p.spec, |c| {
+        c.sc.and_then(|sc| sc.proc_mount.as_deref())
+            .filter(|m| *m != "Default")
+            .into_iter()
+            .collect()
+    });
     if names.is_empty() {
         return None;
     }
@@ -710,26 +711,14 @@ fn capabilities_restricted(p: &PodView<'_>) -> Option<Violation> {
     if windows_exempt(p) {
         return None;
     }
-    let (mut no_drop, mut adding, mut caps) = (Vec::new(), Vec::new(), BTreeSet::new());
-    for c in containers(p.spec) {
-        let Some(capabilities) = c.sc.and_then(|sc| sc.capabilities.as_ref()) else {
-            no_drop.push(c.name);
-            continue;
-        };
-        if !capabilities.drop.iter().flatten().any(|d| d == "ALL") {
-            no_drop.push(c.name);
-        }
-        let bad: Vec<&String> = capabilities
-            .add
-            .iter()
-            .flatten()
-            .filter(|a| *a != "NET_BIND_SERVICE")
-            .collect();
-        if !bad.is_empty() {
-            adding.push(c.name);
-            caps.extend(bad);
-        }
-    }
+    let no_drop: Vec<&str> = containers(p.spec)
+        .filter(|c| {
+            let drop = c.sc.and_then(|sc| sc.capabilities.as_ref()?.drop.as_ref());
+            !drop.into_iter().flatten().any(|d| d == "ALL")
+        })
+        .map(|c| c.name)
+        .collect();
+    let (adding, caps) = forbidden_values(p.spec, |c| added_beyond(c, &["NET_BIND_SERVICE"]));
     let mut parts = Vec::new();
     if !no_drop.is_empty() {
         parts.push(format!(
@@ -738,11 +727,7 @@ fn capabilities_restricted(p: &PodView<'_>) -> Option<Violation> {
         ));
     }
     if !adding.is_empty() {
-        parts.push(format!(
-            "{} must not include {} in securityContext.capabilities.add",
-            containers_phrase(&adding),
-            join_quote(&caps)
-        ));
+        parts.push(not_added(&adding, &caps));
     }
     if parts.is_empty() {
         return None;

@@ -65,7 +65,7 @@ pub(crate) fn policy_for(
         return None;
     }
     let nsobj = store.get(&format!("/registry/namespaces/{ns}"))?;
-    let (policy, errors) = policy_of(nsobj.at("/metadata/labels").and_then(Value::as_object));
+    let (policy, errors) = namespace_policy(&nsobj);
     (!errors.is_empty() || !policy.is_privileged()).then_some(policy)
 }
 
@@ -195,18 +195,16 @@ pub(crate) fn significant_pod_update(next: &Value, cur: &Value) -> bool {
         .any(|(name, image)| !old.iter().any(|(n, i)| n == name && i == image))
 }
 
+/// A namespace object's policy and the errors of its labels.
+fn namespace_policy(ns: &Value) -> (Policy, Vec<Cause>) {
+    policy_of(ns.at("/metadata/labels").and_then(Value::as_object))
+}
+
 /// The label errors of a namespace being created, or updated from `old`: upstream refuses new
 /// errors, and lets an update keep the same ones.
 pub(crate) fn validate_namespace(obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
-    let labels = |o: &Value| {
-        policy_of(o.at("/metadata/labels").and_then(Value::as_object))
-            .1
-            .iter()
-            .map(Cause::rendered)
-            .collect::<Vec<_>>()
-    };
-    let (_, errors) = policy_of(obj.at("/metadata/labels").and_then(Value::as_object));
-    if errors.is_empty() || old.is_some_and(|o| labels(o) == labels(obj)) {
+    let (_, errors) = namespace_policy(obj);
+    if errors.is_empty() || old.is_some_and(|o| namespace_policy(o).1 == errors) {
         return Ok(());
     }
     let name = obj
@@ -225,12 +223,12 @@ pub(crate) fn namespace_update_warnings(
     cur: &Value,
 ) -> Vec<String> {
     let enforce = |o: &Value| {
-        let (p, errors) = policy_of(o.at("/metadata/labels").and_then(Value::as_object));
+        let (p, errors) = namespace_policy(o);
         (p.enforce, errors.is_empty())
     };
     let ((new, valid), (old, _)) = (enforce(next), enforce(cur));
     let looser_or_same = new.version == old.version && new.level <= old.level;
-    if !valid || new == old || new.level == Level::Privileged || looser_or_same {
+    if !valid || new.level == Level::Privileged || looser_or_same {
         return Vec::new();
     }
     let ns = next
