@@ -451,6 +451,17 @@ fn etcd_down_is_a_5xx_status_and_readyz_fails_until_it_returns() {
         "{text}"
     );
     assert!(text.ends_with("readyz check failed\n"), "{text}");
+    // `kubectl get cs` says the same, with etcd's error in upstream's words.
+    let (code, cs) = curl(&srv, &[], "/api/v1/componentstatuses/etcd-0");
+    assert_eq!(code, 200, "{cs}");
+    let condition = &cs["conditions"][0];
+    assert_eq!(condition["status"], "False", "{cs}");
+    assert!(
+        condition["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("error getting data from etcd: ")),
+        "{cs}"
+    );
     etcd.restart().expect("etcd starts again");
     wait_for(LONG, || (curl(&srv, &[], "/readyz").0 == 200).then_some(()))
         .expect("ready again once etcd is back");
@@ -472,6 +483,8 @@ fn etcd_down_is_a_5xx_status_and_readyz_fails_until_it_returns() {
     assert!(created.is_some(), "writes work again");
     let (_, cm) = curl(&srv, &[], &format!("{CM}/while-down"));
     assert_eq!(cm["data"]["k"], "while-down");
+    let (_, cs) = curl(&srv, &[], "/api/v1/componentstatuses/etcd-0");
+    assert_eq!(cs["conditions"][0]["message"], "ok", "{cs}");
 }
 
 fn serve_exit(args: &[String], path: Option<&str>) -> (Option<i32>, String) {

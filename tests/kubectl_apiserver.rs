@@ -40,6 +40,7 @@ fn journey_for(label: &str, bin: &Path) {
         false => "[+]ping ok\nreadyz check passed\n",
     };
     assert_eq!(ready, want, "{label}");
+    component_statuses(label, &k);
     let v = k.ok(&["version"]);
     assert!(
         v.contains("Server Version") && v.contains("v1.33.1-kexplore"),
@@ -394,6 +395,56 @@ fn typed_creates(label: &str, k: &Kubectl) {
     assert_eq!(left.trim(), "", "{label}: pods left on node-1");
     let node = json(&["get", "node", "node-1", "-o", "json"]);
     assert_eq!(node["spec"]["unschedulable"], true, "{label}");
+}
+
+/// `kubectl get cs`: the scheduler and controller-manager this server runs, and etcd when it
+/// keeps the cluster there, each checked as the request comes; upstream's deprecation warning,
+/// its 404 for a name it does not check, and its 405 for a watch.
+fn component_statuses(label: &str, k: &Kubectl) {
+    let out = k.ok_out(&["get", "componentstatuses"]);
+    assert!(
+        out.stderr
+            .contains("Warning: v1 ComponentStatus is deprecated in v1.19+"),
+        "{label}: {}",
+        out.stderr
+    );
+    let rows: Vec<Vec<&str>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let mut want = vec![
+        vec!["NAME", "STATUS", "MESSAGE", "ERROR"],
+        vec!["scheduler", "Healthy", "ok"],
+        vec!["controller-manager", "Healthy", "ok"],
+    ];
+    if apiserver_support::on_etcd() {
+        want.push(vec!["etcd-0", "Healthy", "ok"]);
+    }
+    assert_eq!(rows, want, "{label}: {}", out.stdout);
+    let one = k.ok(&["get", "cs", "scheduler", "-o", "json"]);
+    let one: serde_json::Value = serde_json::from_str(&one).expect("json");
+    assert_eq!(
+        one["conditions"],
+        serde_json::json!([{"type": "Healthy", "status": "True", "message": "ok"}]),
+        "{label}"
+    );
+    let o = k.run(&["get", "cs", "kubelet"]);
+    assert!(
+        o.code != 0
+            && o.stderr
+                .contains("Error from server (NotFound): componentstatus \"kubelet\" not found"),
+        "{label}: {}",
+        o.stderr
+    );
+    let o = k.run(&["get", "--raw", "/api/v1/componentstatuses?watch=true"]);
+    assert!(
+        o.code != 0
+            && o.stderr
+                .contains("watch is not supported on resources of kind \"componentstatuses\""),
+        "{label}: {}",
+        o.stderr
+    );
 }
 
 fn run_version(label: &str) {

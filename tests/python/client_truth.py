@@ -2,7 +2,8 @@
 
 Each check exits non-zero with the reason on stderr: dry runs stay dry, an invalid dryRun is
 kube-apiserver's 422, server-side apply through the dynamic client creates, a watch sees the
-pod Running, and the health endpoints answer without credentials.
+pod Running, the health endpoints answer without credentials, and componentstatuses report the
+scheduler and controller-manager healthy.
 """
 import base64
 import ssl
@@ -72,3 +73,16 @@ for path in ("/readyz", "/livez", "/healthz", "/version"):
         if resp.status != 200:
             fail(f"{path} without credentials: {resp.status}")
 print("health and version: 200 without credentials")
+
+statuses = {c.metadata.name: c.conditions[0] for c in v1.list_component_status().items}
+for name in ("scheduler", "controller-manager"):
+    c = statuses.get(name)
+    if c is None or c.type != "Healthy" or c.status != "True" or c.message != "ok":
+        fail(f"componentstatus {name}: {c}")
+try:
+    v1.read_component_status("kubelet")
+    fail("componentstatus kubelet was found")
+except client.ApiException as e:
+    if e.status != 404:
+        fail(f"componentstatus kubelet: {e.status} {e.body}")
+print(f"componentstatuses: {', '.join(sorted(statuses))} healthy; kubelet 404")

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::registry::resources;
+use crate::apiserver::request::components::State;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::{StoreError, Write, object_rv};
 use crate::apiserver::util;
@@ -187,12 +188,22 @@ pub(crate) async fn lead<F, Fut>(
     let mut candidate = Candidate::new(name, identity.clone(), timings);
     let mut leading: Option<(watch::Sender<bool>, tokio::task::JoinHandle<()>)> = None;
     let mut last_renew = Instant::now();
+    api.components.set(name, State::Running);
     loop {
         let now = Instant::now();
         let mut acquired = false;
         let holds = candidate.try_acquire_or_renew(&api, now, &mut acquired);
         if holds {
             last_renew = now;
+            let ended = leading.as_ref().is_some_and(|(_, task)| task.is_finished());
+            api.components.set(
+                name,
+                if ended {
+                    State::LoopEnded
+                } else {
+                    State::Running
+                },
+            );
             if leading.is_none() {
                 if acquired && let Some(lease) = api.store.get(&key(name)) {
                     let message = format!("{identity} became leader");
@@ -215,6 +226,7 @@ pub(crate) async fn lead<F, Fut>(
         {
             let _ = tx.send(true);
             let _ = task.await;
+            api.components.set(name, State::Running);
         }
         tokio::select! {
             _ = tokio::time::sleep(jittered(timings.retry_period)) => {}
@@ -223,6 +235,7 @@ pub(crate) async fn lead<F, Fut>(
                     let _ = tx.send(true);
                     let _ = task.await;
                 }
+                api.components.remove(name);
                 return;
             }
         }

@@ -21,6 +21,7 @@ use crate::apiserver::endpoints::tokens;
 use crate::apiserver::endpoints::update;
 use crate::apiserver::endpoints::watch;
 use crate::apiserver::filters::authz::{self, Attributes};
+use crate::apiserver::registry::core::componentstatus;
 use crate::apiserver::registry::discovery;
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::{self, ResourceDef};
@@ -42,6 +43,9 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
     if !info.namespace.is_empty() && !def.namespaced && def.plural != "namespaces" {
         return Err(ApiError::no_route());
     }
+    if let Some(w) = def.deprecation() {
+        ctx.warnings.push(w.to_string());
+    }
     if !info.subresource.is_empty() {
         return subresource(ctx, def, method).await;
     }
@@ -53,6 +57,10 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
         "create" => named && def.plural != "namespaces",
         _ => false,
     };
+    if verb == "watch" && def.verbs.contains(&"list") && !def.verbs.contains(&"watch") {
+        // A list that cannot be watched: upstream's list handler refuses `?watch` by name.
+        return Err(ApiError::watch_not_supported(def.plural));
+    }
     if wrong_shape || !def.verbs.contains(&verb) {
         return Err(ApiError::method_not_allowed());
     }
@@ -71,6 +79,8 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
         ("authentication.k8s.io", "tokenreviews", "create") => {
             return tokens::token_review(ctx, def);
         }
+        ("", "componentstatuses", "get") => return componentstatus::get(ctx, def),
+        ("", "componentstatuses", "list") => return componentstatus::list(ctx, def),
         _ => {}
     }
     match verb {

@@ -203,15 +203,19 @@ fn build_document(group: &str, version: &str) -> Option<Value> {
         }
         paths.insert(collection, Value::Object(coll));
         if r.verbs.contains(&"get") {
-            paths.insert(
-                item.clone(),
-                json!({
-                    "get": op(r, "get", &format!("read{kind}"), false),
-                    "put": op(r, "put", &format!("replace{kind}"), true),
-                    "patch": op(r, "patch", &format!("patch{kind}"), true),
-                    "delete": op(r, "delete", &format!("delete{kind}"), false),
-                }),
-            );
+            let mut ops = Map::new();
+            for (verb, method, name, body) in [
+                ("get", "get", "read", false),
+                ("update", "put", "replace", true),
+                ("patch", "patch", "patch", true),
+                ("delete", "delete", "delete", false),
+            ] {
+                if r.verbs.contains(&verb) {
+                    let o = op(r, method, &format!("{name}{kind}"), body);
+                    ops.insert(method.into(), o);
+                }
+            }
+            paths.insert(item.clone(), Value::Object(ops));
             for sub in r.subresources.iter().filter(|s| **s == "status") {
                 paths.insert(
                     format!("{item}/{sub}"),

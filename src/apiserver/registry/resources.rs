@@ -29,6 +29,8 @@ const CRUD: &[&str] = &[
     "watch",
 ];
 const CREATE_ONLY: &[&str] = &["create"];
+/// A kind read from the live process, not from storage (`componentstatuses`).
+const READ_ONLY: &[&str] = &["get", "list"];
 
 #[allow(clippy::too_many_arguments)]
 const fn r(
@@ -110,6 +112,19 @@ pub static RESOURCES: &[ResourceDef] = &[
             "portforward",
         ],
         &["all"],
+    ),
+    r(
+        "",
+        "v1",
+        "componentstatuses",
+        "componentstatus",
+        "ComponentStatus",
+        false,
+        &["cs"],
+        READ_ONLY,
+        "",
+        &[],
+        &[],
     ),
     r(
         "",
@@ -620,6 +635,18 @@ impl ResourceDef {
     }
 
     /// Only resources with a storage key are stored; reviews are computed per request.
+    /// kube-apiserver's warning on every request to a deprecated kind's routes, errors
+    /// included (`k8s.io/api/core/v1/lifecycle.go`, worded by the deprecation package).
+    pub fn deprecation(&self) -> Option<&'static str> {
+        match (self.group, self.version, self.plural) {
+            ("", "v1", "componentstatuses") => Some("v1 ComponentStatus is deprecated in v1.19+"),
+            ("", "v1", "endpoints") => {
+                Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+            }
+            _ => None,
+        }
+    }
+
     pub fn stored(&self) -> bool {
         !self.key.is_empty()
     }

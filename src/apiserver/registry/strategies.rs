@@ -16,6 +16,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &core::node::Node,
     &core::namespace::Namespace,
     &core::binding::Binding,
+    &core::componentstatus::ComponentStatus,
     &core::event::Event,
     &core::event::EventsV1Event,
     &core::serviceaccount::ServiceAccount,

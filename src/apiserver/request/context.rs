@@ -59,6 +59,8 @@ pub struct Api {
     /// How long a simulated container of a pod that restarts `Never` or `OnFailure` runs
     /// before it exits 0 (`serve --simulated-run-seconds`).
     pub(crate) simulated_run: std::sync::Mutex<std::time::Duration>,
+    /// The control-plane components this process runs (`componentstatuses`).
+    pub(crate) components: crate::apiserver::request::components::Components,
 }
 
 impl Api {
@@ -111,6 +113,7 @@ impl Api {
             container_logs: ContainerLogs::default(),
             events: EventCorrelator::default(),
             simulated_run: std::sync::Mutex::new(DEFAULT_SIMULATED_RUN),
+            components: Default::default(),
         }
     }
 }

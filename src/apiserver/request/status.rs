@@ -356,6 +356,16 @@ impl ApiError {
         )
     }
 
+    /// `NewMethodNotSupported(resource, "watch")`: a resource that lists but cannot be watched.
+    pub fn watch_not_supported(resource: &str) -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            format!("watch is not supported on resources of kind {resource:?}"),
+            Some(json!({"kind": resource})),
+        )
+    }
+
     pub fn not_acceptable(supported: &[&str]) -> Self {
         let list = supported.join(", ");
         Self::new(

@@ -1,6 +1,7 @@
 //! The core/v1 kinds (upstream `pkg/registry/core/<kind>`).
 
 pub(crate) mod binding;
+pub(crate) mod componentstatus;
 pub(crate) mod configmap;
 pub(crate) mod endpoints;
 pub(crate) mod ephemeral_containers;
