@@ -5,7 +5,8 @@
 //! through kubectl: `auth whoami` says who Kubernetes thinks she is. Also a denial, a request
 //! the signer may not honour (a server usage), one for system:masters refused at admission, an
 //! approval by a user without `approve` on the signer refused, a request that is not a CSR,
-//! and a kubelet's serving certificate with its subjectAltNames.
+//! and a kubelet's serving certificate with its subjectAltNames; alice's email and URI
+//! subjectAltNames are copied into hers.
 
 use std::path::Path;
 use std::time::Duration;
@@ -161,7 +162,16 @@ fn a_kubelet_serving_certificate(k: &Kubectl, srv: &ServeProcess) {
 fn a_new_user_through_a_signed_request(k: &Kubectl, srv: &ServeProcess) {
     let label = &k.label;
     let dir = srv.dir.path();
-    let pem = request(dir, "alice", "/CN=alice/O=devs/O=ops");
+    // With the email and URI subjectAltNames a client may carry (a SPIFFE ID): the signer
+    // copies them into the certificate as upstream's permissive policy does.
+    let san =
+        "subjectAltName=email:alice@example.com,URI:spiffe://kexplore.local/ns/default/sa/alice";
+    let pem = request_with(
+        dir,
+        "alice",
+        "/CN=alice/O=devs/O=ops",
+        &["-newkey", "rsa:2048", "-addext", san],
+    );
     let file = dir.join("alice-csr.yaml");
     std::fs::write(&file, csr_manifest("alice", &pem, "client auth")).expect("write");
     let out = k.ok(&["create", "-f", file.to_str().unwrap_or_default()]);
@@ -213,7 +223,17 @@ fn a_new_user_through_a_signed_request(k: &Kubectl, srv: &ServeProcess) {
     assert_eq!(approved["reason"], "KubectlApprove", "{label}: {c}");
     assert!(approved["lastUpdateTime"].is_string(), "{label}: {c}");
 
-    let text = verified_certificate(k, srv, "alice", "sslclient", "extendedKeyUsage");
+    let text = verified_certificate(
+        k,
+        srv,
+        "alice",
+        "sslclient",
+        "extendedKeyUsage,subjectAltName",
+    );
+    assert!(
+        text.contains("email:alice@example.com, URI:spiffe://kexplore.local/ns/default/sa/alice"),
+        "{label}: {text}"
+    );
     assert!(
         text.contains("CN = alice, O = devs, O = ops"),
         "{label}: {text}"

@@ -82,6 +82,9 @@ pub struct CertSpec {
     pub extended_key_usages: Vec<ExtendedKeyUsagePurpose>,
     pub dns_names: Vec<String>,
     pub ip_addresses: Vec<IpAddr>,
+    /// rfc822Name subjectAltNames (what a request's `emailAddress` SANs ask for).
+    pub email_addresses: Vec<String>,
+    pub uris: Vec<String>,
 }
 
 impl CertSpec {
@@ -101,6 +104,8 @@ impl CertSpec {
             extended_key_usages: Vec::new(),
             dns_names: Vec::new(),
             ip_addresses: Vec::new(),
+            email_addresses: Vec::new(),
+            uris: Vec::new(),
         }
     }
 
@@ -171,15 +176,19 @@ impl CertSpec {
         };
         p.key_usages = self.key_usages.clone();
         p.extended_key_usages = self.extended_key_usages.clone();
+        // rcgen holds these names as IA5 strings: ASCII, or the request cannot be signed.
+        let ia5 = |n: &String| n.clone().try_into().map_err(|_| MintError::San(n.clone()));
         for d in &self.dns_names {
-            let name = d
-                .clone()
-                .try_into()
-                .map_err(|_| MintError::San(d.clone()))?;
-            p.subject_alt_names.push(SanType::DnsName(name));
+            p.subject_alt_names.push(SanType::DnsName(ia5(d)?));
         }
         for ip in &self.ip_addresses {
             p.subject_alt_names.push(SanType::IpAddress(*ip));
+        }
+        for e in &self.email_addresses {
+            p.subject_alt_names.push(SanType::Rfc822Name(ia5(e)?));
+        }
+        for u in &self.uris {
+            p.subject_alt_names.push(SanType::URI(ia5(u)?));
         }
         Ok(p)
     }

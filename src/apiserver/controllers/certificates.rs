@@ -139,8 +139,8 @@ fn check_usages(usages: &[&str]) -> Result<(), String> {
 struct Sans {
     dns: Vec<String>,
     ip: Vec<IpAddr>,
-    email: usize,
-    uri: usize,
+    email: Vec<String>,
+    uri: Vec<String>,
 }
 
 impl Sans {
@@ -152,8 +152,8 @@ impl Sans {
                     match name {
                         GeneralName::DNSName(d) => out.dns.push(d.to_string()),
                         GeneralName::IPAddress(b) => out.ip.extend(ip_addr(b)),
-                        GeneralName::RFC822Name(_) => out.email += 1,
-                        GeneralName::URI(_) => out.uri += 1,
+                        GeneralName::RFC822Name(e) => out.email.push(e.to_string()),
+                        GeneralName::URI(u) => out.uri.push(u.to_string()),
                         _ => {}
                     }
                 }
@@ -199,10 +199,10 @@ fn validate(
         if sans.dns.is_empty() && sans.ip.is_empty() {
             return fail("DNS or IP subjectAltName is required");
         }
-        if sans.email > 0 {
+        if !sans.email.is_empty() {
             return fail("Email subjectAltNames are not allowed");
         }
-        if sans.uri > 0 {
+        if !sans.uri.is_empty() {
             return fail("URI subjectAltNames are not allowed");
         }
         let rsa: &[&str] = &["digital signature", "key encipherment", "server auth"];
@@ -217,13 +217,13 @@ fn validate(
     if !sans.dns.is_empty() {
         return fail("DNS subjectAltNames are not allowed");
     }
-    if sans.email > 0 {
+    if !sans.email.is_empty() {
         return fail("Email subjectAltNames are not allowed");
     }
     if !sans.ip.is_empty() {
         return fail("IP subjectAltNames are not allowed");
     }
-    if sans.uri > 0 {
+    if !sans.uri.is_empty() {
         return fail("URI subjectAltNames are not allowed");
     }
     if !node_cn {
@@ -291,6 +291,8 @@ fn sign(ca: &crate::pki::mint::Authority, csr: &Value, signer: &str) -> Result<S
     let mut spec = CertSpec::client(subject, not_before, not_after.min(ca_end));
     spec.dns_names = sans.dns;
     spec.ip_addresses = sans.ip;
+    spec.email_addresses = sans.email;
+    spec.uris = sans.uri;
     spec.key_usages.clear();
     spec.extended_key_usages.clear();
     for u in &usages {
