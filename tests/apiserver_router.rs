@@ -824,3 +824,114 @@ async fn a_protobuf_pod_is_created_like_its_json_twin() {
         "defaulted"
     );
 }
+
+/// `/metrics` as a scraper reads it: each authorized request counted under upstream's labels
+/// (a create is a POST of scope resource, a collection GET a LIST, a dry run says so), the
+/// stored objects per resource, the process; refused to a user outside system:monitoring.
+#[tokio::test]
+async fn metrics_count_requests_with_upstreams_labels() {
+    let api = api();
+    let pods = "/api/v1/namespaces/default/pods";
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        pods,
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 201);
+    let dry = format!("{pods}?dryRun=All");
+    let r = call(
+        &api,
+        Some("admin-token"),
+        Method::POST,
+        &dry,
+        JSON,
+        SEED_POD.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.code, 409, "{}", r.body);
+    for _ in 0..2 {
+        call(&api, Some("admin-token"), Method::GET, pods, &[], b"").await;
+    }
+    call(&api, Some("admin-token"), Method::GET, "/readyz", &[], b"").await;
+    // A watch is counted when it ends, with its whole length.
+    let watch = format!("{pods}?watch=true&timeoutSeconds=1");
+    call(&api, Some("admin-token"), Method::GET, &watch, &[], b"").await;
+    // Refused before it is authorized: not counted, as upstream counts at its routes.
+    call(
+        &api,
+        Some("jane-token"),
+        Method::GET,
+        "/api/v1/nodes",
+        &[],
+        b"",
+    )
+    .await;
+    let r = call(&api, Some("admin-token"), Method::GET, "/metrics", &[], b"").await;
+    assert_eq!(r.code, 200);
+    assert_eq!(
+        r.headers["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+    );
+    let text = r.body.as_str().unwrap_or_default();
+    for want in [
+        "# TYPE apiserver_request_total counter\n",
+        "apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\"} 1\n",
+        "apiserver_request_total{code=\"409\",component=\"apiserver\",dry_run=\"All\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\"} 1\n",
+        "apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"namespace\",subresource=\"\",verb=\"LIST\",version=\"v1\"} 2\n",
+        "apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"} 1\n",
+        "apiserver_request_duration_seconds_count{component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"namespace\",subresource=\"\",verb=\"LIST\",version=\"v1\"} 2\n",
+        "# TYPE process_start_time_seconds gauge\n",
+        "kubernetes_build_info{build_date=",
+    ] {
+        assert!(text.contains(want), "no {want:?} in\n{text}");
+    }
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("apiserver_request_total") && l.contains("resource=\"nodes\"")),
+        "{text}"
+    );
+    let watched = "{component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"namespace\",subresource=\"\",verb=\"WATCH\",version=\"v1\"}";
+    assert!(
+        text.contains(&format!(
+            "apiserver_request_duration_seconds_count{watched} 1\n"
+        )),
+        "{text}"
+    );
+    let watch_secs = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("apiserver_request_duration_seconds_sum{watched} ")))
+        .and_then(|v| v.parse::<f64>().ok());
+    assert!(watch_secs.is_some_and(|s| s >= 0.9), "{text}");
+    let stored = |name: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(&format!(
+                    "apiserver_storage_objects{{resource=\"{name}\"}} "
+                ))
+            })
+            .and_then(|n| n.parse::<usize>().ok())
+    };
+    let all = call(
+        &api,
+        Some("admin-token"),
+        Method::GET,
+        "/api/v1/pods",
+        &[],
+        b"",
+    )
+    .await;
+    let listed = all.body["items"].as_array().map(Vec::len);
+    assert_eq!(stored("pods"), listed, "{text}");
+    assert!(stored("namespaces").is_some_and(|n| n >= 4), "{text}");
+    let r = call(&api, Some("jane-token"), Method::GET, "/metrics", &[], b"").await;
+    assert_eq!(r.code, 403);
+    assert_eq!(
+        r.body["message"],
+        "forbidden: User \"jane\" cannot get path \"/metrics\""
+    );
+}

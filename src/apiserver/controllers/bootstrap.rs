@@ -186,6 +186,18 @@ pub fn system(api: &Api) {
         "system:discovery",
         &["system:authenticated"],
     );
+    // Read access to the control plane's monitoring endpoints, for the system:monitoring group.
+    cluster_role(
+        store,
+        "system:monitoring",
+        json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"]}]),
+    );
+    cluster_role_binding(
+        store,
+        "system:monitoring",
+        "system:monitoring",
+        &["system:monitoring"],
+    );
     // kexplore's trace endpoints; the handlers narrow them to the caller's own requests and to
     // pods the caller may get.
     cluster_role(

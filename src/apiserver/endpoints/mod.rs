@@ -12,6 +12,7 @@ pub(crate) mod health;
 pub(crate) mod list;
 pub(crate) mod list_options;
 pub(crate) mod managed_fields;
+pub(crate) mod metrics;
 pub(crate) mod patch;
 pub(crate) mod pod_streams;
 pub(crate) mod pods;

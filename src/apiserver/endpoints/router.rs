@@ -13,6 +13,7 @@ use crate::apiserver::endpoints::eviction;
 use crate::apiserver::endpoints::get;
 use crate::apiserver::endpoints::health;
 use crate::apiserver::endpoints::list;
+use crate::apiserver::endpoints::metrics;
 use crate::apiserver::endpoints::pod_streams;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::endpoints::reviews;
@@ -160,6 +161,7 @@ fn non_resource(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError> {
     }
     match parts.as_slice() {
         ["version"] => json_reply(discovery::version()),
+        ["metrics"] => metrics::serve(ctx.api),
         ["api"] => match discovery::wants_aggregated(accept.as_deref()) {
             Some(v) => aggregated(discovery::aggregated(true, v), v),
             None => {

@@ -16,8 +16,10 @@ use crate::apiserver::filters::authn;
 use crate::apiserver::filters::authz::{self, attributes};
 use crate::apiserver::filters::impersonation;
 use crate::apiserver::filters::inflight::TOO_MANY;
+use crate::apiserver::registry::resources;
 use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::info::{self as request_info, RequestInfo};
+use crate::apiserver::request::metrics::{self, Labels, Pending};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 use crate::apiserver::request::user::UserInfo;
@@ -100,13 +102,19 @@ where
                "tls": {"version": conn.tls_version, "cipher": conn.cipher_suite, "alpn": conn.alpn}}),
     );
     let user_agent = header(&parts.headers, hyper::header::USER_AGENT).unwrap_or_default();
+    let served = resources::lookup(&info.api_group, &info.api_version, &info.resource).is_some();
+    let content_type = header(&parts.headers, CONTENT_TYPE).unwrap_or_default();
     let end = Ending {
         api,
         info: &info,
         user_agent: &user_agent,
         conn,
         received: &received,
+        metrics: None,
+        started: std::time::Instant::now(),
     };
+    // Counted as upstream's routes count: once authorized (and when max-in-flight drops it).
+    let labels = metrics::labels(&info, parts.method.as_str(), &content_type, served);
     let incoming = Incoming {
         announced: announced_len(&parts.headers),
         http2: parts.version == hyper::Version::HTTP_2,
@@ -175,6 +183,10 @@ where
                     json!({"limiter": "max-in-flight", "inFlight": api.limiter.in_flight()}),
                 );
                 discard(body, incoming).await;
+                let end = Ending {
+                    metrics: labels,
+                    ..end
+                };
                 return too_many(&end, trace, &user);
             }
         }
@@ -202,6 +214,10 @@ where
         return finish(&end, trace, Some(&user), Err(e)).await;
     }
     trace.stage(Stage::Authorization, Status::Ok, detail);
+    let end = Ending {
+        metrics: labels,
+        ..end
+    };
 
     // Watches are capped by count: each holds a stream and its queue for as long as it lasts.
     let watch_slot = if info.verb == "watch" {
@@ -315,6 +331,7 @@ fn too_many(end: &Ending<'_>, mut trace: RequestTrace, user: &UserInfo) -> Respo
         user_agent,
         conn,
         received,
+        ..
     } = *end;
     let mut r = Response::new(ApiBody::full(Bytes::from_static(TOO_MANY.as_bytes())));
     *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
@@ -340,19 +357,25 @@ fn too_many(end: &Ending<'_>, mut trace: RequestTrace, user: &UserInfo) -> Respo
         );
     }
     api.traces.push(trace);
+    if let Some(l) = &end.metrics {
+        api.request_metrics
+            .record(&Pending::new(l.clone(), 429, end.started));
+    }
     r
 }
 
 /// Encode the reply (or error), record the response stage, audit, and keep the trace.
 #[allow(clippy::too_many_arguments)]
 /// What every ending of a request needs to answer, audit and trace it.
-#[derive(Clone, Copy)]
 struct Ending<'a> {
     api: &'a Arc<Api>,
     info: &'a RequestInfo,
     user_agent: &'a str,
     conn: &'a ConnInfo,
     received: &'a str,
+    /// The request's labels in `apiserver_request_total`, when it is counted there.
+    metrics: Option<Labels>,
+    started: std::time::Instant,
 }
 
 async fn finish(
@@ -367,8 +390,10 @@ async fn finish(
         user_agent,
         conn,
         received,
+        ..
     } = *end;
     let audit_id = trace.audit_id.clone();
+    let streamed = matches!(result, Ok((Reply::Stream { .. }, _)));
     let (resp, code, status_obj) = match result {
         Err(e) => (error_response(&e, &audit_id), e.code, Some(e.to_status())),
         Ok((Reply::Object { code, value }, format)) => {
@@ -410,6 +435,14 @@ async fn finish(
             (r, code, None)
         }
         Ok((Reply::Stream { content_type, body }, _)) => {
+            // A stream is counted when it ends, with its whole length.
+            let body = match &end.metrics {
+                Some(l) => body.hold(Recorded {
+                    api: api.clone(),
+                    pending: Pending::new(l.clone(), 200, end.started),
+                }),
+                None => body,
+            };
             let mut r = Response::new(body);
             r.headers_mut()
                 .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -440,5 +473,23 @@ async fn finish(
         );
     }
     api.traces.push(trace);
+    if let Some(l) = &end.metrics
+        && !streamed
+    {
+        api.request_metrics
+            .record(&Pending::new(l.clone(), code, end.started));
+    }
     resp
+}
+
+/// Records a streamed request's metrics when its body is dropped: the stream has ended.
+struct Recorded {
+    api: Arc<Api>,
+    pending: Pending,
+}
+
+impl Drop for Recorded {
+    fn drop(&mut self) {
+        self.api.request_metrics.record(&self.pending);
+    }
 }

@@ -61,6 +61,8 @@ pub struct Api {
     pub(crate) simulated_run: std::sync::Mutex<std::time::Duration>,
     /// The control-plane components this process runs (`componentstatuses`).
     pub(crate) components: crate::apiserver::request::components::Components,
+    /// `apiserver_request_total` and `apiserver_request_duration_seconds` (`/metrics`).
+    pub(crate) request_metrics: crate::apiserver::request::metrics::RequestMetrics,
 }
 
 impl Api {
@@ -114,6 +116,7 @@ impl Api {
             events: EventCorrelator::default(),
             simulated_run: std::sync::Mutex::new(DEFAULT_SIMULATED_RUN),
             components: Default::default(),
+            request_metrics: Default::default(),
         }
     }
 }

@@ -5,6 +5,7 @@
 pub(crate) mod components;
 pub mod context;
 pub(crate) mod info;
+pub(crate) mod metrics;
 pub(crate) mod packed_json;
 pub(crate) mod status;
 pub mod trace;
