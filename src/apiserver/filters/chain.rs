@@ -364,9 +364,7 @@ fn too_many(end: &Ending<'_>, mut trace: RequestTrace, user: &UserInfo) -> Respo
     r
 }
 
-/// Encode the reply (or error), record the response stage, audit, and keep the trace.
-#[allow(clippy::too_many_arguments)]
-/// What every ending of a request needs to answer, audit and trace it.
+/// What every ending of a request needs to answer, audit, trace and count it.
 struct Ending<'a> {
     api: &'a Arc<Api>,
     info: &'a RequestInfo,
@@ -378,6 +376,8 @@ struct Ending<'a> {
     started: std::time::Instant,
 }
 
+/// Encode the reply (or error), record the response stage, audit, keep the trace and count
+/// the request.
 async fn finish(
     end: &Ending<'_>,
     mut trace: RequestTrace,
