@@ -5,7 +5,7 @@
 //! A watch or a log stream is counted when it ends, with its whole length, as upstream's
 //! handler returns only then.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -33,16 +33,16 @@ struct Histogram {
     sum: f64,
 }
 
+/// One set of labels: its counts by code and its latencies.
 #[derive(Default)]
 struct Series {
-    /// By labels, then code.
-    totals: BTreeMap<String, BTreeMap<u16, u64>>,
-    durations: BTreeMap<String, Histogram>,
+    totals: BTreeMap<u16, u64>,
+    durations: Histogram,
 }
 
 /// Every request's count and latency since the server started.
 #[derive(Default)]
-pub(crate) struct RequestMetrics(Mutex<Series>);
+pub(crate) struct RequestMetrics(Mutex<HashMap<String, Series>>);
 
 /// A request to be recorded once it has ended.
 pub(crate) struct Pending {
@@ -170,16 +170,14 @@ impl RequestMetrics {
         let secs = took.as_secs_f64();
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         // Looked up before inserting: the labels are copied once per series, not per request.
-        if !g.totals.contains_key(&labels.0) {
-            g.totals.insert(labels.0.clone(), BTreeMap::new());
-            g.durations.insert(labels.0.clone(), Histogram::default());
+        if !g.contains_key(&labels.0) {
+            g.insert(labels.0.clone(), Series::default());
         }
-        if let Some(codes) = g.totals.get_mut(&labels.0) {
-            *codes.entry(code).or_default() += 1;
-        }
-        let Some(h) = g.durations.get_mut(&labels.0) else {
+        let Some(series) = g.get_mut(&labels.0) else {
             return;
         };
+        *series.totals.entry(code).or_default() += 1;
+        let h = &mut series.durations;
         h.count += 1;
         h.sum += secs;
         if let Some(i) = BUCKETS.iter().position(|b| secs <= *b) {
@@ -190,12 +188,16 @@ impl RequestMetrics {
     /// The two families in Prometheus' text format.
     pub(crate) fn write_text(&self, out: &mut String) {
         let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Series in label order, as the Prometheus client writes them.
+        let mut all: Vec<(&String, &Series)> = g.iter().collect();
+        all.sort_by_key(|(labels, _)| *labels);
         let _ = writeln!(
             out,
             "# HELP apiserver_request_duration_seconds {DURATION_HELP}"
         );
         let _ = writeln!(out, "# TYPE apiserver_request_duration_seconds histogram");
-        for (labels, h) in &g.durations {
+        for (labels, series) in &all {
+            let h = &series.durations;
             let mut cumulative = 0;
             for (b, n) in BUCKETS.iter().zip(h.counts) {
                 cumulative += n;
@@ -222,8 +224,8 @@ impl RequestMetrics {
         }
         let _ = writeln!(out, "# HELP apiserver_request_total {TOTAL_HELP}");
         let _ = writeln!(out, "# TYPE apiserver_request_total counter");
-        for (labels, codes) in &g.totals {
-            for (code, n) in codes {
+        for (labels, series) in &all {
+            for (code, n) in &series.totals {
                 let _ = writeln!(
                     out,
                     "apiserver_request_total{{code=\"{code}\",{labels}}} {n}"
