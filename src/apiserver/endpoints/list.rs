@@ -8,10 +8,9 @@ use serde_json::{Value, json};
 use crate::apiserver::codec::body::Format;
 use crate::apiserver::endpoints::list_options::selectors;
 use crate::apiserver::endpoints::list_options::{self, ContinueToken, ReadAt};
-use crate::apiserver::endpoints::reply::output;
+use crate::apiserver::endpoints::reply::{output, table_list};
 use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::resources::ResourceDef;
-use crate::apiserver::registry::table;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::{Stage, Status};
@@ -135,16 +134,12 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
             meta["remainingItemCount"] = json!(n.saturating_sub(items.len()));
         }
     }
-    if let Format::Table { v1beta1 } = ctx.format {
-        let include = ctx.info.query("includeObject").unwrap_or("Metadata");
+    if matches!(ctx.format, Format::Table { .. }) {
         let trees: Vec<Arc<Value>> = items.iter().map(Item::value).collect();
         let refs: Vec<&Value> = trees.iter().map(|v| v.as_ref()).collect();
-        let mut t = table::table(def, &refs, &rv.to_string(), include, v1beta1, true);
-        t["metadata"] = meta;
-        return Ok(Reply::Object {
-            code: 200,
-            value: t,
-        });
+        if let Some(t) = table_list(ctx, def, &refs, meta.clone()) {
+            return Ok(t);
+        }
     }
     if ctx.format == Format::Json && !conversion::converts(def) {
         // The stored encodings, spliced: no tree is parsed or copied (lists are the hot path).

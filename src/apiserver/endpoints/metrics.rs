@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::apiserver::registry::discovery;
 use crate::apiserver::registry::resources::RESOURCES;
 use crate::apiserver::request::context::{Api, Reply};
-use crate::apiserver::request::status::ApiError;
+use crate::apiserver::request::status::{ApiError, group_resource};
 
 /// What the Prometheus client answers a scraper that asks for no other format.
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8; escaping=underscores";
@@ -51,11 +51,7 @@ fn storage_objects(api: &Api, out: &mut String) {
             continue;
         }
         keys.push(def.key);
-        let resource = if def.group.is_empty() {
-            def.plural.to_string()
-        } else {
-            format!("{}.{}", def.plural, def.group)
-        };
+        let resource = group_resource(def.group, def.plural);
         let count = match api.store.list_keys_at(&def.prefix_for(""), "", at, 1, true) {
             Ok(page) => page
                 .remaining_from_start

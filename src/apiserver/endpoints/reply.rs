@@ -21,6 +21,26 @@ fn converted(def: &ResourceDef, v: &Value) -> Option<Value> {
     conversion::to_served(def, v)
 }
 
+/// A list as the Table the client asked for (None when it asked for the list itself), with the
+/// list's metadata (resourceVersion, continue).
+pub(crate) fn table_list(
+    ctx: &Ctx<'_>,
+    def: &ResourceDef,
+    items: &[&Value],
+    meta: Value,
+) -> Option<Reply> {
+    let Format::Table { v1beta1 } = ctx.format else {
+        return None;
+    };
+    let include = ctx.info.query("includeObject").unwrap_or("Metadata");
+    let mut t = table::table(def, items, "", include, v1beta1, true);
+    t["metadata"] = meta;
+    Some(Reply::Object {
+        code: 200,
+        value: t,
+    })
+}
+
 /// An object reply, as a Table when the client asked for one.
 pub fn object_reply(
     ctx: &Ctx<'_>,

@@ -19,7 +19,7 @@ use crate::apiserver::filters::inflight::TOO_MANY;
 use crate::apiserver::registry::resources;
 use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::info::{self as request_info, RequestInfo};
-use crate::apiserver::request::metrics::{self, Labels, Pending};
+use crate::apiserver::request::metrics::{self, Labels};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 use crate::apiserver::request::user::UserInfo;
@@ -358,8 +358,7 @@ fn too_many(end: &Ending<'_>, mut trace: RequestTrace, user: &UserInfo) -> Respo
     }
     api.traces.push(trace);
     if let Some(l) = &end.metrics {
-        api.request_metrics
-            .record(&Pending::new(l.clone(), 429, end.started));
+        api.request_metrics.record(l, 429, end.started);
     }
     r
 }
@@ -439,7 +438,8 @@ async fn finish(
             let body = match &end.metrics {
                 Some(l) => body.hold(Recorded {
                     api: api.clone(),
-                    pending: Pending::new(l.clone(), 200, end.started),
+                    labels: l.clone(),
+                    started: end.started,
                 }),
                 None => body,
             };
@@ -476,8 +476,7 @@ async fn finish(
     if let Some(l) = &end.metrics
         && !streamed
     {
-        api.request_metrics
-            .record(&Pending::new(l.clone(), code, end.started));
+        api.request_metrics.record(l, code, end.started);
     }
     resp
 }
@@ -485,11 +484,14 @@ async fn finish(
 /// Records a streamed request's metrics when its body is dropped: the stream has ended.
 struct Recorded {
     api: Arc<Api>,
-    pending: Pending,
+    labels: Labels,
+    started: std::time::Instant,
 }
 
 impl Drop for Recorded {
     fn drop(&mut self) {
-        self.api.request_metrics.record(&self.pending);
+        self.api
+            .request_metrics
+            .record(&self.labels, 200, self.started);
     }
 }

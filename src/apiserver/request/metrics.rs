@@ -44,13 +44,6 @@ struct Series {
 #[derive(Default)]
 pub(crate) struct RequestMetrics(Mutex<HashMap<String, Series>>);
 
-/// A request to be recorded once it has ended.
-pub(crate) struct Pending {
-    labels: Labels,
-    code: u16,
-    started: Instant,
-}
-
 /// A label value as the text format quotes it.
 fn push_escaped(out: &mut String, v: &str) {
     for c in v.chars() {
@@ -151,19 +144,10 @@ fn dry_run(info: &RequestInfo) -> String {
     values.join(",")
 }
 
-impl Pending {
-    pub(crate) fn new(labels: Labels, code: u16, started: Instant) -> Pending {
-        Pending {
-            labels,
-            code,
-            started,
-        }
-    }
-}
-
 impl RequestMetrics {
-    pub(crate) fn record(&self, p: &Pending) {
-        self.observe(&p.labels, p.code, p.started.elapsed());
+    /// A request that started at `started` has ended with `code`.
+    pub(crate) fn record(&self, labels: &Labels, code: u16, started: Instant) {
+        self.observe(labels, code, started.elapsed());
     }
 
     fn observe(&self, labels: &Labels, code: u16, took: Duration) {

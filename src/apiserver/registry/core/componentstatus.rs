@@ -13,10 +13,9 @@ use serde_json::{Value, json};
 
 use crate::apiserver::controllers::leader_election::{KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER};
 use crate::apiserver::endpoints::list_options::selectors;
-use crate::apiserver::endpoints::reply::object_reply;
+use crate::apiserver::endpoints::reply::{object_reply, table_list};
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategy::{NAME_DESCRIPTION, Strategy, column, kind_type, str_at};
-use crate::apiserver::registry::table;
 use crate::apiserver::request::components::State;
 use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
@@ -71,10 +70,10 @@ impl Strategy for ComponentStatus {
     }
 }
 
-/// How one check came out: healthy with its message, or not, with upstream's split of a
-/// failed probe's words (`message` for a component that did not answer, `error` for etcd).
+/// How one check came out: healthy (upstream's message is then `ok`), or not, with upstream's
+/// split of a failed probe's words (`message` for a component that did not answer, `error` for etcd).
 enum Health {
-    Ok(&'static str),
+    Ok,
     Failed { message: String, error: String },
 }
 
@@ -95,7 +94,7 @@ fn checks(api: &Api, only: Option<&str>) -> Vec<(&'static str, Health)> {
         && let Some((_, result)) = api.store.health()
     {
         let health = match result {
-            Ok(()) => Health::Ok("ok"),
+            Ok(()) => Health::Ok,
             Err(error) => Health::Failed {
                 message: String::new(),
                 error,
@@ -109,7 +108,7 @@ fn checks(api: &Api, only: Option<&str>) -> Vec<(&'static str, Health)> {
 /// An in-process component, as its leader-election loop last reported it.
 fn component(api: &Api, lease: &str) -> Health {
     match api.components.state(lease) {
-        Some(State::Running) => Health::Ok("ok"),
+        Some(State::Running) => Health::Ok,
         Some(State::LoopEnded) => Health::Failed {
             message: format!("{lease} holds its Lease but its loops have ended"),
             error: String::new(),
@@ -124,7 +123,7 @@ fn component(api: &Api, lease: &str) -> Health {
 /// The object upstream builds: a name and one `Healthy` condition, nothing stored about it.
 fn object(name: &str, health: &Health) -> Value {
     let condition = match health {
-        Health::Ok(message) => json!({"type": "Healthy", "status": "True", "message": message}),
+        Health::Ok => json!({"type": "Healthy", "status": "True", "message": "ok"}),
         Health::Failed { message, error } => {
             let mut c = json!({"type": "Healthy", "status": "False"});
             if !message.is_empty() {
@@ -147,14 +146,9 @@ fn object(name: &str, health: &Health) -> Value {
 pub(crate) fn get(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let name = ctx.info.name.clone();
     let found = checks(ctx.api, Some(&name)).pop();
+    // Upstream names the singular resource: `componentstatus "x" not found`.
     let Some(v) = found.map(|(n, h)| object(n, &h)) else {
-        return Err(ApiError {
-            code: 404,
-            reason: "NotFound",
-            message: format!("componentstatus {name:?} not found"),
-            details: Some(json!({"name": name, "kind": "componentstatus"})),
-            list_continue: None,
-        });
+        return Err(ApiError::not_found("", "componentstatus", &name));
     };
     record(ctx, std::slice::from_ref(&v));
     object_reply(ctx, def, 200, v)
@@ -168,15 +162,9 @@ pub(crate) fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply
         .filter(|o| labels.matches(o) && fields.matches(def.kind, o))
         .collect();
     record(ctx, &items);
-    if let crate::apiserver::codec::body::Format::Table { v1beta1 } = ctx.format {
-        let include = ctx.info.query("includeObject").unwrap_or("Metadata");
-        let refs: Vec<&Value> = items.iter().collect();
-        let mut t = table::table(def, &refs, "", include, v1beta1, true);
-        t["metadata"] = json!({});
-        return Ok(Reply::Object {
-            code: 200,
-            value: t,
-        });
+    let refs: Vec<&Value> = items.iter().collect();
+    if let Some(t) = table_list(ctx, def, &refs, json!({})) {
+        return Ok(t);
     }
     Ok(Reply::Object {
         code: 200,
@@ -206,7 +194,7 @@ mod tests {
 
     #[test]
     fn table_status_follows_the_healthy_condition() {
-        let ok = object("scheduler", &Health::Ok("ok"));
+        let ok = object("scheduler", &Health::Ok);
         assert_eq!(
             ComponentStatus.cells(&ok),
             vec![json!("scheduler"), json!("Healthy"), json!("ok"), json!("")]
