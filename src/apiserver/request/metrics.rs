@@ -84,8 +84,11 @@ pub(crate) fn labels(
             _ => "other",
         };
         // The route's scope: an item path or a create acts on one object; a collection is its
-        // namespace's or the cluster's.
-        let scope = if !info.name.is_empty() || info.verb == "create" {
+        // namespace's or the cluster's. By verb, not by name: a list or watch of
+        // `fieldSelector=metadata.name=x` carries that name in its RequestInfo (for RBAC), and
+        // is still a collection's route.
+        let collection = matches!(info.verb.as_str(), "list" | "watch" | "deletecollection");
+        let scope = if !collection {
             "resource"
         } else if !info.namespace.is_empty() {
             "namespace"
@@ -236,6 +239,17 @@ mod tests {
         assert_eq!(
             l,
             r#"component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1""#
+        );
+        let l = of(
+            Method::GET,
+            "/api/v1/namespaces/a/pods",
+            Some("fieldSelector=metadata.name%3Dp"),
+            "",
+        )
+        .unwrap_or_default();
+        assert!(
+            l.contains(r#"scope="namespace""#) && l.contains(r#"verb="LIST""#),
+            "{l}"
         );
         let l = of(Method::GET, "/api/v1/pods", Some("watch=true"), "").unwrap_or_default();
         assert!(
