@@ -220,6 +220,7 @@ fn not_simulated_note(name: &str, cx: &CycleContext) -> Option<String> {
         volumes::DYNAMIC_RESOURCES if cx.pod.has_resource_claims => Some(format!(
             "{name}: the pod has resource claims; DRA allocation is not simulated (treated as passing)"
         )),
+        volumes::VOLUME_BINDING if cx.snapshot.volumes.is_some() => None,
         n if volumes::VOLUME_PLUGINS.contains(&n) => Some(format!(
             "{name}: the pod has volume(s) {:?} this plugin would judge; not simulated (treated as passing)",
             cx.pod.judged_volumes

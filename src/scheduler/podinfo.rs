@@ -78,6 +78,20 @@ pub struct SpreadConstraint {
     pub honor_node_taints: bool,
 }
 
+/// The PersistentVolumeClaims a pod's volumes use (see [`PodInfo::claims`]).
+pub fn pod_claims(pod: &Pod) -> Vec<(String, bool)> {
+    let pod_name = pod.metadata.name.as_deref().unwrap_or_default();
+    pod.spec
+        .iter()
+        .flat_map(|s| s.volumes.iter().flatten())
+        .filter_map(|v| match (&v.persistent_volume_claim, &v.ephemeral) {
+            (Some(c), _) => Some((c.claim_name.clone(), false)),
+            (None, Some(_)) => Some((format!("{pod_name}-{}", v.name), true)),
+            (None, None) => None,
+        })
+        .collect()
+}
+
 /// Everything the plugins need about one pod.
 #[derive(Debug, Clone)]
 pub struct PodInfo {
@@ -107,6 +121,10 @@ pub struct PodInfo {
     pub images: Vec<String>,
     /// Volumes a volume plugin would judge (PVCs, ephemeral, in-tree disks), by name.
     pub judged_volumes: Vec<String>,
+    /// The PersistentVolumeClaims the pod's volumes use, by name, in volume order: a
+    /// `persistentVolumeClaim`'s claimName, or a generic ephemeral volume's `<pod>-<volume>`
+    /// (true: ephemeral).
+    pub claims: Vec<(String, bool)>,
     pub has_resource_claims: bool,
     pub scheduling_gated: bool,
     /// `metadata.deletionTimestamp` set: still on the node, but not counted for spreading.
@@ -240,6 +258,7 @@ impl PodInfo {
             .map(|c| normalized_image_name(c.image.as_deref().unwrap_or("")))
             .collect();
 
+        let claims = pod_claims(pod);
         let judged_volumes = spec
             .volumes
             .iter()
@@ -295,6 +314,7 @@ impl PodInfo {
             spread_constraints,
             images,
             judged_volumes,
+            claims,
             has_resource_claims: spec.resource_claims.as_ref().is_some_and(|c| !c.is_empty()),
             terminating: meta.deletion_timestamp.is_some(),
             scheduling_gated: spec

@@ -84,6 +84,9 @@ pub struct Snapshot {
     pub controllers: HashMap<(String, String, String), Selector>,
     /// PodDisruptionBudgets, when the caller has them: preemption spares the pods they protect.
     pub disruption_budgets: Vec<super::preemption::DisruptionBudget>,
+    /// The cluster's claims, volumes and classes, when the caller has them: VolumeBinding
+    /// judges with them, and is not simulated without.
+    pub volumes: Option<Arc<super::plugins::volume_binding::Volumes>>,
     /// label key → value → pods carrying it, for selector lookups that would otherwise test
     /// every pod in the cluster (inter-pod affinity).
     pub label_index: HashMap<String, HashMap<String, Vec<PodId>>>,

@@ -243,6 +243,8 @@ pub fn system(api: &Api) {
             {"verbs": ["create"], "apiGroups": [""], "resources": ["bindings", "pods/binding"]},
             {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["nodes", "pods"]},
             {"verbs": ["patch", "update"], "apiGroups": [""], "resources": ["pods/status"]},
+            {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"]},
+            {"verbs": ["get", "list", "watch"], "apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"]},
             {"verbs": ["create", "patch", "update"], "apiGroups": ["", "events.k8s.io"], "resources": ["events"]}
         ]),
     );

@@ -17,7 +17,7 @@ use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{
     garbage_collector, namespace, root_ca_cert_publisher, serviceaccount,
 };
-use crate::apiserver::controllers::{node_lifecycle, podautoscaler, workload};
+use crate::apiserver::controllers::{node_lifecycle, persistentvolume, podautoscaler, workload};
 use crate::apiserver::request::context::Api;
 
 pub(crate) async fn run(
@@ -51,6 +51,7 @@ pub(crate) async fn run(
     control!(endpointslice::EndpointSlices);
     control!(endpoints::EndpointsController);
     control!(resourcequota::ResourceQuotas);
+    control!(persistentvolume::PersistentVolumes::default());
     control!(namespace::Namespaces);
     control!(serviceaccount::ServiceAccounts);
     control!(root_ca_cert_publisher::RootCaCertPublisher);

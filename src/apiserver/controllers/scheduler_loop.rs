@@ -18,6 +18,7 @@ use crate::apiserver::controllers::placement::{
 };
 use crate::apiserver::controllers::preemption;
 use crate::apiserver::controllers::scheduler_cache::{SchedulerCache, decode, decode_items};
+use crate::apiserver::controllers::volume_prebind;
 use crate::apiserver::endpoints::pods;
 use crate::apiserver::registry::apps::workload::label_selector;
 use crate::apiserver::request::context::Api;
@@ -180,9 +181,11 @@ fn cycle(
     let budgets = preemption::budgets(api);
     // The cache brought up to date once a cycle; each bound pod is then counted on its node
     // (kube-scheduler's `assume`) before the next pod is placed.
+    let volumes = volume_prebind::volumes(api);
     let mut live = cache.catch_up(api);
     if let Ok(live) = &mut live {
         placement::set_owners(&mut live.snapshot, &controllers, &budgets);
+        live.snapshot.volumes = Some(volumes.clone());
     }
     // Checked once a cycle: most cycles have no nominated pod and skip the per-pod copy.
     let any_nominated = queue.iter().any(|p| {
@@ -229,7 +232,13 @@ fn cycle(
         let reserved = any_nominated
             .then(|| preemption::with_nominated(&all_pods(), &pod))
             .flatten()
-            .map(|with| engine.snapshot(&all_nodes(), &with, &controllers, &budgets));
+            .map(|with| engine.snapshot(&all_nodes(), &with, &controllers, &budgets))
+            .map(|own| {
+                own.map(|mut own| {
+                    own.volumes = Some(volumes.clone());
+                    own
+                })
+            });
         let placement = match (reserved, &mut live) {
             (Some(Ok(mut own)), _) => engine.schedule(&mut own, &controllers, &pod),
             (Some(Err(e)), _) => Placement::failed(e),
@@ -256,6 +265,30 @@ fn cycle(
         // By uid: this can run before the create handler has finished with the pod's trace.
         api.traces
             .set_scheduling(&key, uid.unwrap_or_default(), &detail);
+        // PreBind: claims that wait for their first consumer are bound on the chosen node
+        // first; the pod is bound on a later pass, once they are.
+        let labels = |node: &str| {
+            live.as_ref()
+                .ok()
+                .and_then(|l| l.snapshot.node(node))
+                .map(|n| n.labels.clone())
+                .unwrap_or_default()
+        };
+        let waiting = placement
+            .selected
+            .as_deref()
+            .and_then(|node| volume_prebind::pre_bind(api, &volumes, &pod, (node, &labels(node))));
+        if let Some(note) = waiting {
+            api.traces
+                .note_scheduling(&key, uid.unwrap_or_default(), &note);
+            // Placed again after about a second, as a nominated pod is.
+            let soon = Instant::now().checked_sub(Duration::from_secs(4));
+            failed.insert(
+                key.clone(),
+                (soon.unwrap_or_else(Instant::now), String::new()),
+            );
+            continue;
+        }
         match placement.selected {
             Some(node) => {
                 match pods::bind(api, &ns, &name, &node, uid, None, Write::Commit) {

@@ -27,6 +27,7 @@ pub(crate) mod rbac;
 pub(crate) mod resources;
 pub(crate) mod scheduling;
 pub(crate) mod selectors;
+pub(crate) mod storage;
 pub(crate) mod strategies;
 pub(crate) mod strategy;
 pub(crate) mod table;

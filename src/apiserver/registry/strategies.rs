@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
 use crate::apiserver::registry::{
     apps, authn, autoscaling, batch, certificates, coordination, core, discovery_k8s_io,
-    networking, policy, rbac, scheduling,
+    networking, policy, rbac, scheduling, storage,
 };
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
@@ -24,6 +24,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &core::secret::Secret,
     &core::service::Service,
     &core::endpoints::Endpoints,
+    &core::persistentvolume::PersistentVolume,
     &core::persistentvolumeclaim::PersistentVolumeClaim,
     &core::limitrange::LimitRange,
     &core::resourcequota::ResourceQuota,
@@ -43,6 +44,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &networking::networkpolicy::NetworkPolicy,
     &policy::poddisruptionbudget::PodDisruptionBudget,
     &scheduling::priorityclass::PriorityClass,
+    &storage::storageclass::StorageClass,
     &coordination::lease::Lease,
     &rbac::role::ClusterRole,
     &rbac::binding::ClusterRoleBinding,

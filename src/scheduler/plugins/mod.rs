@@ -12,6 +12,7 @@ pub mod node_unschedulable;
 pub mod pod_topology_spread;
 pub mod resource_allocation;
 pub mod taint_toleration;
+pub mod volume_binding;
 pub mod volumes;
 
 use super::framework::{FilterPlugin, ScorePlugin};
@@ -136,6 +137,7 @@ pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>
             args.spread.clone(),
         )),
         inter_pod_affinity::NAME => Box::new(inter_pod_affinity::InterPodAffinity::default()),
+        volumes::VOLUME_BINDING => Box::<volume_binding::VolumeBinding>::default(),
         n if volumes::VOLUME_PLUGINS.contains(&n) => {
             let name = volumes::VOLUME_PLUGINS.iter().find(|v| **v == n)?;
             Box::new(volumes::NotSimulated {

@@ -1,8 +1,9 @@
-//! The volume filters (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, and
-//! the in-tree EBS/GCEPD/AzureDisk limits of ≤ v1.30) and DynamicResources are not simulated:
-//! kexplore has no PersistentVolumes, StorageClasses, CSINodes or ResourceSlices to judge with.
-//! They skip pods that have nothing for them to judge — exactly as upstream does — and pass
-//! every node otherwise, while the cycle records a "not simulated" note in the trace.
+//! The volume filters (VolumeRestrictions, NodeVolumeLimits, VolumeZone, and the in-tree
+//! EBS/GCEPD/AzureDisk limits of ≤ v1.30), DynamicResources, and VolumeBinding when the caller
+//! has no claims or volumes to give (`volume_binding.rs` judges with them) are not simulated:
+//! kexplore has no CSINodes, zones of volumes or ResourceSlices to judge with. They skip pods
+//! that have nothing for them to judge — exactly as upstream does — and pass every node
+//! otherwise, while the cycle records a "not simulated" note in the trace.
 
 use crate::scheduler::framework::{CycleContext, FilterPlugin, PreFilterOutcome, Status};
 use crate::scheduler::snapshot::NodeInfo;

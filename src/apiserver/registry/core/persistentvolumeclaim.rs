@@ -15,7 +15,7 @@ use crate::apiserver::request::trace::RequestTrace;
 
 pub(crate) struct PersistentVolumeClaim;
 
-const ACCESS_MODES: [&str; 4] = [
+pub(crate) const ACCESS_MODES: [&str; 4] = [
     "ReadOnlyMany",
     "ReadWriteMany",
     "ReadWriteOnce",
@@ -52,10 +52,10 @@ fn validate(o: &Value) -> Vec<Cause> {
     causes
 }
 
-/// `GetAccessModesAsString`: RWO, ROX, RWX, RWOP, in that order.
-fn access_modes_cell(o: &Value) -> String {
+/// `GetAccessModesAsString` of the modes at `pointer`: RWO, ROX, RWX, RWOP, in that order.
+pub(crate) fn access_modes_cell(o: &Value, pointer: &str) -> String {
     let modes: Vec<&str> = o
-        .pointer("/status/accessModes")
+        .pointer(pointer)
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -143,7 +143,7 @@ impl Strategy for PersistentVolumeClaim {
             json!(str_at(o, "/status/phase")),
             json!(str_at(o, "/spec/volumeName")),
             json!(str_at(o, "/status/capacity/storage")),
-            json!(access_modes_cell(o)),
+            json!(access_modes_cell(o, "/status/accessModes")),
             json!(str_at(o, "/spec/storageClassName")),
             json!(or_unset(str_at(o, "/spec/volumeAttributesClassName"))),
             json!(age_of(o)),

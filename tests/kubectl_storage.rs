@@ -1,0 +1,295 @@
+//! Storage as a workshop meets it, with kubectl 1.27 and 1.33 against `kexplore serve`: a pod
+//! whose claim nothing satisfies stays Pending with kube-scheduler's words, and runs once an
+//! administrator's PersistentVolume is bound to the claim (the smallest that fits); a pod
+//! naming a missing claim is refused before any node; a WaitForFirstConsumer class binds its
+//! claim only when a pod uses it, on the node the volume lives on; a deleted claim leaves its
+//! volume Released; StorageClasses and PersistentVolumes print as upstream's tables.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod apiserver_support;
+use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::{ServeProcess, wait_for};
+
+fn apply(k: &Kubectl, srv: &ServeProcess, name: &str, yaml: &str) {
+    let file = srv.dir.path().join(name);
+    std::fs::write(&file, yaml).expect("write manifest");
+    k.ok(&["apply", "-f", &file.to_string_lossy()]);
+}
+
+fn field(k: &Kubectl, args: &[&str], path: &str) -> String {
+    let jsonpath = format!("-o=jsonpath={{{path}}}");
+    let mut all = args.to_vec();
+    all.push(&jsonpath);
+    k.run(&all).stdout
+}
+
+/// The messages of the events about one object.
+fn events(k: &Kubectl, kind: &str, name: &str) -> Vec<String> {
+    let selector = format!("involvedObject.kind={kind},involvedObject.name={name}");
+    let out = k.ok(&["get", "events", "--field-selector", &selector, "-o", "json"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_default();
+    v["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["reason"].as_str().unwrap_or(""),
+                e["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+fn wait_event(k: &Kubectl, kind: &str, name: &str, needle: &str) {
+    let seen = wait_for(Duration::from_secs(30), || {
+        events(k, kind, name)
+            .into_iter()
+            .find(|m| m.contains(needle))
+    });
+    assert!(
+        seen.is_some(),
+        "{}: no event on {kind} {name} with {needle:?}: {:?}",
+        k.label,
+        events(k, kind, name)
+    );
+}
+
+fn wait_field(k: &Kubectl, args: &[&str], path: &str, want: &str) {
+    let got = wait_for(Duration::from_secs(30), || {
+        (field(k, args, path) == want).then_some(())
+    });
+    assert!(
+        got.is_some(),
+        "{}: {args:?} {path} is {:?}, not {want:?}",
+        k.label,
+        field(k, args, path)
+    );
+}
+
+const CLAIM_AND_POD: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers: [{name: db, image: postgres}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+";
+
+const VOLUMES: &str = "apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-small}
+spec:
+  capacity: {storage: 512Mi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /data/small}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-big}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /data/big}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv1}
+spec:
+  capacity: {storage: 2Gi}
+  accessModes: [ReadWriteOnce, ReadOnlyMany]
+  hostPath: {path: /data/pv1}
+";
+
+const LOCAL: &str = "apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-node-2}
+spec:
+  capacity: {storage: 5Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disks/ssd1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-2]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: cache}
+spec:
+  storageClassName: local
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+";
+
+const CACHE_POD: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: app}
+spec:
+  containers: [{name: app, image: redis}]
+  volumes: [{name: c, persistentVolumeClaim: {claimName: cache}}]
+";
+
+const ORPHAN: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: orphan}
+spec:
+  containers: [{name: o, image: nginx}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: nope}}]
+";
+
+fn storage(label: &str) {
+    with_kubectl(label, |label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        // A claim nothing satisfies: the claim waits, and so does its pod.
+        apply(&k, &srv, "claim.yaml", CLAIM_AND_POD);
+        wait_event(
+            &k,
+            "PersistentVolumeClaim",
+            "data",
+            "FailedBinding no persistent volumes available for this claim and no storage class is set",
+        );
+        wait_event(
+            &k,
+            "Pod",
+            "db",
+            "nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: ",
+        );
+        assert_eq!(
+            field(&k, &["get", "pod", "db"], ".status.phase"),
+            "Pending",
+            "{label}"
+        );
+        // An administrator's volumes: the smallest that fits is bound, and the pod runs.
+        apply(&k, &srv, "volumes.yaml", VOLUMES);
+        wait_field(&k, &["get", "pvc", "data"], ".status.phase", "Bound");
+        assert_eq!(
+            field(&k, &["get", "pvc", "data"], ".spec.volumeName"),
+            "pv1",
+            "{label}"
+        );
+        let table = k.ok(&["get", "pvc", "data"]);
+        assert!(
+            table.contains("Bound")
+                && table.contains("pv1")
+                && table.contains("2Gi")
+                && table.contains("RWO,ROX"),
+            "{label}: {table}"
+        );
+        let pvs = k.ok(&["get", "pv"]);
+        let row = |name: &str| {
+            pvs.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert!(
+            pvs.starts_with("NAME") && pvs.contains("RECLAIM POLICY"),
+            "{label}: {pvs}"
+        );
+        assert!(
+            row("pv1 ").starts_with("pv1 2Gi RWO,ROX Retain Bound default/data"),
+            "{label}: {pvs}"
+        );
+        assert!(
+            row("pv-small").starts_with("pv-small 512Mi RWO Retain Available"),
+            "{label}: {pvs}"
+        );
+        wait_field(&k, &["get", "pod", "db"], ".status.phase", "Running");
+        // A claim that does not exist stops the pod before any node is looked at.
+        apply(&k, &srv, "orphan.yaml", ORPHAN);
+        wait_event(
+            &k,
+            "Pod",
+            "orphan",
+            "nodes are available: persistentvolumeclaim \"nope\" not found.",
+        );
+        // WaitForFirstConsumer: the claim waits for a pod, which goes where the volume is.
+        apply(&k, &srv, "local.yaml", LOCAL);
+        wait_event(
+            &k,
+            "PersistentVolumeClaim",
+            "cache",
+            "WaitForFirstConsumer waiting for first consumer to be created before binding",
+        );
+        assert_eq!(
+            field(&k, &["get", "pvc", "cache"], ".status.phase"),
+            "Pending",
+            "{label}"
+        );
+        let classes = k.ok(&["get", "sc"]);
+        let sc = classes
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>();
+        assert_eq!(
+            sc[..5],
+            [
+                "local",
+                "kubernetes.io/no-provisioner",
+                "Delete",
+                "WaitForFirstConsumer",
+                "false"
+            ],
+            "{label}: {classes}"
+        );
+        apply(&k, &srv, "app.yaml", CACHE_POD);
+        wait_field(&k, &["get", "pod", "app"], ".status.phase", "Running");
+        assert_eq!(
+            field(&k, &["get", "pod", "app"], ".spec.nodeName"),
+            "node-2",
+            "{label}"
+        );
+        assert_eq!(
+            field(&k, &["get", "pvc", "cache"], ".spec.volumeName"),
+            "local-node-2",
+            "{label}"
+        );
+        // The claim deleted, its volume is Released and keeps its data (Retain).
+        k.ok(&["delete", "pod", "db", "--wait=false"]);
+        k.ok(&["delete", "pvc", "data", "--wait=false"]);
+        wait_field(&k, &["get", "pv", "pv1"], ".status.phase", "Released");
+        // What users get wrong, refused in upstream's words.
+        let bad = srv.dir.path().join("bad.yaml");
+        std::fs::write(&bad, "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: bad}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n").expect("write");
+        let o = k.run(&["apply", "-f", &bad.to_string_lossy()]);
+        assert!(
+            o.stderr
+                .contains("spec: Required value: must specify a volume type"),
+            "{label}: {}",
+            o.stderr
+        );
+    });
+}
+
+#[test]
+fn kubectl_1_27() {
+    storage("1.27")
+}
+
+#[test]
+fn kubectl_1_33() {
+    storage("1.33")
+}
