@@ -3,7 +3,9 @@
 //! administrator's PersistentVolume is bound to the claim (the smallest that fits); a pod
 //! naming a missing claim is refused before any node; a WaitForFirstConsumer class binds its
 //! claim only when a pod uses it, on the node the volume lives on; a deleted claim leaves its
-//! volume Released; StorageClasses and PersistentVolumes print as upstream's tables.
+//! volume Released; a claim naming no class gets the demo's default, whose provisioner makes its
+//! volume on its pod's node and deletes it with the claim; StorageClasses and
+//! PersistentVolumes print as upstream's tables.
 
 use std::time::Duration;
 
@@ -75,6 +77,7 @@ const CLAIM_AND_POD: &str = "apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: data}
 spec:
+  storageClassName: \"\"
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 1Gi}}
 ---
@@ -145,6 +148,23 @@ metadata: {name: app}
 spec:
   containers: [{name: app, image: redis}]
   volumes: [{name: c, persistentVolumeClaim: {claimName: cache}}]
+";
+
+/// A claim with no class gets the default, `standard`, whose provisioner makes its volume on
+/// the node of its first pod.
+const DYNAMIC: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: logs}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 3Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: writer}
+spec:
+  containers: [{name: w, image: busybox}]
+  volumes: [{name: l, persistentVolumeClaim: {claimName: logs}}]
 ";
 
 const ORPHAN: &str = "apiVersion: v1
@@ -238,14 +258,28 @@ fn storage(label: &str) {
             "{label}"
         );
         let classes = k.ok(&["get", "sc"]);
-        let sc = classes
-            .lines()
-            .nth(1)
-            .unwrap_or_default()
-            .split_whitespace()
-            .collect::<Vec<_>>();
+        let sc = |n: usize| {
+            classes
+                .lines()
+                .nth(n)
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            sc[..5],
+            sc(2)[..6],
+            [
+                "standard",
+                "(default)",
+                "kexplore.dev/hostpath",
+                "Delete",
+                "WaitForFirstConsumer",
+                "false"
+            ],
+            "{label}: {classes}"
+        );
+        assert_eq!(
+            sc(1)[..5],
             [
                 "local",
                 "kubernetes.io/no-provisioner",
@@ -266,6 +300,56 @@ fn storage(label: &str) {
             field(&k, &["get", "pvc", "cache"], ".spec.volumeName"),
             "local-node-2",
             "{label}"
+        );
+        // No class: the default's provisioner makes the volume where the pod goes.
+        apply(&k, &srv, "dynamic.yaml", DYNAMIC);
+        assert_eq!(
+            field(&k, &["get", "pvc", "logs"], ".spec.storageClassName"),
+            "standard",
+            "{label}"
+        );
+        wait_field(&k, &["get", "pod", "writer"], ".status.phase", "Running");
+        let uid = field(&k, &["get", "pvc", "logs"], ".metadata.uid");
+        let pv = format!("pvc-{uid}");
+        assert_eq!(
+            field(&k, &["get", "pvc", "logs"], ".spec.volumeName"),
+            pv,
+            "{label}"
+        );
+        let node = field(&k, &["get", "pod", "writer"], ".spec.nodeName");
+        let affinity =
+            ".spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]";
+        assert_eq!(field(&k, &["get", "pv", &pv], affinity), node, "{label}");
+        let selected = r".metadata.annotations.volume\.kubernetes\.io/selected-node";
+        assert_eq!(
+            field(&k, &["get", "pvc", "logs"], selected),
+            node,
+            "{label}"
+        );
+        wait_event(
+            &k,
+            "PersistentVolumeClaim",
+            "logs",
+            &format!("ProvisioningSucceeded Successfully provisioned volume {pv}"),
+        );
+        assert_eq!(
+            field(&k, &["get", "pv", &pv], ".status.phase"),
+            "Bound",
+            "{label}"
+        );
+        // Its claim deleted, a volume of reclaim policy Delete is deleted by its provisioner.
+        k.ok(&["delete", "pod", "writer", "--wait=false"]);
+        k.ok(&["delete", "pvc", "logs", "--wait=false"]);
+        let gone = wait_for(Duration::from_secs(30), || {
+            k.run(&["get", "pv", &pv])
+                .stderr
+                .contains("NotFound")
+                .then_some(())
+        });
+        assert!(
+            gone.is_some(),
+            "{label}: {pv} still there: {}",
+            k.ok(&["get", "pv"])
         );
         // The claim deleted, its volume is Released and keeps its data (Retain).
         k.ok(&["delete", "pod", "db", "--wait=false"]);

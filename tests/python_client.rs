@@ -43,6 +43,7 @@ fn the_python_client_sees_dry_runs_stay_dry_apply_create_and_pods_run() {
         "server-side apply created py-ssa, managed by python",
         "watch: py-ssa Running",
         "health and version: 200 without credentials",
+        "storage: default class standard; py-claim bound to py-pv",
     ] {
         assert!(
             stdout.contains(line),

@@ -3,7 +3,7 @@
 Each check exits non-zero with the reason on stderr: dry runs stay dry, an invalid dryRun is
 kube-apiserver's 422, server-side apply through the dynamic client creates, a watch sees the
 pod Running, the health endpoints answer without credentials, and componentstatuses report the
-scheduler and controller-manager healthy.
+scheduler and controller-manager healthy, and a claim binds to a volume through the typed clients.
 """
 import base64
 import ssl
@@ -86,3 +86,28 @@ except client.ApiException as e:
     if e.status != 404:
         fail(f"componentstatus kubelet: {e.status} {e.body}")
 print(f"componentstatuses: {', '.join(sorted(statuses))} healthy; kubelet 404")
+
+# Storage through the typed clients: the default class, a volume and a claim bound to it.
+storage = client.StorageV1Api(api)
+defaults = [c.metadata.name for c in storage.list_storage_class().items
+            if (c.metadata.annotations or {}).get("storageclass.kubernetes.io/is-default-class") == "true"]
+if not defaults:
+    fail("no default StorageClass")
+v1.create_persistent_volume({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "py-pv"},
+                             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                                      "storageClassName": "manual", "hostPath": {"path": "/data/py"}}})
+v1.create_namespaced_persistent_volume_claim("default", {
+    "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "py-claim"},
+    "spec": {"storageClassName": "manual", "accessModes": ["ReadWriteOnce"],
+             "resources": {"requests": {"storage": "1Gi"}}}})
+w = watch.Watch()
+bound = None
+for ev in w.stream(v1.list_namespaced_persistent_volume_claim, "default",
+                   field_selector="metadata.name=py-claim", timeout_seconds=20):
+    bound = ev["object"].spec.volume_name
+    if ev["object"].status.phase == "Bound":
+        w.stop()
+pv = v1.read_persistent_volume("py-pv")
+if bound != "py-pv" or pv.status.phase != "Bound" or pv.spec.claim_ref.name != "py-claim":
+    fail(f"py-claim bound to {bound}; py-pv {pv.status.phase} for {pv.spec.claim_ref}")
+print(f"storage: default class {defaults[0]}; py-claim bound to py-pv")

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::{
-    bootstrap_roles, clusterrole_aggregation, root_ca_cert_publisher,
+    bootstrap_roles, clusterrole_aggregation, provisioner, root_ca_cert_publisher,
 };
 use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
@@ -355,6 +355,13 @@ pub fn demo(api: &Api) {
         );
     }
     put(store, nd, node("control-plane", "2", "4Gi", 0, true));
+    // The default class, as kind's: claims get volumes from the demo's provisioner.
+    if let Some(sc) = def(crate::apiserver::registry::storage::GROUP, "storageclasses") {
+        let mut class = provisioner::default_class();
+        class["metadata"]["uid"] = json!(util::uuid());
+        class["metadata"]["creationTimestamp"] = json!(util::now());
+        put(store, sc, class);
+    }
 }
 
 /// Preload manifests (`--scenario`): single objects, multi-document YAML, `kind: List`, JSON.

@@ -17,7 +17,9 @@ use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
 use crate::apiserver::controllers::{
     garbage_collector, namespace, root_ca_cert_publisher, serviceaccount,
 };
-use crate::apiserver::controllers::{node_lifecycle, persistentvolume, podautoscaler, workload};
+use crate::apiserver::controllers::{
+    node_lifecycle, persistentvolume, podautoscaler, provisioner, workload,
+};
 use crate::apiserver::request::context::Api;
 
 pub(crate) async fn run(
@@ -52,6 +54,8 @@ pub(crate) async fn run(
     control!(endpoints::EndpointsController);
     control!(resourcequota::ResourceQuotas);
     control!(persistentvolume::PersistentVolumes::default());
+    // The demo cluster's provisioner, an add-on upstream (kind's local-path-provisioner).
+    control!(provisioner::Provisioner);
     control!(namespace::Namespaces);
     control!(serviceaccount::ServiceAccounts);
     control!(root_ca_cert_publisher::RootCaCertPublisher);

@@ -37,6 +37,7 @@ pub(crate) mod persistentvolume;
 pub(crate) mod placement;
 pub(crate) mod podautoscaler;
 pub(crate) mod preemption;
+pub(crate) mod provisioner;
 pub(crate) mod replicaset;
 pub(crate) mod resourcequota;
 pub(crate) mod root_ca_cert_publisher;

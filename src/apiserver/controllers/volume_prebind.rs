@@ -74,7 +74,7 @@ pub(crate) fn pre_bind(
         });
         if written.is_ok() {
             done.push(format!(
-                "claim {claim} annotated {ANN_SELECTED_NODE}={node} for provisioner '{provisioner}' (no provisioner runs in this cluster)"
+                "claim {claim} annotated {ANN_SELECTED_NODE}={node} for provisioner '{provisioner}'"
             ));
         }
     }

@@ -1,10 +1,10 @@
-//! core/v1 PersistentVolumeClaim as a stored object (upstream
-//! `pkg/registry/core/persistentvolumeclaim`, `printPersistentVolumeClaim`): created Pending —
-//! no provisioner runs in the embedded cluster, so a claim stays Pending, as on a cluster
-//! without a matching StorageClass.
+//! core/v1 PersistentVolumeClaim (upstream `pkg/registry/core/persistentvolumeclaim`,
+//! `printPersistentVolumeClaim`): created Pending, with the default StorageClass when it names
+//! none; the PersistentVolume controller binds it (`controllers/persistentvolume.rs`).
 
 use serde_json::{Value, json};
 
+use crate::apiserver::admission::default_storage_class;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -159,11 +159,12 @@ impl Strategy for PersistentVolumeClaim {
     }
     fn prepare_create(
         &self,
-        _api: &Api,
+        api: &Api,
         obj: &mut Value,
         trace: &mut RequestTrace,
     ) -> Result<(), ApiError> {
         self.defaults(obj);
+        default_storage_class::admit(&*api.store, obj, trace);
         obj["status"] = json!({"phase": "Pending"});
         validate_into_trace("", "PersistentVolumeClaim", obj, trace, validate(obj))
     }
