@@ -4,7 +4,8 @@
 //! naming a missing claim is refused before any node; a WaitForFirstConsumer class binds its
 //! claim only when a pod uses it, on the node the volume lives on; a deleted claim leaves its
 //! volume Released; a claim naming no class gets the demo's default, whose provisioner makes its
-//! volume on its pod's node and deletes it with the claim; StorageClasses and
+//! volume on its pod's node and deletes it with the claim; a StatefulSet's pods get claims of
+//! their own and come back to their volumes' node; StorageClasses and
 //! PersistentVolumes print as upstream's tables.
 
 use std::time::Duration;
@@ -165,6 +166,24 @@ metadata: {name: writer}
 spec:
   containers: [{name: w, image: busybox}]
   volumes: [{name: l, persistentVolumeClaim: {claimName: logs}}]
+";
+
+const STATEFUL: &str = "apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  serviceName: web
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: nginx, volumeMounts: [{name: www, mountPath: /html}]}]
+  volumeClaimTemplates:
+  - metadata: {name: www}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
 ";
 
 const ORPHAN: &str = "apiVersion: v1
@@ -350,6 +369,39 @@ fn storage(label: &str) {
             gone.is_some(),
             "{label}: {pv} still there: {}",
             k.ok(&["get", "pv"])
+        );
+        // A StatefulSet's pods each get their claims, and a pod recreated goes back to its
+        // volume's node: with that node cordoned it waits, in kube-scheduler's words.
+        apply(&k, &srv, "sts.yaml", STATEFUL);
+        wait_field(&k, &["get", "sts", "web"], ".status.readyReplicas", "2");
+        for claim in ["www-web-0", "www-web-1"] {
+            assert_eq!(
+                field(&k, &["get", "pvc", claim], ".status.phase"),
+                "Bound",
+                "{label}"
+            );
+        }
+        let volumes = field(
+            &k,
+            &["get", "pod", "web-0"],
+            ".spec.volumes[0].persistentVolumeClaim.claimName",
+        );
+        assert_eq!(volumes, "www-web-0", "{label}");
+        let home = field(&k, &["get", "pod", "web-0"], ".spec.nodeName");
+        k.ok(&["cordon", &home]);
+        k.ok(&["delete", "pod", "web-0", "--wait=false"]);
+        wait_event(
+            &k,
+            "Pod",
+            "web-0",
+            "node(s) had volume node affinity conflict",
+        );
+        k.ok(&["uncordon", &home]);
+        wait_field(&k, &["get", "pod", "web-0"], ".status.phase", "Running");
+        assert_eq!(
+            field(&k, &["get", "pod", "web-0"], ".spec.nodeName"),
+            home,
+            "{label}"
         );
         // The claim deleted, its volume is Released and keeps its data (Retain).
         k.ok(&["delete", "pod", "db", "--wait=false"]);

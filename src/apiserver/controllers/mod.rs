@@ -45,6 +45,7 @@ pub(crate) mod scheduler_cache;
 pub(crate) mod scheduler_loop;
 pub(crate) mod serviceaccount;
 pub(crate) mod statefulset;
+pub(crate) mod statefulset_claims;
 pub(crate) mod taint_eviction;
 pub(crate) mod volume_prebind;
 pub(crate) mod workload;

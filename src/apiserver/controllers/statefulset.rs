@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::history::{self, HASH_LABEL};
 use crate::apiserver::controllers::workload::{
     self, Controller, claim, pod_available, pod_from_template, pod_ready, s, terminating,
 };
+use crate::apiserver::controllers::{client, statefulset_claims};
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
@@ -182,6 +182,14 @@ fn reconcile(
                 {
                     pod["spec"]["subdomain"] = json!(svc);
                 }
+                let claims = statefulset_claims::claims_for(set, &pod_name);
+                if statefulset_claims::create_missing(api, set, &pod_name, &claims).is_err() {
+                    if !parallel {
+                        return;
+                    }
+                    continue;
+                }
+                statefulset_claims::update_storage(&mut pod, &claims);
                 match client::create(api, pod_def, pod) {
                     Ok(_) => {
                         let msg = format!("create Pod {pod_name} in StatefulSet {name} successful");
