@@ -233,7 +233,8 @@ fn for_real_on_a_server_that_does_not_report_compares_the_simulation_with_the_bi
         "/apis/rbac.authorization.k8s.io/v1/clusterroles",
         Some(
             r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"cluster-reader"},
-                "rules":[{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["nodes","pods","namespaces"]}]}"#,
+                "rules":[{"verbs":["get","list","watch"],"apiGroups":[""],"resources":["nodes","pods","namespaces","persistentvolumeclaims","persistentvolumes"]},
+                         {"verbs":["get","list","watch"],"apiGroups":["storage.k8s.io"],"resources":["storageclasses"]}]}"#,
         ),
     );
     assert_eq!(code, 201, "{body}");

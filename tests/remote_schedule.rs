@@ -46,13 +46,11 @@ fn a_pending_pod_is_explained_per_node_from_the_live_cluster() {
         j["release"]["summary"],
         "modelling kube-scheduler v1.33, the server's release (v1.33.1-kexplore)"
     );
+    // The cluster's claims, volumes and classes were listed: VolumeBinding is judged.
     let filters = j["modelled"]["filters"].to_string();
-    assert!(filters.contains("NodeResourcesFit") && !filters.contains("VolumeBinding"));
-    assert!(
-        j["modelled"]["not_simulated"]
-            .to_string()
-            .contains("VolumeBinding")
-    );
+    assert!(filters.contains("NodeResourcesFit") && filters.contains("VolumeBinding"));
+    let not_simulated = j["modelled"]["not_simulated"].to_string();
+    assert!(!not_simulated.contains("VolumeBinding") && not_simulated.contains("VolumeZone"));
 
     let out = kexplore(&["schedule", "--kubeconfig", kc, "--pod", "default/batch-job"]);
     let text = stdout(&out);
@@ -114,6 +112,62 @@ fn a_bound_pod_is_compared_with_the_real_choice() {
         let reasons = c["reasons"].to_string();
         assert!(reasons.contains("bypasses the scheduler"), "{reasons}");
         assert!(reasons.contains("plugins not simulated"), "{reasons}");
+    }
+}
+
+/// "Why is my pod Pending?" when the answer is its claim: kube-scheduler's words for a claim
+/// nothing has bound, and for one that does not exist.
+#[test]
+fn a_pod_waiting_for_its_claim_is_explained_from_the_live_cluster() {
+    let srv = ServeProcess::start(&["--no-demo", "--scenario", &scenario("unschedulable.yaml")]);
+    let kc = srv.kubeconfig();
+    let kc = kc.to_str().unwrap_or_default();
+    let claim = r#"{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}"#;
+    let pod = |name: &str, claim: &str| {
+        format!(
+            r#"{{"apiVersion": "v1", "kind": "Pod", "metadata": {{"name": "{name}"}}, "spec": {{
+            "containers": [{{"name": "c", "image": "postgres"}}],
+            "volumes": [{{"name": "d", "persistentVolumeClaim": {{"claimName": "{claim}"}}}}]}}}}"#
+        )
+    };
+    for (path, body) in [
+        (
+            "/api/v1/namespaces/default/persistentvolumeclaims",
+            claim.to_string(),
+        ),
+        ("/api/v1/namespaces/default/pods", pod("db", "data")),
+        ("/api/v1/namespaces/default/pods", pod("orphan", "nope")),
+    ] {
+        let (code, text) = srv.curl_admin(
+            &[
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                &body,
+            ],
+            path,
+        );
+        assert_eq!(code, 201, "{path}: {text}");
+    }
+    for (name, want) in [
+        (
+            "default/db",
+            "pod has unbound immediate PersistentVolumeClaims",
+        ),
+        ("default/orphan", "persistentvolumeclaim \"nope\" not found"),
+    ] {
+        let j = schedule_json(kc, &["--pod", name]);
+        let msg = j["pods"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            msg.starts_with(&format!("0/5 nodes are available: {want}.")),
+            "{name}: {msg}"
+        );
     }
 }
 

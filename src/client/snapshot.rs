@@ -2,7 +2,10 @@
 //! (the collections at once, each reporting progress), plus the server's release. A user RBAC keeps from listing something gets the rest and a
 //! plain note of what is missing, never an error for that alone.
 
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodStatus};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, PodStatus,
+};
+use k8s_openapi::api::storage::v1::StorageClass;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
@@ -120,6 +123,10 @@ pub struct FetchOptions<'a> {
     /// Keep the pods encoded (`LiveCluster::encoded_pods`) for a consumer that compiles them
     /// one at a time, instead of all decoded in `manifests.pods`.
     pub pods_encoded: bool,
+    /// List PersistentVolumeClaims, PersistentVolumes and StorageClasses too, so VolumeBinding
+    /// is judged: for a one-shot answer. A view kept live by watching nodes and pods leaves
+    /// them out, since claims it does not watch would go stale behind it.
+    pub storage: bool,
 }
 
 impl FetchOptions<'_> {
@@ -129,6 +136,7 @@ impl FetchOptions<'_> {
             progress: &|_, _| {},
             trim: false,
             pods_encoded: false,
+            storage: true,
         }
     }
 }
@@ -274,13 +282,55 @@ pub async fn fetch_live_with(
         opts,
         |_| {},
     );
-    let (nodes, pods, namespaces) = tokio::join!(nodes, pods, namespaces);
-    let ((nodes, node_note), (pods, pod_notes), (namespaces, ns_note)) =
-        (nodes?, pods?, namespaces?);
+    let storage = async {
+        if !opts.storage {
+            return Ok::<_, ListError>((None, None));
+        }
+        const SKIPPED: &str = "VolumeBinding is not simulated (it passes every node)";
+        let (claims, volumes, classes) = tokio::join!(
+            list_or_note::<PersistentVolumeClaim>(
+                api,
+                ("/api/v1/persistentvolumeclaims", "persistentvolumeclaims"),
+                "persistentvolumeclaims in all namespaces",
+                SKIPPED,
+                opts,
+                |_| {},
+            ),
+            list_or_note::<PersistentVolume>(
+                api,
+                ("/api/v1/persistentvolumes", "persistentvolumes"),
+                "persistentvolumes",
+                SKIPPED,
+                opts,
+                |_| {},
+            ),
+            list_or_note::<StorageClass>(
+                api,
+                ("/apis/storage.k8s.io/v1/storageclasses", "storageclasses"),
+                "storageclasses",
+                SKIPPED,
+                opts,
+                |_| {},
+            ),
+        );
+        let ((claims, n1), (volumes, n2), (classes, n3)) = (claims?, volumes?, classes?);
+        let note = n1.or(n2).or(n3);
+        fn items<T>(l: Listed<(T, Source)>) -> Vec<T> {
+            l.items.into_iter().map(|(o, _)| o).collect()
+        }
+        Ok(match (claims, volumes, classes) {
+            (Some(c), Some(v), Some(s)) => (Some((items(c), items(v), items(s))), note),
+            _ => (None, note),
+        })
+    };
+    let (nodes, pods, namespaces, storage) = tokio::join!(nodes, pods, namespaces, storage);
+    let ((nodes, node_note), (pods, pod_notes), (namespaces, ns_note), (storage, storage_note)) =
+        (nodes?, pods?, namespaces?, storage?);
     let not_visible: Vec<String> = node_note
         .into_iter()
         .chain(pod_notes)
         .chain(ns_note)
+        .chain(storage_note)
         .collect();
     let mut pages = 0;
     let mut watch_from = WatchFrom::default();
@@ -314,6 +364,12 @@ pub async fn fetch_live_with(
     if let Some(l) = namespaces {
         pages += l.pages;
         m.namespaces = l.items.into_iter().map(|(n, _)| n).collect();
+    }
+    if let Some((claims, volumes, classes)) = storage {
+        m.claims = claims;
+        m.volumes = volumes;
+        m.storage_classes = classes;
+        m.storage = true;
     }
     Ok(LiveCluster {
         manifests: m,

@@ -98,6 +98,7 @@ fn input(global: &GlobalArgs, args: &ScheduleArgs) -> Result<Input, CommandError
             trim: true,
             // `--pod` takes its pod out of the encoded list before the cluster is compiled.
             pods_encoded: true,
+            storage: true,
         };
         fetch_live_with(&api, ns, opts).await.map_err(|e| {
             CommandError::Failed(format!(
@@ -215,7 +216,7 @@ pub fn run(global: &GlobalArgs, args: &ScheduleArgs) -> CommandResult {
         .map(|p| (**p).clone())
         .unwrap_or_else(|| crate::scheduler::Profile::default_for(version));
     let profile_name = profile.scheduler_name.clone();
-    let modelled = why::modelled(&profile, version);
+    let modelled = why::modelled(&profile, version, snapshot.volumes.is_some());
     let mut comparisons = Vec::new();
     let (pending, traces) = match focused {
         Some(f) => {

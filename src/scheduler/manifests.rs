@@ -5,7 +5,10 @@
 //! selectors; every other kind is counted and ignored.
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
+use k8s_openapi::api::storage::v1::StorageClass;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -26,6 +29,13 @@ pub struct Manifests {
     pub stateful_sets: Vec<StatefulSet>,
     pub replication_controllers: Vec<ReplicationController>,
     pub namespaces: Vec<Namespace>,
+    /// PersistentVolumeClaims, PersistentVolumes and StorageClasses; `storage` says the input
+    /// holds the cluster's (a live cluster listed them, or a file gave one), so VolumeBinding
+    /// judges with them instead of passing every node.
+    pub claims: Vec<PersistentVolumeClaim>,
+    pub volumes: Vec<PersistentVolume>,
+    pub storage_classes: Vec<StorageClass>,
+    pub storage: bool,
     /// Kinds present but not used, with counts.
     pub ignored: Vec<(String, usize)>,
 }
@@ -98,7 +108,12 @@ impl Manifests {
             .to_string();
         let what = format!("{kind} {name:?}");
         match kind.as_str() {
-            "List" | "NodeList" | "PodList" => {
+            "List"
+            | "NodeList"
+            | "PodList"
+            | "PersistentVolumeClaimList"
+            | "PersistentVolumeList"
+            | "StorageClassList" => {
                 let items = v
                     .get("items")
                     .and_then(Value::as_array)
@@ -132,6 +147,18 @@ impl Manifests {
             "StatefulSet" => self.stateful_sets.push(typed(v, src, &what)?),
             "ReplicationController" => self.replication_controllers.push(typed(v, src, &what)?),
             "Namespace" => self.namespaces.push(typed(v, src, &what)?),
+            "PersistentVolumeClaim" => {
+                self.claims.push(typed(v, src, &what)?);
+                self.storage = true;
+            }
+            "PersistentVolume" => {
+                self.volumes.push(typed(v, src, &what)?);
+                self.storage = true;
+            }
+            "StorageClass" => {
+                self.storage_classes.push(typed(v, src, &what)?);
+                self.storage = true;
+            }
             "" => return Err(bad("object without kind".into())),
             other => match self.ignored.iter_mut().find(|(k, _)| k == other) {
                 Some((_, c)) => *c += 1,
@@ -161,6 +188,13 @@ mod tests {
         assert_eq!(m.nodes.len(), 2);
         assert_eq!(m.pods.len(), 1);
         assert_eq!(m.ignored, vec![("ConfigMap".to_string(), 1)]);
+        assert!(
+            !m.storage,
+            "no storage object given: VolumeBinding is not judged"
+        );
+        m.add_text("e.yaml", "kind: PersistentVolumeClaimList\nitems:\n- metadata: {name: data, namespace: default}\n  spec: {accessModes: [ReadWriteOnce]}\n")
+            .unwrap();
+        assert!(m.storage && m.claims.len() == 1);
         let e = m.add_text("d.yaml", "kind: Node\n  : : [").unwrap_err();
         assert!(e.to_string().starts_with("d.yaml: not valid YAML"), "{e}");
     }

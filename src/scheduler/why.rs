@@ -27,8 +27,13 @@ pub struct Modelled {
     pub not_simulated: Vec<String>,
 }
 
-pub fn modelled(profile: &Profile, version: KubeVersion) -> Modelled {
-    let judged = |n: &String| !NOT_SIMULATED.contains(&n.as_str());
+/// `storage`: the input held the cluster's claims, volumes and classes, so VolumeBinding is
+/// judged.
+pub fn modelled(profile: &Profile, version: KubeVersion, storage: bool) -> Modelled {
+    let judged = |n: &String| {
+        (storage && n == super::plugins::volumes::VOLUME_BINDING)
+            || !NOT_SIMULATED.contains(&n.as_str())
+    };
     Modelled {
         kube_version: version.to_string(),
         profile: profile.scheduler_name.clone(),
@@ -316,10 +321,26 @@ mod tests {
 
     #[test]
     fn the_default_profile_names_what_it_judges_and_what_it_does_not() {
-        let m = modelled(&Profile::default_for(version::NEWEST), version::NEWEST);
+        let m = modelled(
+            &Profile::default_for(version::NEWEST),
+            version::NEWEST,
+            false,
+        );
         assert!(m.filters.iter().any(|f| f == "NodeResourcesFit"));
         assert!(m.not_simulated.iter().any(|f| f == "VolumeBinding"));
         assert!(!m.filters.iter().any(|f| f == "VolumeBinding"));
+        let with_storage = modelled(
+            &Profile::default_for(version::NEWEST),
+            version::NEWEST,
+            true,
+        );
+        assert!(with_storage.filters.iter().any(|f| f == "VolumeBinding"));
+        assert!(
+            !with_storage
+                .not_simulated
+                .iter()
+                .any(|f| f == "VolumeBinding")
+        );
         assert!(
             m.scores
                 .iter()

@@ -75,6 +75,15 @@ pub fn build_with_pods<P: Borrow<Pod>, S: Borrow<Source>>(
             snap.services.push((ns, sel));
         }
     }
+    if m.storage {
+        snap.volumes = Some(std::sync::Arc::new(
+            super::plugins::volume_binding::Volumes::new(
+                m.claims.clone(),
+                m.volumes.clone(),
+                m.storage_classes.clone(),
+            ),
+        ));
+    }
     let mut add_ctrl = |kind: &str,
                         meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
                         sel: Selector| {

@@ -99,6 +99,7 @@ pub async fn fetch_with(
         progress: &report,
         trim: true,
         pods_encoded: true,
+        storage: false,
     };
     let listed = fetch_live_with(&api, &ctx.namespace, opts)
         .await
