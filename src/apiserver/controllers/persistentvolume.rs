@@ -25,12 +25,12 @@ use crate::scheduler::plugins::volume_binding::{
 };
 
 const COMPONENT: &str = "persistentvolume-controller";
-const CLAIMS: &str = "/registry/persistentvolumeclaims/";
-const VOLUMES: &str = "/registry/persistentvolumes/";
+pub(crate) const CLAIMS: &str = "/registry/persistentvolumeclaims/";
+pub(crate) const VOLUMES: &str = "/registry/persistentvolumes/";
 const CLASSES: &str = "/registry/storageclasses/";
 
 const ANN_BOUND_BY_CONTROLLER: &str = "pv.kubernetes.io/bound-by-controller";
-const ANN_STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
+pub(crate) const ANN_STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
 const ANN_BETA_STORAGE_PROVISIONER: &str = "volume.beta.kubernetes.io/storage-provisioner";
 
 /// How often a claim's unchanged wait is reported again (upstream's controller resync).
@@ -320,6 +320,14 @@ fn bind(api: &Api, claim: &Value, pv: &Value) -> bool {
     .is_ok()
 }
 
+/// Every claim, as (namespace, name), and every volume, as ("", name): the work items of the
+/// controllers that watch both.
+pub(crate) fn claims_and_volumes(api: &Api) -> BTreeSet<(String, String)> {
+    let mut out = workload::keys(api, workload::def("", "persistentvolumeclaims"));
+    out.extend(workload::keys(api, workload::def("", "persistentvolumes")));
+    out
+}
+
 impl Controller for PersistentVolumes {
     fn prefixes(&self) -> &'static [&'static str] {
         &[CLAIMS, VOLUMES, CLASSES]
@@ -355,9 +363,7 @@ impl Controller for PersistentVolumes {
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
-        let mut out = workload::keys(api, workload::def("", "persistentvolumeclaims"));
-        out.extend(workload::keys(api, workload::def("", "persistentvolumes")));
-        out
+        claims_and_volumes(api)
     }
 
     fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {

@@ -13,6 +13,9 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::persistentvolume::{
+    ANN_STORAGE_PROVISIONER, CLAIMS, VOLUMES, claims_and_volumes,
+};
 use crate::apiserver::controllers::volume_prebind::claim_ref;
 use crate::apiserver::controllers::workload::{self, Controller, ns_name, s, terminating};
 use crate::apiserver::request::context::Api;
@@ -21,9 +24,6 @@ use crate::scheduler::plugins::volume_binding::{ANN_SELECTED_NODE, WAIT_FOR_FIRS
 
 /// The provisioner's name, as its StorageClass names it.
 pub(crate) const PROVISIONER: &str = "kexplore.dev/hostpath";
-const CLAIMS: &str = "/registry/persistentvolumeclaims/";
-const VOLUMES: &str = "/registry/persistentvolumes/";
-const ANN_STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
 const ANN_PROVISIONED_BY: &str = "pv.kubernetes.io/provisioned-by";
 /// Where its volumes would live on their node (local-path-provisioner's layout).
 const ROOT: &str = "/var/local-path-provisioner";
@@ -150,9 +150,7 @@ impl Controller for Provisioner {
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
-        let mut out = workload::keys(api, workload::def("", "persistentvolumeclaims"));
-        out.extend(workload::keys(api, workload::def("", "persistentvolumes")));
-        out
+        claims_and_volumes(api)
     }
 
     fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {

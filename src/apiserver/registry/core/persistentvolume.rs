@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::core::persistentvolumeclaim::{ACCESS_MODES, access_modes_cell};
+use crate::apiserver::registry::core::persistentvolumeclaim::{
+    access_modes_cell, validate_access_modes,
+};
 use crate::apiserver::registry::formats;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
@@ -50,25 +52,7 @@ const SOURCES: [&str; 22] = [
 /// `ValidatePersistentVolumeSpec`, the parts a hand-written volume gets wrong.
 fn validate(o: &Value) -> Vec<Cause> {
     let mut out = Vec::new();
-    let modes: Vec<&str> = o
-        .pointer("/spec/accessModes")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    if modes.is_empty() {
-        out.push(Cause::required("spec.accessModes", ""));
-    }
-    for m in &modes {
-        if !ACCESS_MODES.contains(m) {
-            out.push(Cause::not_supported(
-                "spec.accessModes",
-                &json!(m),
-                &ACCESS_MODES,
-            ));
-        }
-    }
+    validate_access_modes(o, "", &mut out);
     match o.pointer("/spec/capacity").and_then(Value::as_object) {
         None => out.push(Cause::required("spec.capacity", "")),
         Some(c) if c.is_empty() => out.push(Cause::required("spec.capacity", "")),

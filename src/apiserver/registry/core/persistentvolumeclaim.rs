@@ -15,15 +15,16 @@ use crate::apiserver::request::trace::RequestTrace;
 
 pub(crate) struct PersistentVolumeClaim;
 
-pub(crate) const ACCESS_MODES: [&str; 4] = [
+const ACCESS_MODES: [&str; 4] = [
     "ReadOnlyMany",
     "ReadWriteMany",
     "ReadWriteOnce",
     "ReadWriteOncePod",
 ];
 
-fn validate(o: &Value) -> Vec<Cause> {
-    let mut causes = Vec::new();
+/// `spec.accessModes`: at least one (`required` says so as the kind's validation does), each a
+/// mode Kubernetes knows.
+pub(crate) fn validate_access_modes(o: &Value, required: &str, causes: &mut Vec<Cause>) {
     let modes: Vec<&str> = o
         .pointer("/spec/accessModes")
         .and_then(Value::as_array)
@@ -32,10 +33,7 @@ fn validate(o: &Value) -> Vec<Cause> {
         .filter_map(Value::as_str)
         .collect();
     if modes.is_empty() {
-        causes.push(Cause::required(
-            "spec.accessModes",
-            "at least 1 access mode is required",
-        ));
+        causes.push(Cause::required("spec.accessModes", required));
     }
     for m in &modes {
         if !ACCESS_MODES.contains(m) {
@@ -46,6 +44,11 @@ fn validate(o: &Value) -> Vec<Cause> {
             ));
         }
     }
+}
+
+fn validate(o: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    validate_access_modes(o, "at least 1 access mode is required", &mut causes);
     if o.pointer("/spec/resources/requests/storage").is_none() {
         causes.push(Cause::required("spec.resources[storage]", ""));
     }

@@ -154,23 +154,11 @@ impl Strategy for StorageClass {
     fn validate_update(&self, _sub: &str, next: &Value, current: &Value) -> Vec<Cause> {
         let mut out = validate(next);
         let same = |f: &str| next.get(f) == current.get(f);
-        if !same("parameters") {
-            out.push(Cause::forbidden(
-                "parameters",
-                "updates to parameters are forbidden.",
-            ));
-        }
-        if !same("provisioner") {
-            out.push(Cause::forbidden(
-                "provisioner",
-                "updates to provisioner are forbidden.",
-            ));
-        }
-        if !same("reclaimPolicy") {
-            out.push(Cause::forbidden(
-                "reclaimPolicy",
-                "updates to reclaimPolicy are forbidden.",
-            ));
+        for field in ["parameters", "provisioner", "reclaimPolicy"] {
+            if !same(field) {
+                let msg = format!("updates to {field} are forbidden.");
+                out.push(Cause::forbidden(field, &msg));
+            }
         }
         if !same("volumeBindingMode") {
             out.push(Cause::invalid(
