@@ -186,6 +186,40 @@ spec:
       resources: {requests: {storage: 1Gi}}
 ";
 
+/// Two pods placed in the same pass, one local volume: one pod gets it, the other waits.
+const PAIR: &str = "apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-node-3}
+spec:
+  capacity: {storage: 5Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disks/ssd1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-3]}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: pair}
+spec:
+  serviceName: pair
+  replicas: 2
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: pair}}
+  template:
+    metadata: {labels: {app: pair}}
+    spec:
+      containers: [{name: c, image: redis}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      storageClassName: local
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+";
+
 const ORPHAN: &str = "apiVersion: v1
 kind: Pod
 metadata: {name: orphan}
@@ -401,6 +435,26 @@ fn storage(label: &str) {
         assert_eq!(
             field(&k, &["get", "pod", "web-0"], ".spec.nodeName"),
             home,
+            "{label}"
+        );
+        // One local volume left for two pods placed together: never both on it.
+        apply(&k, &srv, "pair.yaml", PAIR);
+        wait_field(&k, &["get", "pv", "local-node-3"], ".status.phase", "Bound");
+        let winner = field(&k, &["get", "pv", "local-node-3"], ".spec.claimRef.name");
+        let loser = if winner == "data-pair-0" {
+            "pair-1"
+        } else {
+            "pair-0"
+        };
+        wait_event(
+            &k,
+            "Pod",
+            loser,
+            "didn't find available persistent volumes to bind",
+        );
+        assert_eq!(
+            field(&k, &["get", "pod", loser], ".status.phase"),
+            "Pending",
             "{label}"
         );
         // The claim deleted, its volume is Released and keeps its data (Retain).

@@ -55,6 +55,19 @@ pub(crate) fn pre_bind(
         let Some(c) = api.store.get(&pvcs.key_for(ns, claim)) else {
             continue;
         };
+        // Another pod of this pass may have taken it (the pass reads the volumes once, where
+        // upstream's assume cache would know): that pod keeps it, and this one is placed again.
+        let taken = api
+            .store
+            .get(&pvs.key_for("", pv))
+            .and_then(|v| v.pointer("/spec/claimRef/uid").cloned())
+            .is_some_and(|uid| uid != json!(workload::s(&c, "/metadata/uid")));
+        if taken {
+            done.push(format!(
+                "PersistentVolume {pv} was just bound to another claim"
+            ));
+            continue;
+        }
         let r = claim_ref(&c);
         if client::update(api, pvs, "", pv, |v| v["spec"]["claimRef"] = r.clone()).is_ok() {
             done.push(format!("bound PersistentVolume {pv} to claim {claim}"));
