@@ -109,6 +109,10 @@ pub struct WatchFrom {
     pub nodes: Option<(String, String)>,
     /// Cluster-wide pods, or only the namespace's when that is all RBAC allows.
     pub pods: Option<(String, String)>,
+    /// PersistentVolumeClaims, PersistentVolumes and StorageClasses, when they were listed.
+    pub claims: Option<(String, String)>,
+    pub volumes: Option<(String, String)>,
+    pub classes: Option<(String, String)>,
 }
 
 /// What a caller wants beyond the objects.
@@ -124,8 +128,7 @@ pub struct FetchOptions<'a> {
     /// one at a time, instead of all decoded in `manifests.pods`.
     pub pods_encoded: bool,
     /// List PersistentVolumeClaims, PersistentVolumes and StorageClasses too, so VolumeBinding
-    /// is judged: for a one-shot answer. A view kept live by watching nodes and pods leaves
-    /// them out, since claims it does not watch would go stale behind it.
+    /// is judged (a view kept live watches them from `WatchFrom` like nodes and pods).
     pub storage: bool,
 }
 
@@ -315,11 +318,8 @@ pub async fn fetch_live_with(
         );
         let ((claims, n1), (volumes, n2), (classes, n3)) = (claims?, volumes?, classes?);
         let note = n1.or(n2).or(n3);
-        fn items<T>(l: Listed<(T, Source)>) -> Vec<T> {
-            l.items.into_iter().map(|(o, _)| o).collect()
-        }
         Ok(match (claims, volumes, classes) {
-            (Some(c), Some(v), Some(s)) => (Some((items(c), items(v), items(s))), note),
+            (Some(c), Some(v), Some(s)) => (Some((c, v, s)), note),
             _ => (None, note),
         })
     };
@@ -366,9 +366,25 @@ pub async fn fetch_live_with(
         m.namespaces = l.items.into_iter().map(|(n, _)| n).collect();
     }
     if let Some((claims, volumes, classes)) = storage {
-        m.claims = claims;
-        m.volumes = volumes;
-        m.storage_classes = classes;
+        fn items<T>(l: Listed<(T, Source)>) -> Vec<T> {
+            l.items.into_iter().map(|(o, _)| o).collect()
+        }
+        pages += claims.pages + volumes.pages + classes.pages;
+        watch_from.claims = Some((
+            "/api/v1/persistentvolumeclaims".into(),
+            claims.resource_version.clone(),
+        ));
+        watch_from.volumes = Some((
+            "/api/v1/persistentvolumes".into(),
+            volumes.resource_version.clone(),
+        ));
+        watch_from.classes = Some((
+            "/apis/storage.k8s.io/v1/storageclasses".into(),
+            classes.resource_version.clone(),
+        ));
+        m.claims = items(claims);
+        m.volumes = items(volumes);
+        m.storage_classes = items(classes);
         m.storage = true;
     }
     Ok(LiveCluster {

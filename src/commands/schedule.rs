@@ -364,12 +364,17 @@ fn render_live_header(s: &mut String, info: &ClusterInfo, release: &Modelling, m
         )
     );
     if !m.not_simulated.is_empty() {
+        let why = if m.not_simulated.iter().any(|p| p == "VolumeBinding") {
+            "no claims, volumes or resource slices are listed"
+        } else {
+            "no CSINodes, volume zones or resource slices are modelled"
+        };
         let _ = writeln!(
             s,
             "{}",
             wrap(
                 &format!(
-                    "not simulated (pass every node; no volumes or resource slices are listed): {}",
+                    "not simulated (pass every node; {why}): {}",
                     m.not_simulated.join(", ")
                 ),
                 98,

@@ -1,4 +1,5 @@
-//! Where view 5's cluster comes from: the live server (nodes, pods and namespaces listed in
+//! Where view 5's cluster comes from: the live server (nodes, pods, namespaces, and the
+//! claims, volumes and classes VolumeBinding judges with, listed in
 //! pages by `client::snapshot`, at once and with progress, `/version` for the release to
 //! model; `kept.rs` compiles them once and `watch.rs` keeps them current) or manifest files
 //! (tests, benches). Either way the pods compile through the same `PodInfo` `kexplore
@@ -99,7 +100,7 @@ pub async fn fetch_with(
         progress: &report,
         trim: true,
         pods_encoded: true,
-        storage: false,
+        storage: true,
     };
     let listed = fetch_live_with(&api, &ctx.namespace, opts)
         .await
@@ -125,6 +126,14 @@ pub async fn fetch_with(
             .into_iter()
             .map(|(what, note)| format!("{what}: {note}")),
     );
+    let storage = listed.manifests.storage.then(|| {
+        let m = &listed.manifests;
+        (
+            m.claims.clone(),
+            m.volumes.clone(),
+            m.storage_classes.clone(),
+        )
+    });
     let nodes: Vec<Node> = listed.manifests.nodes.into_iter().map(|(n, _)| n).collect();
     let pods = listed.encoded_pods;
     let source = format!("{} ({})", ctx.cluster.server, ctx.context_name);
@@ -148,7 +157,10 @@ pub async fn fetch_with(
                 })
                 .ok()
             });
-        let kept = Kept::new(nodes, decoded, release.version.pod_level_resources(), keep);
+        let mut kept = Kept::new(nodes, decoded, release.version.pod_level_resources(), keep);
+        if let Some((claims, volumes, classes)) = storage {
+            kept.set_storage(claims, volumes, classes);
+        }
         if let (n, Some(first)) = undecodable {
             hidden.push(format!(
                 "pods: {n} listed pod(s) could not be read and are left out (the first: {first})"

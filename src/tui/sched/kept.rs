@@ -7,10 +7,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::live::{Listing, PodRow, key_of};
 use super::model::{ClusterData, Model};
+use crate::scheduler::plugins::volume_binding::Volumes;
 use crate::scheduler::release::Modelling;
 use crate::scheduler::snapshot::{LiveSnapshot, Snapshot};
 use crate::scheduler::{NodeInfo, SnapshotError};
@@ -31,6 +34,57 @@ pub struct Kept {
     /// Objects the snapshot could not take (a bad quantity, say), by kind and key: while one
     /// is there the view says so instead of showing a cluster without it.
     errors: BTreeMap<String, String>,
+    /// The claims, volumes and classes, when they were listed: each change rebuilds the
+    /// snapshot's `volumes`, which VolumeBinding judges with.
+    storage: Option<Storage>,
+}
+
+/// What VolumeBinding reads, by key (`namespace/name` for claims, the name otherwise).
+#[derive(Debug, Clone)]
+pub struct Storage {
+    claims: BTreeMap<String, PersistentVolumeClaim>,
+    volumes: BTreeMap<String, PersistentVolume>,
+    classes: BTreeMap<String, StorageClass>,
+}
+
+/// One kind of storage object as `Kept` holds it.
+pub trait StorageObject: Sized {
+    fn key(&self) -> String;
+    fn map(s: &mut Storage) -> &mut BTreeMap<String, Self>;
+}
+
+fn meta_key(m: &ObjectMeta) -> String {
+    match &m.namespace {
+        Some(ns) => format!("{ns}/{}", m.name.as_deref().unwrap_or_default()),
+        None => m.name.clone().unwrap_or_default(),
+    }
+}
+
+impl StorageObject for PersistentVolumeClaim {
+    fn key(&self) -> String {
+        meta_key(&self.metadata)
+    }
+    fn map(s: &mut Storage) -> &mut BTreeMap<String, Self> {
+        &mut s.claims
+    }
+}
+
+impl StorageObject for PersistentVolume {
+    fn key(&self) -> String {
+        meta_key(&self.metadata)
+    }
+    fn map(s: &mut Storage) -> &mut BTreeMap<String, Self> {
+        &mut s.volumes
+    }
+}
+
+impl StorageObject for StorageClass {
+    fn key(&self) -> String {
+        meta_key(&self.metadata)
+    }
+    fn map(s: &mut Storage) -> &mut BTreeMap<String, Self> {
+        &mut s.classes
+    }
 }
 
 /// What the view is built from at one moment: cheap to take under the cache's lock, built
@@ -93,11 +147,60 @@ impl Kept {
             keep,
             rows: BTreeMap::new(),
             errors,
+            storage: None,
         };
         for p in pods {
             kept.apply_pod(p, false);
         }
         kept
+    }
+
+    /// The listed claims, volumes and classes: VolumeBinding is judged from now on.
+    pub fn set_storage(
+        &mut self,
+        claims: Vec<PersistentVolumeClaim>,
+        volumes: Vec<PersistentVolume>,
+        classes: Vec<StorageClass>,
+    ) {
+        self.storage = Some(Storage {
+            claims: claims.into_iter().map(|c| (c.key(), c)).collect(),
+            volumes: volumes.into_iter().map(|v| (v.key(), v)).collect(),
+            classes: classes.into_iter().map(|c| (c.key(), c)).collect(),
+        });
+        self.publish_storage();
+    }
+
+    /// A claim, volume or class added, modified or deleted (kept only once they were listed).
+    pub fn apply_storage<T: StorageObject>(&mut self, o: T, deleted: bool) {
+        let Some(s) = self.storage.as_mut() else {
+            return;
+        };
+        let key = o.key();
+        if deleted {
+            T::map(s).remove(&key);
+        } else {
+            T::map(s).insert(key, o);
+        }
+        self.publish_storage();
+    }
+
+    /// A fresh list of one storage kind replaces what was kept of it.
+    pub fn relist_storage<T: StorageObject>(&mut self, items: Vec<T>) {
+        let Some(s) = self.storage.as_mut() else {
+            return;
+        };
+        *T::map(s) = items.into_iter().map(|o| (o.key(), o)).collect();
+        self.publish_storage();
+    }
+
+    fn publish_storage(&mut self) {
+        self.live.snapshot.volumes = self.storage.as_ref().map(|s| {
+            Arc::new(Volumes::new(
+                s.claims.values().cloned().collect(),
+                s.volumes.values().cloned().collect(),
+                s.classes.values().cloned().collect(),
+            ))
+        });
     }
 
     pub fn nodes(&self) -> usize {

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::storage::v1::StorageClass;
 use serde::de::DeserializeOwned;
 
 use super::fetch::Seed;
@@ -99,7 +100,7 @@ pub enum Phase {
 /// What the status line says.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LiveStatus {
-    /// The worse of the nodes' and the pods' phases.
+    /// The worst of the nodes', the pods' and the storage objects' phases.
     pub phase: Phase,
     pub nodes: usize,
     pub pods: usize,
@@ -165,6 +166,8 @@ struct Cache {
     wake: Arc<Notify>,
     node_phase: Phase,
     pod_phase: Phase,
+    /// The claims', volumes' and classes' watches, the worst of the three.
+    storage_phase: Phase,
     dirty: bool,
     events: u64,
     last_event_unix: Option<i64>,
@@ -186,11 +189,10 @@ impl Cache {
             Phase::Relisting => 2,
             Phase::Ended(_) => 3,
         };
-        let phase = if rank(&self.node_phase) >= rank(&self.pod_phase) {
-            &self.node_phase
-        } else {
-            &self.pod_phase
-        };
+        let phase = [&self.node_phase, &self.pod_phase, &self.storage_phase]
+            .into_iter()
+            .max_by_key(|p| rank(p))
+            .unwrap_or(&self.node_phase);
         LiveStatus {
             phase: phase.clone(),
             nodes: self.kept.nodes(),
@@ -258,6 +260,34 @@ impl Cached for Pod {
         trim_pod(self)
     }
 }
+
+/// The claims, volumes and classes VolumeBinding judges with, kept like nodes and pods.
+macro_rules! cached_storage {
+    ($($t:ty => $what:literal),*) => {$(
+        impl Cached for $t {
+            const WHAT: &'static str = $what;
+            fn resource_version(&self) -> Option<&str> {
+                self.metadata.resource_version.as_deref()
+            }
+            fn phase(c: &mut Cache) -> &mut Phase {
+                &mut c.storage_phase
+            }
+            fn apply(k: &mut Kept, o: Self, deleted: bool) {
+                k.apply_storage(o, deleted)
+            }
+            fn relist(k: &mut Kept, items: Vec<Self>) {
+                k.relist_storage(items)
+            }
+            fn trim(&mut self) {}
+        }
+    )*};
+}
+
+cached_storage!(
+    PersistentVolumeClaim => "persistentvolumeclaims",
+    PersistentVolume => "persistentvolumes",
+    StorageClass => "storageclasses"
+);
 
 fn now_unix() -> i64 {
     std::time::SystemTime::now()
@@ -521,6 +551,7 @@ pub async fn follow(seed: Seed, feed: u64, alive: Weak<Asks>, send: impl Fn(Live
         wake: wake.clone(),
         node_phase: Phase::default(),
         pod_phase: Phase::default(),
+        storage_phase: Phase::default(),
         dirty: false,
         events: 0,
         last_event_unix: None,
@@ -539,6 +570,36 @@ pub async fn follow(seed: Seed, feed: u64, alive: Weak<Asks>, send: impl Fn(Live
     }
     if let Some((path, rv)) = watch_from.pods.clone() {
         tasks.push(tokio::spawn(reflect::<Pod>(
+            ctx.clone(),
+            api.clone(),
+            path,
+            rv,
+            cache.clone(),
+            alive.clone(),
+        )));
+    }
+    if let Some((path, rv)) = watch_from.claims.clone() {
+        tasks.push(tokio::spawn(reflect::<PersistentVolumeClaim>(
+            ctx.clone(),
+            api.clone(),
+            path,
+            rv,
+            cache.clone(),
+            alive.clone(),
+        )));
+    }
+    if let Some((path, rv)) = watch_from.volumes.clone() {
+        tasks.push(tokio::spawn(reflect::<PersistentVolume>(
+            ctx.clone(),
+            api.clone(),
+            path,
+            rv,
+            cache.clone(),
+            alive.clone(),
+        )));
+    }
+    if let Some((path, rv)) = watch_from.classes.clone() {
+        tasks.push(tokio::spawn(reflect::<StorageClass>(
             ctx.clone(),
             api.clone(),
             path,

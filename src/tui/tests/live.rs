@@ -582,3 +582,85 @@ fn view5_names_a_watch_rbac_forbids_and_keeps_the_list() {
     );
     drop(feed);
 }
+
+/// View 5 judges VolumeBinding on what it watches: a pod whose claim nothing has bound is
+/// placed nowhere, in kube-scheduler's words, and once an administrator's volume is bound to
+/// the claim the next update places it.
+#[test]
+fn view5_judges_a_pods_claim_and_follows_its_binding() {
+    use crate::client::http::ApiClient;
+    use crate::tui::sched::{fetch, watch};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    let live = Live::start();
+    let admin = live.context("own", &live.own_kubeconfig());
+    let client = live
+        .rt
+        .block_on(ApiClient::connect(&admin))
+        .expect("client");
+    let post = |path: &str, body: serde_json::Value| {
+        let r = live
+            .rt
+            .block_on(client.send(
+                reqwest::Method::POST,
+                path,
+                Some((serde_json::to_vec(&body).expect("json"), "application/json")),
+            ))
+            .expect("request");
+        assert_eq!(
+            r.status,
+            201,
+            "{path}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+    };
+    post(
+        "/api/v1/namespaces/default/persistentvolumeclaims",
+        serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+            "spec": {"storageClassName": "", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+    );
+    post(
+        "/api/v1/namespaces/default/pods",
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db"},
+            "spec": {"containers": [{"name": "c", "image": "postgres"}],
+                     "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}}),
+    );
+    let pod = super::stepped_fixtures::app_pod();
+    let (listed, seed) = live
+        .rt
+        .block_on(fetch::fetch(&admin, Some("default/db".into()), pod))
+        .expect("the admin lists the cluster");
+    let (model, _) = listed.take_built().expect("built");
+    let model = model.expect("model");
+    assert_eq!(model.trace.selected, None);
+    let msg = model.trace.message.clone().unwrap_or_default();
+    assert!(
+        msg.contains("pod has unbound immediate PersistentVolumeClaims"),
+        "{msg}"
+    );
+    let (feed, alive) = watch::Feed::new();
+    let (tx, rx) = mpsc::channel();
+    let task = live.rt.spawn(watch::follow(seed, feed.id, alive, move |u| {
+        let _ = tx.send(u);
+    }));
+    post(
+        "/api/v1/persistentvolumes",
+        serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+            "spec": {"capacity": {"storage": "2Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/d"}}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut placed = None;
+    while Instant::now() < deadline && placed.is_none() {
+        let Ok(u) = rx.recv_timeout(Duration::from_millis(500)) else {
+            continue;
+        };
+        if let Some((Ok(m), _)) = u.take() {
+            placed = m.trace.selected.clone();
+        }
+    }
+    assert!(placed.is_some(), "the bound claim never reached view 5");
+    drop(feed);
+    let _ = live
+        .rt
+        .block_on(async { tokio::time::timeout(Duration::from_secs(5), task).await });
+}
