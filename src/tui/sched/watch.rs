@@ -524,6 +524,27 @@ impl Rebuilder {
     }
 }
 
+/// The reflector of one listed collection (`from`: its path and list resourceVersion).
+fn reflector<T: Cached>(
+    from: &Option<(String, String)>,
+    (ctx, api, cache, alive): (
+        &ResolvedContext,
+        &ApiClient,
+        &Arc<Mutex<Cache>>,
+        &Weak<Asks>,
+    ),
+) -> Option<tokio::task::JoinHandle<()>> {
+    let (path, rv) = from.clone()?;
+    Some(tokio::spawn(reflect::<T>(
+        ctx.clone(),
+        api.clone(),
+        path,
+        rv,
+        cache.clone(),
+        alive.clone(),
+    )))
+}
+
 /// Watches what `seed` listed and sends feed `feed`'s `LiveUpdate`s through `send` until the
 /// UI drops its `Feed`.
 pub async fn follow(seed: Seed, feed: u64, alive: Weak<Asks>, send: impl Fn(LiveUpdate)) {
@@ -557,57 +578,18 @@ pub async fn follow(seed: Seed, feed: u64, alive: Weak<Asks>, send: impl Fn(Live
         last_event_unix: None,
         notes: Vec::new(),
     }));
-    let mut tasks = Vec::new();
-    if let Some((path, rv)) = watch_from.nodes.clone() {
-        tasks.push(tokio::spawn(reflect::<Node>(
-            ctx.clone(),
-            api.clone(),
-            path,
-            rv,
-            cache.clone(),
-            alive.clone(),
-        )));
-    }
-    if let Some((path, rv)) = watch_from.pods.clone() {
-        tasks.push(tokio::spawn(reflect::<Pod>(
-            ctx.clone(),
-            api.clone(),
-            path,
-            rv,
-            cache.clone(),
-            alive.clone(),
-        )));
-    }
-    if let Some((path, rv)) = watch_from.claims.clone() {
-        tasks.push(tokio::spawn(reflect::<PersistentVolumeClaim>(
-            ctx.clone(),
-            api.clone(),
-            path,
-            rv,
-            cache.clone(),
-            alive.clone(),
-        )));
-    }
-    if let Some((path, rv)) = watch_from.volumes.clone() {
-        tasks.push(tokio::spawn(reflect::<PersistentVolume>(
-            ctx.clone(),
-            api.clone(),
-            path,
-            rv,
-            cache.clone(),
-            alive.clone(),
-        )));
-    }
-    if let Some((path, rv)) = watch_from.classes.clone() {
-        tasks.push(tokio::spawn(reflect::<StorageClass>(
-            ctx.clone(),
-            api.clone(),
-            path,
-            rv,
-            cache.clone(),
-            alive.clone(),
-        )));
-    }
+    let w = &watch_from;
+    let on = (&ctx, &api, &cache, &alive);
+    let tasks: Vec<_> = [
+        reflector::<Node>(&w.nodes, on),
+        reflector::<Pod>(&w.pods, on),
+        reflector::<PersistentVolumeClaim>(&w.claims, on),
+        reflector::<PersistentVolume>(&w.volumes, on),
+        reflector::<StorageClass>(&w.classes, on),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     // The last update's flag: set until the UI takes it.
     let mut in_flight = Arc::new(AtomicBool::new(false));
     let mut tick = tokio::time::interval(STATUS_EVERY);
