@@ -29,6 +29,13 @@ const RECORDED: &[(&str, &str, Option<&str>)] = &[
     ("GET", "/api/v1/nodes?limit=500", None),
     ("GET", "/api/v1/pods?limit=500", None),
     ("GET", "/api/v1/namespaces?limit=500", None),
+    ("GET", "/api/v1/persistentvolumeclaims?limit=500", None),
+    ("GET", "/api/v1/persistentvolumes?limit=500", None),
+    (
+        "GET",
+        "/apis/storage.k8s.io/v1/storageclasses?limit=500",
+        None,
+    ),
     ("GET", "/api/v1/namespaces/default/pods?limit=1", None),
     (
         "POST",

@@ -316,7 +316,17 @@ pub async fn fetch_live_with(
                 |_| {},
             ),
         );
-        let ((claims, n1), (volumes, n2), (classes, n3)) = (claims?, volumes?, classes?);
+        // Storage only sharpens the answer: a list that fails (a proxy without the path,
+        // say) is a note, not the end of it.
+        fn or_note<T>(
+            r: Result<(Option<T>, Option<String>), ListError>,
+            what: &str,
+        ) -> (Option<T>, Option<String>) {
+            r.unwrap_or_else(|e| (None, Some(format!("{what}: {e} — {SKIPPED}"))))
+        }
+        let (claims, n1) = or_note(claims, "persistentvolumeclaims");
+        let (volumes, n2) = or_note(volumes, "persistentvolumes");
+        let (classes, n3) = or_note(classes, "storageclasses");
         let note = n1.or(n2).or(n3);
         Ok(match (claims, volumes, classes) {
             (Some(c), Some(v), Some(s)) => (Some((c, v, s)), note),
