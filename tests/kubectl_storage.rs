@@ -1,6 +1,6 @@
 //! Storage as a workshop meets it, with kubectl 1.27 and 1.33 against `kexplore serve`: a pod
 //! whose claim nothing satisfies stays Pending with kube-scheduler's words, and runs once an
-//! administrator's PersistentVolume is bound to the claim (the smallest that fits); a pod
+//! administrator's PersistentVolume that fits is bound to the claim; a pod
 //! naming a missing claim is refused before any node; a WaitForFirstConsumer class binds its
 //! claim only when a pod uses it, on the node the volume lives on; a deleted claim leaves its
 //! volume Released; a claim naming no class gets the demo's default, whose provisioner makes its
@@ -90,23 +90,20 @@ spec:
   volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
 ";
 
-const VOLUMES: &str = "apiVersion: v1
+/// Too small for the claim: it stays Available.
+const SMALL: &str = "apiVersion: v1
 kind: PersistentVolume
 metadata: {name: pv-small}
 spec:
   capacity: {storage: 512Mi}
   accessModes: [ReadWriteOnce]
   hostPath: {path: /data/small}
----
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: pv-big}
-spec:
-  capacity: {storage: 10Gi}
-  accessModes: [ReadWriteOnce]
-  hostPath: {path: /data/big}
----
-apiVersion: v1
+";
+
+/// Big enough. (Which of several fitting volumes is chosen depends on which are Available
+/// when the controller looks, on a real cluster too: the unit tests hold the smallest-first
+/// choice.)
+const FITS: &str = "apiVersion: v1
 kind: PersistentVolume
 metadata: {name: pv1}
 spec:
@@ -251,8 +248,16 @@ fn storage(label: &str) {
             "Pending",
             "{label}"
         );
-        // An administrator's volumes: the smallest that fits is bound, and the pod runs.
-        apply(&k, &srv, "volumes.yaml", VOLUMES);
+        // An administrator's volumes: one too small, which stays Available, then one that
+        // fits, which is bound, and the pod runs.
+        apply(&k, &srv, "small.yaml", SMALL);
+        wait_field(&k, &["get", "pv", "pv-small"], ".status.phase", "Available");
+        assert_eq!(
+            field(&k, &["get", "pvc", "data"], ".status.phase"),
+            "Pending",
+            "{label}"
+        );
+        apply(&k, &srv, "fits.yaml", FITS);
         wait_field(&k, &["get", "pvc", "data"], ".status.phase", "Bound");
         assert_eq!(
             field(&k, &["get", "pvc", "data"], ".spec.volumeName"),
