@@ -11,6 +11,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 mod apiserver_support;
+use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{
     LocalEtcd, ServeProcess, etcd_flags, etcdctl, etcdctl_at, start_etcd, wait_for, which,
 };
@@ -44,18 +45,9 @@ fn curl(srv: &ServeProcess, args: &[&str], path: &str) -> (u16, Value) {
 }
 
 fn kubectl(srv: &ServeProcess, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(srv.kubeconfig())
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run kubectl");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
+    let bin = which("kubectl").expect("kubectl");
+    let o = Kubectl::new("kubectl", &bin, srv.kubeconfig()).run(args);
+    (o.code, o.stdout, o.stderr)
 }
 
 /// etcdctl with the test etcd's certificates: `-w json get KEY` as JSON.

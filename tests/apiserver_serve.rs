@@ -6,6 +6,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod apiserver_support;
+use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{SEED_POD, ServeProcess, openssl_in, wait_for, which};
 
 fn curl(srv: &ServeProcess, args: &[&str], path: &str) -> (u16, Value) {
@@ -304,17 +305,12 @@ fn a_kubeadm_style_rsa_pki_dir_is_served_as_is() {
         "the RSA serving key is in the handshake:\n{text}"
     );
     if let Some(kubectl) = which("kubectl") {
-        let out = Command::new(kubectl)
-            .arg("--kubeconfig")
-            .arg(srv.kubeconfig())
-            .args([
-                "auth",
-                "whoami",
-                "-o",
-                "jsonpath={.status.userInfo.username}",
-            ])
-            .output()
-            .expect("kubectl");
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "kubernetes-admin");
+        let out = Kubectl::new("kubectl", &kubectl, srv.kubeconfig()).run(&[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ]);
+        assert_eq!(out.stdout, "kubernetes-admin");
     }
 }

@@ -75,12 +75,10 @@ fn a_remote_journey_is_a_dry_run_that_stores_nothing() {
         404
     );
     if let Some(kubectl) = apiserver_support::which("kubectl") {
-        let out = std::process::Command::new(kubectl)
-            .args(["--kubeconfig", kc_s, "get", "pods", "-A", "-o", "name"])
-            .output()
-            .expect("kubectl");
-        let listed = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{listed}");
+        let out = apiserver_support::kubectl::Kubectl::new("kubectl", &kubectl, kc_s.into())
+            .run(&["get", "pods", "-A", "-o", "name"]);
+        let listed = out.stdout;
+        assert_eq!(out.code, 0, "{listed}{}", out.stderr);
         assert!(
             !listed.contains("pod/app\n"),
             "kubectl lists the pod: {listed}"

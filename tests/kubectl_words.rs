@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{ServeProcess, kubectls, which};
 use kexplore::pki::mint::{Attr, Authority, CertSpec, KeyKind, generate_key};
 
@@ -137,17 +138,16 @@ fn kexplore_says(kc: &Path) -> Vec<String> {
 }
 
 /// What every kubectl prints to stderr for `get pods` and `get --raw /api`.
-fn kubectl_stderr(bin: &Path, kc: &Path) -> String {
+/// Each kubectl gets a discovery cache of its own: with the shared `~/.kube/cache`, a cache that
+/// an earlier run left for the same port makes `get pods` skip discovery and print the GET's
+/// `(Unauthorized)` where discovery would have printed client-go's sentence.
+fn kubectl_stderr(version: &str, bin: &Path, kc: &Path) -> String {
     let mut all = String::new();
     for args in [&["get", "pods"][..], &["get", "--raw", "/api"][..]] {
-        let out = Command::new(bin)
-            .args(args)
-            .arg("--kubeconfig")
-            .arg(kc)
-            .arg("--request-timeout=20s")
-            .output()
-            .unwrap();
-        all.push_str(&String::from_utf8_lossy(&out.stderr));
+        let kubectl = Kubectl::new(version, bin, kc.to_path_buf());
+        let mut args = args.to_vec();
+        args.push("--request-timeout=20s");
+        all.push_str(&kubectl.run(&args).stderr);
     }
     all
 }
@@ -172,7 +172,7 @@ fn check(kc: &Path, expected: &[&str]) {
         eprintln!("note: no kubectl on the machine; kexplore's words were not compared");
     }
     for (version, bin) in clients {
-        let stderr = mask_time(&kubectl_stderr(&bin, kc));
+        let stderr = mask_time(&kubectl_stderr(&version, &bin, kc));
         for line in &says {
             assert!(
                 stderr.contains(&mask_time(line)),

@@ -4,11 +4,12 @@
 //! schedule` on the live cluster says the node reported no allocatable.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 mod apiserver_support;
 mod remote_support;
+use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{ServeProcess, wait_for};
 use remote_support::{kexplore, stderr, stdout};
 
@@ -31,10 +32,10 @@ spec:
 "#;
 
 fn kubectl(kc: &str, args: &[&str], stdin: Option<&str>) -> String {
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kc)
-        .args(args)
+    let bin = apiserver_support::which("kubectl").expect("kubectl");
+    let kubectl = Kubectl::new("kubectl", &bin, kc.into());
+    let mut child = kubectl
+        .cmd(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
