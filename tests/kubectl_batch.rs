@@ -90,6 +90,16 @@ fn batch_demo(label: &str, bin: &std::path::Path) {
         "{label}: {table}"
     );
     assert!(table.contains("pi     Complete   1/1"), "{label}: {table}");
+    // A Job created without labels carries its template's, as upstream's defaulting gives it.
+    assert_eq!(
+        k.ok(&["get", "jobs", "-l", "job-name=pi", "-o", "name"]),
+        "job.batch/pi\n",
+        "{label}"
+    );
+    assert_eq!(
+        j["metadata"]["labels"]["batch.kubernetes.io/controller-uid"], uid,
+        "{label}"
+    );
 
     // Three completions, two at a time.
     let manifest = srv.dir.path().join("job.yaml");

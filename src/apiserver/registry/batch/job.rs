@@ -62,6 +62,25 @@ fn default(o: &mut Value) {
         o["spec"] = json!({});
     }
     default_spec(&mut o["spec"]);
+    if labels_empty(o) {
+        labels_from_template(o);
+    }
+}
+
+fn labels_empty(o: &Value) -> bool {
+    o.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .is_none_or(|l| l.is_empty())
+}
+
+/// `SetDefaults_Job`'s last rule: a Job without labels takes its template's.
+fn labels_from_template(o: &mut Value) {
+    if let Some(labels) = o
+        .pointer("/spec/template/metadata/labels")
+        .filter(|l| l.is_object())
+    {
+        o["metadata"]["labels"] = labels.clone();
+    }
 }
 
 /// `generateSelector`: unless `manualSelector`, the selector is the job's uid and the template
@@ -332,8 +351,17 @@ impl Strategy for Job {
         obj: &mut Value,
         trace: &mut RequestTrace,
     ) -> Result<(), ApiError> {
+        // A Job created without labels ends with its template's final ones, the generated
+        // `job-name` among them, so `get jobs -l job-name=pi` finds it. Upstream gets there
+        // two ways: the defaulted labels are the template's very map, which generateSelector
+        // then fills, or, when the template had none, the Job is defaulted again as it is
+        // read back from etcd.
+        let inherit = labels_empty(obj);
         default(obj);
         generate_selector(obj);
+        if inherit {
+            labels_from_template(obj);
+        }
         obj["status"] = json!({});
         validate_into_trace(GROUP, "Job", obj, trace, validate(obj))
     }
@@ -391,6 +419,26 @@ mod tests {
         assert_eq!(j["spec"]["parallelism"], 1);
         assert_eq!(j["spec"]["backoffLimit"], 6);
         assert!(validate(&j).is_empty(), "{:?}", validate(&j));
+    }
+
+    #[test]
+    fn a_job_without_labels_takes_its_templates_final_ones() {
+        let api = Api::new(Default::default(), None);
+        let mut trace = RequestTrace::new("a".into(), "t".into(), "POST", "/apis/batch/v1/jobs");
+        let mut j = job("Never");
+        j["spec"]["template"]["metadata"] = json!({"labels": {"app": "pi"}});
+        Job.prepare_create(&api, &mut j, &mut trace).unwrap();
+        assert_eq!(
+            j["metadata"]["labels"],
+            j["spec"]["template"]["metadata"]["labels"]
+        );
+        assert_eq!(j["metadata"]["labels"]["app"], "pi");
+        assert_eq!(j["metadata"]["labels"]["job-name"], "pi");
+
+        let mut own = job("Never");
+        own["metadata"]["labels"] = json!({"team": "a"});
+        Job.prepare_create(&api, &mut own, &mut trace).unwrap();
+        assert_eq!(own["metadata"]["labels"], json!({"team": "a"}));
     }
 
     #[test]
