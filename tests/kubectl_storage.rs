@@ -466,6 +466,39 @@ fn storage(label: &str) {
         k.ok(&["delete", "pod", "db", "--wait=false"]);
         k.ok(&["delete", "pvc", "data", "--wait=false"]);
         wait_field(&k, &["get", "pv", "pv1"], ".status.phase", "Released");
+        // Delete on static volumes: only hostPath under /tmp/ has a deleter; the rest go
+        // Failed with kube-controller-manager's reason.
+        apply(&k, &srv, "reclaim.yaml", RECLAIM);
+        for pvc in ["keep", "scratch"] {
+            wait_field(&k, &["get", "pvc", pvc], ".status.phase", "Bound");
+            k.ok(&["delete", "pvc", pvc, "--wait=false"]);
+        }
+        wait_field(&k, &["get", "pv", "keep"], ".status.phase", "Failed");
+        assert_eq!(
+            field(&k, &["get", "pv", "keep"], ".status.message"),
+            "host_path deleter only supports /tmp/.+ but received provided /mnt/keep",
+            "{label}"
+        );
+        wait_event(
+            &k,
+            "PersistentVolume",
+            "keep",
+            "VolumeFailedDelete host_path deleter only supports",
+        );
+        let gone = wait_for(Duration::from_secs(30), || {
+            k.run(&["get", "pv", "scratch"])
+                .stderr
+                .contains("NotFound")
+                .then_some(())
+        });
+        assert!(gone.is_some(), "{label}: pv scratch was not deleted");
+        // A local-volume class has no provisioner: an Immediate claim says so.
+        wait_event(
+            &k,
+            "PersistentVolumeClaim",
+            "no-volume",
+            "ProvisioningFailed no volume plugin matched name: kubernetes.io/no-provisioner",
+        );
         // What users get wrong, refused in upstream's words.
         let bad = srv.dir.path().join("bad.yaml");
         std::fs::write(&bad, "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: bad}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n").expect("write");
@@ -478,6 +511,57 @@ fn storage(label: &str) {
         );
     });
 }
+
+const RECLAIM: &str = r#"
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: keep}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Delete
+  hostPath: {path: /mnt/keep}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: scratch}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Delete
+  hostPath: {path: /tmp/scratch}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: keep}
+spec:
+  storageClassName: ""
+  volumeName: keep
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch}
+spec:
+  storageClassName: ""
+  volumeName: scratch
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-storage}
+provisioner: kubernetes.io/no-provisioner
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: no-volume}
+spec:
+  storageClassName: local-storage
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+"#;
 
 #[test]
 fn kubectl_1_27() {

@@ -47,5 +47,6 @@ pub(crate) mod serviceaccount;
 pub(crate) mod statefulset;
 pub(crate) mod statefulset_claims;
 pub(crate) mod taint_eviction;
+pub(crate) mod volume_plugins;
 pub(crate) mod volume_prebind;
 pub(crate) mod workload;

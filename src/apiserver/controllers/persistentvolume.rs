@@ -2,9 +2,10 @@
 //! `pv_controller.go`): binds each unbound claim to the smallest Available volume that
 //! satisfies it (class, access modes, size, volume mode, selector), completes bindings the
 //! scheduler or a user began by naming one side, marks a volume Available or Released, and a
-//! claim Lost when its volume is gone. Claims of a WaitForFirstConsumer class are left to the
-//! scheduler; nothing in this cluster provisions volumes, so a claim no volume satisfies says
-//! what it is waiting for, in upstream's words, and stays Pending.
+//! claim Lost when its volume is gone, and reclaims a Released volume whose policy is Delete as
+//! the in-tree plugins would (`volume_plugins`). Claims of a WaitForFirstConsumer class are left
+//! to the scheduler; a claim no volume satisfies says what it is waiting for (an external
+//! provisioner, such as the demo's, or nothing), in upstream's words, and stays Pending.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::volume_plugins::{Reclaim, cannot_provision, reclaim_delete};
 use crate::apiserver::controllers::volume_prebind::claim_ref;
 use crate::apiserver::controllers::workload::{self, Controller, ns_name, s, terminating};
 use crate::apiserver::registry::core::persistentvolume::with_phase;
@@ -151,6 +153,11 @@ impl PersistentVolumes {
             ),
             (_, Some(class)) => {
                 let provisioner = s(class, "/provisioner").to_string();
+                // `kubernetes.io/no-provisioner`, the local-volume classes' name, among them.
+                if let Some(why) = cannot_provision(&provisioner) {
+                    self.report(api, &claim, "Warning", "ProvisioningFailed", &why);
+                    return true;
+                }
                 let missing = [ANN_STORAGE_PROVISIONER, ANN_BETA_STORAGE_PROVISIONER]
                     .iter()
                     .any(|a| {
@@ -269,16 +276,54 @@ impl PersistentVolumes {
                 }
             }
         };
-        if s(&pv, "/status/phase") == phase {
-            return true;
-        }
-        client::update(api, def, "", name, |v| {
-            if !v["status"].is_object() {
-                v["status"] = json!({});
+        let current = s(&pv, "/status/phase");
+        // A Failed volume stays Failed, so the user sees what went wrong.
+        let released = phase == "Released";
+        if current != phase && !(released && current == "Failed") {
+            let written = client::update(api, def, "", name, |v| {
+                if !v["status"].is_object() {
+                    v["status"] = json!({});
+                }
+                with_phase(&mut v["status"], phase);
+            });
+            if written.is_err() {
+                return false;
             }
-            with_phase(&mut v["status"], phase);
-        })
-        .is_ok()
+        }
+        if released && s(&pv, "/spec/persistentVolumeReclaimPolicy") == "Delete" {
+            return reclaim(api, &pv);
+        }
+        true
+    }
+}
+
+/// `deleteVolumeOperation`: the volume is deleted, left to its provisioner, or Failed with the
+/// reason no deleter took it, reported once as upstream's VolumeFailedDelete.
+fn reclaim(api: &Api, pv: &Value) -> bool {
+    let def = workload::def("", "persistentvolumes");
+    let name = s(pv, "/metadata/name");
+    match reclaim_delete(pv) {
+        Reclaim::External => true,
+        // The hostPath deleter removes the directory first; this cluster's volumes have none.
+        Reclaim::Delete => client::delete(api, def, "", name).is_ok(),
+        Reclaim::Fail(_) if s(pv, "/status/phase") == "Failed" => true,
+        Reclaim::Fail(why) => match client::update(api, def, "", name, |v| {
+            with_phase(&mut v["status"], "Failed");
+            v["status"]["message"] = json!(why);
+        }) {
+            Ok(failed) => {
+                workload::event(
+                    api,
+                    COMPONENT,
+                    &failed,
+                    "Warning",
+                    "VolumeFailedDelete",
+                    &why,
+                );
+                true
+            }
+            Err(_) => false,
+        },
     }
 }
 

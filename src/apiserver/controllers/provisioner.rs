@@ -16,6 +16,7 @@ use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::persistentvolume::{
     ANN_STORAGE_PROVISIONER, CLAIMS, VOLUMES, claims_and_volumes,
 };
+use crate::apiserver::controllers::volume_plugins::ANN_PROVISIONED_BY;
 use crate::apiserver::controllers::volume_prebind::claim_ref;
 use crate::apiserver::controllers::workload::{self, Controller, ns_name, s, terminating};
 use crate::apiserver::request::context::Api;
@@ -24,7 +25,6 @@ use crate::scheduler::plugins::volume_binding::{ANN_SELECTED_NODE, WAIT_FOR_FIRS
 
 /// The provisioner's name, as its StorageClass names it.
 pub(crate) const PROVISIONER: &str = "kexplore.dev/hostpath";
-const ANN_PROVISIONED_BY: &str = "pv.kubernetes.io/provisioned-by";
 /// Where its volumes would live on their node (local-path-provisioner's layout).
 const ROOT: &str = "/var/local-path-provisioner";
 
