@@ -64,10 +64,12 @@ fn journey_for(label: &str, bin: &Path) {
         "{label}: {wide}"
     );
 
-    // Watch first so the watcher sees the pod from Pending to Running.
-    k.ok(&["get", "pods"]);
+    // Watch first so the watcher sees the pod from Pending to Running. kubectl watches from
+    // the revision of its first list, so once it has printed that list (the demo's pods in
+    // every namespace) no later event escapes it; a fixed sleep was too short on a loaded
+    // machine, and the watch began at ContainerCreating.
     let mut child = k
-        .cmd(&["get", "pods", "-w"])
+        .cmd(&["get", "pods", "-A", "-w"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -87,19 +89,29 @@ fn journey_for(label: &str, bin: &Path) {
             }
         }
     });
-    std::thread::sleep(Duration::from_millis(300));
+    let mut seen = rx
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("{label}: the watch printed no list"));
     let created = k.ok(&["create", "-f", &pod_file]);
     assert_eq!(created.trim(), "pod/app created", "{label}");
-    let mut seen = String::new();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline && !seen.contains("Running") {
+    while Instant::now() < deadline
+        && !seen
+            .lines()
+            .any(|l| l.starts_with("default ") && l.contains(" app ") && l.contains("Running"))
+    {
         if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(200)) {
             seen.push_str(&chunk);
         }
     }
     drop(watcher);
-    let pending = seen.find("Pending");
-    let running = seen.find("Running");
+    let app: String = seen
+        .lines()
+        .filter(|l| l.starts_with("default ") && l.split_whitespace().nth(1) == Some("app"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let pending = app.find("Pending");
+    let running = app.find("Running");
     assert!(
         pending.is_some() && running > pending,
         "{label}: watch output was {seen:?}"
