@@ -462,13 +462,42 @@ fn storage(label: &str) {
             "Pending",
             "{label}"
         );
-        // The claim deleted, its volume is Released and keeps its data (Retain).
-        k.ok(&["delete", "pod", "db", "--wait=false"]);
+        // A claim a running pod mounts is only marked deleted (pvc-protection): Terminating,
+        // still Bound, until the pod is gone.
         k.ok(&["delete", "pvc", "data", "--wait=false"]);
+        assert_eq!(
+            field(&k, &["get", "pvc", "data"], ".metadata.finalizers[*]"),
+            "kubernetes.io/pvc-protection",
+            "{label}"
+        );
+        let row = k.ok(&["get", "pvc", "data", "--no-headers"]);
+        assert!(
+            row.split_whitespace().nth(1) == Some("Terminating"),
+            "{label}: {row}"
+        );
+        assert_eq!(field(&k, &["get", "pv", "pv1"], ".status.phase"), "Bound");
+        // The pod gone, the claim goes, and its volume is Released and keeps its data (Retain).
+        k.ok(&["delete", "pod", "db", "--wait=false"]);
         wait_field(&k, &["get", "pv", "pv1"], ".status.phase", "Released");
+        assert!(
+            k.run(&["get", "pvc", "data"]).stderr.contains("NotFound"),
+            "{label}: the claim outlived its pod"
+        );
         // Delete on static volumes: only hostPath under /tmp/ has a deleter; the rest go
         // Failed with kube-controller-manager's reason.
         apply(&k, &srv, "reclaim.yaml", RECLAIM);
+        wait_field(&k, &["get", "pvc", "scratch"], ".status.phase", "Bound");
+        // A bound volume is only marked deleted (pv-protection) until its claim lets it go.
+        k.ok(&["delete", "pv", "scratch", "--wait=false"]);
+        let row = k.ok(&["get", "pv", "scratch", "--no-headers"]);
+        assert!(
+            row.split_whitespace().nth(4) == Some("Terminating"),
+            "{label}: {row}"
+        );
+        assert_eq!(
+            field(&k, &["get", "pv", "scratch"], ".status.phase"),
+            "Bound"
+        );
         for pvc in ["keep", "scratch"] {
             wait_field(&k, &["get", "pvc", pvc], ".status.phase", "Bound");
             k.ok(&["delete", "pvc", pvc, "--wait=false"]);

@@ -6,9 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::apiserver::admission::changes::FieldChange;
-use crate::apiserver::admission::plugins::{Admission, PluginRecord};
+use crate::apiserver::admission::plugins::PluginRecord;
 use crate::apiserver::registry::storage::storageclass::is_default;
-use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
 use crate::apiserver::storage::interface::Storage;
 
 pub(crate) const NAME: &str = "DefaultStorageClass";
@@ -37,8 +36,8 @@ pub(crate) fn default_class(store: &dyn Storage) -> Option<String> {
         .and_then(|c| c.pointer("/metadata/name")?.as_str().map(String::from))
 }
 
-/// Give `claim` the default class when it names none, and record what the plugin did.
-pub(crate) fn admit(store: &dyn Storage, claim: &mut Value, trace: &mut RequestTrace) {
+/// Give `claim` the default class when it names none, and say what the plugin did.
+pub(crate) fn admit(store: &dyn Storage, claim: &mut Value) -> PluginRecord {
     let named = claim
         .pointer("/spec/storageClassName")
         .is_some_and(|c| !c.is_null());
@@ -63,14 +62,7 @@ pub(crate) fn admit(store: &dyn Storage, claim: &mut Value, trace: &mut RequestT
             new: Some(class),
         });
     }
-    trace.stage(
-        Stage::Admission,
-        Status::Ok,
-        Admission {
-            phase: "mutating",
-            plugins: std::slice::from_ref(&record),
-        },
-    );
+    record
 }
 
 #[cfg(test)]
@@ -96,8 +88,7 @@ mod tests {
 
     fn admitted(store: &Store, spec: Value) -> Value {
         let mut claim = json!({"metadata": {"name": "c"}, "spec": spec});
-        let mut trace = RequestTrace::new(String::new(), String::new(), "POST", "/");
-        admit(store, &mut claim, &mut trace);
+        admit(store, &mut claim);
         claim["spec"]["storageClassName"].clone()
     }
 

@@ -255,7 +255,19 @@ fn mark_deleting(
 }
 
 fn drop_finalizer(api: &Api, n: &Node, finalizer: &str) {
-    let _ = client::update(api, n.def, n.ns(), n.name(), |o| {
+    release_finalizer(api, n.def, n.ns(), n.name(), finalizer);
+}
+
+/// A finalizer's owner lets go of an object: the finalizer is dropped and, when it was the last
+/// of an object being deleted, the deletion completes. False when the write failed.
+pub(crate) fn release_finalizer(
+    api: &Api,
+    def: &'static ResourceDef,
+    ns: &str,
+    name: &str,
+    finalizer: &str,
+) -> bool {
+    let written = client::update(api, def, ns, name, |o| {
         if let Some(f) = o
             .pointer_mut("/metadata/finalizers")
             .and_then(Value::as_array_mut)
@@ -263,18 +275,13 @@ fn drop_finalizer(api: &Api, n: &Node, finalizer: &str) {
             f.retain(|x| x.as_str() != Some(finalizer));
         }
     });
-    if let Some(now) = api.store.get_view(&n.def.key_for(n.ns(), n.name()))
+    if let Some(now) = api.store.get_view(&def.key_for(ns, name))
         && terminating(&now)
         && finalizers(&now).is_empty()
     {
-        remove(
-            api,
-            &Node {
-                def: n.def,
-                obj: now,
-            },
-        );
+        remove(api, &Node { def, obj: now });
     }
+    written.is_ok()
 }
 
 /// The store removes an object whose deletion is complete, guarded by its uid.

@@ -18,7 +18,7 @@ use crate::apiserver::controllers::{
     garbage_collector, namespace, root_ca_cert_publisher, serviceaccount,
 };
 use crate::apiserver::controllers::{
-    node_lifecycle, persistentvolume, podautoscaler, provisioner, workload,
+    node_lifecycle, persistentvolume, podautoscaler, provisioner, volume_protection, workload,
 };
 use crate::apiserver::request::context::Api;
 
@@ -56,6 +56,8 @@ pub(crate) async fn run(
     control!(persistentvolume::PersistentVolumes::default());
     // The demo cluster's provisioner, an add-on upstream (kind's local-path-provisioner).
     control!(provisioner::Provisioner);
+    control!(volume_protection::PvcProtection::default());
+    control!(volume_protection::PvProtection);
     control!(namespace::Namespaces);
     control!(serviceaccount::ServiceAccounts);
     control!(root_ca_cert_publisher::RootCaCertPublisher);

@@ -49,4 +49,5 @@ pub(crate) mod statefulset_claims;
 pub(crate) mod taint_eviction;
 pub(crate) mod volume_plugins;
 pub(crate) mod volume_prebind;
+pub(crate) mod volume_protection;
 pub(crate) mod workload;

@@ -251,9 +251,8 @@ impl PersistentVolumes {
         let Some(pv) = api.store.get(&def.key_for("", name)) else {
             return true;
         };
-        if terminating(&pv) {
-            return true;
-        }
+        // A volume being deleted is still followed: pv-protection holds it while it is Bound,
+        // and lets it go once its claim is gone and it is Released.
         let phase = match pv.pointer("/spec/claimRef").filter(|r| r.is_object()) {
             None => "Available",
             Some(r) => {

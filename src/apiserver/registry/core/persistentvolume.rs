@@ -5,8 +5,10 @@
 
 use serde_json::{Value, json};
 
+use crate::apiserver::admission::record_mutating;
+use crate::apiserver::admission::storage_object_in_use_protection::{self, PV_PROTECTION};
 use crate::apiserver::registry::core::persistentvolumeclaim::{
-    access_modes_cell, validate_access_modes,
+    access_modes_cell, phase_cell, validate_access_modes,
 };
 use crate::apiserver::registry::formats;
 use crate::apiserver::registry::strategy::{
@@ -209,11 +211,6 @@ impl Strategy for PersistentVolume {
             }
             _ => String::new(),
         };
-        let phase = if o.pointer("/metadata/deletionTimestamp").is_some() {
-            "Terminating"
-        } else {
-            str_at(o, "/status/phase")
-        };
         let or_unset = |p: &str| match str_at(o, p) {
             "" => "<unset>".to_string(),
             s => s.to_string(),
@@ -223,7 +220,7 @@ impl Strategy for PersistentVolume {
             json!(str_at(o, "/spec/capacity/storage")),
             json!(access_modes_cell(o, "/spec/accessModes")),
             json!(str_at(o, "/spec/persistentVolumeReclaimPolicy")),
-            json!(phase),
+            json!(phase_cell(o)),
             json!(claim),
             json!(str_at(o, "/spec/storageClassName")),
             json!(or_unset("/spec/volumeAttributesClassName")),
@@ -258,6 +255,10 @@ impl Strategy for PersistentVolume {
         trace: &mut RequestTrace,
     ) -> Result<(), ApiError> {
         self.defaults(obj);
+        record_mutating(
+            trace,
+            &[storage_object_in_use_protection::admit(obj, PV_PROTECTION)],
+        );
         let mut status = json!({});
         with_phase(&mut status, "Pending");
         obj["status"] = status;

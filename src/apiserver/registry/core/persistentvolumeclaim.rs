@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::admission::default_storage_class;
+use crate::apiserver::admission::storage_object_in_use_protection::{self, PVC_PROTECTION};
+use crate::apiserver::admission::{default_storage_class, record_mutating};
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -77,6 +78,18 @@ pub(crate) fn access_modes_cell(o: &Value, pointer: &str) -> String {
     .join(",")
 }
 
+/// The STATUS column of claims and volumes: the phase, or Terminating once deleted (a finalizer
+/// such as pvc-protection holds it).
+pub(crate) fn phase_cell(o: &Value) -> &str {
+    if o.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+    {
+        "Terminating"
+    } else {
+        str_at(o, "/status/phase")
+    }
+}
+
 impl Strategy for PersistentVolumeClaim {
     fn group(&self) -> &'static str {
         ""
@@ -143,7 +156,7 @@ impl Strategy for PersistentVolumeClaim {
         };
         vec![
             json!(str_at(o, "/metadata/name")),
-            json!(str_at(o, "/status/phase")),
+            json!(phase_cell(o)),
             json!(str_at(o, "/spec/volumeName")),
             json!(str_at(o, "/status/capacity/storage")),
             json!(access_modes_cell(o, "/status/accessModes")),
@@ -167,7 +180,11 @@ impl Strategy for PersistentVolumeClaim {
         trace: &mut RequestTrace,
     ) -> Result<(), ApiError> {
         self.defaults(obj);
-        default_storage_class::admit(&*api.store, obj, trace);
+        let records = [
+            default_storage_class::admit(&*api.store, obj),
+            storage_object_in_use_protection::admit(obj, PVC_PROTECTION),
+        ];
+        record_mutating(trace, &records);
         obj["status"] = json!({"phase": "Pending"});
         validate_into_trace("", "PersistentVolumeClaim", obj, trace, validate(obj))
     }
