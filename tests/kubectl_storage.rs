@@ -528,6 +528,13 @@ fn storage(label: &str) {
             "no-volume",
             "ProvisioningFailed no volume plugin matched name: kubernetes.io/no-provisioner",
         );
+        // The in-tree hostPath provisioner is off unless the manager was told otherwise.
+        wait_event(
+            &k,
+            "PersistentVolumeClaim",
+            "old-style",
+            r#"ProvisioningFailed Failed to create provisioner: provisioning in volume plugin "kubernetes.io/host-path" is disabled"#,
+        );
         // What users get wrong, refused in upstream's words.
         let bad = srv.dir.path().join("bad.yaml");
         std::fs::write(&bad, "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: bad}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n").expect("write");
@@ -588,6 +595,19 @@ kind: PersistentVolumeClaim
 metadata: {name: no-volume}
 spec:
   storageClassName: local-storage
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: host-path}
+provisioner: kubernetes.io/host-path
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: old-style}
+spec:
+  storageClassName: host-path
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 1Gi}}
 "#;

@@ -16,7 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::client;
-use crate::apiserver::controllers::volume_plugins::{Reclaim, cannot_provision, reclaim_delete};
+use crate::apiserver::controllers::volume_plugins::{
+    Reclaim, Refusal, cannot_provision, reclaim_delete,
+};
 use crate::apiserver::controllers::volume_prebind::claim_ref;
 use crate::apiserver::controllers::workload::{self, Controller, ns_name, s, terminating};
 use crate::apiserver::registry::core::persistentvolume::with_phase;
@@ -154,8 +156,9 @@ impl PersistentVolumes {
             (_, Some(class)) => {
                 let provisioner = s(class, "/provisioner").to_string();
                 // `kubernetes.io/no-provisioner`, the local-volume classes' name, among them.
-                if let Some(why) = cannot_provision(&provisioner) {
-                    self.report(api, &claim, "Warning", "ProvisioningFailed", &why);
+                let refusal = cannot_provision(&provisioner);
+                if let Some(Refusal::NoPlugin(why)) = &refusal {
+                    self.report(api, &claim, "Warning", "ProvisioningFailed", why);
                     return true;
                 }
                 let missing = [ANN_STORAGE_PROVISIONER, ANN_BETA_STORAGE_PROVISIONER]
@@ -174,6 +177,10 @@ impl PersistentVolumes {
                     if written.is_err() {
                         return false;
                     }
+                }
+                if let Some(Refusal::Disabled(why)) = &refusal {
+                    self.report(api, &claim, "Warning", "ProvisioningFailed", why);
+                    return true;
                 }
                 self.report(
                     api,

@@ -95,19 +95,31 @@ pub(crate) fn reclaim_delete(pv: &Value) -> Reclaim {
     ))
 }
 
-/// `findProvisionablePlugin` for a class's provisioner: None when it is external (the claim
-/// waits for it), or the ProvisioningFailed message of an in-tree name no plugin provisions.
-pub(crate) fn cannot_provision(provisioner: &str) -> Option<String> {
-    if !provisioner.starts_with("kubernetes.io/")
-        || provisioner == HOST_PATH
-        || MIGRATED.contains(&provisioner)
-    {
+/// Why the PersistentVolume controller provisions nothing for a class, in its
+/// ProvisioningFailed words.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Refusal {
+    /// `findProvisionablePlugin` found no plugin of that in-tree name: the claim is left as it is.
+    NoPlugin(String),
+    /// The plugin was found and the claim annotated with it, but it would not provision.
+    Disabled(String),
+}
+
+/// What becomes of a claim of a class naming `provisioner`: None when it is external (the claim
+/// waits for it), else why no in-tree plugin provisions it.
+pub(crate) fn cannot_provision(provisioner: &str) -> Option<Refusal> {
+    if !provisioner.starts_with("kubernetes.io/") || MIGRATED.contains(&provisioner) {
         return None;
     }
-    Some(if NEITHER.contains(&provisioner) {
-        "no provisionable volume plugin matched".into()
+    Some(if provisioner == HOST_PATH {
+        // Without --enable-hostpath-provisioner, as every cluster but a test one runs.
+        Refusal::Disabled(format!(
+            "Failed to create provisioner: provisioning in volume plugin \"{HOST_PATH}\" is disabled"
+        ))
+    } else if NEITHER.contains(&provisioner) {
+        Refusal::NoPlugin("no provisionable volume plugin matched".into())
     } else {
-        format!("no volume plugin matched name: {provisioner}")
+        Refusal::NoPlugin(format!("no volume plugin matched name: {provisioner}"))
     })
 }
 
@@ -188,12 +200,22 @@ mod tests {
     #[test]
     fn in_tree_names_no_plugin_provisions() {
         assert_eq!(
-            cannot_provision("kubernetes.io/no-provisioner").as_deref(),
-            Some("no volume plugin matched name: kubernetes.io/no-provisioner")
+            cannot_provision("kubernetes.io/no-provisioner"),
+            Some(Refusal::NoPlugin(
+                "no volume plugin matched name: kubernetes.io/no-provisioner".into()
+            ))
         );
         assert_eq!(
-            cannot_provision("kubernetes.io/nfs").as_deref(),
-            Some("no provisionable volume plugin matched")
+            cannot_provision("kubernetes.io/nfs"),
+            Some(Refusal::NoPlugin(
+                "no provisionable volume plugin matched".into()
+            ))
+        );
+        assert_eq!(
+            cannot_provision("kubernetes.io/host-path"),
+            Some(Refusal::Disabled(
+                "Failed to create provisioner: provisioning in volume plugin \"kubernetes.io/host-path\" is disabled".into()
+            ))
         );
         for external in [
             "kexplore.dev/hostpath",
