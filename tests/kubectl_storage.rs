@@ -426,6 +426,19 @@ fn storage(label: &str) {
             ".spec.volumes[0].persistentVolumeClaim.claimName",
         );
         assert_eq!(volumes, "www-web-0", "{label}");
+        // The default class does not allow expansion (nor does kind's): growing is refused.
+        let grow = k.run(&[
+            "patch",
+            "pvc",
+            "www-web-1",
+            "-p",
+            r#"{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}"#,
+        ]);
+        assert!(
+            grow.stderr.contains(r#"Error from server (Forbidden): persistentvolumeclaims "www-web-1" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"#),
+            "{label}: {}",
+            grow.stderr
+        );
         let home = field(&k, &["get", "pod", "web-0"], ".spec.nodeName");
         k.ok(&["cordon", &home]);
         k.ok(&["delete", "pod", "web-0", "--wait=false"]);

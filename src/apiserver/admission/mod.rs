@@ -3,6 +3,7 @@
 pub(crate) mod changes;
 pub(crate) mod default_storage_class;
 pub(crate) mod limit_ranger;
+pub(crate) mod persistent_volume_claim_resize;
 pub(crate) mod plugins;
 pub(crate) mod pod_security;
 pub(crate) mod resource_quota;

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::admission::pod_security;
+use crate::apiserver::admission::{persistent_volume_claim_resize, pod_security};
 use crate::apiserver::codec::decode;
 use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::Stamp;
@@ -13,6 +13,7 @@ use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
+use crate::apiserver::registry::strategy;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -82,6 +83,12 @@ pub(crate) fn apply_update(
     // store's lock.
     let psa = pod_security::policy_for(&*ctx.api.store, def, sub, &ctx.info.namespace);
     let is_namespace = def.group.is_empty() && def.plural == "namespaces" && sub.is_empty();
+    let is_claim = def.group.is_empty() && def.plural == "persistentvolumeclaims" && sub.is_empty();
+    // PersistentVolumeClaimResize reads the claim's class before the write, for the same reason.
+    let expandable = is_claim
+        .then(|| persistent_volume_claim_resize::expandable_class(&*ctx.api.store, &key))
+        .flatten();
+    let mut resize_refused = None;
     let (mut refused, mut before, mut warnings, mut verdict) = (None, None, Vec::new(), None);
     let mut causes = Vec::new();
     let result = ctx.api.store.update(&key, expected, ctx.write, |cur| {
@@ -109,6 +116,14 @@ pub(crate) fn apply_update(
         causes = update_causes(def, sub, &next, cur);
         if !causes.is_empty() {
             return Err(StoreError::Rejected("invalid".into()));
+        }
+        resize_refused = is_claim
+            .then(|| persistent_volume_claim_resize::refusal(expandable.as_deref(), &next, cur))
+            .flatten();
+        if resize_refused.is_some() {
+            return Err(StoreError::Rejected(
+                persistent_volume_claim_resize::NAME.into(),
+            ));
         }
         // PodSecurity (validating admission): a pod update that changes what runs, a
         // workload's template, a namespace's labels.
@@ -141,6 +156,12 @@ pub(crate) fn apply_update(
             json!({"causes": causes.iter().map(|c| c.rendered()).collect::<Vec<_>>()}),
         );
         return Err(ApiError::invalid(def.group, def.kind, &name, causes));
+    }
+    if let Some(text) = resize_refused {
+        strategy::record_validating(ctx.trace, persistent_volume_claim_resize::NAME, Some(text));
+        return Err(ApiError::admission_forbidden(
+            def.group, def.plural, &name, text,
+        ));
     }
     if let Some(rec) = &verdict {
         pod_security::record(ctx.trace, rec);
