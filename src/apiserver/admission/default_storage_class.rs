@@ -5,7 +5,6 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::admission::changes::FieldChange;
 use crate::apiserver::admission::plugins::PluginRecord;
 use crate::apiserver::registry::storage::storageclass::is_default;
 use crate::apiserver::storage::interface::Storage;
@@ -42,25 +41,12 @@ pub(crate) fn admit(store: &dyn Storage, claim: &mut Value) -> PluginRecord {
         .pointer("/spec/storageClassName")
         .is_some_and(|c| !c.is_null());
     let class = (!named).then(|| default_class(store)).flatten();
-    let mut record = PluginRecord {
-        plugin: NAME,
-        phase: "mutating",
-        result: "unchanged",
-        changed: Vec::new(),
-        changes: Vec::new(),
-        message: None,
-    };
+    let mut record = PluginRecord::mutating(NAME);
     if let Some(class) = class
         && claim.get("spec").is_some_and(Value::is_object)
     {
         claim["spec"]["storageClassName"] = json!(class);
-        record.result = "changed";
-        record.changed.push("/spec/storageClassName".into());
-        record.changes.push(FieldChange {
-            path: "/spec/storageClassName".into(),
-            old: None,
-            new: Some(class),
-        });
+        record.set("/spec/storageClassName", None, class);
     }
     record
 }

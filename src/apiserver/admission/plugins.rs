@@ -35,6 +35,31 @@ pub struct PluginRecord {
     pub message: Option<String>,
 }
 
+impl PluginRecord {
+    /// A mutating plugin's record before it acts: nothing changed yet.
+    pub(crate) fn mutating(plugin: &'static str) -> Self {
+        PluginRecord {
+            plugin,
+            phase: "mutating",
+            result: "unchanged",
+            changed: Vec::new(),
+            changes: Vec::new(),
+            message: None,
+        }
+    }
+
+    /// The plugin set `path`, from `old` (None: absent) to `new`.
+    pub(crate) fn set(&mut self, path: &str, old: Option<String>, new: String) {
+        self.result = "changed";
+        self.changed.push(path.into());
+        self.changes.push(FieldChange {
+            path: path.into(),
+            old,
+            new: Some(new),
+        });
+    }
+}
+
 /// An admission stage as the trace records it: its phase and what each plugin did.
 #[derive(Debug, Serialize)]
 pub struct Admission<'a> {

@@ -6,7 +6,6 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::admission::changes::FieldChange;
 use crate::apiserver::admission::plugins::PluginRecord;
 
 pub(crate) const NAME: &str = "StorageObjectInUseProtection";
@@ -15,14 +14,7 @@ pub(crate) const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
 
 /// Add `finalizer` to `obj` unless it has it, and say what the plugin did.
 pub(crate) fn admit(obj: &mut Value, finalizer: &str) -> PluginRecord {
-    let mut record = PluginRecord {
-        plugin: NAME,
-        phase: "mutating",
-        result: "unchanged",
-        changed: Vec::new(),
-        changes: Vec::new(),
-        message: None,
-    };
+    let mut record = PluginRecord::mutating(NAME);
     let Some(meta) = obj.get_mut("metadata").filter(|m| m.is_object()) else {
         return record;
     };
@@ -35,13 +27,11 @@ pub(crate) fn admit(obj: &mut Value, finalizer: &str) -> PluginRecord {
         return record;
     }
     items.push(json!(finalizer));
-    record.result = "changed";
-    record.changed.push("/metadata/finalizers".into());
-    record.changes.push(FieldChange {
-        path: "/metadata/finalizers".into(),
-        old: before.map(|b| b.to_string()),
-        new: Some(list.to_string()),
-    });
+    record.set(
+        "/metadata/finalizers",
+        before.map(|b| b.to_string()),
+        list.to_string(),
+    );
     meta["finalizers"] = list;
     record
 }
