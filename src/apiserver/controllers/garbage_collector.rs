@@ -67,6 +67,20 @@ fn has_finalizer(o: &Value, f: &str) -> bool {
     finalizers(o).contains(&f)
 }
 
+/// Give `o` the finalizer `f` unless it has it.
+pub(crate) fn add_finalizer(o: &mut Value, f: &str) {
+    if has_finalizer(o, f) {
+        return;
+    }
+    match o
+        .pointer_mut("/metadata/finalizers")
+        .and_then(Value::as_array_mut)
+    {
+        Some(list) => list.push(json!(f)),
+        None => o["metadata"]["finalizers"] = json!([f]),
+    }
+}
+
 /// Run until `stop` flips.
 pub(crate) async fn run(api: Arc<Api>, mut stop: watch::Receiver<bool>) {
     let mut changes = api.store.changes();
@@ -241,15 +255,7 @@ fn mark_deleting(
             o["metadata"]["deletionTimestamp"] = json!(now);
             o["metadata"]["deletionGracePeriodSeconds"] = json!(0);
         }
-        if !has_finalizer(o, finalizer) {
-            match o
-                .pointer_mut("/metadata/finalizers")
-                .and_then(Value::as_array_mut)
-            {
-                Some(f) => f.push(json!(finalizer)),
-                None => o["metadata"]["finalizers"] = json!([finalizer]),
-            }
-        }
+        add_finalizer(o, finalizer);
     })
     .map(|_| ())
 }

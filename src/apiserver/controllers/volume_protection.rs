@@ -12,7 +12,9 @@ use crate::apiserver::admission::storage_object_in_use_protection::{
     PV_PROTECTION, PVC_PROTECTION,
 };
 use crate::apiserver::controllers::client;
-use crate::apiserver::controllers::garbage_collector::{finalizers, release_finalizer};
+use crate::apiserver::controllers::garbage_collector::{
+    add_finalizer, finalizers, release_finalizer,
+};
 use crate::apiserver::controllers::persistentvolume::{CLAIMS, VOLUMES};
 use crate::apiserver::controllers::workload::{self, Controller, ns_name, s, terminating};
 use crate::apiserver::request::context::Api;
@@ -32,15 +34,9 @@ fn candidate(o: &Value, finalizer: &str) -> Option<bool> {
 }
 
 /// `addFinalizer`, for objects stored before the admission plugin added it.
-fn add_finalizer(api: &Api, res: &str, ns: &str, name: &str, finalizer: &str) -> bool {
+fn protect(api: &Api, res: &str, ns: &str, name: &str, finalizer: &str) -> bool {
     client::update(api, workload::def("", res), ns, name, |o| {
-        match o
-            .pointer_mut("/metadata/finalizers")
-            .and_then(Value::as_array_mut)
-        {
-            Some(f) => f.push(json!(finalizer)),
-            None => o["metadata"]["finalizers"] = json!([finalizer]),
-        }
+        add_finalizer(o, finalizer)
     })
     .is_ok()
 }
@@ -131,7 +127,7 @@ impl Controller for PvcProtection {
                 self.hold(ns, name, false);
                 true
             }
-            Some(false) => add_finalizer(api, "persistentvolumeclaims", ns, name, PVC_PROTECTION),
+            Some(false) => protect(api, "persistentvolumeclaims", ns, name, PVC_PROTECTION),
             Some(true) => {
                 // The views the control loops list leave out pods' volumes: read them whole.
                 let pods = api.store.list(&format!("{PODS}{ns}/")).0;
@@ -168,7 +164,7 @@ impl Controller for PvProtection {
         };
         match candidate(&pv, PV_PROTECTION) {
             None => true,
-            Some(false) => add_finalizer(api, "persistentvolumes", "", name, PV_PROTECTION),
+            Some(false) => protect(api, "persistentvolumes", "", name, PV_PROTECTION),
             // `isBeingUsed`: Bound, as the PersistentVolume controller last wrote it.
             Some(true) if s(&pv, "/status/phase") == "Bound" => true,
             Some(true) => release_finalizer(api, volumes, "", name, PV_PROTECTION),

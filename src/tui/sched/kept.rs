@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+use k8s_openapi::Metadata;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -47,41 +48,31 @@ pub struct Storage {
     classes: BTreeMap<String, StorageClass>,
 }
 
-/// One kind of storage object as `Kept` holds it.
-pub trait StorageObject: Sized {
-    fn key(&self) -> String;
+/// One kind of storage object as `Kept` holds it: where, and under which key.
+pub trait StorageObject: Metadata<Ty = ObjectMeta> + Sized {
     fn map(s: &mut Storage) -> &mut BTreeMap<String, Self>;
-}
-
-fn meta_key(m: &ObjectMeta) -> String {
-    match &m.namespace {
-        Some(ns) => format!("{ns}/{}", m.name.as_deref().unwrap_or_default()),
-        None => m.name.clone().unwrap_or_default(),
+    fn key(&self) -> String {
+        let m = self.metadata();
+        match &m.namespace {
+            Some(ns) => format!("{ns}/{}", m.name.as_deref().unwrap_or_default()),
+            None => m.name.clone().unwrap_or_default(),
+        }
     }
 }
 
 impl StorageObject for PersistentVolumeClaim {
-    fn key(&self) -> String {
-        meta_key(&self.metadata)
-    }
     fn map(s: &mut Storage) -> &mut BTreeMap<String, Self> {
         &mut s.claims
     }
 }
 
 impl StorageObject for PersistentVolume {
-    fn key(&self) -> String {
-        meta_key(&self.metadata)
-    }
     fn map(s: &mut Storage) -> &mut BTreeMap<String, Self> {
         &mut s.volumes
     }
 }
 
 impl StorageObject for StorageClass {
-    fn key(&self) -> String {
-        meta_key(&self.metadata)
-    }
     fn map(s: &mut Storage) -> &mut BTreeMap<String, Self> {
         &mut s.classes
     }

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use k8s_openapi::Metadata;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 
 use super::fetch::Seed;
@@ -211,9 +213,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A collection the reflector keeps: how its objects change the kept cluster.
-trait Cached: DeserializeOwned + Send + 'static {
+trait Cached: Metadata<Ty = ObjectMeta> + DeserializeOwned + Send + 'static {
     const WHAT: &'static str;
-    fn resource_version(&self) -> Option<&str>;
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata().resource_version.as_deref()
+    }
     fn phase(c: &mut Cache) -> &mut Phase;
     /// Added or modified (`deleted` false), or deleted.
     fn apply(k: &mut Kept, o: Self, deleted: bool);
@@ -225,9 +229,6 @@ trait Cached: DeserializeOwned + Send + 'static {
 
 impl Cached for Node {
     const WHAT: &'static str = "nodes";
-    fn resource_version(&self) -> Option<&str> {
-        self.metadata.resource_version.as_deref()
-    }
     fn phase(c: &mut Cache) -> &mut Phase {
         &mut c.node_phase
     }
@@ -244,9 +245,6 @@ impl Cached for Node {
 
 impl Cached for Pod {
     const WHAT: &'static str = "pods";
-    fn resource_version(&self) -> Option<&str> {
-        self.metadata.resource_version.as_deref()
-    }
     fn phase(c: &mut Cache) -> &mut Phase {
         &mut c.pod_phase
     }
@@ -266,9 +264,6 @@ macro_rules! cached_storage {
     ($($t:ty => $what:literal),*) => {$(
         impl Cached for $t {
             const WHAT: &'static str = $what;
-            fn resource_version(&self) -> Option<&str> {
-                self.metadata.resource_version.as_deref()
-            }
             fn phase(c: &mut Cache) -> &mut Phase {
                 &mut c.storage_phase
             }
