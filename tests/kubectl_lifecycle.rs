@@ -2,7 +2,8 @@
 //! (`delete ns` with contents → Terminating with upstream's conditions, new content refused,
 //! everything deleted, then the namespace gone) and the garbage collector's three cascade modes
 //! (`delete deployment` in the background, `--cascade=orphan`, `--cascade=foreground`), and the
-//! root CA publisher's `kube-root-ca.crt` in every namespace.
+//! root CA publisher's `kube-root-ca.crt` in every namespace, and finalizers holding what any of
+//! them deletes.
 
 use std::time::Duration;
 
@@ -194,10 +195,107 @@ fn cascades(label: &str, bin: &std::path::Path) {
     );
 }
 
+fn create(k: &Kubectl, obj: &Value) {
+    let f = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(f.path(), obj.to_string()).expect("write manifest");
+    k.ok(&["create", "-f", &f.path().display().to_string()]);
+}
+
+/// What a finalizer holds is only marked deleted, whoever deletes it — the garbage collector,
+/// a user, the kubelet — and goes with the update that removes its last finalizer.
+fn finalizers_hold(label: &str, bin: &std::path::Path) {
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    let meta = |o: &Value| {
+        (
+            o["metadata"]["deletionTimestamp"].is_string(),
+            o["metadata"]["deletionGracePeriodSeconds"].clone(),
+            o["metadata"]["finalizers"].clone(),
+        )
+    };
+    let held = (true, json!(0), json!(["example.com/hold"]));
+    let release = |kind: &str, name: &str| {
+        k.ok(&[
+            "patch",
+            kind,
+            name,
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ]);
+        let gone = k.run(&["get", kind, name]);
+        assert!(
+            gone.stderr.contains("not found"),
+            "{label}: {kind} {name} stayed without its finalizer: {}",
+            gone.stdout
+        );
+    };
+
+    // A dependent the collector deletes.
+    deployment(&k, "owner", "default", 1);
+    let d = json(&k, &["get", "deployment", "owner", "-o", "json"]);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dependent",
+        "finalizers": ["example.com/hold"], "ownerReferences": [{"apiVersion": "apps/v1",
+        "kind": "Deployment", "name": "owner", "uid": d["metadata"]["uid"]}]}});
+    create(&k, &cm);
+    k.ok(&["delete", "deployment", "owner"]);
+    let marked = wait_for(LONG, || {
+        let o = json(&k, &["get", "configmap", "dependent", "-o", "json"]);
+        (meta(&o) == held).then_some(())
+    });
+    assert!(
+        marked.is_some(),
+        "{label}: the collector removed a held dependent"
+    );
+    release("configmap", "dependent");
+
+    // A running pod: its containers stop, it stays Succeeded while held, its logs readable.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "held",
+        "finalizers": ["example.com/hold"]},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    create(&k, &pod);
+    let running = wait_for(LONG, || {
+        let o = json(&k, &["get", "pod", "held", "-o", "json"]);
+        (o["status"]["phase"] == "Running").then_some(())
+    });
+    assert!(running.is_some(), "{label}: pod held never ran");
+    k.ok(&["delete", "pod", "held", "--wait=false"]);
+    let stopped = wait_for(LONG, || {
+        let o = json(&k, &["get", "pod", "held", "-o", "json"]);
+        (o["status"]["phase"] == "Succeeded").then_some(o)
+    });
+    let Some(o) = stopped else {
+        panic!("{label}: pod held was never stopped")
+    };
+    assert_eq!(meta(&o), held, "{label}: {}", o["metadata"]);
+    assert_eq!(
+        o["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed",
+        "{label}: {}",
+        o["status"]
+    );
+    let logs = k.ok(&["logs", "held"]);
+    assert!(
+        logs.contains("stopped on the pod's deletion"),
+        "{label}: {logs}"
+    );
+    release("pod", "held");
+
+    // A pod never scheduled is deleted at once: held all the same.
+    let gated = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated",
+        "finalizers": ["example.com/hold"]}, "spec": {"schedulingGates": [{"name": "wait"}],
+        "containers": [{"name": "c", "image": "nginx"}]}});
+    create(&k, &gated);
+    k.ok(&["delete", "pod", "gated", "--wait=false"]);
+    let o = json(&k, &["get", "pod", "gated", "-o", "json"]);
+    assert_eq!(meta(&o), held, "{label}: {}", o["metadata"]);
+    release("pod", "gated");
+}
+
 fn run_version(label: &str) {
     with_kubectl(label, |label, bin| {
         namespace_deletion(label, bin);
         cascades(label, bin);
+        finalizers_hold(label, bin);
     });
 }
 

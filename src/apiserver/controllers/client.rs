@@ -122,7 +122,8 @@ pub(crate) fn update(
 }
 
 /// Delete as a client with default options would: pods gracefully (the kubelet stops them),
-/// everything else at once. A missing object is not an error (someone else deleted it).
+/// everything else at once, except that what a finalizer holds is only marked deleted
+/// (`storage::deletion`). A missing object is not an error (someone else deleted it).
 pub(crate) fn delete(api: &Api, def: &ResourceDef, ns: &str, name: &str) -> Result<(), ApiError> {
     let key = def.key_for(ns, name);
     let Some(cur) = api.store.get(&key) else {

@@ -15,7 +15,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
     Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, RESUMED, STEP, State, WAITING, already,
@@ -33,8 +32,8 @@ use crate::apiserver::controllers::kubelet_report::{
     self as report, cond, event, not_ready, s, set_status, step, still_starting,
 };
 use crate::apiserver::controllers::kubelet_restarts;
+use crate::apiserver::controllers::kubelet_stop;
 use crate::apiserver::request::context::Api;
-use crate::apiserver::storage::store::Write;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
 use crate::apiserver::util;
 use crate::apiserver::util::At;
@@ -45,7 +44,8 @@ fn needs_kubelet(p: &Value) -> bool {
     if s(p, "/spec/nodeName").is_empty() {
         return false;
     }
-    let terminating = p.at("/metadata/deletionTimestamp").is_some();
+    // A pod a finalizer keeps after its containers stopped needs nothing more from it.
+    let terminating = p.at("/metadata/deletionTimestamp").is_some() && !kubelet_stop::stopped(p);
     let fresh = p.at("/status/containerStatuses").is_none() && s(p, "/status/phase") == "Pending";
     terminating || fresh || ephemeral::waiting(p)
 }
@@ -119,7 +119,7 @@ impl Starts {
         let pod = (*p).clone();
         tokio::spawn(async move {
             if terminating {
-                stop_pod(&api, &pod).await;
+                kubelet_stop::stop_pod(&api, &pod).await;
             } else if ephemeral::waiting(&pod) {
                 ephemeral::start(&api, &pod, &node_images).await;
             } else {
@@ -544,43 +544,4 @@ fn some_waiting(
             json!({"podIP": ip, "reason": reasons.join(","), "containers": unready}),
         );
     }
-}
-
-async fn stop_pod(api: &Api, pod: &Value) {
-    let node = s(pod, "/spec/nodeName").to_string();
-    let own = pod
-        .at("/spec/containers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let cname = s(c, "/name");
-            (format!("spec.containers{{{cname}}}"), cname)
-        });
-    for (field, cname) in own.chain(ephemeral::running(pod)) {
-        events::record(
-            api,
-            pod,
-            Reporter::Kubelet { node: &node },
-            "Normal",
-            "Killing",
-            "",
-            &format!("Stopping container {cname}"),
-            &field,
-        );
-    }
-    tokio::time::sleep(STEP).await;
-    let key = report::pod_key(pod);
-    let uid = s(pod, "/metadata/uid").to_string();
-    api.container_logs.forget(&uid);
-    // The kubelet's final delete with gracePeriodSeconds=0, guarded by the pod's UID.
-    let _ = api.store.delete(&key, Write::Commit, |cur| {
-        if s(cur, "/metadata/uid") == uid {
-            Ok(())
-        } else {
-            Err(crate::apiserver::storage::store::StoreError::Rejected(
-                "uid changed".into(),
-            ))
-        }
-    });
 }

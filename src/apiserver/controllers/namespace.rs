@@ -81,8 +81,9 @@ impl Controller for Namespaces {
                 if terminating(o) {
                     continue;
                 }
-                if let Err(e) = delete(api, def, name, o) {
-                    failures.push(format!("{}.{}: {}", def.plural, def.group, e));
+                // Background propagation: pods gracefully, what a finalizer holds only marked.
+                if let Err(e) = client::delete(api, def, name, s(o, "/metadata/name")) {
+                    failures.push(format!("{}.{}: {}", def.plural, def.group, e.message));
                 }
             }
         }
@@ -118,24 +119,6 @@ impl Controller for Namespaces {
 
 fn ns_def() -> &'static ResourceDef {
     crate::apiserver::controllers::workload::def("", "namespaces")
-}
-
-/// Delete one object of the namespace as the controller's client does (background
-/// propagation): pods gracefully, an object with finalizers marked deleted, others at once.
-fn delete(api: &Api, def: &'static ResourceDef, ns: &str, o: &Value) -> Result<(), String> {
-    let name = s(o, "/metadata/name");
-    if def.kind != "Pod" && !finalizers(o).is_empty() {
-        let now = util::now();
-        return client::update(api, def, ns, name, |x| {
-            if !terminating(x) {
-                x["metadata"]["deletionTimestamp"] = json!(now);
-                x["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-            }
-        })
-        .map(|_| ())
-        .map_err(|e| e.message);
-    }
-    client::delete(api, def, ns, name).map_err(|e| e.message)
 }
 
 fn condition(ty: &str, failing: bool, reason: &str, message: &str) -> (String, Value) {

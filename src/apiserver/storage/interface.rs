@@ -12,6 +12,8 @@ use tokio::sync::watch as signal;
 
 use hyper::body::Bytes;
 
+use crate::apiserver::storage::deletion;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub(crate) enum EventType {
     #[serde(rename = "ADDED")]
@@ -324,10 +326,24 @@ impl dyn Storage + '_ {
     where
         F: FnMut(&Value) -> Result<Value, StoreError>,
     {
-        self.update_with(key, expected_rv, write, &mut f)
+        let next = self.update_with(key, expected_rv, write, &mut f)?;
+        if write == Write::Commit && deletion::complete(key, &next) {
+            // Its last finalizer went: removed, unless it changed meanwhile.
+            let was = uid(&next).to_owned();
+            let _ = self.delete_with(key, write, &mut |cur| {
+                if uid(cur) == was && deletion::complete(key, cur) {
+                    Ok(())
+                } else {
+                    Err(StoreError::Rejected("changed since".into()))
+                }
+            });
+        }
+        Ok(next)
     }
 
-    /// [`Storage::delete_with`] with a closure.
+    /// [`Storage::delete_with`] with a closure. An object a finalizer holds is not removed but
+    /// marked deleted (`deletion::mark`), and returned with its finalizers: a caller tells the
+    /// two outcomes apart by `deletion::held` on what it gets back.
     pub(crate) fn delete<F>(
         &self,
         key: &str,
@@ -337,8 +353,42 @@ impl dyn Storage + '_ {
     where
         F: FnMut(&Value) -> Result<(), StoreError>,
     {
-        self.delete_with(key, write, &mut check)
+        let mut held = false;
+        let removed = self.delete_with(key, write, &mut |cur| {
+            check(cur)?;
+            held = deletion::held(cur);
+            if held {
+                Err(StoreError::Rejected("held by finalizers".into()))
+            } else {
+                Ok(())
+            }
+        });
+        if !held {
+            return removed;
+        }
+        let mut unchanged = None;
+        let marked = self.update(key, None, write, |cur| {
+            check(cur)?;
+            match deletion::mark(cur) {
+                Some(next) => Ok(next),
+                None => {
+                    unchanged = Some(Arc::new(cur.clone()));
+                    Err(StoreError::Rejected("already marked".into()))
+                }
+            }
+        });
+        match unchanged {
+            Some(cur) => Ok(cur),
+            None => marked,
+        }
     }
+}
+
+fn uid(o: &Value) -> &str {
+    o.get("metadata")
+        .and_then(|m| m.get("uid"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Whether one of `fields` of the object's metadata is set (not null).

@@ -3,6 +3,7 @@
 
 pub(crate) mod container_logs;
 pub(crate) mod controller_view;
+pub(crate) mod deletion;
 pub mod etcd;
 pub mod etcd_baseline;
 pub mod etcd_config;
