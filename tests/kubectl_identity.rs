@@ -3,7 +3,8 @@
 //! directory's `sa.key`; the token used by kubectl and curl authenticates as the service
 //! account, RBAC then decides; a token for another audience, for a deleted or recreated
 //! service account, tampered with, `alg: none`, expired or not yet valid is a 401; TokenReview
-//! answers as upstream; a new namespace gets its `default` ServiceAccount from the controller.
+//! answers as upstream; a new namespace gets its `default` ServiceAccount from the controller;
+//! `kubectl create -f` of a SubjectAccessReview or a TokenReview answers.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -181,8 +182,84 @@ fn identity(label: &str, bin: &std::path::Path) {
     );
 }
 
+/// `kubectl create -f` of the review kinds, which kubectl validates on the client (they have no
+/// PATCH to carry `fieldValidation`): after asking whether the kind is a CRD, so the empty,
+/// read-only CustomResourceDefinition list must answer, and against the OpenAPI document, where
+/// only core/v1 Event requires metadata.
+fn access_reviews(label: &str, bin: &std::path::Path) {
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    let manifest = |name: &str, v: Value| {
+        let path = srv.dir.path().join(name);
+        std::fs::write(&path, v.to_string()).expect("write manifest");
+        path.display().to_string()
+    };
+    let sar = manifest(
+        "sar.json",
+        json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": "jane", "resourceAttributes": {"verb": "get", "resource": "pods",
+            "namespace": "default"}}}),
+    );
+    let status = |k: &Kubectl| {
+        let out = k.ok(&["create", "-f", &sar, "-o", "json"]);
+        serde_json::from_str::<Value>(&out).unwrap_or(Value::Null)["status"].clone()
+    };
+    assert_eq!(status(&k), json!({"allowed": false}), "{label}");
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "jane-view",
+        "--clusterrole=view",
+        "--user=jane",
+    ]);
+    assert_eq!(
+        status(&k),
+        json!({"allowed": true, "reason": "RBAC: allowed by RoleBinding \"jane-view/default\" of ClusterRole \"view\" to User \"jane\""}),
+        "{label}"
+    );
+    let tr = manifest(
+        "tr.json",
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": "not-a-token"}}),
+    );
+    let out = k.ok(&[
+        "create",
+        "-f",
+        &tr,
+        "-o",
+        "jsonpath={.status.authenticated}",
+    ]);
+    assert_eq!(out, "false", "{label}");
+    // No custom resources here: the list is empty and nothing can be defined.
+    let o = k.run(&["get", "crd"]);
+    assert!(
+        o.stderr.contains("No resources found"),
+        "{label}: {} {}",
+        o.stdout,
+        o.stderr
+    );
+    let crd = manifest(
+        "crd.json",
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"}, "spec": {"group": "example.com",
+            "names": {"plural": "widgets", "kind": "Widget"}, "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+            "schema": {"openAPIV3Schema": {"type": "object"}}}]}}),
+    );
+    let o = k.run(&["create", "-f", &crd]);
+    assert!(
+        o.code != 0 && o.stderr.contains("MethodNotAllowed"),
+        "{label}: {} {}",
+        o.stdout,
+        o.stderr
+    );
+}
+
 fn run_version(label: &str) {
-    with_kubectl(label, identity);
+    with_kubectl(label, |label, bin| {
+        identity(label, bin);
+        access_reviews(label, bin);
+    });
 }
 
 per_kubectl!(run_version);

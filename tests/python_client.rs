@@ -79,3 +79,31 @@ fn the_python_client_creates_a_deployment_and_watches_its_pods_run() {
         );
     }
 }
+
+#[test]
+fn the_python_client_asks_about_access_and_finalizers_hold() {
+    let Some(py) = python() else {
+        eprintln!("note: no python with the kubernetes client (.venv or KEXPLORE_PYTHON): skipped");
+        return;
+    };
+    let serve = ServeProcess::start(&[]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/access_reviews.py");
+    let out = Command::new(py)
+        .arg(script)
+        .arg(serve.kubeconfig())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client:\n{stdout}\n{stderr}");
+    for line in [
+        "subject access review: jane may list pods in default",
+        "access reviews: malformed ones refused with 422",
+        "finalizers: py-held marked deleted, gone with its last finalizer",
+    ] {
+        assert!(
+            stdout.contains(line),
+            "missing {line:?} in:\n{stdout}\n{stderr}"
+        );
+    }
+}

@@ -236,6 +236,15 @@ pub fn system(api: &Api) {
         "system:basic-user",
         &["system:authenticated"],
     );
+    // Unbound, as upstream: for servers that delegate authentication and authorization here.
+    cluster_role(
+        store,
+        "system:auth-delegator",
+        json!([
+            {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"]},
+            {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"]}
+        ]),
+    );
     cluster_role(
         store,
         "system:kube-scheduler",

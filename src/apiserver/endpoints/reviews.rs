@@ -1,6 +1,8 @@
 //! SelfSubjectReview (`kubectl auth whoami`), SelfSubjectAccessReview (`kubectl auth can-i`) and
-//! SelfSubjectRulesReview (`kubectl auth can-i --list`): computed from the request's own
-//! identity, never stored. kubectl 1.32+ posts them as protobuf.
+//! SelfSubjectRulesReview (`kubectl auth can-i --list`), computed from the request's own
+//! identity; SubjectAccessReview and LocalSubjectAccessReview (what a webhook authorizer or
+//! an aggregated server asks about someone else), from the subject their spec names. Never
+//! stored. kubectl 1.32+ posts the self reviews as protobuf.
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::{Value, json};
@@ -11,6 +13,7 @@ use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::{Stage, Status};
+use crate::apiserver::request::user::UserInfo;
 use crate::apiserver::util;
 
 /// The review body as JSON, whether it came as JSON or in the protobuf envelope.
@@ -46,78 +49,136 @@ pub fn self_subject_review(
     Ok(Reply::Object { code: 201, value })
 }
 
-pub fn self_subject_access_review(
+/// Whose access an access review asks about.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subject {
+    /// SelfSubjectAccessReview: the requester's (`kubectl auth can-i`).
+    Requester,
+    /// SubjectAccessReview: the user and groups its spec names, cluster-wide.
+    Named,
+    /// LocalSubjectAccessReview: the same, about the request's namespace only.
+    NamedInNamespace,
+}
+
+/// An access review: the request's attributes checked against the authorizer for its subject,
+/// after upstream's validation of the three kinds (`pkg/apis/authorization/validation`).
+/// Computed, never stored.
+pub(crate) fn access_review(
     ctx: &mut Ctx<'_>,
     def: &'static ResourceDef,
+    subject: Subject,
 ) -> Result<Reply, ApiError> {
     let review = review_body(ctx, def)?;
-    let ra = review.pointer("/spec/resourceAttributes").cloned();
-    let nra = review.pointer("/spec/nonResourceAttributes").cloned();
-    let s = |v: &Option<Value>, k: &str| {
-        v.as_ref()
-            .and_then(|x| x.get(k))
+    let spec = review.get("spec").cloned().unwrap_or(json!({}));
+    let field = |v: Option<&Value>, k: &str| {
+        v.and_then(|x| x.get(k))
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string()
     };
-    let attrs = match (&ra, &nra) {
-        (Some(_), None) => Attributes {
-            verb: s(&ra, "verb"),
+    let ra = spec.get("resourceAttributes").filter(|v| !v.is_null());
+    let nra = spec.get("nonResourceAttributes").filter(|v| !v.is_null());
+    let mut causes = Vec::new();
+    match (ra, nra) {
+        (Some(_), Some(n)) => causes.push(Cause::invalid(
+            "spec.nonResourceAttributes",
+            n,
+            "cannot be specified in combination with resourceAttributes",
+        )),
+        (None, None) => causes.push(Cause::invalid(
+            "spec.resourceAttributes",
+            &Value::Null,
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        )),
+        _ => {}
+    }
+    let user = UserInfo {
+        username: field(Some(&spec), "user"),
+        uid: field(Some(&spec), "uid"),
+        groups: strings(spec.get("groups")),
+        extra: spec
+            .get("extra")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), strings(Some(v))))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let namespace = ctx.info.namespace.clone();
+    let sent = field(review.get("metadata"), "namespace");
+    if subject == Subject::NamedInNamespace && !sent.is_empty() && sent != namespace {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    if subject != Subject::Requester && user.username.is_empty() && user.groups.is_empty() {
+        causes.push(Cause::invalid(
+            "spec.user",
+            &json!(""),
+            "at least one of user or group must be specified",
+        ));
+    }
+    if subject == Subject::NamedInNamespace {
+        let asked = field(ra, "namespace");
+        if ra.is_some() && asked != namespace {
+            causes.push(Cause::invalid(
+                "spec.resourceAttributes.namespace",
+                &json!(asked),
+                "must match metadata.namespace",
+            ));
+        }
+        if let Some(n) = nra {
+            causes.push(Cause::invalid(
+                "spec.nonResourceAttributes",
+                n,
+                "disallowed on this kind of request",
+            ));
+        }
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(def.group, def.kind, "", causes));
+    }
+    let attrs = match ra {
+        Some(_) => Attributes {
+            verb: field(ra, "verb"),
             resource_request: true,
-            group: s(&ra, "group"),
-            resource: s(&ra, "resource"),
-            subresource: s(&ra, "subresource"),
-            namespace: s(&ra, "namespace"),
-            name: s(&ra, "name"),
+            group: field(ra, "group"),
+            resource: field(ra, "resource"),
+            subresource: field(ra, "subresource"),
+            namespace: field(ra, "namespace"),
+            name: field(ra, "name"),
             path: String::new(),
         },
-        (None, Some(_)) => Attributes {
-            verb: s(&nra, "verb"),
+        None => Attributes {
+            verb: field(nra, "verb"),
             resource_request: false,
-            path: s(&nra, "path"),
+            path: field(nra, "path"),
             ..Default::default()
         },
-        (Some(_), Some(_)) => {
-            return Err(ApiError::invalid(
-                "authorization.k8s.io",
-                "SelfSubjectAccessReview",
-                "",
-                vec![Cause::invalid(
-                    "spec.nonResourceAttributes",
-                    &json!(nra),
-                    "cannot be specified in combination with resourceAttributes",
-                )],
-            ));
-        }
-        (None, None) => {
-            return Err(ApiError::invalid(
-                "authorization.k8s.io",
-                "SelfSubjectAccessReview",
-                "",
-                vec![Cause::invalid(
-                    "spec.resourceAttributes",
-                    &Value::Null,
-                    "exactly one of nonResourceAttributes or resourceAttributes must be specified",
-                )],
-            ));
-        }
     };
-    let d = ctx
-        .api
-        .authorizer
-        .authorize(&*ctx.api.store, ctx.user, &attrs);
+    let who = match subject {
+        Subject::Requester => ctx.user,
+        Subject::Named | Subject::NamedInNamespace => &user,
+    };
+    let d = ctx.api.authorizer.authorize(&*ctx.api.store, who, &attrs);
     let mut status = json!({"allowed": d.allowed});
     if !d.reason.is_empty() {
         status["reason"] = json!(d.reason);
     }
-    let mut spec = review.get("spec").cloned().unwrap_or(json!({}));
+    let mut spec = spec;
     if let Some(m) = spec.as_object_mut() {
         m.retain(|_, v| !v.is_null());
     }
+    let mut metadata = json!({"creationTimestamp": null});
+    if subject == Subject::NamedInNamespace {
+        metadata["namespace"] = json!(namespace);
+    }
     let value = json!({
-        "kind": "SelfSubjectAccessReview",
+        "kind": def.kind,
         "apiVersion": def.api_version(),
-        "metadata": {"creationTimestamp": null},
+        "metadata": metadata,
         "spec": spec,
         "status": status,
     });
@@ -127,6 +188,17 @@ pub fn self_subject_access_review(
         json!({"note": "reviews are computed, not stored", "allowed": d.allowed}),
     );
     Ok(Reply::Object { code: 201, value })
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What the requester may do in `spec.namespace`: the rules of every role bound to them there

@@ -16,7 +16,7 @@ use crate::apiserver::endpoints::list;
 use crate::apiserver::endpoints::metrics;
 use crate::apiserver::endpoints::pod_streams;
 use crate::apiserver::endpoints::pods;
-use crate::apiserver::endpoints::reviews;
+use crate::apiserver::endpoints::reviews::{self, Subject};
 use crate::apiserver::endpoints::scale;
 use crate::apiserver::endpoints::tokens;
 use crate::apiserver::endpoints::update;
@@ -71,7 +71,13 @@ pub async fn route(ctx: &mut Ctx<'_>, method: &Method) -> Result<Reply, ApiError
             return reviews::self_subject_review(ctx, def);
         }
         ("authorization.k8s.io", "selfsubjectaccessreviews", "create") => {
-            return reviews::self_subject_access_review(ctx, def);
+            return reviews::access_review(ctx, def, Subject::Requester);
+        }
+        ("authorization.k8s.io", "subjectaccessreviews", "create") => {
+            return reviews::access_review(ctx, def, Subject::Named);
+        }
+        ("authorization.k8s.io", "localsubjectaccessreviews", "create") => {
+            return reviews::access_review(ctx, def, Subject::NamedInNamespace);
         }
         ("authorization.k8s.io", "selfsubjectrulesreviews", "create") => {
             return reviews::self_subject_rules_review(ctx, def);

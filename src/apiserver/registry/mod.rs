@@ -1,6 +1,7 @@
 //! What each served kind is (upstream `pkg/registry` and `pkg/apis`): the resource table,
 //! strategies, defaulting, validation, printers, selectors, list merge types, discovery and OpenAPI.
 
+pub(crate) mod apiextensions;
 pub(crate) mod apps;
 pub(crate) mod authn;
 pub(crate) mod autoscaling;

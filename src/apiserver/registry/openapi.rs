@@ -157,7 +157,30 @@ pub(crate) fn type_schemas(r: &ResourceDef) -> Map<String, Value> {
     }
     let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     list_types::annotate(&mut defs);
+    metadata_optional(&mut defs);
     defs
+}
+
+/// k8s-openapi lists `metadata` as required in every kind, its Rust field not being optional;
+/// upstream's documents require it only of core/v1 Event (the one kind whose Go field lacks
+/// `omitempty`). kubectl validates the kinds it cannot send with `fieldValidation` (those
+/// without a PATCH: the reviews, Binding) against these documents on the client, so
+/// `kubectl create -f` of a SubjectAccessReview without metadata failed here and not upstream.
+fn metadata_optional(defs: &mut Map<String, Value>) {
+    for (name, schema) in defs.iter_mut() {
+        if name == "io.k8s.api.core.v1.Event" {
+            continue;
+        }
+        let Some(Value::Array(required)) = schema.get_mut("required") else {
+            continue;
+        };
+        required.retain(|f| f != "metadata");
+        if required.is_empty()
+            && let Some(o) = schema.as_object_mut()
+        {
+            o.remove("required");
+        }
+    }
 }
 
 /// The OpenAPI v3 document of one group/version, built once per process.
@@ -240,4 +263,38 @@ fn build_document(group: &str, version: &str) -> Option<Value> {
         "paths": paths,
         "components": {"schemas": schemas},
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::registry::resources::by_kind;
+
+    fn required(group: &str, kind: &str, schema: &str) -> Value {
+        let def = by_kind(group, kind).expect("served");
+        type_schemas(def)[schema]
+            .get("required")
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn only_core_events_require_metadata() {
+        assert_eq!(
+            required(
+                "authorization.k8s.io",
+                "SubjectAccessReview",
+                "io.k8s.api.authorization.v1.SubjectAccessReview"
+            ),
+            json!(["spec"])
+        );
+        assert_eq!(
+            required("", "ConfigMap", "io.k8s.api.core.v1.ConfigMap"),
+            Value::Null
+        );
+        assert_eq!(
+            required("", "Event", "io.k8s.api.core.v1.Event"),
+            json!(["involvedObject", "metadata"])
+        );
+    }
 }

@@ -31,6 +31,8 @@ const CRUD: &[&str] = &[
 const CREATE_ONLY: &[&str] = &["create"];
 /// A kind read from the live process, not from storage (`componentstatuses`).
 const READ_ONLY: &[&str] = &["get", "list"];
+/// A stored kind nothing may write (`customresourcedefinitions`: no custom resources here).
+const READ_AND_WATCH: &[&str] = &["get", "list", "watch"];
 
 #[allow(clippy::too_many_arguments)]
 const fn r(
@@ -630,6 +632,45 @@ pub static RESOURCES: &[ResourceDef] = &[
         "selfsubjectaccessreview",
         "SelfSubjectAccessReview",
         false,
+        &[],
+        CREATE_ONLY,
+        "",
+        &[],
+        &[],
+    ),
+    r(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        "CustomResourceDefinition",
+        false,
+        &["crd", "crds"],
+        READ_AND_WATCH,
+        "apiextensions.k8s.io/customresourcedefinitions",
+        &[],
+        &["api-extensions"],
+    ),
+    r(
+        "authorization.k8s.io",
+        "v1",
+        "subjectaccessreviews",
+        "subjectaccessreview",
+        "SubjectAccessReview",
+        false,
+        &[],
+        CREATE_ONLY,
+        "",
+        &[],
+        &[],
+    ),
+    r(
+        "authorization.k8s.io",
+        "v1",
+        "localsubjectaccessreviews",
+        "localsubjectaccessreview",
+        "LocalSubjectAccessReview",
+        true,
         &[],
         CREATE_ONLY,
         "",

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
 use crate::apiserver::registry::{
-    apps, authn, autoscaling, batch, certificates, coordination, core, discovery_k8s_io,
-    networking, policy, rbac, scheduling, storage,
+    apiextensions, apps, authn, autoscaling, batch, certificates, coordination, core,
+    discovery_k8s_io, networking, policy, rbac, scheduling, storage,
 };
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
@@ -52,9 +52,12 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &rbac::binding::RoleBinding,
     &authn::SelfSubjectReview,
     &authn::SelfSubjectAccessReview,
+    &authn::SubjectAccessReview,
+    &authn::LocalSubjectAccessReview,
     &authn::SelfSubjectRulesReview,
     &authn::TokenReview,
     &authn::TokenRequest,
+    &apiextensions::CustomResourceDefinition,
 ];
 
 /// A kind without a strategy of its own: a plain stored object, printed by upstream's default

@@ -5,6 +5,8 @@ use crate::apiserver::registry::strategy::{Strategy, kind_type};
 
 pub(crate) struct SelfSubjectReview;
 pub(crate) struct SelfSubjectAccessReview;
+pub(crate) struct SubjectAccessReview;
+pub(crate) struct LocalSubjectAccessReview;
 pub(crate) struct SelfSubjectRulesReview;
 pub(crate) struct TokenReview;
 pub(crate) struct TokenRequest;
@@ -48,6 +50,26 @@ impl Strategy for SelfSubjectAccessReview {
         "SelfSubjectAccessReview"
     }
     kind_type!(k8s_openapi::api::authorization::v1::SelfSubjectAccessReview);
+}
+
+impl Strategy for SubjectAccessReview {
+    fn group(&self) -> &'static str {
+        "authorization.k8s.io"
+    }
+    fn kind(&self) -> &'static str {
+        "SubjectAccessReview"
+    }
+    kind_type!(k8s_openapi::api::authorization::v1::SubjectAccessReview);
+}
+
+impl Strategy for LocalSubjectAccessReview {
+    fn group(&self) -> &'static str {
+        "authorization.k8s.io"
+    }
+    fn kind(&self) -> &'static str {
+        "LocalSubjectAccessReview"
+    }
+    kind_type!(k8s_openapi::api::authorization::v1::LocalSubjectAccessReview);
 }
 
 impl Strategy for SelfSubjectRulesReview {
