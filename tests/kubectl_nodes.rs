@@ -3,7 +3,8 @@
 //! `kexplore.dev/kubelet` annotation leaves its node Unknown with the unreachable taints, a pod
 //! tolerating them for 5 s is evicted (DisruptionTarget) and replaced on another node, and the
 //! node is Ready and untainted once the kubelet is back; a NotReady kubelet gives the not-ready
-//! taints; a high-priority pod on a full cluster preempts a lower-priority one.
+//! taints; a high-priority pod on a full cluster preempts a lower-priority one; a RuntimeClass
+//! gives its pods their overhead and node, and their sandbox the handler the node must have.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -386,10 +387,126 @@ fn preemption(label: &str, bin: &Path) {
     );
 }
 
+/// A RuntimeClass steers its pods: refused when the class is missing, given its overhead and
+/// node selector at admission, scheduled where the selector says and the overhead fits, held by
+/// a node whose runtime lacks the handler, and started once the node has it.
+fn runtime_classes(label: &str, bin: &Path) {
+    let srv = ServeProcess::start(&[]);
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    let write = |name: &str, text: &str| {
+        let path = srv.dir.path().join(name);
+        std::fs::write(&path, text).expect("write manifest");
+        path.display().to_string()
+    };
+    let class = write("gvisor.yaml", GVISOR);
+    k.ok(&["create", "-f", &class]);
+    let table = k.ok(&["get", "runtimeclass", "gvisor"]);
+    assert!(
+        table.starts_with("NAME") && table.contains("HANDLER") && table.contains("runsc"),
+        "{label}: {table}"
+    );
+    let o = k.run(&[
+        "patch",
+        "runtimeclass",
+        "gvisor",
+        "-p",
+        r#"{"handler":"kata"}"#,
+    ]);
+    assert!(
+        o.stderr
+            .contains(r#"handler: Invalid value: "kata": field is immutable"#),
+        "{label}: {}",
+        o.stderr
+    );
+    let pod = |name: &str, class: &str| {
+        write(
+            &format!("{name}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, labels: {{app: {name}}}}}\nspec:\n  runtimeClassName: {class}\n  containers: [{{name: c, image: nginx}}]\n"
+            ),
+        )
+    };
+    let o = k.run(&["create", "-f", &pod("kata", "kata")]);
+    assert!(
+        o.stderr
+            .contains(r#"pods "kata" is forbidden: pod rejected: RuntimeClass "kata" not found"#),
+        "{label}: {}",
+        o.stderr
+    );
+    k.ok(&["label", "node", "node-2", "sandbox=gvisor"]);
+    k.ok(&["create", "-f", &pod("sandboxed", "gvisor")]);
+    let p = json(&k, &["get", "pod", "sandboxed", "-o", "json"]);
+    assert_eq!(
+        p["spec"]["overhead"],
+        serde_json::json!({"cpu": "250m", "memory": "120Mi"}),
+        "{label}"
+    );
+    assert_eq!(p["spec"]["nodeSelector"]["sandbox"], "gvisor", "{label}");
+    // The pod requests nothing, but its sandbox's 250m do not fit in node-2's last 200m.
+    let unfit = wait_for(WAIT, || {
+        let said = k.ok(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=sandboxed,reason=FailedScheduling",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ]);
+        said.contains("1 Insufficient cpu").then_some(())
+    });
+    assert!(unfit.is_some(), "{label}: the overhead was not counted");
+    k.ok(&["label", "node", "node-3", "sandbox=gvisor"]);
+    let held = wait_for(WAIT, || {
+        let events = k.ok(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=sandboxed,reason=FailedCreatePodSandBox",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ]);
+        (!events.is_empty()).then_some(events)
+    });
+    assert_eq!(
+        held.as_deref(),
+        Some(
+            r#"Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "runsc" is configured"#
+        ),
+        "{label}"
+    );
+    let p = json(&k, &["get", "pod", "sandboxed", "-o", "json"]);
+    assert_eq!(p["spec"]["nodeName"], "node-3", "{label}");
+    assert_eq!(p["status"]["phase"], "Pending", "{label}");
+    k.ok(&[
+        "annotate",
+        "node",
+        "node-3",
+        "kexplore.dev/runtime-handlers=runc,runsc",
+    ]);
+    let running = wait_for(WAIT, || {
+        (pods(&k, "app=sandboxed")
+            .first()
+            .is_some_and(|p| p["status"]["phase"] == "Running"))
+        .then_some(())
+    });
+    assert!(running.is_some(), "{label}: sandboxed never ran");
+}
+
+const GVISOR: &str = "apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: gvisor}
+handler: runsc
+overhead:
+  podFixed: {cpu: 250m, memory: 120Mi}
+scheduling:
+  nodeSelector: {sandbox: gvisor}
+";
+
 fn run_version(label: &str) {
     with_kubectl(label, |label, bin| {
         node_goes_away_and_comes_back(label, bin);
         preemption(label, bin);
+        runtime_classes(label, bin);
     });
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod persistent_volume_claim_resize;
 pub(crate) mod plugins;
 pub(crate) mod pod_security;
 pub(crate) mod resource_quota;
+pub(crate) mod runtime_class;
 pub(crate) mod storage_object_in_use_protection;
 pub(crate) mod typed_diff;
 

@@ -1,6 +1,6 @@
 //! Admission for pods: the mutating plugins a default kube-apiserver runs on a pod CREATE
-//! (ServiceAccount → Priority → DefaultTolerationSeconds, after API defaulting) and the
-//! validating NamespaceLifecycle check. Each plugin reports which fields it changed.
+//! (LimitRanger → ServiceAccount → Priority → DefaultTolerationSeconds → RuntimeClass, after API
+//! defaulting) and the validating NamespaceLifecycle check. Each plugin reports which fields it changed.
 
 use k8s_openapi::api::core::v1::{
     ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath,
@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::apiserver::admission::changes::{self, FieldChange};
 use crate::apiserver::admission::limit_ranger;
+use crate::apiserver::admission::runtime_class;
 use crate::apiserver::admission::typed_diff;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::request::status::ApiError;
@@ -351,13 +352,22 @@ pub fn mutate_pod(
         defaults::default_pod(p);
         Ok(())
     });
-    let plugins: [Plugin<'_>; 4] = [
+    let plugins: [Plugin<'_>; 5] = [
         ("LimitRanger", &|p| limit_ranger::limit_ranger(p, ns, store)),
         ("ServiceAccount", &|p| service_account(p, ns, store)),
         ("Priority", &|p| priority(p, store)),
         ("DefaultTolerationSeconds", &default_toleration_seconds),
+        ("RuntimeClass", &|p| runtime_class::runtime_class(p, store)),
     ];
     for (plugin, f) in plugins {
+        // A pod naming no RuntimeClass and no overhead is left as it is: not walked for changes.
+        let spec = pod.spec.as_ref();
+        if plugin == "RuntimeClass"
+            && spec.is_none_or(|s| s.runtime_class_name.is_none() && s.overhead.is_none())
+        {
+            records.push(PluginRecord::mutating(plugin));
+            continue;
+        }
         if let Err(msg) = step(&mut records, plugin, (pod, &mut seen), f) {
             return (
                 records,

@@ -32,6 +32,7 @@ use crate::apiserver::controllers::kubelet_report::{
     self as report, cond, event, not_ready, s, set_status, step, still_starting,
 };
 use crate::apiserver::controllers::kubelet_restarts;
+use crate::apiserver::controllers::kubelet_sandbox;
 use crate::apiserver::controllers::kubelet_stop;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::tracked_keys::TrackedKeys;
@@ -208,7 +209,7 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         }
     };
     // The volumes first: until each can be set up, no sandbox and no container.
-    if !mounted(api, &p, &node).await {
+    if !mounted(api, &p, &node).await || !kubelet_sandbox::created(api, &p, &node).await {
         return;
     }
     let before_init = already(&p, "initContainerStatuses");

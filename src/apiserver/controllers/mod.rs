@@ -29,6 +29,7 @@ pub(crate) mod kubelet_probes;
 pub(crate) mod kubelet_refs;
 pub(crate) mod kubelet_report;
 pub(crate) mod kubelet_restarts;
+pub(crate) mod kubelet_sandbox;
 pub(crate) mod kubelet_stop;
 pub(crate) mod leader_election;
 pub(crate) mod manager;

@@ -20,6 +20,7 @@ pub(crate) mod kinds;
 pub(crate) mod label_selector;
 pub(crate) mod list_types;
 pub(crate) mod networking;
+pub(crate) mod node;
 pub(crate) mod openapi;
 pub(crate) mod openapi_v2;
 pub(crate) mod openapi_v2_schema;

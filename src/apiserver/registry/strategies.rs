@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::apiserver::registry::strategy::{Strategy, TypedResult};
 use crate::apiserver::registry::{
     apiextensions, apps, authn, autoscaling, batch, certificates, coordination, core,
-    discovery_k8s_io, networking, policy, rbac, scheduling, storage,
+    discovery_k8s_io, networking, node, policy, rbac, scheduling, storage,
 };
 
 /// Every kind with a strategy of its own; kinds not listed are plain stored objects.
@@ -44,6 +44,7 @@ static STRATEGIES: &[&dyn Strategy] = &[
     &networking::networkpolicy::NetworkPolicy,
     &policy::poddisruptionbudget::PodDisruptionBudget,
     &scheduling::priorityclass::PriorityClass,
+    &node::runtimeclass::RuntimeClass,
     &storage::storageclass::StorageClass,
     &coordination::lease::Lease,
     &rbac::role::ClusterRole,
