@@ -103,6 +103,18 @@ pub fn age(ts: Option<&str>) -> String {
 
 /// Sets `next`'s metadata.generation to `current`'s plus one (1 when it has none): a spec
 /// change, however it is written (update, scale, ephemeral containers).
+/// The strings of a JSON list (a user's groups, a token's audiences); none when it is not one.
+pub(crate) fn strings(v: Option<&serde_json::Value>) -> Vec<String> {
+    v.and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub(crate) fn next_generation(next: &mut serde_json::Value, current: &serde_json::Value) {
     let generation = current
         .pointer("/metadata/generation")

@@ -95,13 +95,13 @@ pub(crate) fn access_review(
     let user = UserInfo {
         username: field(Some(&spec), "user"),
         uid: field(Some(&spec), "uid"),
-        groups: strings(spec.get("groups")),
+        groups: util::strings(spec.get("groups")),
         extra: spec
             .get("extra")
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
-                    .map(|(k, v)| (k.clone(), strings(Some(v))))
+                    .map(|(k, v)| (k.clone(), util::strings(Some(v))))
                     .collect()
             })
             .unwrap_or_default(),
@@ -188,17 +188,6 @@ pub(crate) fn access_review(
         json!({"note": "reviews are computed, not stored", "allowed": d.allowed}),
     );
     Ok(Reply::Object { code: 201, value })
-}
-
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// What the requester may do in `spec.namespace`: the rules of every role bound to them there

@@ -49,17 +49,6 @@ fn body(ctx: &Ctx<'_>, def: &'static ResourceDef) -> Result<Value, ApiError> {
     Ok(decode::decode_object(def, parsed, "Ignore")?.0)
 }
 
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// `kubectl create token <sa> [--duration] [--audience] [--bound-object-kind/-name]`.
 pub(crate) fn token_request(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let def = &TOKEN_REQUEST;
@@ -162,7 +151,7 @@ pub(crate) fn token_request(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             "failed to generate token: no service-account signing key",
         ));
     };
-    let mut audiences = strings(req.pointer("/spec/audiences"));
+    let mut audiences = util::strings(req.pointer("/spec/audiences"));
     if audiences.is_empty() {
         audiences = issuer.audiences().to_vec();
     }
@@ -215,7 +204,7 @@ pub(crate) fn token_review(
         .as_ref()
         .map(|sa| sa.audiences().to_vec())
         .unwrap_or_default();
-    let asked = strings(review.pointer("/spec/audiences"));
+    let asked = util::strings(review.pointer("/spec/audiences"));
     let wanted = if asked.is_empty() {
         api_auds.clone()
     } else {

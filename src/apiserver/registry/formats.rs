@@ -5,8 +5,22 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::apiserver::registry::validation::{self, DNS1123_LABEL, DNS1123_SUBDOMAIN};
 use crate::apiserver::request::status::Cause;
+
+pub(crate) const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+pub(crate) const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+pub fn is_dns1123_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(is_dns1123_label)
+}
 
 /// Go's `validation.RegexError`: the message, its examples and the regular expression.
 pub(crate) fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
@@ -30,7 +44,7 @@ pub(crate) fn dns1123_subdomain(s: &str) -> Vec<String> {
     if s.len() > 253 {
         out.push(max_len(253));
     }
-    if !validation::is_dns1123_subdomain(s) {
+    if !is_dns1123_subdomain(s) {
         out.push(DNS1123_SUBDOMAIN.to_string());
     }
     out
@@ -42,7 +56,7 @@ pub(crate) fn dns1123_label(s: &str) -> Vec<String> {
     if s.len() > 63 {
         out.push(max_len(63));
     }
-    if !validation::is_dns1123_label(s) {
+    if !is_dns1123_label(s) {
         out.push(DNS1123_LABEL.to_string());
     }
     out
@@ -54,10 +68,7 @@ pub(crate) fn wildcard_dns1123_subdomain(s: &str) -> Vec<String> {
     if s.len() > 253 {
         out.push(max_len(253));
     }
-    if !s
-        .strip_prefix("*.")
-        .is_some_and(validation::is_dns1123_subdomain)
-    {
+    if !s.strip_prefix("*.").is_some_and(is_dns1123_subdomain) {
         out.push(regex_error(
             "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
             r"\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
@@ -73,7 +84,7 @@ pub(crate) fn dns1035_label(s: &str) -> Vec<String> {
     if s.len() > 63 {
         out.push(max_len(63));
     }
-    if !(validation::is_dns1123_label(s) && s.starts_with(|c: char| c.is_ascii_lowercase())) {
+    if !(is_dns1123_label(s) && s.starts_with(|c: char| c.is_ascii_lowercase())) {
         out.push(regex_error(
             "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
             "[a-z]([-a-z0-9]*[a-z0-9])?",

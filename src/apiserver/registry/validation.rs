@@ -3,25 +3,15 @@
 
 use std::collections::HashSet;
 
-use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::api::core::v1::{Container, Pod, Toleration};
 use serde_json::{Value, json};
 
+use crate::apiserver::registry::formats;
 use crate::apiserver::request::status::Cause;
 
-pub(crate) const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-pub(crate) const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-pub fn is_dns1123_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-pub fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.split('.').all(is_dns1123_label)
-}
+// The DNS name rules live with the other formats; every validator reaches them from here too.
+pub(crate) use crate::apiserver::registry::formats::{DNS1123_LABEL, DNS1123_SUBDOMAIN};
+pub use crate::apiserver::registry::formats::{is_dns1123_label, is_dns1123_subdomain};
 
 /// Object names: most kinds use DNS-1123 subdomains (RBAC kinds allow any path segment).
 pub fn validate_name(kind: &str, name: &str, generate_name: &str, out: &mut Vec<Cause>) {
@@ -304,6 +294,9 @@ pub fn validate_pod(pod: &Pod) -> Vec<Cause> {
             out.push(Cause::not_supported("spec.dnsPolicy", &json!(dp), &ok));
         }
     }
+    if let Some(t) = &spec.tolerations {
+        validate_tolerations(t, "spec.tolerations", &mut out);
+    }
     if let Some(g) = spec.termination_grace_period_seconds
         && g < 0
     {
@@ -314,6 +307,70 @@ pub fn validate_pod(pod: &Pod) -> Vec<Cause> {
         ));
     }
     out
+}
+
+/// `ValidateTolerations`: a pod's, or a RuntimeClass's that its pods get. (Where upstream
+/// prints the whole toleration as the invalid value, its Go struct, this prints its JSON.)
+pub(crate) fn validate_tolerations(tolerations: &[Toleration], path: &str, out: &mut Vec<Cause>) {
+    for (i, t) in tolerations.iter().enumerate() {
+        let path = format!("{path}[{i}]");
+        let key = t.key.as_deref().unwrap_or_default();
+        let operator = t.operator.as_deref().unwrap_or_default();
+        let value = t.value.as_deref().unwrap_or_default();
+        let effect = t.effect.as_deref().unwrap_or_default();
+        let whole = || serde_json::to_value(t).unwrap_or(Value::Null);
+        for msg in formats::qualified_name(key)
+            .into_iter()
+            .filter(|_| !key.is_empty())
+        {
+            out.push(Cause::invalid(&format!("{path}.key"), &json!(key), &msg));
+        }
+        if key.is_empty() && operator != "Exists" {
+            out.push(Cause::invalid(
+                &format!("{path}.operator"),
+                &json!(operator),
+                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ));
+        }
+        if t.toleration_seconds.is_some() && effect != "NoExecute" {
+            out.push(Cause::invalid(
+                &format!("{path}.effect"),
+                &json!(effect),
+                "effect must be 'NoExecute' when `tolerationSeconds` is set",
+            ));
+        }
+        match operator {
+            "" | "Equal" => {
+                let errs = formats::label_value(value);
+                if !errs.is_empty() {
+                    out.push(Cause::invalid(
+                        &format!("{path}.operator"),
+                        &whole(),
+                        &errs.join(";"),
+                    ));
+                }
+            }
+            "Exists" if !value.is_empty() => out.push(Cause::invalid(
+                &format!("{path}.operator"),
+                &whole(),
+                "value must be empty when `operator` is 'Exists'",
+            )),
+            "Exists" => {}
+            other => out.push(Cause::not_supported(
+                &format!("{path}.operator"),
+                &json!(other),
+                &["Equal", "Exists"],
+            )),
+        }
+        if !effect.is_empty() && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect)
+        {
+            out.push(Cause::not_supported(
+                &format!("{path}.effect"),
+                &json!(effect),
+                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            ));
+        }
+    }
 }
 
 /// Generic metadata checks for kinds without their own validation.
@@ -344,6 +401,27 @@ mod tests {
         assert_eq!(parse_quantity("1Gi"), Some(1073741824.0));
         assert_eq!(parse_quantity("abc"), None);
         assert_eq!(parse_quantity("1x"), None);
+    }
+
+    #[test]
+    fn a_pods_tolerations_are_checked() {
+        let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [{"name": "c", "image": "nginx"}],
+            "tolerations": [
+                {"key": "a", "operator": "Sometimes", "effect": "Never"},
+                {"operator": "Equal", "value": "x"},
+                {"key": "b", "operator": "Exists", "tolerationSeconds": 5}]}}))
+        .expect("pod");
+        let said: Vec<String> = validate_pod(&pod).iter().map(Cause::rendered).collect();
+        assert_eq!(
+            said,
+            vec![
+                "spec.tolerations[0].operator: Unsupported value: \"Sometimes\": supported values: \"Equal\", \"Exists\"",
+                "spec.tolerations[0].effect: Unsupported value: \"Never\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+                "spec.tolerations[1].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+                "spec.tolerations[2].effect: Invalid value: \"\": effect must be 'NoExecute' when `tolerationSeconds` is set",
+            ]
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! be scheduled. Its pods are admitted by `admission/runtime_class.rs`; the simulated kubelets
 //! know the handlers `kubelet_sandbox.rs` says.
 
+use k8s_openapi::api::core::v1::Toleration;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::formats;
@@ -11,7 +12,9 @@ use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
 };
-use crate::apiserver::registry::validation::{DNS1123_LABEL, is_dns1123_label, parse_quantity};
+use crate::apiserver::registry::validation::{
+    DNS1123_LABEL, is_dns1123_label, parse_quantity, validate_tolerations,
+};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::RequestTrace;
@@ -121,72 +124,13 @@ fn validate(o: &Value) -> Vec<Cause> {
             out.push(Cause::invalid("scheduling.nodeSelector", &json!(v), &msg));
         }
     }
-    for (i, t) in o
+    if let Some(Ok(tolerations)) = o
         .pointer("/scheduling/tolerations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
+        .map(|t| serde_json::from_value::<Vec<Toleration>>(t.clone()))
     {
-        toleration(t, &format!("scheduling.tolerations[{i}]"), &mut out);
+        validate_tolerations(&tolerations, "scheduling.tolerations", &mut out);
     }
     out
-}
-
-/// `ValidateTolerations` for one toleration.
-fn toleration(t: &Value, path: &str, out: &mut Vec<Cause>) {
-    let key = str_at(t, "/key");
-    let operator = str_at(t, "/operator");
-    let value = str_at(t, "/value");
-    let effect = str_at(t, "/effect");
-    if !key.is_empty() {
-        for msg in formats::qualified_name(key) {
-            out.push(Cause::invalid(&format!("{path}.key"), &json!(key), &msg));
-        }
-    }
-    if key.is_empty() && operator != "Exists" {
-        out.push(Cause::invalid(
-            &format!("{path}.operator"),
-            &json!(operator),
-            "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
-        ));
-    }
-    if t.get("tolerationSeconds").is_some_and(|s| !s.is_null()) && effect != "NoExecute" {
-        out.push(Cause::invalid(
-            &format!("{path}.effect"),
-            &json!(effect),
-            "effect must be 'NoExecute' when `tolerationSeconds` is set",
-        ));
-    }
-    match operator {
-        "" | "Equal" => {
-            for msg in formats::label_value(value) {
-                out.push(Cause::invalid(
-                    &format!("{path}.operator"),
-                    &json!(value),
-                    &msg,
-                ));
-            }
-        }
-        "Exists" if !value.is_empty() => out.push(Cause::invalid(
-            &format!("{path}.operator"),
-            &json!(t),
-            "value must be empty when `operator` is 'Exists'",
-        )),
-        "Exists" => {}
-        other => out.push(Cause::not_supported(
-            &format!("{path}.operator"),
-            &json!(other),
-            &["Equal", "Exists"],
-        )),
-    }
-    if !effect.is_empty() && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
-        out.push(Cause::not_supported(
-            &format!("{path}.effect"),
-            &json!(effect),
-            &["NoExecute", "NoSchedule", "PreferNoSchedule"],
-        ));
-    }
 }
 
 #[cfg(test)]
