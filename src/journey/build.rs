@@ -267,6 +267,8 @@ pub fn build(c: &Collected) -> Journey {
                     .cloned()
                     .unwrap_or(Value::Null);
                 d["changed_fields"] = json!(c.admission_changes);
+                // What view 5 then places: the pod as admission left it, not as written.
+                d["object"] = body.clone();
             } else if created {
                 d["resourceVersion"] = body
                     .pointer("/metadata/resourceVersion")

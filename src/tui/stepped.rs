@@ -57,7 +57,21 @@ fn connect(state: &mut AppState) -> Vec<Effect> {
 /// a pod of its template, as its controller would make one.
 fn fallback_pod(state: &AppState) -> Option<Pod> {
     let manifest = state.journey.sendable()?;
-    let mut v = template_pod(manifest).unwrap_or_else(|| manifest.clone());
+    // After a dry run, what the server would have stored: the pod (or workload) as the
+    // mutating admission plugins left it — its priority, tolerations, a LimitRange's requests,
+    // a RuntimeClass's overhead and node selector — which is what the scheduler is given.
+    let journey = state.journey.journey();
+    let admitted = journey.as_ref().and_then(|j| {
+        j.stages
+            .iter()
+            .find(|s| {
+                s.stage == crate::journey::Stage::Response && s.status == crate::journey::Status::Ok
+            })
+            .and_then(|s| s.detail.get("object"))
+            .filter(|o| o.get("kind") == manifest.get("kind"))
+    });
+    let source = admitted.unwrap_or(manifest);
+    let mut v = template_pod(source).unwrap_or_else(|| source.clone());
     let ctx_ns = state
         .active
         .as_ref()

@@ -494,3 +494,32 @@ fn view1_says_a_missing_kubeconfig_fell_back_to_the_embedded_cluster() {
         "! none of the files in KUBECONFIG=/home/ann/nope.yaml exists: kubectl would run with no contexts and try http://localhost:8080. kexplore started its embedded cluster instead.",
     );
 }
+
+/// Enter after a dry run places the pod the server would have stored, not the manifest as
+/// written: a RuntimeClass's overhead and node selector (set by admission) decide its node.
+#[test]
+fn enter_after_a_dry_run_places_the_admitted_pod() {
+    let mut s = fixtures::with_app_json(false);
+    press(&mut s, &[Char('4'), Char(' ')]);
+    let mut c = super::journey_data::collected();
+    c.dry_run = true;
+    if let Some((_, body)) = c.create.as_mut() {
+        body["spec"]["nodeSelector"] = serde_json::json!({"sandbox": "gvisor"});
+        body["spec"]["overhead"] = serde_json::json!({"cpu": "250m"});
+    }
+    s.journey.collected = Some(c);
+    s.journey.running = false;
+    let effects = crate::tui::update::update(&mut s, crate::tui::action::Action::OpenInScheduler);
+    let [Effect::LoadCluster { fallback, .. }] = &effects[..] else {
+        panic!("expected one LoadCluster: {effects:?}");
+    };
+    let spec = fallback.spec.clone().unwrap_or_default();
+    assert_eq!(
+        spec.node_selector
+            .unwrap_or_default()
+            .get("sandbox")
+            .map(String::as_str),
+        Some("gvisor")
+    );
+    assert!(spec.overhead.is_some_and(|o| o.contains_key("cpu")));
+}
