@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod apiserver_support;
-use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::kubectl::{Kubectl, with_kubectl, with_one_kubectl};
 use apiserver_support::{ServeProcess, etcdctl, wait_for, which};
 
 const V1_MANIFEST: &str = "apiVersion: autoscaling/v1
@@ -260,7 +260,7 @@ const PERIODS: Duration = Duration::from_secs(30);
 
 #[test]
 fn the_controller_holds_the_bounds_and_says_why_it_cannot_measure() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&["--horizontal-pod-autoscaler-sync-period=1s"]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         k.ok(&["create", "deployment", "web", "--image=nginx:1.25"]);

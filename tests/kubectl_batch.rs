@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod apiserver_support;
-use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::kubectl::{Kubectl, with_kubectl, with_one_kubectl};
 use apiserver_support::{ServeProcess, wait_for};
 
 fn json(k: &Kubectl, args: &[&str]) -> Value {
@@ -219,7 +219,7 @@ per_kubectl!(run);
 /// The CronJob controller creates `<cronjob>-<minutes since the epoch>` at the next minute.
 #[test]
 fn a_cronjob_starts_its_job_at_the_scheduled_minute() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         k.ok(&[
@@ -263,7 +263,7 @@ fn a_cronjob_starts_its_job_at_the_scheduled_minute() {
 /// it is resumed.
 #[test]
 fn deadline_and_suspend_as_upstream() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&["--simulated-run-seconds", "60"]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("jobs.yaml");
@@ -315,5 +315,46 @@ fn deadline_and_suspend_as_upstream() {
             ("False".into(), "JobResumed".into()),
             "{done}"
         );
+
+        // A Job's pods carry its tracking finalizer: once the Job is gone the controller lets
+        // them go (upstream's syncOrphanPod), or a deleted one would be held forever.
+        let running = |job: &str| {
+            let sel = format!("job-name={job}");
+            wait_for(Duration::from_secs(60), || {
+                let pods = json(&k, &["get", "pods", "-l", &sel, "-o", "json"]);
+                let items = pods["items"].as_array().cloned().unwrap_or_default();
+                items
+                    .first()
+                    .filter(|p| p["status"]["phase"] == "Running")
+                    .cloned()
+            })
+            .unwrap_or_else(|| panic!("{label}: job {job}'s pod never ran"))
+        };
+        for (job, cascade) in [("gone", "background"), ("kept", "orphan")] {
+            k.ok(&["create", "job", job, "--image=busybox"]);
+            let pod = running(job);
+            assert_eq!(
+                pod["metadata"]["finalizers"],
+                serde_json::json!(["batch.kubernetes.io/job-tracking"]),
+                "{label}"
+            );
+            k.ok(&["delete", "job", job, &format!("--cascade={cascade}")]);
+            let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+            let let_go = wait_for(Duration::from_secs(60), || {
+                let o = k.run(&["get", "pod", name, "-o", "json"]);
+                if o.code != 0 {
+                    return (cascade == "background").then_some(());
+                }
+                let p: Value = serde_json::from_str(&o.stdout).unwrap_or_default();
+                (cascade == "orphan"
+                    && p["metadata"]["finalizers"].is_null()
+                    && p["status"]["phase"] == "Running")
+                    .then_some(())
+            });
+            assert!(
+                let_go.is_some(),
+                "{label}: {job}'s pod was held ({cascade})"
+            );
+        }
     });
 }

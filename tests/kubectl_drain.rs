@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod apiserver_support;
-use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::kubectl::{Kubectl, with_kubectl, with_one_kubectl};
 use apiserver_support::{ServeProcess, wait_for, which};
 
 fn json(k: &Kubectl, args: &[&str]) -> Value {
@@ -176,7 +176,7 @@ fn eviction_with_curl_is_refused_by_a_spent_budget() {
         eprintln!("note: curl is not installed here; skipping");
         return;
     }
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         web_with_budget(&k);

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod apiserver_support;
-use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::kubectl::{Kubectl, with_kubectl, with_one_kubectl};
 use apiserver_support::{ServeProcess, wait_for};
 
 /// The pod's events as (type, reason, message), once `last_reason` is among them.
@@ -47,7 +47,7 @@ fn has(evs: &[(String, String, String)], ty: &str, reason: &str, message: &str) 
 
 #[test]
 fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         // `kubectl run NAME --image=IMAGE [--image-pull-policy=POLICY]` on NODE.
@@ -146,7 +146,7 @@ fn pod(k: &Kubectl, name: &str) -> Value {
 /// object is created.
 #[test]
 fn a_missing_config_map_or_secret_holds_the_pod_until_it_is_created() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("pods.yaml");
@@ -242,7 +242,7 @@ fn a_missing_config_map_or_secret_holds_the_pod_until_it_is_created() {
 /// Running with every init container's status.
 #[test]
 fn init_containers_run_to_completion_before_the_app() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&["--simulated-run-seconds", "2"]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("init.yaml");
@@ -295,7 +295,7 @@ fn init_containers_run_to_completion_before_the_app() {
 
 #[test]
 fn a_job_pods_sidecar_is_stopped_once_its_work_is_done() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("job.yaml");
@@ -332,7 +332,7 @@ fn a_job_pods_sidecar_is_stopped_once_its_work_is_done() {
 
 #[test]
 fn a_readiness_probe_keeps_the_pod_unready_until_its_initial_delay() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("probed.yaml");
@@ -379,7 +379,7 @@ fn a_readiness_probe_keeps_the_pod_unready_until_its_initial_delay() {
 
 #[test]
 fn a_container_that_keeps_failing_goes_into_crash_loop_back_off() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("crash.yaml");
@@ -449,7 +449,7 @@ fn a_container_that_keeps_failing_goes_into_crash_loop_back_off() {
 
 #[test]
 fn an_init_container_that_keeps_failing_holds_the_pod_in_init_crash_loop_back_off() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("init-crash.yaml");
@@ -551,7 +551,7 @@ fn an_init_container_that_keeps_failing_holds_the_pod_in_init_crash_loop_back_of
 
 #[test]
 fn a_job_whose_pods_fail_stops_at_its_backoff_limit() {
-    with_kubectl("kubectl", |label, bin| {
+    with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
         let manifest = srv.dir.path().join("fails.yaml");

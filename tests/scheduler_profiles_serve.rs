@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod apiserver_support;
-use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::kubectl::{Kubectl, with_one_kubectl};
 use apiserver_support::{ServeProcess, wait_for};
 
 const CONFIG: &str = concat!(
@@ -108,7 +108,7 @@ fn run(label: &str, bin: &Path) {
 
 #[test]
 fn each_profile_places_the_pods_that_name_it() {
-    with_kubectl("kubectl", run);
+    with_one_kubectl(run);
 }
 
 #[test]

@@ -41,6 +41,15 @@ impl Controller for Jobs {
 
     fn dirty(&mut self, _api: &Api, ev: &StoreEvent, out: &mut BTreeSet<(String, String)>) {
         workload::owner_dirty(ev, "/registry/jobs/", "Job", out);
+        // A pod carrying the tracking finalizer that no Job controls any more (its Job was
+        // deleted with `--cascade=orphan`): its namespace's orphans are looked at.
+        if ev.key.starts_with("/registry/pods/")
+            && TRACKED.find(&ev.object).is_some()
+            && workload::controller_of(&ev.value()).is_none_or(|(kind, _)| kind != "Job")
+            && let Some((ns, _)) = workload::ns_name(&ev.key)
+        {
+            out.insert((ns, ORPHANS.to_string()));
+        }
     }
 
     fn all(&self, api: &Api) -> BTreeSet<(String, String)> {
@@ -79,6 +88,29 @@ fn has_finalizer(p: &Value) -> bool {
     p.at("/metadata/finalizers")
         .and_then(Value::as_array)
         .is_some_and(|f| f.iter().any(|x| x == TRACKING_FINALIZER))
+}
+
+/// Not a Job's name: the key of a look at a namespace's orphaned pods.
+const ORPHANS: &str = "";
+
+static TRACKED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(TRACKING_FINALIZER.as_bytes()));
+
+/// Upstream's `syncOrphanPod`: a pod whose Job is gone (`job`), or that no Job controls any more
+/// (`None`), loses the tracking finalizer — no Job will count it, and it would otherwise be
+/// held forever once deleted.
+fn release_orphans(api: &Api, ns: &str, job: Option<&str>) {
+    let pod_def = workload::def("", "pods");
+    for p in client::list(api, pod_def, ns) {
+        let owner = workload::controller_of(&p).filter(|(kind, _)| *kind == "Job");
+        let orphaned = match job {
+            Some(name) => owner.is_some_and(|(_, n)| n == name),
+            None => owner.is_none(),
+        };
+        if orphaned && has_finalizer(&p) {
+            release(api, ns, &p);
+        }
+    }
 }
 
 /// Take the tracking finalizer off a pod; true when this call took it (so the pod is counted
@@ -138,7 +170,12 @@ fn past_backoff_limit_on_failure(job: &Value, active: &[Arc<Value>], limit: i64)
 fn sync(api: &Api, ns: &str, name: &str) -> bool {
     let job_def = workload::def("batch", "jobs");
     let pod_def = workload::def("", "pods");
+    if name == ORPHANS {
+        release_orphans(api, ns, None);
+        return true;
+    }
     let Some(job) = api.store.get(&job_def.key_for(ns, name)) else {
+        release_orphans(api, ns, Some(name));
         return true;
     };
     let pods = claim(api, &job, pod_def, client::list(api, pod_def, ns));

@@ -61,9 +61,32 @@ pub(crate) fn complete(key: &str, o: &Value) -> bool {
     due(o) && !held(o) && !key.starts_with("/registry/namespaces/")
 }
 
+/// An update that took the last finalizer or owner reference off stores no empty list: Go's
+/// `omitempty` drops it upstream, so `-o json` shows no `finalizers: []`.
+pub(crate) fn omit_empty_lists(o: &mut Value) {
+    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in ["finalizers", "ownerReferences"] {
+            if meta
+                .get(field)
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                meta.remove(field);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_emptied_list_is_not_stored() {
+        let mut o = json!({"metadata": {"finalizers": [], "ownerReferences": [], "labels": {}}});
+        omit_empty_lists(&mut o);
+        assert_eq!(o, json!({"metadata": {"labels": {}}}));
+    }
 
     #[test]
     fn a_delete_marks_what_a_finalizer_holds_once() {

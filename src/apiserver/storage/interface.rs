@@ -326,7 +326,11 @@ impl dyn Storage + '_ {
     where
         F: FnMut(&Value) -> Result<Value, StoreError>,
     {
-        let next = self.update_with(key, expected_rv, write, &mut f)?;
+        let next = self.update_with(key, expected_rv, write, &mut |cur| {
+            let mut next = f(cur)?;
+            deletion::omit_empty_lists(&mut next);
+            Ok(next)
+        })?;
         if write == Write::Commit && deletion::complete(key, &next) {
             // Its last finalizer went: removed, unless it changed meanwhile.
             let was = uid(&next).to_owned();
