@@ -8,17 +8,31 @@ use serde_json::json;
 use crate::apiserver::registry::formats;
 use crate::apiserver::request::status::Cause;
 
-/// Every cause of `sel` at `path` (`spec.podSelector`).
-pub(crate) fn validate(sel: &LabelSelector, path: &str, out: &mut Vec<Cause>) {
-    let labels = format!("{path}.matchLabels");
-    for (k, v) in sel.match_labels.iter().flatten() {
+/// `ValidateLabels`: each key a qualified name, each value a label value, both reported at
+/// `path` (a selector's matchLabels, a RuntimeClass's node selector).
+pub(crate) fn validate_labels<'a>(
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    path: &str,
+    out: &mut Vec<Cause>,
+) {
+    for (k, v) in labels {
         for m in formats::qualified_name(k) {
-            out.push(Cause::invalid(&labels, &json!(k), &m));
+            out.push(Cause::invalid(path, &json!(k), &m));
         }
         for m in formats::label_value(v) {
-            out.push(Cause::invalid(&labels, &json!(v), &m));
+            out.push(Cause::invalid(path, &json!(v), &m));
         }
     }
+}
+
+/// Every cause of `sel` at `path` (`spec.podSelector`).
+pub(crate) fn validate(sel: &LabelSelector, path: &str, out: &mut Vec<Cause>) {
+    let labels = sel
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    validate_labels(labels, &format!("{path}.matchLabels"), out);
     for (i, r) in sel.match_expressions.iter().flatten().enumerate() {
         let f = format!("{path}.matchExpressions[{i}]");
         let values = r.values.as_deref().unwrap_or_default();

@@ -7,7 +7,7 @@
 use k8s_openapi::api::core::v1::Toleration;
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::formats;
+use crate::apiserver::registry::label_selector;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -110,20 +110,13 @@ fn validate(o: &Value) -> Vec<Cause> {
             ));
         }
     }
-    for (k, v) in o
+    let node_selector = o
         .pointer("/scheduling/nodeSelector")
         .and_then(Value::as_object)
         .into_iter()
         .flatten()
-    {
-        for msg in formats::qualified_name(k) {
-            out.push(Cause::invalid("scheduling.nodeSelector", &json!(k), &msg));
-        }
-        let v = v.as_str().unwrap_or_default();
-        for msg in formats::label_value(v) {
-            out.push(Cause::invalid("scheduling.nodeSelector", &json!(v), &msg));
-        }
-    }
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()));
+    label_selector::validate_labels(node_selector, "scheduling.nodeSelector", &mut out);
     if let Some(Ok(tolerations)) = o
         .pointer("/scheduling/tolerations")
         .map(|t| serde_json::from_value::<Vec<Toleration>>(t.clone()))
