@@ -85,7 +85,7 @@ const INFERRED: &[(Stage, &str)] = &[
     ),
     (
         Stage::Admission,
-        "mutating admission (ServiceAccount, Priority, DefaultTolerationSeconds) and API defaults ran; compare the created pod with the manifest to see their changes",
+        "the API's defaults, then the server's mutating admission (for a pod, kube-apiserver enables by default LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, RuntimeClass and any mutating webhooks), then validating admission ran; a remote server does not say which changed what: the changes listed are the created pod against the manifest",
     ),
     (
         Stage::Validation,
@@ -717,6 +717,46 @@ mod tests {
         let j = run(None, 0);
         assert_eq!(by(&j, Stage::Filter).status, Status::Failed);
         assert!(by(&j, Stage::Score).detail.get("comparison").is_none());
+    }
+
+    /// A remote server reports no admission: the stage names every plugin kube-apiserver
+    /// enables by default that can change a pod (LimitRanger and RuntimeClass were missing),
+    /// and the changes seen, without claiming which plugin made them.
+    #[test]
+    fn a_remote_create_names_the_default_pod_admission_and_its_observed_changes() {
+        let j = build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((
+                201,
+                json!({"metadata": {"uid": "u", "resourceVersion": "9"}}),
+            )),
+            admission_changes: vec!["/spec/overhead".into()],
+            ..Default::default()
+        });
+        let admission = j
+            .stages
+            .iter()
+            .find(|s| s.stage == Stage::Admission)
+            .unwrap();
+        assert_eq!(
+            (admission.status, admission.source),
+            (Status::Ok, Source::Inferred)
+        );
+        let why = admission.detail["explanation"].as_str().unwrap();
+        for plugin in [
+            "LimitRanger",
+            "ServiceAccount",
+            "Priority",
+            "DefaultTolerationSeconds",
+            "RuntimeClass",
+            "webhooks",
+        ] {
+            assert!(why.contains(plugin), "{plugin}: {why}");
+        }
+        assert!(why.contains("does not say which changed what"), "{why}");
+        assert_eq!(admission.detail["changed_fields"][0], "/spec/overhead");
     }
 
     /// The kubelet stage: ok once Running, failed while the pod is held (a volume it cannot
