@@ -374,6 +374,19 @@ fn a_readiness_probe_keeps_the_pod_unready_until_its_initial_delay() {
             p["status"]["containerStatuses"][0]["ready"], true,
             "{label}: {p}"
         );
+        // The probe as a real cluster stores it: kubectl describe printed `timeout=0s
+        // period=0s #success=0 #failure=0` before the API's probe defaults were applied.
+        let described = k.ok(&["describe", "pod", "probed"]);
+        let readiness = described
+            .lines()
+            .find(|l| l.trim_start().starts_with("Readiness:"))
+            .unwrap_or_default();
+        assert!(
+            readiness.ends_with(
+                " http-get http://:80/ delay=5s timeout=1s period=10s #success=1 #failure=3"
+            ),
+            "{label}: {described}"
+        );
     });
 }
 

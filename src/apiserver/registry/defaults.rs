@@ -1,7 +1,10 @@
 //! API defaulting for pods (upstream `pkg/apis/core/v1/defaults.go`), applied at decode time,
 //! before admission, exactly where kube-apiserver applies it.
 
-use k8s_openapi::api::core::v1::{Container, Pod, PodSecurityContext, ResourceRequirements};
+use k8s_openapi::api::core::v1::{
+    Container, DownwardAPIVolumeFile, HTTPGetAction, Pod, PodSecurityContext, Probe,
+    ResourceRequirements,
+};
 
 /// `Always` for `:latest` or an untagged image (no digest), else `IfNotPresent`.
 pub fn default_pull_policy(image: &str) -> &'static str {
@@ -15,7 +18,69 @@ pub fn default_pull_policy(image: &str) -> &'static str {
     }
 }
 
+/// `SetDefaults_Probe`: Go's zero is unset, so 0 takes the default as well.
+fn default_probe(p: &mut Probe) {
+    for (field, default) in [
+        (&mut p.timeout_seconds, 1),
+        (&mut p.period_seconds, 10),
+        (&mut p.success_threshold, 1),
+        (&mut p.failure_threshold, 3),
+    ] {
+        if field.is_none_or(|v| v == 0) {
+            *field = Some(default);
+        }
+    }
+    if let Some(h) = p.http_get.as_mut() {
+        default_http_get(h);
+    }
+}
+
+/// `SetDefaults_HTTPGetAction`, for probes and lifecycle hooks alike.
+fn default_http_get(h: &mut HTTPGetAction) {
+    if h.path.as_deref().is_none_or(str::is_empty) {
+        h.path = Some("/".into());
+    }
+    if h.scheme.as_deref().is_none_or(str::is_empty) {
+        h.scheme = Some("HTTP".into());
+    }
+}
+
+/// `SetDefaults_ObjectFieldSelector`: a field reference without an apiVersion reads v1.
+fn default_field_refs<'a>(files: impl Iterator<Item = &'a mut DownwardAPIVolumeFile>) {
+    for f in files {
+        if let Some(r) = f.field_ref.as_mut()
+            && r.api_version.as_deref().is_none_or(str::is_empty)
+        {
+            r.api_version = Some("v1".into());
+        }
+    }
+}
+
 fn default_container(c: &mut Container) {
+    for probe in [
+        &mut c.liveness_probe,
+        &mut c.readiness_probe,
+        &mut c.startup_probe,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        default_probe(probe);
+    }
+    if let Some(l) = c.lifecycle.as_mut() {
+        for hook in [&mut l.post_start, &mut l.pre_stop].into_iter().flatten() {
+            if let Some(h) = hook.http_get.as_mut() {
+                default_http_get(h);
+            }
+        }
+    }
+    for e in c.env.iter_mut().flatten() {
+        if let Some(r) = e.value_from.as_mut().and_then(|v| v.field_ref.as_mut())
+            && r.api_version.as_deref().is_none_or(str::is_empty)
+        {
+            r.api_version = Some("v1".into());
+        }
+    }
     if c.image_pull_policy.is_none() {
         c.image_pull_policy =
             Some(default_pull_policy(c.image.as_deref().unwrap_or_default()).into());
@@ -74,6 +139,21 @@ pub fn default_pod(pod: &mut Pod) {
     for v in spec.volumes.iter_mut().flatten() {
         if let Some(p) = v.projected.as_mut() {
             p.default_mode.get_or_insert(420);
+            default_field_refs(
+                p.sources
+                    .iter_mut()
+                    .flatten()
+                    .filter_map(|s| s.downward_api.as_mut())
+                    .flat_map(|d| d.items.iter_mut().flatten()),
+            );
+        }
+        if let Some(d) = v.downward_api.as_mut() {
+            d.default_mode.get_or_insert(420);
+            default_field_refs(d.items.iter_mut().flatten());
+        }
+        // `SetDefaults_HostPathVolumeSource`: HostPathUnset, the empty type.
+        if let Some(h) = v.host_path.as_mut() {
+            h.type_.get_or_insert_with(String::new);
         }
         if let Some(s) = v.secret.as_mut() {
             s.default_mode.get_or_insert(420);
@@ -139,5 +219,50 @@ mod tests {
         assert_eq!(default_pull_policy("nginx:1.25"), "IfNotPresent");
         assert_eq!(default_pull_policy("localhost:5000/nginx"), "Always");
         assert_eq!(default_pull_policy("nginx@sha256:abc"), "IfNotPresent");
+    }
+
+    /// What `kubectl get -o yaml` shows of a pod on a real cluster: probes, HTTP hooks, field
+    /// references and volume sources with their defaults. Without them `kubectl describe`
+    /// printed `timeout=0s period=0s #success=0 #failure=0` for a probe.
+    #[test]
+    fn probes_hooks_field_refs_and_volumes_take_upstream_defaults() {
+        let mut pod: Pod = serde_json::from_value(serde_json::json!({"spec": {
+            "containers": [{"name": "c", "image": "nginx:1.27",
+                "livenessProbe": {"httpGet": {"port": 80}},
+                "readinessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 0, "failureThreshold": 5},
+                "lifecycle": {"preStop": {"httpGet": {"port": 80, "path": "/quit"}}},
+                "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]}],
+            "volumes": [
+                {"name": "info", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+                {"name": "data", "hostPath": {"path": "/data"}}]}}))
+        .unwrap();
+        default_pod(&mut pod);
+        let v = serde_json::to_value(&pod).unwrap();
+        let c = &v["spec"]["containers"][0];
+        assert_eq!(
+            c["livenessProbe"],
+            serde_json::json!({"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"},
+                "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})
+        );
+        assert_eq!(
+            c["readinessProbe"]["periodSeconds"], 10,
+            "Go's zero is unset"
+        );
+        assert_eq!(c["readinessProbe"]["failureThreshold"], 5);
+        assert_eq!(
+            c["lifecycle"]["preStop"]["httpGet"],
+            serde_json::json!({"port": 80, "path": "/quit", "scheme": "HTTP"})
+        );
+        assert_eq!(c["env"][0]["valueFrom"]["fieldRef"]["apiVersion"], "v1");
+        let vols = &v["spec"]["volumes"];
+        assert_eq!(vols[0]["downwardAPI"]["defaultMode"], 420);
+        assert_eq!(
+            vols[0]["downwardAPI"]["items"][0]["fieldRef"]["apiVersion"],
+            "v1"
+        );
+        assert_eq!(
+            vols[1]["hostPath"],
+            serde_json::json!({"path": "/data", "type": ""})
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use k8s_openapi::api::core::v1::{Container, Pod, Toleration};
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::formats;
+use crate::apiserver::registry::{formats, validation_probes};
 use crate::apiserver::request::status::Cause;
 
 // The DNS name rules live with the other formats; every validator reaches them from here too.
@@ -248,6 +248,7 @@ pub(crate) fn validate_container(
             }
         }
     }
+    validation_probes::validate_probes(c, path, out);
 }
 
 /// Validate a pod for create (after defaults and mutating admission).
