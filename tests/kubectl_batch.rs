@@ -358,3 +358,116 @@ fn deadline_and_suspend_as_upstream() {
         }
     });
 }
+
+/// An Indexed Job runs each index once, its pods knowing their index as upstream's do, and
+/// reports `completedIndexes`; a finished Job with `ttlSecondsAfterFinished` is deleted, pods
+/// and all, by the TTL-after-finished controller. Before, both fields were accepted and
+/// ignored: an Indexed Job ran as NonIndexed, and a Job with a TTL stayed for ever.
+#[test]
+fn indexed_jobs_and_ttl_after_finished() {
+    with_one_kubectl(|label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("jobs.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: work\nspec:\n  completionMode: Indexed\n  completions: 3\n  parallelism: 2\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: brief\nspec:\n  ttlSecondsAfterFinished: 2\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n",
+        )
+        .expect("write jobs.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+
+        let work = complete(&k, "work");
+        assert_eq!(work["status"]["completedIndexes"], "0-2", "{label}: {work}");
+        assert_eq!(work["status"]["succeeded"], 3, "{label}: {work}");
+        let pods = json(&k, &["get", "pods", "-l", "job-name=work", "-o", "json"]);
+        let mut seen: Vec<String> = Vec::new();
+        for p in pods["items"].as_array().cloned().unwrap_or_default() {
+            let ix = p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            assert_eq!(
+                p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"], ix,
+                "{label}: {p}"
+            );
+            assert_eq!(p["spec"]["hostname"], format!("work-{ix}"), "{label}: {p}");
+            let name = p["metadata"]["name"].as_str().unwrap_or_default();
+            assert!(name.starts_with(&format!("work-{ix}-")), "{label}: {name}");
+            assert_eq!(
+                p["spec"]["containers"][0]["env"][0],
+                serde_json::json!({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+                    "apiVersion": "v1",
+                    "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}}),
+                "{label}: {p}"
+            );
+            seen.push(ix);
+        }
+        seen.sort();
+        assert_eq!(seen, ["0", "1", "2"], "{label}: one pod per index");
+        let one = k.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "batch.kubernetes.io/job-completion-index=1",
+            "-o",
+            "name",
+        ]);
+        assert_eq!(one.lines().count(), 1, "{label}: {one}");
+
+        // Validation, in upstream's words: completions are required, and an Indexed Job's
+        // may change only with parallelism (elastic Indexed Jobs).
+        let refused = k.run(&[
+            "patch",
+            "job",
+            "work",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"completions":4}}"#,
+        ]);
+        assert!(
+            refused
+                .stderr
+                .contains("spec.completions: Invalid value: 4: can only be modified in tandem with spec.parallelism"),
+            "{label}: {}",
+            refused.stderr
+        );
+        k.ok(&[
+            "patch",
+            "job",
+            "work",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"completions":4,"parallelism":4}}"#,
+        ]);
+        let unbounded = srv.dir.path().join("unbounded.yaml");
+        std::fs::write(
+            &unbounded,
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: unbounded\nspec:\n  completionMode: Indexed\n  parallelism: 2\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n",
+        )
+        .expect("write unbounded.yaml");
+        let refused = k.run(&["create", "-f", unbounded.to_str().unwrap_or_default()]);
+        assert!(
+            refused
+                .stderr
+                .contains("spec.completions: Required value: when completion mode is Indexed"),
+            "{label}: {}",
+            refused.stderr
+        );
+
+        // ttlSecondsAfterFinished: 2 — the Job and its pod go once it has been finished 2 s.
+        let gone = wait_for(Duration::from_secs(60), || {
+            (k.run(&["get", "job", "brief"]).code != 0).then_some(())
+        });
+        assert!(gone.is_some(), "{label}: job brief was never deleted");
+        let left = wait_for(Duration::from_secs(60), || {
+            let pods = json(&k, &["get", "pods", "-l", "job-name=brief", "-o", "json"]);
+            pods["items"]
+                .as_array()
+                .is_some_and(Vec::is_empty)
+                .then_some(())
+        });
+        assert!(left.is_some(), "{label}: job brief's pod was left");
+        // A finished Job without a TTL stays.
+        assert_eq!(k.run(&["get", "job", "work"]).code, 0, "{label}");
+    });
+}

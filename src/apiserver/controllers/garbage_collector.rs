@@ -234,7 +234,9 @@ fn owner_exists(api: &Api, r: &Value, ns: &str) -> bool {
 /// blocking dependents of a foreground deletion in the foreground too), else in the background.
 fn delete_dependent(api: &Api, n: &Node, policy: Option<&str>) {
     let result = match policy {
-        Some(FOREGROUND) if n.def.kind != "Pod" => mark_deleting(api, n, FOREGROUND),
+        Some(FOREGROUND) if n.def.kind != "Pod" => {
+            delete_in_foreground(api, n.def, n.ns(), n.name(), n.uid()).map(|_| ())
+        }
         _ => client::delete(api, n.def, n.ns(), n.name()),
     };
     if let Err(e) = result {
@@ -243,21 +245,34 @@ fn delete_dependent(api: &Api, n: &Node, policy: Option<&str>) {
     }
 }
 
-/// What a DELETE with `propagationPolicy` Foreground does to an object with finalizers.
-fn mark_deleting(
+/// What a DELETE with `propagationPolicy: Foreground` and a uid precondition does: the object
+/// is marked deleted with the `foregroundDeletion` finalizer, and this collector deletes its
+/// dependents before it. False when the object is gone or another object now has its name.
+pub(crate) fn delete_in_foreground(
     api: &Api,
-    n: &Node,
-    finalizer: &str,
-) -> Result<(), crate::apiserver::request::status::ApiError> {
+    def: &'static ResourceDef,
+    ns: &str,
+    name: &str,
+    uid: &str,
+) -> Result<bool, crate::apiserver::request::status::ApiError> {
     let now = crate::apiserver::util::now();
-    client::update(api, n.def, n.ns(), n.name(), |o| {
+    let mut marked = false;
+    let res = client::update(api, def, ns, name, |o| {
+        marked = s(o, "/metadata/uid") == uid;
+        if !marked {
+            return;
+        }
         if !terminating(o) {
             o["metadata"]["deletionTimestamp"] = json!(now);
             o["metadata"]["deletionGracePeriodSeconds"] = json!(0);
         }
-        add_finalizer(o, finalizer);
-    })
-    .map(|_| ())
+        add_finalizer(o, FOREGROUND);
+    });
+    match res {
+        Ok(_) => Ok(marked),
+        Err(e) if e.code == 404 => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 fn drop_finalizer(api: &Api, n: &Node, finalizer: &str) {

@@ -3,17 +3,17 @@
 //! job-tracking` finalizer, fails the Job past backoffLimit or activeDeadlineSeconds (after
 //! FailureTarget), suspends and resumes it, and finishes it as 1.31+ does —
 //! SuccessCriteriaMet first, Complete (with completionTime) once no pod is left running or
-//! terminating. NonIndexed completion only.
+//! terminating. Indexed Jobs' indexes are kept by `job_indexed`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::workload::{
     self, Controller, claim, pod_active, pod_from_template, pod_ready, s, terminating,
 };
+use crate::apiserver::controllers::{client, job_indexed};
 use crate::apiserver::registry::apps::workload::int_at;
 use crate::apiserver::registry::batch::job::TRACKING_FINALIZER;
 use crate::apiserver::request::context::Api;
@@ -181,21 +181,37 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     let pods = claim(api, &job, pod_def, client::list(api, pod_def, ns));
     let mut succeeded = int_at(&job, "/status/succeeded");
     let mut failed = int_at(&job, "/status/failed");
+    let completions = job.at("/spec/completions").and_then(Value::as_i64);
+    // An Indexed Job counts indexes, not pods: a second success of one index adds nothing.
+    let mut done_indexes = (s(&job, "/spec/completionMode") == "Indexed").then(|| {
+        job_indexed::parse(
+            s(&job, "/status/completedIndexes"),
+            completions.unwrap_or(0),
+        )
+    });
     // Finished (or deleted) pods still carrying the finalizer have not been counted yet.
     for p in pods.iter().filter(|p| has_finalizer(p)) {
         let phase = s(p, "/status/phase");
         let done = matches!(phase, "Succeeded" | "Failed") || terminating(p);
         if done && release(api, ns, p) {
-            if phase == "Succeeded" {
-                succeeded += 1;
-            } else {
-                failed += 1;
+            match (phase, done_indexes.as_mut()) {
+                ("Succeeded", Some(set)) => {
+                    if let Some(i) =
+                        job_indexed::index_of(p).filter(|i| *i < completions.unwrap_or(0))
+                    {
+                        set.insert(i);
+                    }
+                }
+                ("Succeeded", None) => succeeded += 1,
+                _ => failed += 1,
             }
         }
     }
+    if let Some(set) = &done_indexes {
+        succeeded = i64::try_from(set.len()).unwrap_or(i64::MAX);
+    }
     let mut active: Vec<Arc<Value>> = pods.iter().filter(|p| pod_active(p)).cloned().collect();
     let finished = has_condition(&job, "Complete") || has_condition(&job, "Failed");
-    let completions = job.at("/spec/completions").and_then(Value::as_i64);
     let parallelism = job
         .at("/spec/parallelism")
         .and_then(Value::as_i64)
@@ -249,6 +265,17 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         if failure.is_some() || succeeded_enough || suspended {
             delete_all(&mut active, &mut ok);
         } else {
+            if let (Some(set), Some(c)) = (&done_indexes, completions) {
+                // A second pod of one index, one past completions, or one of an index
+                // that already succeeded has nothing left to do.
+                let (mut extra, keep) = job_indexed::surplus(std::mem::take(&mut active), c);
+                let (done, keep): (Vec<_>, Vec<_>) = keep
+                    .into_iter()
+                    .partition(|p| job_indexed::index_of(p).is_some_and(|i| set.contains(&i)));
+                extra.extend(done);
+                active = keep;
+                delete_all(&mut extra, &mut ok);
+            }
             let want = match completions {
                 Some(c) => parallelism.min(c - succeeded).max(0),
                 None => parallelism,
@@ -256,8 +283,19 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
             let have = i64::try_from(active.len()).unwrap_or(i64::MAX);
             if have < want {
                 let template = job.at("/spec/template").cloned().unwrap_or(json!({}));
-                for _ in 0..(want - have).min(BURST) {
-                    let mut pod = pod_from_template(&job, &template, None);
+                let n = usize::try_from((want - have).min(BURST)).unwrap_or(0);
+                let indexes: Vec<Option<i64>> = match (&done_indexes, completions) {
+                    (Some(set), Some(c)) => job_indexed::pending(c, set, &active, n)
+                        .into_iter()
+                        .map(Some)
+                        .collect(),
+                    _ => vec![None; n],
+                };
+                for index in indexes {
+                    let mut pod = match index {
+                        Some(i) => job_indexed::pod(&job, &template, i),
+                        None => pod_from_template(&job, &template, None),
+                    };
                     pod["metadata"]["finalizers"] = json!([TRACKING_FINALIZER]);
                     match client::create(api, pod_def, pod) {
                         Ok(p) => {
@@ -386,6 +424,9 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     }
     if let Some(t) = start_time {
         status["startTime"] = t;
+    }
+    if let Some(set) = done_indexes.as_ref().filter(|set| !set.is_empty()) {
+        status["completedIndexes"] = json!(job_indexed::format(set));
     }
     if let Some(t) = completion_time {
         status["completionTime"] = t;

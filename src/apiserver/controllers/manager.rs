@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::apiserver::controllers::{
-    certificates, clusterrole_aggregation, cronjob, disruption, job,
+    certificates, clusterrole_aggregation, cronjob, disruption, job, ttl_after_finished,
 };
 use crate::apiserver::controllers::{daemonset, deployment, replicaset, statefulset};
 use crate::apiserver::controllers::{endpoints, endpointslice, resourcequota};
@@ -47,6 +47,7 @@ pub(crate) async fn run(
     control!(statefulset::StatefulSets);
     control!(job::Jobs);
     control!(cronjob::CronJobs::default());
+    control!(ttl_after_finished::TtlAfterFinished);
     control!(disruption::Disruption);
     control!(podautoscaler::HorizontalController::new(hpa_sync_period));
     control!(certificates::CsrSigner);

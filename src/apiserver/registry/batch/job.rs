@@ -31,6 +31,10 @@ pub(crate) const LEGACY_CONTROLLER_UID_LABEL: &str = "controller-uid";
 pub(crate) const LEGACY_JOB_NAME_LABEL: &str = "job-name";
 /// The pod finalizer the Job controller counts finished pods by.
 pub(crate) const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
+/// An Indexed Job's pod's index, as annotation and label.
+pub(crate) const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
+/// `maxParallelismForIndexedJob` and `maxCompletionsForIndexedJob`.
+const MAX_INDEXED: i64 = 100_000;
 
 pub(crate) struct Job;
 
@@ -127,14 +131,14 @@ pub(crate) fn validate_job_spec(spec: &Value, path: &str, out: &mut Vec<Cause>) 
     ] {
         nonnegative(spec, &format!("/{f}"), &format!("{path}.{f}"), out);
     }
-    if let Some(m) = spec.get("completionMode").and_then(Value::as_str)
-        && !["NonIndexed", "Indexed"].contains(&m)
-    {
-        out.push(Cause::not_supported(
+    match spec.get("completionMode").and_then(Value::as_str) {
+        Some("Indexed") => validate_indexed(spec, path, out),
+        Some(m) if m != "NonIndexed" => out.push(Cause::not_supported(
             &format!("{path}.completionMode"),
             &json!(m),
             &["NonIndexed", "Indexed"],
-        ));
+        )),
+        _ => {}
     }
     let Some(template) = spec.get("template").filter(|t| t.is_object()) else {
         out.push(Cause::required(&format!("{path}.template"), ""));
@@ -173,6 +177,30 @@ pub(crate) fn validate_job_spec(spec: &Value, path: &str, out: &mut Vec<Cause>) 
             &["OnFailure", "Never"],
         )),
     }
+}
+
+/// An Indexed Job needs its completions, and runs at most 100,000 indexes, 100,000 at a time.
+fn validate_indexed(spec: &Value, path: &str, out: &mut Vec<Cause>) {
+    let over = |f: &str| {
+        spec.get(f)
+            .and_then(Value::as_i64)
+            .filter(|n| *n > MAX_INDEXED)
+            .map(|n| {
+                Cause::invalid(
+                    &format!("{path}.{f}"),
+                    &json!(n),
+                    &format!("must be less than or equal to {MAX_INDEXED} when completion mode is Indexed"),
+                )
+            })
+    };
+    match spec.get("completions").filter(|c| !c.is_null()) {
+        None => out.push(Cause::required(
+            &format!("{path}.completions"),
+            "when completion mode is Indexed",
+        )),
+        Some(_) => out.extend(over("completions")),
+    }
+    out.extend(over("parallelism"));
 }
 
 /// `ValidateJob`: the generated selector's labels, the spec, and a selector that picks the
@@ -370,11 +398,26 @@ impl Strategy for Job {
             return Vec::new();
         }
         let mut out = validate(next);
+        // Elastic Indexed Jobs: completions may change along with parallelism.
+        let indexed = str_at(next, "/spec/completionMode") == "Indexed";
+        if indexed
+            && next.pointer("/spec/completions") != current.pointer("/spec/completions")
+            && next.pointer("/spec/completions") != next.pointer("/spec/parallelism")
+        {
+            out.push(Cause::invalid(
+                "spec.completions",
+                next.pointer("/spec/completions").unwrap_or(&Value::Null),
+                "can only be modified in tandem with spec.parallelism",
+            ));
+        }
         for (p, f) in [
             ("/spec/selector", "spec.selector"),
             ("/spec/completions", "spec.completions"),
             ("/spec/completionMode", "spec.completionMode"),
         ] {
+            if f == "spec.completions" && indexed {
+                continue;
+            }
             if next.pointer(p) != current.pointer(p) {
                 let v = next.pointer(p).cloned().unwrap_or(Value::Null);
                 let shown = if f == "spec.selector" {
