@@ -471,3 +471,98 @@ fn indexed_jobs_and_ttl_after_finished() {
         assert_eq!(k.run(&["get", "job", "work"]).code, 0, "{label}");
     });
 }
+
+/// podFailurePolicy as upstream's job controller applies it: a FailJob rule on an exit code
+/// fails the Job at the first such pod, in upstream's words, whatever backoffLimit allows; an
+/// Ignore rule keeps a failure off backoffLimit; a policy needs restartPolicy Never. Before,
+/// the policy was stored and ignored: the first Job ran seven pods to BackoffLimitExceeded.
+#[test]
+fn pod_failure_policy_as_upstream() {
+    with_one_kubectl(|label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let job = |name: &str, action: &str, code: u32, backoff: u32, restart: &str| {
+            format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\nspec:\n  backoffLimit: {backoff}\n  podFailurePolicy:\n    rules:\n    - action: {action}\n      onExitCodes:\n        containerName: main\n        operator: In\n        values: [{code}]\n  template:\n    metadata:\n      annotations:\n        kexplore.dev/simulated-exit-code: \"{code}\"\n    spec:\n      restartPolicy: {restart}\n      containers:\n      - name: main\n        image: busybox\n"
+            )
+        };
+        let manifest = srv.dir.path().join("policy.yaml");
+        std::fs::write(
+            &manifest,
+            [
+                job("fail-fast", "FailJob", 42, 6, "Never"),
+                job("ignored", "Ignore", 3, 0, "Never"),
+            ]
+            .join("---\n"),
+        )
+        .expect("write policy.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+
+        let failed = wait_for(Duration::from_secs(60), || {
+            let j = json(&k, &["get", "job", "fail-fast", "-o", "json"]);
+            condition(&j, "Failed").is_some().then_some(j)
+        })
+        .unwrap_or_else(|| panic!("{label}: job fail-fast never failed"));
+        let c = condition(&failed, "Failed").cloned().unwrap_or_default();
+        assert_eq!(c["reason"], "PodFailurePolicy", "{label}: {failed}");
+        let pods = json(
+            &k,
+            &["get", "pods", "-l", "job-name=fail-fast", "-o", "json"],
+        );
+        let items = pods["items"].as_array().cloned().unwrap_or_default();
+        assert_eq!(items.len(), 1, "{label}: one pod, not seven: {pods}");
+        let pod = items[0]["metadata"]["name"].as_str().unwrap_or_default();
+        assert_eq!(
+            c["message"],
+            format!(
+                "Container main for pod default/{pod} failed with exit code 42 matching FailJob rule at index 0"
+            ),
+            "{label}: {failed}"
+        );
+        assert_eq!(
+            condition(&failed, "FailureTarget").map(|c| c["reason"].clone()),
+            Some("PodFailurePolicy".into()),
+            "{label}: {failed}"
+        );
+
+        // backoffLimit 0 would fail it at the first failure; the Ignore rule keeps counting
+        // none, and the controller replaces each failed pod.
+        let replaced = wait_for(Duration::from_secs(60), || {
+            let pods = json(&k, &["get", "pods", "-l", "job-name=ignored", "-o", "json"]);
+            let failed_pods = pods["items"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter(|p| p["status"]["phase"] == "Failed")
+                        .count()
+                })
+                .unwrap_or(0);
+            (failed_pods >= 2).then_some(())
+        });
+        assert!(
+            replaced.is_some(),
+            "{label}: the ignored failures were not replaced"
+        );
+        let ignored = json(&k, &["get", "job", "ignored", "-o", "json"]);
+        assert!(
+            condition(&ignored, "Failed").is_none(),
+            "{label}: {ignored}"
+        );
+        assert!(ignored["status"]["failed"].is_null(), "{label}: {ignored}");
+        k.ok(&["delete", "job", "ignored"]);
+
+        let bad = srv.dir.path().join("bad.yaml");
+        std::fs::write(&bad, job("bad", "FailJob", 0, 6, "OnFailure")).expect("write bad.yaml");
+        let refused = k.run(&["create", "-f", bad.to_str().unwrap_or_default()]);
+        for want in [
+            "spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
+            r#"spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified"#,
+        ] {
+            assert!(
+                refused.stderr.contains(want),
+                "{label}: {want}\n{}",
+                refused.stderr
+            );
+        }
+    });
+}

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::apiserver::controllers::job_failure_policy::{self, Verdict};
 use crate::apiserver::controllers::workload::{
     self, Controller, claim, pod_active, pod_from_template, pod_ready, s, terminating,
 };
@@ -189,6 +190,23 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
             completions.unwrap_or(0),
         )
     });
+    // The control loops' views of pods leave out container states and most conditions, which
+    // a podFailurePolicy reads of a failed pod: those few are read whole.
+    let has_policy = job.at("/spec/podFailurePolicy/rules").is_some();
+    let whole = |p: &Arc<Value>| -> Arc<Value> {
+        api.store
+            .get(&pod_def.key_for(ns, s(p, "/metadata/name")))
+            .filter(|w| s(w, "/metadata/uid") == s(p, "/metadata/uid"))
+            .unwrap_or_else(|| p.clone())
+    };
+    let failed_pods: Vec<Arc<Value>> = match has_policy {
+        true => pods
+            .iter()
+            .filter(|p| s(p, "/status/phase") == "Failed")
+            .map(whole)
+            .collect(),
+        false => Vec::new(),
+    };
     // Finished (or deleted) pods still carrying the finalizer have not been counted yet.
     for p in pods.iter().filter(|p| has_finalizer(p)) {
         let phase = s(p, "/status/phase");
@@ -203,6 +221,15 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
                     }
                 }
                 ("Succeeded", None) => succeeded += 1,
+                ("Failed", _) if has_policy => {
+                    let p = failed_pods
+                        .iter()
+                        .find(|w| s(w, "/metadata/uid") == s(p, "/metadata/uid"))
+                        .unwrap_or(p);
+                    if job_failure_policy::verdict(&job, p) != Verdict::Ignore {
+                        failed += 1;
+                    }
+                }
                 _ => failed += 1,
             }
         }
@@ -236,11 +263,23 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         .is_some_and(|(d, start)| {
             start + time::Duration::seconds(d) <= time::OffsetDateTime::now_utc()
         });
-    // Why the Job fails, if it does: too many failed pods, or active past its deadline.
-    let failure = if failed > backoff || past_backoff_limit_on_failure(&job, &active, backoff) {
-        Some((BACKOFF_EXCEEDED, BACKOFF_MESSAGE))
+    // Why the Job fails, if it does: a FailJob rule of its podFailurePolicy (first, as
+    // upstream; once its FailureTarget is recorded, its message stands even if the pod has gone
+    // since), too many failed pods, or active past its deadline.
+    let policy_failure = job
+        .at("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|c| s(c, "/type") == "FailureTarget" && s(c, "/reason") == job_failure_policy::REASON)
+        .map(|c| s(c, "/message").to_string())
+        .or_else(|| job_failure_policy::fail_job_message(&job, failed_pods.iter().map(|p| &**p)));
+    let failure: Option<(&str, String)> = if let Some(message) = policy_failure {
+        Some((job_failure_policy::REASON, message))
+    } else if failed > backoff || past_backoff_limit_on_failure(&job, &active, backoff) {
+        Some((BACKOFF_EXCEEDED, BACKOFF_MESSAGE.to_string()))
     } else if past_deadline && !suspended {
-        Some((DEADLINE_EXCEEDED, DEADLINE_MESSAGE))
+        Some((DEADLINE_EXCEEDED, DEADLINE_MESSAGE.to_string()))
     } else {
         None
     };
@@ -354,7 +393,8 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     let mut completion_time = job.at("/status/completionTime").cloned();
     let mut became = None;
     if !finished {
-        if let Some((reason, message)) = failure {
+        if let Some((reason, message)) = &failure {
+            let (reason, message) = (*reason, message.as_str());
             if !has(&conditions, "FailureTarget") {
                 conditions.push(condition("FailureTarget", reason, message));
             }

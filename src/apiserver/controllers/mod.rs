@@ -16,6 +16,7 @@ pub(crate) mod events;
 pub(crate) mod garbage_collector;
 pub(crate) mod history;
 pub(crate) mod job;
+pub(crate) mod job_failure_policy;
 pub(crate) mod job_indexed;
 pub(crate) mod kubelet;
 pub(crate) mod kubelet_completion;

@@ -63,6 +63,19 @@ impl Cause {
             "",
         )
     }
+    /// `field.Invalid` with `field.OmitValueType{}`: the value is not shown.
+    pub fn invalid_omitted(field: &str, detail: &str) -> Self {
+        Self::with(field, "FieldValueInvalid", "Invalid value".into(), detail)
+    }
+    /// `field.TooMany`.
+    pub fn too_many(field: &str, actual: usize, max: usize) -> Self {
+        Self::with(
+            field,
+            "FieldValueTooMany",
+            format!("Too many: {actual}"),
+            &format!("must have at most {max} items"),
+        )
+    }
     fn with(field: &str, reason: &'static str, body: String, detail: &str) -> Self {
         let message = if detail.is_empty() {
             body

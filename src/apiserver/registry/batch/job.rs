@@ -11,6 +11,7 @@ use crate::apiserver::registry::apps::workload::{
     containers_and_images, containers_column, default_field, default_template, format_selector,
     go_map, go_selector, images_column, int_at, nonnegative, selector_matches,
 };
+use crate::apiserver::registry::batch::pod_failure_policy;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -140,6 +141,7 @@ pub(crate) fn validate_job_spec(spec: &Value, path: &str, out: &mut Vec<Cause>) 
         )),
         _ => {}
     }
+    pod_failure_policy::validate(spec, path, out);
     let Some(template) = spec.get("template").filter(|t| t.is_object()) else {
         out.push(Cause::required(&format!("{path}.template"), ""));
         return;

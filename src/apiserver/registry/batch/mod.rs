@@ -3,3 +3,4 @@
 pub(crate) mod cron;
 pub(crate) mod cronjob;
 pub(crate) mod job;
+pub(crate) mod pod_failure_policy;
