@@ -40,7 +40,8 @@ const MAX_INDEXED: i64 = 100_000;
 pub(crate) struct Job;
 
 /// `SetDefaults_Job`: completions and parallelism 1 when both are unset, parallelism 1,
-/// backoffLimit 6, NonIndexed, not suspended, pods replaced once terminating or failed.
+/// backoffLimit 6, NonIndexed, not suspended, pods replaced once terminating or failed (only
+/// once failed under a podFailurePolicy, whose pod-condition patterns default to status True).
 pub(crate) fn default_spec(spec: &mut Value) {
     if !spec.is_object() {
         *spec = json!({});
@@ -58,6 +59,22 @@ pub(crate) fn default_spec(spec: &mut Value) {
         default_field(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
     } else {
         default_field(spec, "podReplacementPolicy", json!("Failed"));
+        // A pod-condition pattern without a status matches the condition being True.
+        let patterns = spec
+            .pointer_mut("/podFailurePolicy/rules")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.get_mut("onPodConditions").and_then(Value::as_array_mut))
+            .flatten();
+        for p in patterns.filter(|p| p.is_object()) {
+            if p.get("status")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                p["status"] = json!("True");
+            }
+        }
     }
     default_template(spec);
 }
@@ -464,6 +481,21 @@ mod tests {
         assert_eq!(j["spec"]["parallelism"], 1);
         assert_eq!(j["spec"]["backoffLimit"], 6);
         assert!(validate(&j).is_empty(), "{:?}", validate(&j));
+    }
+
+    #[test]
+    fn a_pod_failure_policy_defaults_its_condition_status_and_replacement() {
+        let mut j = job("Never");
+        j["spec"]["podFailurePolicy"] = json!({"rules": [{"action": "Ignore",
+            "onPodConditions": [{"type": "DisruptionTarget"}, {"type": "Ready", "status": ""},
+                                {"type": "X", "status": "False"}]}]});
+        default(&mut j);
+        let statuses: Vec<&Value> = j["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"]
+            .as_array()
+            .map(|a| a.iter().map(|p| &p["status"]).collect())
+            .unwrap_or_default();
+        assert_eq!(statuses, [&json!("True"), &json!("True"), &json!("False")]);
+        assert_eq!(j["spec"]["podReplacementPolicy"], "Failed");
     }
 
     #[test]
