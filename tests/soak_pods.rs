@@ -56,7 +56,12 @@ impl Serve {
         };
         let mut command = Command::new(env!("CARGO_BIN_EXE_kexplore"));
         command
-            .args(["serve", "--listen", "127.0.0.1:0", "--no-demo", "--pki-dir"])
+            .args(["serve", "--listen", "127.0.0.1:0", "--no-demo"])
+            // Half the default history budget (~8,500 small pods): warm-up must end, and RSS be
+            // measured, on a host slow enough to write only ~100 pods a second in a debug
+            // build, where the default's ~17,000 did not fill in the run's 120 s.
+            .arg(format!("--watch-history-bytes={}", 16 << 20))
+            .arg("--pki-dir")
             .arg(&pki)
             .stderr(stderr);
         let (child, _, port) =
