@@ -11,7 +11,7 @@ use crate::apiserver::request::status::Cause;
 const NOT_ON_INIT: &str = "may not be set for init containers without restartPolicy=Always";
 
 pub(crate) fn validate_probes(c: &Container, path: &str, out: &mut Vec<Cause>) {
-    let init = path.starts_with("spec.initContainers") || path.contains(".initContainers[");
+    let init = path.starts_with("spec.initContainers");
     if init && c.restart_policy.as_deref() != Some("Always") {
         for (field, set) in [
             ("lifecycle", c.lifecycle.is_some()),
