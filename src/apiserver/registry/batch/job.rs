@@ -11,12 +11,12 @@ use crate::apiserver::registry::apps::workload::{
     containers_and_images, containers_column, default_field, default_template, format_selector,
     go_map, go_selector, images_column, int_at, nonnegative, selector_matches,
 };
-use crate::apiserver::registry::batch::pod_failure_policy;
+use crate::apiserver::registry::batch::{indexed, job_update, pod_failure_policy};
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
 };
-use crate::apiserver::registry::validation;
+use crate::apiserver::registry::{formats, validation};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::RequestTrace;
@@ -34,13 +34,15 @@ pub(crate) const LEGACY_JOB_NAME_LABEL: &str = "job-name";
 pub(crate) const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 /// An Indexed Job's pod's index, as annotation and label.
 pub(crate) const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
-/// `maxParallelismForIndexedJob` and `maxCompletionsForIndexedJob`.
-const MAX_INDEXED: i64 = 100_000;
+/// `maxManagedByLength`.
+const MAX_MANAGED_BY: usize = 63;
+/// The one `managedBy` this server's job controller acts for (upstream's default).
+pub(crate) const JOB_CONTROLLER: &str = "kubernetes.io/job-controller";
 
 pub(crate) struct Job;
 
 /// `SetDefaults_Job`: completions and parallelism 1 when both are unset, parallelism 1,
-/// backoffLimit 6, NonIndexed, not suspended, pods replaced once terminating or failed (only
+/// backoffLimit 6 (unbounded under a per-index limit), NonIndexed, not suspended, pods replaced once terminating or failed (only
 /// once failed under a podFailurePolicy, whose pod-condition patterns default to status True).
 pub(crate) fn default_spec(spec: &mut Value) {
     if !spec.is_object() {
@@ -52,7 +54,15 @@ pub(crate) fn default_spec(spec: &mut Value) {
         spec["completions"] = json!(1);
     }
     default_field(spec, "parallelism", json!(1));
-    default_field(spec, "backoffLimit", json!(6));
+    // A per-index backoff leaves the Job-wide one unbounded (`math.MaxInt32`).
+    let per_index = spec
+        .get("backoffLimitPerIndex")
+        .is_some_and(|v| !v.is_null());
+    default_field(
+        spec,
+        "backoffLimit",
+        json!(if per_index { i64::from(i32::MAX) } else { 6 }),
+    );
     default_field(spec, "completionMode", json!("NonIndexed"));
     default_field(spec, "suspend", json!(false));
     if spec.get("podFailurePolicy").is_none_or(Value::is_null) {
@@ -146,19 +156,44 @@ pub(crate) fn validate_job_spec(spec: &Value, path: &str, out: &mut Vec<Cause>) 
         "activeDeadlineSeconds",
         "backoffLimit",
         "ttlSecondsAfterFinished",
+        "backoffLimitPerIndex",
+        "maxFailedIndexes",
     ] {
         nonnegative(spec, &format!("/{f}"), &format!("{path}.{f}"), out);
     }
-    match spec.get("completionMode").and_then(Value::as_str) {
-        Some("Indexed") => validate_indexed(spec, path, out),
-        Some(m) if m != "NonIndexed" => out.push(Cause::not_supported(
+    if let Some(m) = spec.get("managedBy").and_then(Value::as_str) {
+        let at = format!("{path}.managedBy");
+        formats::domain_prefixed_path(&at, m, out);
+        if m.len() > MAX_MANAGED_BY {
+            out.push(Cause::too_long(&at, MAX_MANAGED_BY));
+        }
+    }
+    if let Some(m) = spec.get("completionMode").and_then(Value::as_str)
+        && !matches!(m, "NonIndexed" | "Indexed")
+    {
+        out.push(Cause::not_supported(
             &format!("{path}.completionMode"),
             &json!(m),
             &["NonIndexed", "Indexed"],
-        )),
-        _ => {}
+        ));
     }
+    indexed::validate(spec, path, out);
     pod_failure_policy::validate(spec, path, out);
+    // `validatePodReplacementPolicy`: under a podFailurePolicy only Failed.
+    if let Some(r) = spec.get("podReplacementPolicy").and_then(Value::as_str) {
+        let allowed: &[&str] = if spec.get("podFailurePolicy").is_some_and(|p| !p.is_null()) {
+            &["Failed"]
+        } else {
+            &["Failed", "TerminatingOrFailed"]
+        };
+        if !allowed.contains(&r) {
+            out.push(Cause::not_supported(
+                &format!("{path}.podReplacementPolicy"),
+                &json!(r),
+                allowed,
+            ));
+        }
+    }
     let Some(template) = spec.get("template").filter(|t| t.is_object()) else {
         out.push(Cause::required(&format!("{path}.template"), ""));
         return;
@@ -196,30 +231,6 @@ pub(crate) fn validate_job_spec(spec: &Value, path: &str, out: &mut Vec<Cause>) 
             &["OnFailure", "Never"],
         )),
     }
-}
-
-/// An Indexed Job needs its completions, and runs at most 100,000 indexes, 100,000 at a time.
-fn validate_indexed(spec: &Value, path: &str, out: &mut Vec<Cause>) {
-    let over = |f: &str| {
-        spec.get(f)
-            .and_then(Value::as_i64)
-            .filter(|n| *n > MAX_INDEXED)
-            .map(|n| {
-                Cause::invalid(
-                    &format!("{path}.{f}"),
-                    &json!(n),
-                    &format!("must be less than or equal to {MAX_INDEXED} when completion mode is Indexed"),
-                )
-            })
-    };
-    match spec.get("completions").filter(|c| !c.is_null()) {
-        None => out.push(Cause::required(
-            &format!("{path}.completions"),
-            "when completion mode is Indexed",
-        )),
-        Some(_) => out.extend(over("completions")),
-    }
-    out.extend(over("parallelism"));
 }
 
 /// `ValidateJob`: the generated selector's labels, the spec, and a selector that picks the
@@ -283,6 +294,24 @@ fn validate(o: &Value) -> Vec<Cause> {
         }
     }
     out
+}
+
+/// `ValidateJob`'s last check: the hostname of an Indexed Job's last pod, `<name>-<completions
+/// - 1>`, must be a DNS label, or the controller could never create that pod.
+fn indexed_hostname(o: &Value) -> Option<Cause> {
+    if str_at(o, "/spec/completionMode") != "Indexed" {
+        return None;
+    }
+    let last = o.pointer("/spec/completions").and_then(Value::as_i64)? - 1;
+    let name = str_at(o, "/metadata/name");
+    let host = format!("{name}-{last}");
+    (last >= 0 && !formats::dns1123_label(&host).is_empty()).then(|| {
+        Cause::invalid(
+            "metadata.name",
+            &json!(name),
+            &format!("will not able to create pod with invalid DNS label: {host}"),
+        )
+    })
 }
 
 fn condition_true(o: &Value, ty: &str) -> bool {
@@ -410,43 +439,20 @@ impl Strategy for Job {
             labels_from_template(obj);
         }
         obj["status"] = json!({});
-        validate_into_trace(GROUP, "Job", obj, trace, validate(obj))
+        let mut causes = validate(obj);
+        causes.extend(indexed_hostname(obj));
+        validate_into_trace(GROUP, "Job", obj, trace, causes)
     }
     fn validate_update(&self, sub: &str, next: &Value, current: &Value) -> Vec<Cause> {
         if sub == "status" {
             return Vec::new();
         }
         let mut out = validate(next);
-        // Elastic Indexed Jobs: completions may change along with parallelism.
-        let indexed = str_at(next, "/spec/completionMode") == "Indexed";
-        if indexed
-            && next.pointer("/spec/completions") != current.pointer("/spec/completions")
-            && next.pointer("/spec/completions") != next.pointer("/spec/parallelism")
-        {
-            out.push(Cause::invalid(
-                "spec.completions",
-                next.pointer("/spec/completions").unwrap_or(&Value::Null),
-                "can only be modified in tandem with spec.parallelism",
-            ));
-        }
-        for (p, f) in [
-            ("/spec/selector", "spec.selector"),
-            ("/spec/completions", "spec.completions"),
-            ("/spec/completionMode", "spec.completionMode"),
-        ] {
-            if f == "spec.completions" && indexed {
-                continue;
-            }
-            if next.pointer(p) != current.pointer(p) {
-                let v = next.pointer(p).cloned().unwrap_or(Value::Null);
-                let shown = if f == "spec.selector" {
-                    json!(go_selector(&v))
-                } else {
-                    v
-                };
-                out.push(Cause::invalid(f, &shown, "field is immutable"));
-            }
-        }
+        // Upstream defaults what it reads from etcd: a Job stored before a default was added
+        // (by an older kexplore, on etcd) compares as defaulted, as `next` is.
+        let mut stored = current.clone();
+        default(&mut stored);
+        out.extend(job_update::validate(next, &stored));
         out
     }
     fn bumps_generation(&self) -> bool {
