@@ -566,3 +566,322 @@ fn pod_failure_policy_as_upstream() {
         }
     });
 }
+
+/// An Indexed Job as upstream's 1.33 job controller runs `backoffLimitPerIndex`,
+/// `maxFailedIndexes` and `successPolicy`, which were stored and ignored before (every failure
+/// went to the Job-wide backoffLimit, and a Job ran every index whatever its policy said); a
+/// Job's pod template fixed but for a suspended Job's scheduling; a Job another controller
+/// manages left alone.
+#[test]
+fn per_index_backoff_and_success_policy_as_upstream() {
+    with_one_kubectl(|label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "1"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let job = |name: &str, spec: &str, annotations: &str| {
+            format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\nspec:\n  completionMode: Indexed\n{spec}  template:\n    metadata:\n      annotations: {{{annotations}}}\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n"
+            )
+        };
+        let exit1 = "kexplore.dev/simulated-exit-code: \"1\"";
+        let manifest = srv.dir.path().join("indexed.yaml");
+        std::fs::write(
+            &manifest,
+            [
+                job(
+                    "flaky",
+                    "  completions: 3\n  parallelism: 3\n  backoffLimitPerIndex: 1\n",
+                    "kexplore.dev/simulated-run-seconds: \"6\"",
+                ),
+                job(
+                    "doomed",
+                    "  completions: 2\n  parallelism: 2\n  backoffLimitPerIndex: 1\n",
+                    exit1,
+                ),
+                job(
+                    "capped",
+                    "  completions: 4\n  parallelism: 1\n  backoffLimitPerIndex: 0\n  maxFailedIndexes: 0\n",
+                    exit1,
+                ),
+                job(
+                    "early",
+                    "  completions: 3\n  parallelism: 1\n  successPolicy:\n    rules:\n    - succeededCount: 1\n",
+                    "",
+                ),
+            ]
+            .join("---\n"),
+        )
+        .expect("write indexed.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+
+        // Index 1 of flaky fails once (its running pod annotated to exit 1) and is retried with
+        // its failure count; the Job completes with one failure and no failed index.
+        let first = wait_for(Duration::from_secs(30), || {
+            let out = k.ok(&[
+                "get",
+                "pods",
+                "-l",
+                "job-name=flaky,batch.kubernetes.io/job-completion-index=1",
+                "-o",
+                "name",
+            ]);
+            out.lines().next().map(str::to_string)
+        })
+        .unwrap_or_else(|| panic!("{label}: no pod for index 1 of flaky"));
+        k.ok(&["annotate", &first, "kexplore.dev/simulated-exit-code=1"]);
+        let flaky = complete(&k, "flaky");
+        assert_eq!(flaky["status"]["failed"], 1, "{label}: {flaky}");
+        assert_eq!(
+            flaky["status"]["completedIndexes"], "0-2",
+            "{label}: {flaky}"
+        );
+        assert_eq!(flaky["status"]["failedIndexes"], "", "{label}: {flaky}");
+        assert_eq!(
+            flaky["spec"]["backoffLimit"], 2147483647,
+            "{label}: the Job-wide limit is unbounded under a per-index one"
+        );
+        let pods = json(
+            &k,
+            &[
+                "get",
+                "pods",
+                "-l",
+                "job-name=flaky,batch.kubernetes.io/job-completion-index=1",
+                "-o",
+                "json",
+            ],
+        );
+        let mut counts: Vec<(String, String)> = pods["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                (
+                    p["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"]
+                        .as_str()
+                        .unwrap_or("none")
+                        .to_string(),
+                    p["status"]["phase"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                )
+            })
+            .collect();
+        counts.sort();
+        assert_eq!(
+            counts,
+            [
+                ("0".into(), "Failed".into()),
+                ("1".into(), "Succeeded".into())
+            ],
+            "{label}: {pods}"
+        );
+
+        // Every pod of doomed fails: each index twice, then the Job, for its failed indexes.
+        let failed_job = |name: &str| {
+            wait_for(Duration::from_secs(60), || {
+                let j = json(&k, &["get", "job", name, "-o", "json"]);
+                condition(&j, "Failed").is_some().then_some(j)
+            })
+            .unwrap_or_else(|| panic!("{label}: job {name} never failed"))
+        };
+        let doomed = failed_job("doomed");
+        let c = condition(&doomed, "Failed").cloned().unwrap_or_default();
+        assert_eq!(c["reason"], "FailedIndexes", "{label}: {doomed}");
+        assert_eq!(c["message"], "Job has failed indexes", "{label}: {doomed}");
+        assert_eq!(
+            doomed["status"]["failedIndexes"], "0,1",
+            "{label}: {doomed}"
+        );
+        assert_eq!(doomed["status"]["failed"], 4, "{label}: {doomed}");
+
+        // maxFailedIndexes 0: the first failed index fails the Job; no other index starts.
+        let capped = failed_job("capped");
+        let c = condition(&capped, "Failed").cloned().unwrap_or_default();
+        assert_eq!(c["reason"], "MaxFailedIndexesExceeded", "{label}: {capped}");
+        assert_eq!(
+            c["message"], "Job has exceeded the specified maximal number of failed indexes",
+            "{label}: {capped}"
+        );
+        let capped_pods = k.ok(&["get", "pods", "-l", "job-name=capped", "-o", "name"]);
+        assert_eq!(capped_pods.lines().count(), 1, "{label}: {capped_pods}");
+
+        // successPolicy: one index is enough, named in both conditions.
+        let early = complete(&k, "early");
+        for ty in ["SuccessCriteriaMet", "Complete"] {
+            let c = condition(&early, ty).cloned().unwrap_or_default();
+            assert_eq!(c["reason"], "SuccessPolicy", "{label}: {early}");
+            assert_eq!(c["message"], "Matched rules at index 0", "{label}: {early}");
+        }
+        assert_eq!(early["status"]["completedIndexes"], "0", "{label}: {early}");
+        let early_pods = k.ok(&["get", "pods", "-l", "job-name=early", "-o", "name"]);
+        assert_eq!(early_pods.lines().count(), 1, "{label}: {early_pods}");
+
+        // The template is fixed once a Job runs; a suspended Job never started may move.
+        let refused = k.run(&[
+            "patch",
+            "job",
+            "early",
+            "--type=json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx"}]"#,
+        ]);
+        assert!(
+            refused.stderr.contains("spec.template: Invalid value")
+                && refused.stderr.contains("field is immutable"),
+            "{label}: {}",
+            refused.stderr
+        );
+        let held = srv.dir.path().join("held.yaml");
+        std::fs::write(
+            &held,
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: held\nspec:\n  suspend: true\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: elsewhere\nspec:\n  managedBy: example.com/other-controller\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n",
+        )
+        .expect("write held.yaml");
+        k.ok(&["create", "-f", held.to_str().unwrap_or_default()]);
+        k.ok(&[
+            "patch",
+            "job",
+            "held",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"template":{"spec":{"nodeSelector":{"zone":"b"}}}}}"#,
+        ]);
+
+        // Refused in upstream's words.
+        let bad = srv.dir.path().join("bad.yaml");
+        std::fs::write(
+            &bad,
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: bad\nspec:\n  backoffLimitPerIndex: 1\n  successPolicy:\n    rules:\n    - succeededCount: 1\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n",
+        )
+        .expect("write bad.yaml");
+        let refused = k.run(&["create", "-f", bad.to_str().unwrap_or_default()]);
+        for want in [
+            "spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode",
+            "spec.successPolicy: Invalid value:",
+        ] {
+            assert!(
+                refused.stderr.contains(want),
+                "{label}: {want}\n{}",
+                refused.stderr
+            );
+        }
+
+        // The Job another controller manages gets no pod from this one.
+        std::thread::sleep(Duration::from_secs(3));
+        let elsewhere = k.ok(&["get", "pods", "-l", "job-name=elsewhere", "-o", "name"]);
+        assert!(elsewhere.is_empty(), "{label}: {elsewhere}");
+    });
+}
+
+/// What a deleted pod means to its Job, as upstream: a suspension's deletions are not
+/// failures (they counted as failures before); under podReplacementPolicy Failed a deleted pod
+/// is replaced only once the kubelet has stopped it, Failed with SIGTERM's exit code 143 — what
+/// a kubelet reports for a deleted pod a finalizer holds (it said Succeeded, exit 0, before).
+#[test]
+fn deleted_pods_and_replacements_as_upstream() {
+    with_one_kubectl(|label, bin| {
+        let srv = ServeProcess::start(&["--simulated-run-seconds", "60"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let manifest = srv.dir.path().join("jobs.yaml");
+        let job = |name: &str, spec: &str| {
+            format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\nspec:\n{spec}  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n"
+            )
+        };
+        std::fs::write(
+            &manifest,
+            [
+                job("paused", "  parallelism: 2\n  completions: 4\n"),
+                job("replaced", "  podReplacementPolicy: Failed\n"),
+            ]
+            .join("---\n"),
+        )
+        .expect("write jobs.yaml");
+        k.ok(&["create", "-f", manifest.to_str().unwrap_or_default()]);
+        let running = |job: &str, n: usize| {
+            let sel = format!("job-name={job}");
+            wait_for(Duration::from_secs(60), || {
+                let pods = json(&k, &["get", "pods", "-l", &sel, "-o", "json"]);
+                let items = pods["items"].as_array().cloned().unwrap_or_default();
+                let up: Vec<Value> = items
+                    .into_iter()
+                    .filter(|p| p["status"]["phase"] == "Running")
+                    .collect();
+                (up.len() == n).then_some(up)
+            })
+            .unwrap_or_else(|| panic!("{label}: job {job} never ran {n} pods"))
+        };
+
+        running("paused", 2);
+        k.ok(&[
+            "patch",
+            "job",
+            "paused",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"suspend":true}}"#,
+        ]);
+        let gone = wait_for(Duration::from_secs(60), || {
+            let out = k.ok(&["get", "pods", "-l", "job-name=paused", "-o", "name"]);
+            out.is_empty().then_some(())
+        });
+        assert!(gone.is_some(), "{label}: the suspended Job's pods stayed");
+        let paused = json(&k, &["get", "job", "paused", "-o", "json"]);
+        assert!(paused["status"]["failed"].is_null(), "{label}: {paused}");
+
+        let first = running("replaced", 1).remove(0);
+        let name = first["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        k.ok(&["delete", "pod", &name, "--wait=false"]);
+        let replaced = wait_for(Duration::from_secs(60), || {
+            let j = json(&k, &["get", "job", "replaced", "-o", "json"]);
+            (j["status"]["failed"] == 1).then_some(())
+        });
+        assert!(
+            replaced.is_some(),
+            "{label}: the deleted pod was not counted"
+        );
+        let again = running("replaced", 1).remove(0);
+        assert_ne!(
+            again["metadata"]["name"], first["metadata"]["name"],
+            "{label}"
+        );
+
+        // A deleted pod a finalizer holds: stopped by SIGTERM, Failed.
+        k.ok(&["run", "held", "--image=busybox"]);
+        k.ok(&[
+            "patch",
+            "pod",
+            "held",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+        ]);
+        wait_for(Duration::from_secs(60), || {
+            let p = json(&k, &["get", "pod", "held", "-o", "json"]);
+            (p["status"]["phase"] == "Running").then_some(())
+        })
+        .unwrap_or_else(|| panic!("{label}: pod held never ran"));
+        k.ok(&["delete", "pod", "held", "--wait=false"]);
+        let stopped = wait_for(Duration::from_secs(60), || {
+            let p = json(&k, &["get", "pod", "held", "-o", "json"]);
+            (p["status"]["phase"] == "Failed").then_some(p)
+        })
+        .unwrap_or_else(|| panic!("{label}: pod held never stopped"));
+        let term = &stopped["status"]["containerStatuses"][0]["state"]["terminated"];
+        assert_eq!(term["exitCode"], 143, "{label}: {stopped}");
+        assert_eq!(term["reason"], "Error", "{label}: {stopped}");
+        k.ok(&[
+            "patch",
+            "pod",
+            "held",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ]);
+    });
+}

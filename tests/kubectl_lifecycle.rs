@@ -249,7 +249,8 @@ fn finalizers_hold(label: &str, bin: &std::path::Path) {
     );
     release("configmap", "dependent");
 
-    // A running pod: its containers stop, it stays Succeeded while held, its logs readable.
+    // A running pod: its containers stop by SIGTERM (exit code 143, as a process that does not
+    // handle it), it stays Failed while held, its logs readable.
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "held",
         "finalizers": ["example.com/hold"]},
         "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
@@ -262,14 +263,16 @@ fn finalizers_hold(label: &str, bin: &std::path::Path) {
     k.ok(&["delete", "pod", "held", "--wait=false"]);
     let stopped = wait_for(LONG, || {
         let o = json(&k, &["get", "pod", "held", "-o", "json"]);
-        (o["status"]["phase"] == "Succeeded").then_some(o)
+        (o["status"]["phase"] == "Failed").then_some(o)
     });
     let Some(o) = stopped else {
         panic!("{label}: pod held was never stopped")
     };
     assert_eq!(meta(&o), held, "{label}: {}", o["metadata"]);
+    let term = &o["status"]["containerStatuses"][0]["state"]["terminated"];
     assert_eq!(
-        o["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed",
+        (term["reason"].clone(), term["exitCode"].clone()),
+        (json!("Error"), json!(143)),
         "{label}: {}",
         o["status"]
     );

@@ -591,6 +591,25 @@ fn a_job_whose_pods_fail_stops_at_its_backoff_limit() {
         assert_eq!(job["status"]["failed"], 2, "{label}: {job}");
         let pods = k.ok(&["get", "pods", "-l", "job-name=fails", "--no-headers"]);
         assert_eq!(pods.matches(" Error ").count(), 2, "{label}: {pods}");
+        // The replacement waited upstream's 10 s back-off after the first pod failed (it was
+        // created at once before).
+        let out = k.ok(&["get", "pods", "-l", "job-name=fails", "-o", "json"]);
+        let pods: Value = serde_json::from_str(&out).expect("pods");
+        let secs = |t: &Value| {
+            let t = t.as_str().unwrap_or_default();
+            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+                .map(|t| t.unix_timestamp())
+                .unwrap_or_else(|e| panic!("{label}: {t}: {e}"))
+        };
+        let mut items = pods["items"].as_array().cloned().unwrap_or_default();
+        items.sort_by_key(|p| secs(&p["metadata"]["creationTimestamp"]));
+        let ended =
+            &items[0]["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"];
+        let waited = secs(&items[1]["metadata"]["creationTimestamp"]) - secs(ended);
+        assert!(
+            waited >= 9,
+            "{label}: replaced {waited} s after the failure: {pods}"
+        );
     });
 }
 

@@ -3,9 +3,11 @@
 //! job-tracking` finalizer, fails the Job past backoffLimit or activeDeadlineSeconds (after
 //! FailureTarget), suspends and resumes it, and finishes it as 1.31+ does —
 //! SuccessCriteriaMet first, Complete (with completionTime) once no pod is left running or
-//! terminating. Indexed Jobs' indexes are kept by `job_indexed`.
+//! terminating. Indexed Jobs' indexes are kept by `job_indexed`, their per-index backoff by
+//! `job_per_index`, their successPolicy read by `job_success_policy`; a Job another controller
+//! manages (`spec.managedBy`) is left alone.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -14,9 +16,11 @@ use crate::apiserver::controllers::job_failure_policy::{self, Verdict};
 use crate::apiserver::controllers::workload::{
     self, Controller, claim, pod_active, pod_from_template, pod_ready, s, terminating,
 };
-use crate::apiserver::controllers::{client, job_indexed};
+use crate::apiserver::controllers::{
+    client, job_backoff, job_indexed, job_per_index, job_success_policy,
+};
 use crate::apiserver::registry::apps::workload::int_at;
-use crate::apiserver::registry::batch::job::TRACKING_FINALIZER;
+use crate::apiserver::registry::batch::job::{JOB_CONTROLLER, TRACKING_FINALIZER};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::util;
@@ -33,7 +37,11 @@ const BACKOFF_MESSAGE: &str = "Job has reached the specified backoff limit";
 const DEADLINE_EXCEEDED: &str = "DeadlineExceeded";
 const DEADLINE_MESSAGE: &str = "Job was active longer than specified deadline";
 
-pub(crate) struct Jobs;
+/// The controller, with each Job's record of failures since its last success.
+#[derive(Default)]
+pub(crate) struct Jobs {
+    backoff: HashMap<(String, String), job_backoff::Record>,
+}
 
 impl Controller for Jobs {
     fn prefixes(&self) -> &'static [&'static str] {
@@ -66,7 +74,7 @@ impl Controller for Jobs {
     }
 
     fn sync(&mut self, api: &Api, ns: &str, name: &str) -> bool {
-        sync(api, ns, name)
+        sync(api, ns, name, &mut self.backoff)
     }
 }
 
@@ -167,8 +175,23 @@ fn past_backoff_limit_on_failure(job: &Value, active: &[Arc<Value>], limit: i64)
     }
 }
 
+/// The reason and message of the Job's condition `ty` while it is True.
+fn condition_of(job: &Value, ty: &str) -> Option<(String, String)> {
+    job.at("/status/conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| s(c, "/type") == ty && s(c, "/status") == "True")
+        .map(|c| (s(c, "/reason").to_string(), s(c, "/message").to_string()))
+}
+
 /// False when a pod could not be created or deleted.
-fn sync(api: &Api, ns: &str, name: &str) -> bool {
+fn sync(
+    api: &Api,
+    ns: &str,
+    name: &str,
+    records: &mut HashMap<(String, String), job_backoff::Record>,
+) -> bool {
+    let key = (ns.to_string(), name.to_string());
     let job_def = workload::def("batch", "jobs");
     let pod_def = workload::def("", "pods");
     if name == ORPHANS {
@@ -176,20 +199,33 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         return true;
     }
     let Some(job) = api.store.get(&job_def.key_for(ns, name)) else {
+        records.remove(&key);
         release_orphans(api, ns, Some(name));
         return true;
     };
+    // A Job another controller manages (Kueue's MultiKueue, say) is left to it.
+    if job
+        .at("/spec/managedBy")
+        .and_then(Value::as_str)
+        .is_some_and(|m| m != JOB_CONTROLLER)
+    {
+        return true;
+    }
     let pods = claim(api, &job, pod_def, client::list(api, pod_def, ns));
     let mut succeeded = int_at(&job, "/status/succeeded");
     let mut failed = int_at(&job, "/status/failed");
     let completions = job.at("/spec/completions").and_then(Value::as_i64);
+    let indexed = s(&job, "/spec/completionMode") == "Indexed";
     // An Indexed Job counts indexes, not pods: a second success of one index adds nothing.
-    let mut done_indexes = (s(&job, "/spec/completionMode") == "Indexed").then(|| {
+    let mut done_indexes = indexed.then(|| {
         job_indexed::parse(
             s(&job, "/status/completedIndexes"),
             completions.unwrap_or(0),
         )
     });
+    let per_index = job_per_index::limit(&job).filter(|_| indexed);
+    let mut failed_indexes = per_index
+        .map(|_| job_indexed::parse(s(&job, "/status/failedIndexes"), completions.unwrap_or(0)));
     // The control loops' views of pods leave out container states and most conditions, which
     // a podFailurePolicy reads of a failed pod: those few are read whole.
     let has_policy = job.at("/spec/podFailurePolicy/rules").is_some();
@@ -207,38 +243,105 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
             .collect(),
         false => Vec::new(),
     };
+    let whole_of = |p: &Arc<Value>| -> Arc<Value> {
+        failed_pods
+            .iter()
+            .find(|w| s(w, "/metadata/uid") == s(p, "/metadata/uid"))
+            .cloned()
+            .unwrap_or_else(|| p.clone())
+    };
+    let verdict_of = |p: &Arc<Value>| match has_policy {
+        true => job_failure_policy::verdict(&job, &whole_of(p)),
+        false => Verdict::Count,
+    };
+    let in_range = |i: i64| i < completions.unwrap_or(0);
+    let finished = has_condition(&job, "Complete") || has_condition(&job, "Failed");
+    let success_met = condition_of(&job, "SuccessCriteriaMet");
+    let failure_target = condition_of(&job, "FailureTarget");
+    // With a per-index limit: indexes failed by pods not counted yet, and the last failed pod of
+    // each index still to run, kept (with its finalizer) until its replacement exists.
+    let mut held: BTreeMap<i64, &Arc<Value>> = BTreeMap::new();
+    if let (Some(limit), Some(failed_set), Some(done)) =
+        (per_index, failed_indexes.as_mut(), done_indexes.as_ref())
+    {
+        let uncounted = pods.iter().filter(|p| has_finalizer(p));
+        for p in uncounted.filter(|p| job_per_index::pod_failed(&job, p)) {
+            if let Some(i) = job_indexed::index_of(p).filter(|i| in_range(*i))
+                && job_per_index::index_failed(&whole_of(p), &verdict_of(p), limit)
+            {
+                failed_set.insert(i);
+            }
+        }
+        let decided = finished
+            || success_met.is_some()
+            || failure_target.is_some()
+            || workload::terminating(&job);
+        if !decided {
+            let mut not_pending: BTreeSet<i64> = done.union(failed_set).copied().collect();
+            not_pending.extend(
+                pods.iter()
+                    .filter(|p| has_finalizer(p) && s(p, "/status/phase") == "Succeeded")
+                    .filter_map(|p| job_indexed::index_of(p)),
+            );
+            let active: BTreeSet<i64> = pods
+                .iter()
+                .filter(|p| pod_active(p))
+                .filter_map(|p| job_indexed::index_of(p))
+                .collect();
+            held = job_per_index::awaiting_replacement(&job, &pods, &not_pending, &active);
+        }
+    }
+    let held_uids: BTreeSet<&str> = held.values().map(|p| s(p, "/metadata/uid")).collect();
+    // When the pods counted now finished, for the wait before a failed one is replaced.
+    let (mut ended_ok, mut ended_failed) = (Vec::new(), Vec::new());
+    // Once the Job's end is decided, every pod is let go (`canRemoveFinalizer`): the ones it
+    // stops count as failures if it failed, as nothing if it succeeded.
+    let ending = success_met.is_some() || failure_target.is_some();
     // Finished (or deleted) pods still carrying the finalizer have not been counted yet.
-    for p in pods.iter().filter(|p| has_finalizer(p)) {
+    for p in pods
+        .iter()
+        .filter(|p| has_finalizer(p) && !held_uids.contains(s(p, "/metadata/uid")))
+    {
         let phase = s(p, "/status/phase");
-        let done = matches!(phase, "Succeeded" | "Failed") || terminating(p);
+        let failed_pod = job_per_index::pod_failed(&job, p);
+        let done = phase == "Succeeded" || failed_pod || ending;
         if done && release(api, ns, p) {
+            match phase {
+                "Succeeded" => ended_ok.push(job_backoff::finished_at(p)),
+                _ => ended_failed.push(job_backoff::finished_at(p)),
+            }
             match (phase, done_indexes.as_mut()) {
                 ("Succeeded", Some(set)) => {
-                    if let Some(i) =
-                        job_indexed::index_of(p).filter(|i| *i < completions.unwrap_or(0))
-                    {
+                    if let Some(i) = job_indexed::index_of(p).filter(|i| in_range(*i)) {
                         set.insert(i);
                     }
                 }
                 ("Succeeded", None) => succeeded += 1,
-                ("Failed", _) if has_policy => {
-                    let p = failed_pods
-                        .iter()
-                        .find(|w| s(w, "/metadata/uid") == s(p, "/metadata/uid"))
-                        .unwrap_or(p);
-                    if job_failure_policy::verdict(&job, p) != Verdict::Ignore {
-                        failed += 1;
-                    }
-                }
-                _ => failed += 1,
+                // What a success stops is no failure, unless it had failed already.
+                (phase, _) if phase != "Failed" && success_met.is_some() => {}
+                _ if verdict_of(p) != Verdict::Ignore => failed += 1,
+                _ => {}
             }
         }
     }
     if let Some(set) = &done_indexes {
         succeeded = i64::try_from(set.len()).unwrap_or(i64::MAX);
     }
+    let now = time::OffsetDateTime::now_utc();
+    let record = records
+        .get(&key)
+        .cloned()
+        .unwrap_or_default()
+        .after(&ended_ok, &ended_failed);
+    // Each index waits for itself under a per-index limit; the Job as a whole otherwise.
+    let waiting = |index: Option<i64>| match (per_index, index) {
+        (Some(_), Some(i)) => held.get(&i).is_some_and(|p| {
+            let failures = u32::try_from(job_per_index::failures_before(p) + 1).unwrap_or(1);
+            !job_backoff::remaining(failures, job_backoff::finished_at(p), now).is_zero()
+        }),
+        _ => !record.remaining(now).is_zero(),
+    };
     let mut active: Vec<Arc<Value>> = pods.iter().filter(|p| pod_active(p)).cloned().collect();
-    let finished = has_condition(&job, "Complete") || has_condition(&job, "Failed");
     let parallelism = job
         .at("/spec/parallelism")
         .and_then(Value::as_i64)
@@ -248,10 +351,6 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         .and_then(Value::as_i64)
         .unwrap_or(6);
     let suspended = job.at("/spec/suspend") == Some(&json!(true));
-    let succeeded_enough = match completions {
-        Some(c) => succeeded >= c,
-        None => succeeded > 0 && active.is_empty(),
-    };
     let past_deadline = job
         .at("/spec/activeDeadlineSeconds")
         .and_then(Value::as_i64)
@@ -263,30 +362,57 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         .is_some_and(|(d, start)| {
             start + time::Duration::seconds(d) <= time::OffsetDateTime::now_utc()
         });
-    // Why the Job fails, if it does: a FailJob rule of its podFailurePolicy (first, as
-    // upstream; once its FailureTarget is recorded, its message stands even if the pod has gone
-    // since), too many failed pods, or active past its deadline.
-    let policy_failure = job
-        .at("/status/conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .find(|c| s(c, "/type") == "FailureTarget" && s(c, "/reason") == job_failure_policy::REASON)
-        .map(|c| s(c, "/message").to_string())
-        .or_else(|| job_failure_policy::fail_job_message(&job, failed_pods.iter().map(|p| &**p)));
-    let failure: Option<(&str, String)> = if let Some(message) = policy_failure {
-        Some((job_failure_policy::REASON, message))
+    // How the Job ends, in upstream's order: a success or failure already recorded stands; then
+    // a FailJob rule of its podFailurePolicy, too many failed pods, its deadline, its failed
+    // indexes; then its successPolicy, then its completions.
+    let owned = |(r, m): (&str, &str)| (r.to_string(), m.to_string());
+    let failure: Option<(String, String)> = if success_met.is_some() {
+        None
+    } else if let Some(target) = failure_target {
+        Some(target)
+    } else if let Some(message) =
+        job_failure_policy::fail_job_message(&job, failed_pods.iter().map(|p| &**p))
+    {
+        Some((job_failure_policy::REASON.to_string(), message))
     } else if failed > backoff || past_backoff_limit_on_failure(&job, &active, backoff) {
-        Some((BACKOFF_EXCEEDED, BACKOFF_MESSAGE.to_string()))
+        Some(owned((BACKOFF_EXCEEDED, BACKOFF_MESSAGE)))
     } else if past_deadline && !suspended {
-        Some((DEADLINE_EXCEEDED, DEADLINE_MESSAGE.to_string()))
+        Some(owned((DEADLINE_EXCEEDED, DEADLINE_MESSAGE)))
+    } else if let (Some(failed_set), Some(done), Some(c)) =
+        (&failed_indexes, &done_indexes, completions)
+    {
+        job_per_index::failure(&job, failed_set, done, c).map(owned)
     } else {
         None
     };
+    let success: Option<(String, String)> = success_met.or_else(|| {
+        if failure.is_some() {
+            return None;
+        }
+        let by_policy = done_indexes
+            .as_ref()
+            .zip(completions)
+            .and_then(|(done, c)| job_success_policy::matched(&job, c, done));
+        let reached = match completions {
+            Some(c) => succeeded >= c,
+            None => succeeded > 0 && active.is_empty(),
+        };
+        match by_policy {
+            Some(message) => Some((job_success_policy::REASON.to_string(), message)),
+            None => reached.then(|| owned((COMPLETIONS_REACHED, COMPLETIONS_MESSAGE))),
+        }
+    });
     let mut ok = true;
-    let delete_all = |active: &mut Vec<Arc<Value>>, ok: &mut bool| {
+    // Pods deleted because the Job finished keep their finalizer: their end is counted (as a
+    // failure, unless the Job succeeded). Those a suspension or a surplus removes are let go
+    // first and never counted (upstream's deleteActivePods and deleteJobPods).
+    let delete_all = |active: &mut Vec<Arc<Value>>, ok: &mut bool, counted: bool| {
         for p in active.drain(..) {
             let pod_name = s(&p, "/metadata/name");
+            if !counted && has_finalizer(&p) && !release(api, ns, &p) {
+                *ok = false;
+                continue;
+            }
             match client::delete(api, pod_def, ns, pod_name) {
                 Ok(()) => workload::event(
                     api,
@@ -301,40 +427,66 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         }
     };
     if !finished && !workload::terminating(&job) {
-        if failure.is_some() || succeeded_enough || suspended {
-            delete_all(&mut active, &mut ok);
+        if failure.is_some() || success.is_some() {
+            delete_all(&mut active, &mut ok, true);
+        } else if suspended {
+            delete_all(&mut active, &mut ok, false);
         } else {
-            if let (Some(set), Some(c)) = (&done_indexes, completions) {
+            // Indexes neither to start nor to keep running: succeeded, or failed for good.
+            let mut settled = done_indexes.clone().unwrap_or_default();
+            settled.extend(failed_indexes.iter().flatten());
+            if let Some(c) = completions.filter(|_| indexed) {
                 // A second pod of one index, one past completions, or one of an index
-                // that already succeeded has nothing left to do.
+                // that already succeeded or failed has nothing left to do.
                 let (mut extra, keep) = job_indexed::surplus(std::mem::take(&mut active), c);
                 let (done, keep): (Vec<_>, Vec<_>) = keep
                     .into_iter()
-                    .partition(|p| job_indexed::index_of(p).is_some_and(|i| set.contains(&i)));
+                    .partition(|p| job_indexed::index_of(p).is_some_and(|i| settled.contains(&i)));
                 extra.extend(done);
                 active = keep;
-                delete_all(&mut extra, &mut ok);
+                delete_all(&mut extra, &mut ok, false);
             }
+            let have = i64::try_from(active.len()).unwrap_or(i64::MAX);
             let want = match completions {
                 Some(c) => parallelism.min(c - succeeded).max(0),
+                // A work queue: once one pod succeeded, the rest finish what they run.
+                None if succeeded > 0 => have,
                 None => parallelism,
             };
-            let have = i64::try_from(active.len()).unwrap_or(i64::MAX);
-            if have < want {
+            // podReplacementPolicy Failed: a pod being deleted holds its place (and its index)
+            // until it has failed.
+            let stopping: Vec<&Arc<Value>> = pods
+                .iter()
+                .filter(|p| job_per_index::only_replace_failed(&job) && terminating(p))
+                .filter(|p| s(p, "/status/phase") != "Succeeded")
+                .filter(|p| !job_per_index::pod_failed(&job, p))
+                .collect();
+            settled.extend(stopping.iter().filter_map(|p| job_indexed::index_of(p)));
+            let occupied = have + i64::try_from(stopping.len()).unwrap_or(0);
+            if occupied < want {
                 let template = job.at("/spec/template").cloned().unwrap_or(json!({}));
-                let n = usize::try_from((want - have).min(BURST)).unwrap_or(0);
-                let indexes: Vec<Option<i64>> = match (&done_indexes, completions) {
-                    (Some(set), Some(c)) => job_indexed::pending(c, set, &active, n)
+                let n = usize::try_from((want - occupied).min(BURST)).unwrap_or(0);
+                let indexes: Vec<Option<i64>> = match completions.filter(|_| indexed) {
+                    Some(c) => job_indexed::pending(c, &settled, &active, n)
                         .into_iter()
                         .map(Some)
                         .collect(),
-                    _ => vec![None; n],
+                    None => vec![None; n],
                 };
-                for index in indexes {
+                for index in indexes.into_iter().filter(|i| !waiting(*i)) {
                     let mut pod = match index {
                         Some(i) => job_indexed::pod(&job, &template, i),
                         None => pod_from_template(&job, &template, None),
                     };
+                    if let Some(i) = index.filter(|_| per_index.is_some()) {
+                        let before: Vec<(Arc<Value>, Verdict)> = pods
+                            .iter()
+                            .filter(|p| job_indexed::index_of(p) == Some(i))
+                            .filter(|p| job_per_index::pod_failed(&job, p))
+                            .map(|p| (whole_of(p), verdict_of(p)))
+                            .collect();
+                        job_per_index::annotate(&mut pod, job_per_index::next_counts(&before));
+                    }
                     pod["metadata"]["finalizers"] = json!([TRACKING_FINALIZER]);
                     match client::create(api, pod_def, pod) {
                         Ok(p) => {
@@ -364,7 +516,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
                 let mut surplus: Vec<_> = active
                     .drain(..usize::try_from(have - want).unwrap_or(0))
                     .collect();
-                delete_all(&mut surplus, &mut ok);
+                delete_all(&mut surplus, &mut ok, false);
             }
         }
     }
@@ -391,33 +543,30 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         .unwrap_or_default();
     let has = |cs: &[Value], t: &str| cs.iter().any(|c| s(c, "/type") == t);
     let mut completion_time = job.at("/status/completionTime").cloned();
-    let mut became = None;
+    let mut became: Option<(&str, String, String)> = None;
+    // Failed or Complete once no pod is left running, terminating, or held uncounted.
+    let all_stopped = n_active == 0 && n_terminating == 0 && held.is_empty();
+    match finished {
+        true => records.remove(&key),
+        false => records.insert(key, record),
+    };
     if !finished {
         if let Some((reason, message)) = &failure {
-            let (reason, message) = (*reason, message.as_str());
             if !has(&conditions, "FailureTarget") {
                 conditions.push(condition("FailureTarget", reason, message));
             }
-            if n_active == 0 && n_terminating == 0 {
+            if all_stopped {
                 conditions.push(condition("Failed", reason, message));
-                became = Some(("Warning", reason, message));
+                became = Some(("Warning", reason.clone(), message.clone()));
             }
-        } else if succeeded_enough {
+        } else if let Some((reason, message)) = &success {
             if !has(&conditions, "SuccessCriteriaMet") {
-                conditions.push(condition(
-                    "SuccessCriteriaMet",
-                    COMPLETIONS_REACHED,
-                    COMPLETIONS_MESSAGE,
-                ));
+                conditions.push(condition("SuccessCriteriaMet", reason, message));
             }
-            if n_active == 0 && n_terminating == 0 {
-                conditions.push(condition(
-                    "Complete",
-                    COMPLETIONS_REACHED,
-                    COMPLETIONS_MESSAGE,
-                ));
+            if all_stopped {
+                conditions.push(condition("Complete", reason, message));
                 completion_time = Some(json!(util::now()));
-                became = Some(("Normal", "Completed", "Job completed"));
+                became = Some(("Normal", "Completed".into(), "Job completed".into()));
             }
         }
     }
@@ -429,7 +578,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     if !finished && suspended && !suspended_now {
         conditions.retain(|c| s(c, "/type") != "Suspended");
         conditions.push(condition("Suspended", "JobSuspended", "Job suspended"));
-        became = Some(("Normal", "Suspended", "Job suspended"));
+        became = Some(("Normal", "Suspended".into(), "Job suspended".into()));
     } else if !suspended && suspended_now {
         for c in conditions
             .iter_mut()
@@ -438,7 +587,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
             *c = condition("Suspended", "JobResumed", "Job resumed");
             c["status"] = json!("False");
         }
-        became = Some(("Normal", "Resumed", "Job resumed"));
+        became = Some(("Normal", "Resumed".into(), "Job resumed".into()));
     }
     let start_time = match suspended {
         true => None,
@@ -468,6 +617,10 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
     if let Some(set) = done_indexes.as_ref().filter(|set| !set.is_empty()) {
         status["completedIndexes"] = json!(job_indexed::format(set));
     }
+    // A pointer upstream: "" once the Job has a per-index limit, absent otherwise.
+    if let Some(set) = &failed_indexes {
+        status["failedIndexes"] = json!(job_indexed::format(set));
+    }
     if let Some(t) = completion_time {
         status["completionTime"] = t;
     }
@@ -482,7 +635,7 @@ fn sync(api: &Api, ns: &str, name: &str) -> bool {
         });
     }
     if let Some((ty, reason, msg)) = became {
-        workload::event(api, COMPONENT, &job, ty, reason, msg);
+        workload::event(api, COMPONENT, &job, ty, &reason, &msg);
     }
     ok
 }

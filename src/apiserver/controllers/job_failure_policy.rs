@@ -1,8 +1,8 @@
 //! What a Job's `podFailurePolicy` makes of a failed pod (upstream `matchPodFailurePolicy`):
 //! the first rule whose exit codes (of a terminated container, app containers first, then init
 //! containers, 0 never matching) or pod conditions match decides — `FailJob` fails the Job with
-//! reason `PodFailurePolicy`, `Ignore` keeps the failure off backoffLimit, `Count` counts it, as
-//! does a failure no rule matches.
+//! reason `PodFailurePolicy`, `Ignore` keeps the failure off backoffLimit, `FailIndex` fails the
+//! pod's index (`job_per_index`), `Count` counts it, as does a failure no rule matches.
 
 use serde_json::Value;
 
@@ -20,6 +20,8 @@ pub(crate) enum Verdict {
     Ignore,
     /// The Job fails, with this message.
     FailJob(String),
+    /// The pod's index fails (under `backoffLimitPerIndex`); the failure counts.
+    FailIndex,
 }
 
 fn rules(job: &Value) -> &[Value] {
@@ -89,7 +91,7 @@ pub(crate) fn verdict(job: &Value, pod: &Value) -> Verdict {
             "Ignore" => return Verdict::Ignore,
             "FailJob" => return Verdict::FailJob(message),
             "Count" => return Verdict::Count,
-            // FailIndex needs backoffLimitPerIndex, which this controller does not keep.
+            "FailIndex" => return Verdict::FailIndex,
             _ => continue,
         }
     }

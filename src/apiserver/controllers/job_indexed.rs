@@ -68,17 +68,17 @@ pub(crate) fn format(indexes: &BTreeSet<i64>) -> String {
         .join(",")
 }
 
-/// `firstPendingIndexes`: the `count` lowest indexes below `completions` that have neither
-/// succeeded nor a pod still running.
+/// `firstPendingIndexes`: the `count` lowest indexes below `completions` that are neither
+/// `settled` (succeeded, or failed for good) nor have a pod still running.
 pub(crate) fn pending(
     completions: i64,
-    succeeded: &BTreeSet<i64>,
+    settled: &BTreeSet<i64>,
     active: &[Arc<Value>],
     count: usize,
 ) -> Vec<i64> {
     let running: BTreeSet<i64> = active.iter().filter_map(|p| index_of(p)).collect();
     (0..completions)
-        .filter(|i| !succeeded.contains(i) && !running.contains(i))
+        .filter(|i| !settled.contains(i) && !running.contains(i))
         .take(count)
         .collect()
 }

@@ -64,13 +64,18 @@ pub(crate) async fn run_until_done(
     (started_at, already): (&str, Duration),
     node_images: &NodeImages,
 ) {
-    let Some(code) = exit_code(pod) else {
+    let Some(mut code) = exit_code(pod) else {
         return;
     };
     let (mut since, mut already) = (started_at.to_string(), already);
     loop {
         if !run_for(api, pod, already).await {
             return;
+        }
+        // The code is the pod's annotation as it stands when the run time ends, so annotating a
+        // running pod decides how it exits.
+        if let Some(now) = still_starting(api, pod).and_then(|p| exit_code(&p)) {
+            code = now;
         }
         if !restarts(pod, code) {
             finish(api, pod, &since, code);

@@ -1,8 +1,8 @@
 //! A simulated kubelet stops a pod being deleted: a Killing event per running container, then
 //! its final delete with grace 0. A pod a finalizer still holds is not removed by that delete
 //! (`storage::deletion`); its containers are stopped all the same, so the kubelet reports them
-//! terminated and the pod in its terminal phase, as upstream's kubelet does for a deleted pod,
-//! and leaves it to whoever owns the finalizer.
+//! terminated and the pod in its terminal phase, as upstream's kubelet does for a deleted pod
+//! (Failed, its containers ended by SIGTERM), and leaves it to whoever owns the finalizer.
 
 use serde_json::{Value, json};
 
@@ -16,6 +16,9 @@ use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::deletion;
 use crate::apiserver::storage::store::{StoreError, Write};
 use crate::apiserver::util::{self, At};
+
+/// 128 + SIGTERM: the code of a container the kubelet stopped.
+const SIGTERM_EXIT: i32 = 143;
 
 /// Whether `pod` is being deleted and its containers are already stopped: a finalizer keeps it.
 pub(crate) fn stopped(pod: &Value) -> bool {
@@ -63,9 +66,11 @@ pub(crate) async fn stop_pod(api: &Api, pod: &Value) {
     }
 }
 
-/// Every running container terminated with exit code 0 (a simulated container stops when
-/// asked), the pod Succeeded and not ready: what `kubectl get pod -o yaml` shows of a deleted
-/// pod a finalizer holds on a real node. Its logs stay readable while it is there.
+/// Every running container terminated by the SIGTERM that stops it — exit code 143, reason
+/// Error, as the runtime reports a process that did not handle the signal — and so the pod
+/// Failed and not ready (upstream's kubelet gives a deleted pod the terminal phase its exit codes
+/// say): what `kubectl get pod -o yaml` shows of a deleted pod a finalizer holds on a real node.
+/// A Job's controller reads that as the pod's failure. Its logs stay readable while it is there.
 fn report_stopped(api: &Api, key: &str, uid: &str) {
     let now = util::now();
     let stopped = api.store.update(key, None, Write::Commit, |cur| {
@@ -73,7 +78,7 @@ fn report_stopped(api: &Api, key: &str, uid: &str) {
             return Err(StoreError::Rejected("replaced or already stopped".into()));
         }
         let mut next = cur.clone();
-        next["status"]["phase"] = json!("Succeeded");
+        next["status"]["phase"] = json!("Failed");
         if let Some(conds) = next["status"]
             .get_mut("conditions")
             .and_then(Value::as_array_mut)
@@ -83,7 +88,7 @@ fn report_stopped(api: &Api, key: &str, uid: &str) {
                 .filter(|c| matches!(s(c, "/type"), "Ready" | "ContainersReady"))
             {
                 c["status"] = json!("False");
-                c["reason"] = json!("PodCompleted");
+                c["reason"] = json!("PodFailed");
                 c["lastTransitionTime"] = json!(now);
             }
         }
@@ -99,7 +104,8 @@ fn report_stopped(api: &Api, key: &str, uid: &str) {
                 let Some(started) = st.pointer("/state/running/startedAt").cloned() else {
                     continue;
                 };
-                let mut state = completion::terminated(0, started.as_str().unwrap_or(""), &now);
+                let mut state =
+                    completion::terminated(SIGTERM_EXIT, started.as_str().unwrap_or(""), &now);
                 state["terminated"]["containerID"] = st["containerID"].clone();
                 st["state"] = state;
                 st["ready"] = json!(false);
@@ -120,14 +126,14 @@ fn report_stopped(api: &Api, key: &str, uid: &str) {
                 api,
                 &p,
                 s(c, "/name"),
-                "container stopped on the pod's deletion, exit code 0 (simulated: no process ran)",
+                "container stopped on the pod's deletion by SIGTERM, exit code 143 (simulated: no process ran)",
             );
         }
         step(
             api,
             &p,
             "Stopped",
-            json!({"phase": "Succeeded", "heldBy": p["metadata"]["finalizers"],
+            json!({"phase": "Failed", "exitCode": SIGTERM_EXIT, "heldBy": p["metadata"]["finalizers"],
                 "note": "simulated: the containers stopped, a finalizer keeps the pod"}),
         );
     }

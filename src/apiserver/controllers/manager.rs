@@ -45,7 +45,7 @@ pub(crate) async fn run(
     control!(replicaset::ReplicaSetController::replication_manager());
     control!(daemonset::DaemonSets);
     control!(statefulset::StatefulSets);
-    control!(job::Jobs);
+    control!(job::Jobs::default());
     control!(cronjob::CronJobs::default());
     control!(ttl_after_finished::TtlAfterFinished);
     control!(disruption::Disruption);
