@@ -778,7 +778,8 @@ fn per_index_backoff_and_success_policy_as_upstream() {
 /// What a deleted pod means to its Job, as upstream: a suspension's deletions are not
 /// failures (they counted as failures before); under podReplacementPolicy Failed a deleted pod
 /// is replaced only once the kubelet has stopped it, Failed with SIGTERM's exit code 143 — what
-/// a kubelet reports for a deleted pod a finalizer holds (it said Succeeded, exit 0, before).
+/// a kubelet reports for a deleted pod a finalizer holds (it said Succeeded, exit 0, before);
+/// `kubectl logs -f` follows a container until it exits.
 #[test]
 fn deleted_pods_and_replacements_as_upstream() {
     with_one_kubectl(|label, bin| {
@@ -849,6 +850,30 @@ fn deleted_pods_and_replacements_as_upstream() {
         assert_ne!(
             again["metadata"]["name"], first["metadata"]["name"],
             "{label}"
+        );
+
+        // `kubectl logs -f` follows a running container until it exits (it returned at once
+        // with the lines so far before).
+        let short = srv.dir.path().join("short.yaml");
+        std::fs::write(
+            &short,
+            job("short", "").replace(
+                "  template:\n    spec:",
+                "  template:\n    metadata:\n      annotations: {kexplore.dev/simulated-run-seconds: \"4\"}\n    spec:",
+            ),
+        )
+        .expect("write short.yaml");
+        k.ok(&["create", "-f", short.to_str().unwrap_or_default()]);
+        running("short", 1);
+        let started = std::time::Instant::now();
+        let followed = k.ok(&["logs", "-f", "job/short"]);
+        assert!(
+            followed.contains("container exited with code 0"),
+            "{label}: {followed}"
+        );
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{label}: logs -f returned before the container exited: {followed}"
         );
 
         // A deleted pod a finalizer holds: stopped by SIGTERM, Failed.

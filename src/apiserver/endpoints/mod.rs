@@ -14,6 +14,7 @@ pub(crate) mod list_options;
 pub(crate) mod managed_fields;
 pub(crate) mod metrics;
 pub(crate) mod patch;
+pub(crate) mod pod_log_follow;
 pub(crate) mod pod_streams;
 pub(crate) mod pods;
 pub(crate) mod reply;

@@ -1,13 +1,14 @@
 //! The pod subresources a kubelet serves (upstream `pkg/registry/core/pod/rest/log.go`,
 //! `subresources.go` and the kubelet's `validateContainerLogStatus`): `log` returns what the
 //! simulated kubelet recorded for the container — it runs no process, so nothing else exists —
-//! with `tailLines`, `timestamps`, `limitBytes` and `previous` (the instance before a restart:
-//! a container whose simulated exit code makes it restart); `exec`, `attach` and `portforward` answer a Status
+//! with `tailLines`, `timestamps`, `limitBytes`, `follow` (`pod_log_follow`) and `previous` (the
+//! instance before a restart: a container whose simulated exit code makes it restart); `exec`, `attach` and `portforward` answer a Status
 //! saying plainly that there is no process to reach.
 
 use hyper::body::Bytes;
 use serde_json::Value;
 
+use crate::apiserver::endpoints::pod_log_follow;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::ApiError;
 use crate::apiserver::util;
@@ -93,20 +94,7 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Ok(text(String::new()));
     }
     let pod_name = &ctx.info.name;
-    let status = pod
-        .pointer("/status/containerStatuses")
-        .and_then(Value::as_array)
-        .into_iter()
-        .chain(
-            pod.pointer("/status/initContainerStatuses")
-                .and_then(Value::as_array),
-        )
-        .chain(
-            pod.pointer("/status/ephemeralContainerStatuses")
-                .and_then(Value::as_array),
-        )
-        .flatten()
-        .find(|c| s(c, "/name") == cname);
+    let status = pod_log_follow::container_status(&pod, &cname);
     let bad = |m: String| Err(ApiError::bad_request(m));
     let Some(status) = status else {
         return bad(format!(
@@ -143,6 +131,11 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             "container {cname:?} in pod {pod_name:?} is waiting to start: {reason}"
         ));
     };
+    // Followed while it runs: the current instance, lines to come included.
+    let follow = ctx.info.query("follow") == Some("true")
+        && ctx.info.query("previous") != Some("true")
+        && status.pointer("/state/running").is_some();
+    let seen = instance.len();
     let mut lines = instance;
     if let Some(since) = ctx.info.query("sinceTime").map(str::to_string).or_else(|| {
         let secs: i64 = ctx.info.query("sinceSeconds")?.parse().ok()?;
@@ -164,17 +157,13 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let stamped = ctx.info.query("timestamps") == Some("true");
     let mut body = String::new();
     for (at, line) in &lines {
-        if stamped {
-            body.push_str(at);
-            body.push(' ');
-        }
-        body.push_str(line);
-        body.push('\n');
+        body.push_str(&pod_log_follow::line(at, line, stamped));
     }
-    if let Some(limit) = ctx
+    let limit = ctx
         .info
         .query("limitBytes")
-        .and_then(|n| n.parse::<usize>().ok())
+        .and_then(|n| n.parse::<usize>().ok());
+    if let Some(limit) = limit
         && body.len() > limit
     {
         let mut cut = limit;
@@ -183,7 +172,18 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         }
         body.truncate(cut);
     }
-    Ok(text(body))
+    if !follow {
+        return Ok(text(body));
+    }
+    let f = pod_log_follow::Follow {
+        key: format!("/registry/pods/{}/{}", ctx.info.namespace, ctx.info.name),
+        uid: uid.to_string(),
+        container: cname,
+        seen,
+        timestamps: stamped,
+        left: limit.map(|l| l - body.len()),
+    };
+    Ok(pod_log_follow::stream(ctx.api.clone(), f, body))
 }
 
 /// `exec`, `attach` and `portforward`: the checks upstream makes before it dials the kubelet,

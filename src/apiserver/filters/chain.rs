@@ -170,8 +170,12 @@ where
 
     trace.requester = Some(user.clone());
 
-    // Max-in-flight limiter: watches and system:masters are exempt.
-    let _slot = if info.verb == "watch" || user.in_group("system:masters") {
+    // Long-running requests hold a stream, not a slot: watches, and a followed container log
+    // (kube-apiserver's LongRunningRequestCheck names the `log` subresource too).
+    let streaming =
+        info.verb == "watch" || (info.subresource == "log" && info.query("follow") == Some("true"));
+    // Max-in-flight limiter: streams and system:masters are exempt.
+    let _slot = if streaming || user.in_group("system:masters") {
         None
     } else {
         match api.limiter.acquire(&info.verb) {
@@ -219,8 +223,8 @@ where
         ..end
     };
 
-    // Watches are capped by count: each holds a stream and its queue for as long as it lasts.
-    let watch_slot = if info.verb == "watch" {
+    // Streams are capped by count: each holds a task and its queue for as long as it lasts.
+    let watch_slot = if streaming {
         match api.limiter.acquire_watch() {
             Some(slot) => Some(slot),
             None => {
@@ -299,7 +303,9 @@ fn too_many_watches(max: usize) -> ApiError {
     ApiError {
         code: 429,
         reason: "TooManyRequests",
-        message: format!("too many watches: the server serves at most {max} at once"),
+        message: format!(
+            "too many watches and followed logs: the server serves at most {max} at once"
+        ),
         details: Some(json!({"retryAfterSeconds": 1})),
         list_continue: None,
     }
