@@ -216,7 +216,8 @@ fn run(label: &str) {
 
 per_kubectl!(run);
 
-/// The CronJob controller creates `<cronjob>-<minutes since the epoch>` at the next minute.
+/// The CronJob controller creates `<cronjob>-<minutes since the epoch>` at the next minute, and
+/// reads a schedule on its `timeZone`'s clock.
 #[test]
 fn a_cronjob_starts_its_job_at_the_scheduled_minute() {
     with_one_kubectl(|label, bin| {
@@ -229,6 +230,27 @@ fn a_cronjob_starts_its_job_at_the_scheduled_minute() {
             "--image=busybox",
             "--schedule=* * * * *",
         ]);
+        // The next two minutes as Kolkata's clock reads them (UTC+05:30): a CronJob in that
+        // zone runs at them; the same schedule in UTC would run half an hour later.
+        let utc_minute = time::OffsetDateTime::now_utc().unix_timestamp() / 60 + 1;
+        let local = |m: i64| (m + 30) % 60;
+        let minutes = format!("{},{}", local(utc_minute), local(utc_minute + 1));
+        let zoned = srv.dir.path().join("zoned.yaml");
+        std::fs::write(
+            &zoned,
+            ["kolkata", "plain"]
+                .iter()
+                .map(|name| {
+                    let tz = if *name == "kolkata" { "  timeZone: Asia/Kolkata\n" } else { "" };
+                    format!(
+                        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: {name}\nspec:\n  schedule: \"{minutes} * * * *\"\n{tz}  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers:\n          - name: c\n            image: busybox\n"
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("---\n"),
+        )
+        .expect("write zoned.yaml");
+        k.ok(&["create", "-f", zoned.to_str().unwrap_or_default()]);
         let job = wait_for(Duration::from_secs(150), || {
             let jobs = json(&k, &["get", "jobs", "-o", "json"]);
             jobs["items"]
@@ -256,6 +278,22 @@ fn a_cronjob_starts_its_job_at_the_scheduled_minute() {
         complete(&k, name);
         let cj = json(&k, &["get", "cronjob", "tick", "-o", "json"]);
         assert_eq!(cj["status"]["lastScheduleTime"], scheduled.as_str(), "{cj}");
+
+        // Kolkata's CronJob ran at one of those UTC minutes (it was told it could not, before);
+        // the one without a zone did not.
+        let kolkata = wait_for(Duration::from_secs(150), || {
+            let jobs = k.ok(&["get", "jobs", "-o", "name"]);
+            jobs.lines()
+                .find_map(|l| l.strip_prefix("job.batch/kolkata-"))
+                .and_then(|m| m.parse::<i64>().ok())
+        })
+        .unwrap_or_else(|| panic!("{label}: no job from cronjob kolkata"));
+        assert!(
+            kolkata == utc_minute || kolkata == utc_minute + 1,
+            "{label}: kolkata ran at minute {kolkata}, not {utc_minute} or the next"
+        );
+        let jobs = k.ok(&["get", "jobs", "-o", "name"]);
+        assert!(!jobs.contains("job.batch/plain-"), "{label}: {jobs}");
     });
 }
 

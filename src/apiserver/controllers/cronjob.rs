@@ -3,11 +3,12 @@
 //! from the job template, honours suspend, startingDeadlineSeconds and the concurrency policy
 //! (Allow, Forbid, Replace), keeps `status.active`, `lastScheduleTime` and
 //! `lastSuccessfulTime`, and deletes finished Jobs beyond the history limits. Schedules are
-//! computed in UTC; a CronJob naming another time zone is told so in an Event and not run.
+//! read on the wall clock of the CronJob's `timeZone` (UTC without one).
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
+use jiff::tz::TimeZone;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
@@ -75,16 +76,16 @@ fn job_ref(job: &Value) -> Value {
 
 /// The latest schedule time in (`after`, `now`], if any (upstream `mostRecentScheduleTime`).
 fn most_recent(
-    sched: &cron::Schedule,
+    (sched, tz): (&cron::Schedule, &TimeZone),
     after: OffsetDateTime,
     now: OffsetDateTime,
 ) -> Option<OffsetDateTime> {
-    let mut t = sched.next(after)?;
+    let mut t = sched.next(after, tz)?;
     if t > now {
         return None;
     }
     // Walk forward; a schedule missed many times is still just one Job now (as upstream).
-    while let Some(n) = sched.next(t) {
+    while let Some(n) = sched.next(t, tz) {
         if n > now {
             break;
         }
@@ -201,15 +202,15 @@ fn schedule_one(
             return Ok(None);
         }
     };
-    if let Some(tz) = cj.pointer("/spec/timeZone").and_then(Value::as_str)
-        && !matches!(tz, "UTC" | "Etc/UTC")
-    {
-        let msg = format!(
-            "kexplore's CronJob controller computes schedules in UTC only; timeZone {tz:?} is not applied, so no Job is started"
-        );
-        workload::event(api, COMPONENT, cj, "Warning", "UnknownTimeZone", &msg);
-        return Ok(None);
-    }
+    let named = cj.pointer("/spec/timeZone").and_then(Value::as_str);
+    let tz = match cron::zone(named) {
+        Ok(tz) => tz,
+        Err(e) => {
+            let msg = format!("invalid timeZone: {:?}: {e}", named.unwrap_or_default());
+            workload::event(api, COMPONENT, cj, "Warning", "UnknownTimeZone", &msg);
+            return Ok(None);
+        }
+    };
     let now = OffsetDateTime::now_utc();
     let created = util::parse_time(s(cj, "/metadata/creationTimestamp")).unwrap_or(now);
     let mut earliest = cj
@@ -223,7 +224,7 @@ fn schedule_one(
     if let Some(d) = deadline {
         earliest = earliest.max(now - time::Duration::seconds(d));
     }
-    let Some(t) = most_recent(&sched, earliest, now) else {
+    let Some(t) = most_recent((&sched, &tz), earliest, now) else {
         return Ok(None);
     };
     if let Some(d) = deadline
@@ -371,7 +372,7 @@ mod tests {
         let after = OffsetDateTime::from_unix_timestamp(1_700_000_000)
             .unwrap_or(OffsetDateTime::UNIX_EPOCH);
         let now = after + time::Duration::minutes(12);
-        let t = s.and_then(|s| most_recent(&s, after, now));
+        let t = s.and_then(|s| most_recent((&s, &TimeZone::UTC), after, now));
         // 22:13:20 → 22:15, 22:20 are due by 22:25:20; 22:25 too.
         assert_eq!(t.map(|t| (t.hour(), t.minute())), Some((22, 25)));
     }

@@ -1,9 +1,12 @@
 //! CronJob schedules as upstream reads them: `cron.ParseStandard` of robfig/cron v3 (five
 //! fields or a descriptor, its error texts word for word, since `ValidateCronJob` puts them in
 //! the 422) and `SpecSchedule.Next` (the day matches when day-of-month *and* day-of-week match
-//! if either is `*`, when either matches otherwise). Times are UTC.
+//! if either is `*`, when either matches otherwise), on the wall clock of the CronJob's
+//! `timeZone` (UTC without one).
 
-use time::{Duration, OffsetDateTime, Time};
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, ToSpan, Zoned};
+use time::{Duration, OffsetDateTime};
 
 /// Set when a field was `*` or `?` (robfig's `starBit`).
 const STAR: u64 = 1 << 63;
@@ -275,23 +278,35 @@ pub(crate) fn parse_standard(spec: &str) -> Result<Schedule, String> {
     })
 }
 
-/// Whether Go's `time.LoadLocation` would find the zone (kube-apiserver embeds tzdata, so the
-/// machine's zoneinfo stands in for it; UTC always exists).
-pub(crate) fn known_zone(name: &str) -> bool {
-    name == "UTC"
-        || (!name.contains("..")
-            && std::path::Path::new("/usr/share/zoneinfo")
-                .join(name)
-                .is_file())
+/// The zone a CronJob's `timeZone` names, as Go's `time.LoadLocation` finds it (kube-apiserver
+/// embeds the IANA tzdb; the machine's stands in for it), or why not; UTC without one.
+pub(crate) fn zone(name: Option<&str>) -> Result<TimeZone, String> {
+    match name {
+        None | Some("UTC") => Ok(TimeZone::UTC),
+        Some(n) if n.contains("..") || n.starts_with('/') => Err(format!("invalid location {n}")),
+        // Go reads the name as a file path: case counts, where jiff's lookup ignores it.
+        Some(n) => TimeZone::get(n)
+            .ok()
+            .filter(|tz| tz.iana_name() == Some(n))
+            .ok_or_else(|| format!("unknown time zone {n}")),
+    }
 }
 
-fn has(b: u64, n: u32) -> bool {
-    b & (1u64 << n) != 0
+/// Whether `zone` finds the name.
+pub(crate) fn known_zone(name: &str) -> bool {
+    zone(Some(name)).is_ok()
+}
+
+fn has(b: u64, n: i8) -> bool {
+    u32::try_from(n).is_ok_and(|n| n < 64 && b & (1u64 << n) != 0)
 }
 
 impl Schedule {
-    /// The first activation strictly after `t` (robfig's `Next`), within five years.
-    pub(crate) fn next(&self, t: OffsetDateTime) -> Option<OffsetDateTime> {
+    /// The first activation strictly after `t` (robfig's `SpecSchedule.Next`), its fields read
+    /// on the wall clock of `tz`, within five years. Like robfig's, it steps whole days on the
+    /// calendar and hours and minutes on the clock, so across a daylight-saving change a time
+    /// the clock skips never comes and one it repeats can come twice.
+    pub(crate) fn next(&self, t: OffsetDateTime, tz: &TimeZone) -> Option<OffsetDateTime> {
         let (minute, hour, dom, month, dow) = match self {
             Schedule::Every(d) => {
                 let t = t.replace_nanosecond(0).ok()?;
@@ -305,48 +320,93 @@ impl Schedule {
                 dow,
             } => (*minute, *hour, *dom, *month, *dow),
         };
-        let day_matches = |t: OffsetDateTime| {
-            let d = has(dom, u32::from(t.day()));
-            let w = has(dow, u32::from(t.weekday().number_days_from_sunday()));
+        let day_matches = |z: &Zoned| {
+            let d = has(dom, z.day());
+            let w = has(dow, z.weekday().to_sunday_zero_offset());
             if dom & STAR != 0 || dow & STAR != 0 {
                 d && w
             } else {
                 d || w
             }
         };
-        let mut t = t.replace_second(0).ok()?.replace_nanosecond(0).ok()? + Duration::MINUTE;
-        let limit = t + Duration::days(5 * 366);
-        while t < limit {
-            if !has(month, u32::from(u8::from(t.month()))) {
-                let (y, m) = match t.month() {
-                    time::Month::December => (t.year() + 1, time::Month::January),
-                    m => (t.year(), m.next()),
-                };
-                t = t
-                    .replace_day(1)
-                    .ok()?
-                    .replace_time(Time::MIDNIGHT)
-                    .replace_year(y)
-                    .ok()?
-                    .replace_month(m)
-                    .ok()?;
-                continue;
+        let start = Timestamp::from_second(t.unix_timestamp()).ok()?;
+        // The upcoming second (the standard parser's seconds field is always 0).
+        let mut z = start.to_zoned(tz.clone()).checked_add(1.second()).ok()?;
+        let year_limit = z.year() + 5;
+        let mut added = false;
+        'wrap: loop {
+            if z.year() > year_limit {
+                return None;
             }
-            if !day_matches(t) {
-                t = t.replace_time(Time::MIDNIGHT) + Duration::DAY;
-                continue;
+            while !has(month, z.month()) {
+                if !added {
+                    added = true;
+                    z = z
+                        .with()
+                        .day(1)
+                        .time(jiff::civil::Time::midnight())
+                        .build()
+                        .ok()?;
+                }
+                z = z.checked_add(1.month()).ok()?;
+                if z.month() == 1 {
+                    continue 'wrap;
+                }
             }
-            if !has(hour, u32::from(t.hour())) {
-                t = t.replace_minute(0).ok()? + Duration::HOUR;
-                continue;
+            while !day_matches(&z) {
+                if !added {
+                    added = true;
+                    z = z.with().time(jiff::civil::Time::midnight()).build().ok()?;
+                }
+                z = z.checked_add(1.day()).ok()?;
+                // A day that does not start at midnight (a daylight-saving change at 00:00).
+                if z.hour() != 0 {
+                    let h = i64::from(z.hour());
+                    let fix = if h > 12 { 24 - h } else { -h };
+                    z = z.checked_add(fix.hours()).ok()?;
+                }
+                if z.day() == 1 {
+                    continue 'wrap;
+                }
             }
-            if !has(minute, u32::from(t.minute())) {
-                t += Duration::MINUTE;
-                continue;
+            while !has(hour, z.hour()) {
+                if !added {
+                    added = true;
+                    z = z
+                        .with()
+                        .minute(0)
+                        .second(0)
+                        .subsec_nanosecond(0)
+                        .build()
+                        .ok()?;
+                }
+                z = z.checked_add(1.hour()).ok()?;
+                if z.hour() == 0 {
+                    continue 'wrap;
+                }
             }
-            return Some(t);
+            while !has(minute, z.minute()) {
+                if !added {
+                    added = true;
+                    z = z.with().second(0).subsec_nanosecond(0).build().ok()?;
+                }
+                z = z.checked_add(1.minute()).ok()?;
+                if z.minute() == 0 {
+                    continue 'wrap;
+                }
+            }
+            while z.second() != 0 || z.subsec_nanosecond() != 0 {
+                if !added {
+                    added = true;
+                    z = z.with().subsec_nanosecond(0).build().ok()?;
+                }
+                z = z.checked_add(1.second()).ok()?;
+                if z.second() == 0 {
+                    continue 'wrap;
+                }
+            }
+            return OffsetDateTime::from_unix_timestamp(z.timestamp().as_second()).ok();
         }
-        None
     }
 }
 
@@ -385,17 +445,79 @@ mod tests {
 
     #[test]
     fn next_activations() {
+        let utc = TimeZone::UTC;
         let t = OffsetDateTime::from_unix_timestamp(1_700_000_000)
             .unwrap_or(OffsetDateTime::UNIX_EPOCH); // 2023-11-14T22:13:20Z, a Tuesday
         let every_minute = parse_standard("* * * * *").ok();
-        let n = every_minute.and_then(|s| s.next(t));
+        let n = every_minute.and_then(|s| s.next(t, &utc));
         assert_eq!(n.map(|n| n.unix_timestamp()), Some(1_700_000_040));
-        let daily = parse_standard("30 2 * * *").ok().and_then(|s| s.next(t));
+        let daily = parse_standard("30 2 * * *")
+            .ok()
+            .and_then(|s| s.next(t, &utc));
         assert_eq!(
             daily.map(|n| (n.day(), n.hour(), n.minute())),
             Some((15, 2, 30))
         );
-        let sunday = parse_standard("0 0 * * sun").ok().and_then(|s| s.next(t));
+        let sunday = parse_standard("0 0 * * sun")
+            .ok()
+            .and_then(|s| s.next(t, &utc));
         assert_eq!(sunday.map(|n| n.day()), Some(19));
+        let yearly = parse_standard("@yearly").ok().and_then(|s| s.next(t, &utc));
+        assert_eq!(
+            yearly.map(|n| (n.year(), u8::from(n.month()), n.day())),
+            Some((2024, 1, 1))
+        );
+    }
+
+    /// robfig's `TestNext` cases with a location, in this shape: the fields are the zone's
+    /// wall clock, and a daylight-saving change skips or repeats what its clock does.
+    #[test]
+    fn next_activations_in_a_time_zone() {
+        let ny = zone(Some("America/New_York")).expect("the system tzdb (.ci/run installs tzdata)");
+        let at = |s: &str| {
+            OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+        };
+        let next = |spec: &str, from: &str| {
+            parse_standard(spec)
+                .ok()
+                .and_then(|s| s.next(at(from), &ny))
+                .map(rfc3339)
+        };
+        // 09:00 in New York is 14:00 UTC in winter, 13:00 in summer.
+        assert_eq!(
+            next("0 9 * * *", "2026-01-10T12:00:00Z").as_deref(),
+            Some("2026-01-10T14:00:00Z")
+        );
+        assert_eq!(
+            next("0 9 * * *", "2026-07-10T12:00:00Z").as_deref(),
+            Some("2026-07-10T13:00:00Z")
+        );
+        // 2026-03-08 02:30 does not exist in New York: the next is the day after.
+        assert_eq!(
+            next("30 2 * * *", "2026-03-08T05:00:00Z").as_deref(),
+            Some("2026-03-09T06:30:00Z")
+        );
+        // 2026-11-01 01:30 happens twice: both come.
+        assert_eq!(
+            next("30 1 * * *", "2026-11-01T05:00:00Z").as_deref(),
+            Some("2026-11-01T05:30:00Z")
+        );
+        assert_eq!(
+            next("30 1 * * *", "2026-11-01T05:30:00Z").as_deref(),
+            Some("2026-11-01T06:30:00Z")
+        );
+        assert!(zone(Some("Mars/Olympus_Mons")).is_err());
+        assert!(
+            zone(Some("america/new_york")).is_err(),
+            "case counts, as in Go"
+        );
+        assert!(zone(Some("../etc/passwd")).is_err());
+        assert!(known_zone("UTC"));
+    }
+
+    fn rfc3339(t: OffsetDateTime) -> String {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default()
     }
 }
