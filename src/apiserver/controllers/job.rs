@@ -265,7 +265,7 @@ fn sync(
         (per_index, failed_indexes.as_mut(), done_indexes.as_ref())
     {
         let uncounted = pods.iter().filter(|p| has_finalizer(p));
-        for p in uncounted.filter(|p| job_per_index::pod_failed(&job, p)) {
+        for p in uncounted.filter(|p| job_failure_policy::pod_failed(&job, p)) {
             if let Some(i) = job_indexed::index_of(p).filter(|i| in_range(*i))
                 && job_per_index::index_failed(&whole_of(p), &verdict_of(p), limit)
             {
@@ -303,7 +303,7 @@ fn sync(
         .filter(|p| has_finalizer(p) && !held_uids.contains(s(p, "/metadata/uid")))
     {
         let phase = s(p, "/status/phase");
-        let failed_pod = job_per_index::pod_failed(&job, p);
+        let failed_pod = job_failure_policy::pod_failed(&job, p);
         let done = phase == "Succeeded" || failed_pod || ending;
         if done && release(api, ns, p) {
             match phase {
@@ -457,9 +457,9 @@ fn sync(
             // until it has failed.
             let stopping: Vec<&Arc<Value>> = pods
                 .iter()
-                .filter(|p| job_per_index::only_replace_failed(&job) && terminating(p))
+                .filter(|p| job_failure_policy::only_replace_failed(&job) && terminating(p))
                 .filter(|p| s(p, "/status/phase") != "Succeeded")
-                .filter(|p| !job_per_index::pod_failed(&job, p))
+                .filter(|p| !job_failure_policy::pod_failed(&job, p))
                 .collect();
             settled.extend(stopping.iter().filter_map(|p| job_indexed::index_of(p)));
             let occupied = have + i64::try_from(stopping.len()).unwrap_or(0);
@@ -482,7 +482,7 @@ fn sync(
                         let before: Vec<(Arc<Value>, Verdict)> = pods
                             .iter()
                             .filter(|p| job_indexed::index_of(p) == Some(i))
-                            .filter(|p| job_per_index::pod_failed(&job, p))
+                            .filter(|p| job_failure_policy::pod_failed(&job, p))
                             .map(|p| (whole_of(p), verdict_of(p)))
                             .collect();
                         job_per_index::annotate(&mut pod, job_per_index::next_counts(&before));

@@ -1,4 +1,5 @@
-//! What a Job's `podFailurePolicy` makes of a failed pod (upstream `matchPodFailurePolicy`):
+//! Which of a Job's pods have failed (upstream `isPodFailed`, under its podReplacementPolicy),
+//! and what its `podFailurePolicy` makes of one (upstream `matchPodFailurePolicy`):
 //! the first rule whose exit codes (of a terminated container, app containers first, then init
 //! containers, 0 never matching) or pod conditions match decides — `FailJob` fails the Job with
 //! reason `PodFailurePolicy`, `Ignore` keeps the failure off backoffLimit, `FailIndex` fails the
@@ -6,11 +7,28 @@
 
 use serde_json::Value;
 
-use crate::apiserver::controllers::workload::s;
+use crate::apiserver::controllers::workload::{s, terminating};
 use crate::apiserver::util::At;
 
 /// The Job's failure reason when a `FailJob` rule matched.
 pub(crate) const REASON: &str = "PodFailurePolicy";
+
+/// `onlyReplaceFailedPods`: podReplacementPolicy Failed (the default under a podFailurePolicy)
+/// — a pod being deleted is replaced, and counted, only once it has failed.
+pub(crate) fn only_replace_failed(job: &Value) -> bool {
+    s(job, "/spec/podReplacementPolicy") == "Failed"
+}
+
+/// `isPodFailed`: Failed, or being deleted before it succeeded — under `only_replace_failed`
+/// only when no node will ever stop it (it was never scheduled; upstream's PodGC marks such a
+/// pod Failed).
+pub(crate) fn pod_failed(job: &Value, pod: &Value) -> bool {
+    match s(pod, "/status/phase") {
+        "Failed" => true,
+        "Succeeded" => false,
+        _ => terminating(pod) && (!only_replace_failed(job) || s(pod, "/spec/nodeName").is_empty()),
+    }
+}
 
 #[derive(Debug, PartialEq)]
 pub(crate) enum Verdict {

@@ -10,9 +10,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::controllers::job_failure_policy::Verdict;
+use crate::apiserver::controllers::job_failure_policy::{Verdict, pod_failed};
 use crate::apiserver::controllers::job_indexed::index_of;
-use crate::apiserver::controllers::workload::{s, terminating};
 use crate::apiserver::util::At;
 
 pub(crate) const FAILURE_COUNT: &str = "batch.kubernetes.io/job-index-failure-count";
@@ -44,23 +43,6 @@ fn count(pod: &Value, key: &str) -> i64 {
 /// `getIndexAbsoluteFailureCount`: the failures of the pod's index before it, counted or not.
 pub(crate) fn failures_before(pod: &Value) -> i64 {
     count(pod, FAILURE_COUNT) + count(pod, IGNORED_FAILURE_COUNT)
-}
-
-/// `onlyReplaceFailedPods`: podReplacementPolicy Failed (the default under a podFailurePolicy)
-/// — a pod being deleted is replaced, and counted, only once it has failed.
-pub(crate) fn only_replace_failed(job: &Value) -> bool {
-    s(job, "/spec/podReplacementPolicy") == "Failed"
-}
-
-/// `isPodFailed`: Failed, or being deleted before it succeeded — under `only_replace_failed`
-/// only when no node will ever stop it (it was never scheduled; upstream's PodGC marks such a
-/// pod Failed).
-pub(crate) fn pod_failed(job: &Value, pod: &Value) -> bool {
-    match s(pod, "/status/phase") {
-        "Failed" => true,
-        "Succeeded" => false,
-        _ => terminating(pod) && (!only_replace_failed(job) || s(pod, "/spec/nodeName").is_empty()),
-    }
 }
 
 /// `isIndexFailed`: a failed pod fails its index under a `FailIndex` rule, or when it counted

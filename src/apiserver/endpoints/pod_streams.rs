@@ -24,11 +24,14 @@ fn names(pod: &Value, list: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+fn pod_key(ctx: &Ctx<'_>) -> String {
+    format!("/registry/pods/{}/{}", ctx.info.namespace, ctx.info.name)
+}
+
 fn pod(ctx: &Ctx<'_>) -> Result<std::sync::Arc<Value>, ApiError> {
-    let key = format!("/registry/pods/{}/{}", ctx.info.namespace, ctx.info.name);
     ctx.api
         .store
-        .get(&key)
+        .get(&pod_key(ctx))
         .ok_or_else(|| ApiError::not_found("", "pods", &ctx.info.name))
 }
 
@@ -176,7 +179,7 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Ok(text(body));
     }
     let f = pod_log_follow::Follow {
-        key: format!("/registry/pods/{}/{}", ctx.info.namespace, ctx.info.name),
+        key: pod_key(ctx),
         uid: uid.to_string(),
         container: cname,
         seen,

@@ -482,7 +482,7 @@ mod tests {
             parse_standard(spec)
                 .ok()
                 .and_then(|s| s.next(at(from), &ny))
-                .map(rfc3339)
+                .map(crate::apiserver::util::rfc3339)
         };
         // 09:00 in New York is 14:00 UTC in winter, 13:00 in summer.
         assert_eq!(
@@ -514,10 +514,5 @@ mod tests {
         );
         assert!(zone(Some("../etc/passwd")).is_err());
         assert!(known_zone("UTC"));
-    }
-
-    fn rfc3339(t: OffsetDateTime) -> String {
-        t.format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default()
     }
 }
