@@ -84,6 +84,8 @@ pub struct Frame {
     pub snapshot: Snapshot,
     pub data: ClusterData,
     pub rows: Vec<Arc<PodRow>>,
+    /// Pods listed with no row: finished ones.
+    pub finished: usize,
     pub error: Option<String>,
 }
 
@@ -98,6 +100,7 @@ impl Frame {
             model,
             Listing {
                 pods: self.rows,
+                finished: self.finished,
                 hidden,
             },
         )
@@ -362,6 +365,7 @@ impl Kept {
                 release: release.clone(),
             },
             rows: self.rows.values().cloned().collect(),
+            finished: self.seen.len() - self.rows.len(),
             error: self.errors.values().next().cloned(),
         }
     }

@@ -35,6 +35,9 @@ pub struct Listing {
     /// Pending pods first, then bound pods, each by namespace/name. Shared with the kept
     /// cluster, so each new frame of a 150,000-pod cluster does not copy every row.
     pub pods: Vec<Arc<PodRow>>,
+    /// Pods that ran to the end (Succeeded or Failed): counted, not listed, since they hold
+    /// no capacity and will not be placed again.
+    pub finished: usize,
     /// One plain line per list the server refused (RBAC), saying what the view then lacks.
     pub hidden: Vec<String>,
 }
@@ -127,6 +130,7 @@ impl Listing {
         let mut rows: Vec<PodRow> = pods.iter().filter_map(PodRow::of).collect();
         rows.sort_by(|a, b| (a.node.is_some(), &a.key).cmp(&(b.node.is_some(), &b.key)));
         Listing {
+            finished: pods.len() - rows.len(),
             pods: rows.into_iter().map(Arc::new).collect(),
             hidden,
         }
@@ -191,6 +195,7 @@ mod tests {
         let keys: Vec<&str> = l.pods.iter().map(|p| p.key.as_str()).collect();
         assert_eq!(keys, ["default/c", "default/z", "default/a", "default/b"]);
         assert_eq!(l.pending(), 2);
+        assert_eq!(l.finished, 1);
         assert_eq!(l.bound("default/b").map(|b| b.node), Some("node-1".into()));
         assert!(l.bound("default/c").is_none());
     }

@@ -438,6 +438,7 @@ fn view5_live_counts(c: &mut Checker) {
         bound.expect("a bound pod"),
         150_001 - l.pods.len() + 1,
     ));
+    l.finished = 12_345;
     let pending = l.pending();
     s.sched.live = Some(LiveState {
         feed: Feed::new().0,
@@ -454,7 +455,8 @@ fn view5_live_counts(c: &mut Checker) {
     });
     let needles = vec![
         format!(
-            "live cluster: {pending} Pending pod(s), {} bound — w lists them, Enter simulates one",
+            "live cluster: {pending} Pending pod(s), {} bound, 12345 finished — w lists all but \
+             the finished, Enter simulates one",
             150_001 + 1 - pending
         ),
         "live · watching · 5000 nodes · 150001 pods".to_string(),

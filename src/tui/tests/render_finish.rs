@@ -64,6 +64,28 @@ fn view5_pods_list() {
     insta::assert_snapshot!("view5_pods_list_80x24", render(&s, 80, 24));
 }
 
+/// A finished pod is bound too: the head counts it apart, so "3 bound" is not read as all the
+/// bound pods, and a list with nothing but finished pods says why it is empty.
+#[test]
+fn view5_finished_pods_counted_apart_from_the_bound() {
+    let mut s = view5_live(None);
+    let l = s.sched.listing.as_mut().expect("a pods list");
+    l.finished = 2;
+    let head = render(&s, 80, 24);
+    assert!(
+        head.contains("3 bound, 2 finished") && head.contains("w lists all but the"),
+        "{head}"
+    );
+    let l = s.sched.listing.as_mut().expect("a pods list");
+    l.pods.clear();
+    press(&mut s, &[Char('w')]);
+    let screen = render(&s, 80, 24);
+    assert!(
+        screen.contains("no pods to list: 2 finished, which hold no node's capacity"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn view5_bound_pod_compared_with_the_cluster() {
     let mut s = view5_live(Some("demo/workload-node-2"));

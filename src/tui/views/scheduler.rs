@@ -353,11 +353,20 @@ fn live_lines(
     if let Some(h) = l.hidden.first() {
         return vec![Line::styled(format!(" ! {h}"), theme.warn)];
     }
-    let text = format!(
-        "live cluster: {} Pending pod(s), {} bound — w lists them, Enter simulates one",
-        l.pending(),
-        l.pods.len() - l.pending()
-    );
+    // A finished pod is bound too; counted apart, so "bound" is not read as all of them.
+    let text = match l.finished {
+        0 => format!(
+            "live cluster: {} Pending pod(s), {} bound — w lists them, Enter simulates one",
+            l.pending(),
+            l.pods.len() - l.pending()
+        ),
+        f => format!(
+            "live cluster: {} Pending pod(s), {} bound, {f} finished — w lists all but the \
+             finished, Enter simulates one",
+            l.pending(),
+            l.pods.len() - l.pending()
+        ),
+    };
     muted_rows(&text, width, theme)
 }
 

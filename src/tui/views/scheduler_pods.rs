@@ -138,6 +138,10 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         lines.push(Line::styled(
             match ns {
                 Some(ns) => format!("no pods in namespace {ns} (:ns alone shows all)"),
+                None if l.finished > 0 => format!(
+                    "no pods to list: {} finished, which hold no node's capacity",
+                    l.finished
+                ),
                 None => "no pods to list".to_string(),
             },
             theme.muted,
