@@ -2,7 +2,8 @@
 //! starts with: a Deployment's pods Running and spread over the workers, `scale`, `set image`
 //! with `rollout status`, `rollout history` and `rollout undo`, `get all`, invalid specs
 //! refused with upstream's causes, the other workload kinds (ReplicationControllers too) and
-//! `cluster-info dump`.
+//! `cluster-info dump`; a StatefulSet deleted with `--cascade=orphan` and made again (the
+//! documented way to change its volumeClaimTemplates) takes back its pods.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod apiserver_support;
-use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::kubectl::{Kubectl, with_kubectl, with_one_kubectl};
 use apiserver_support::{ServeProcess, wait_for};
 
 fn json(k: &Kubectl, args: &[&str]) -> Value {
@@ -516,3 +517,107 @@ fn run_version(label: &str) {
 }
 
 per_kubectl!(run_version);
+
+fn stateful_set(storage: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: db}}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {{matchLabels: {{app: db}}}}
+  template:
+    metadata: {{labels: {{app: db}}}}
+    spec: {{containers: [{{name: d, image: postgres}}]}}
+  volumeClaimTemplates:
+  - metadata: {{name: data}}
+    spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: {storage}}}}}}}
+"
+    )
+}
+
+/// volumeClaimTemplates are immutable, so the docs change them by deleting the StatefulSet with
+/// `--cascade=orphan` and applying it again. Upstream's controller then adopts the orphaned
+/// pods and ControllerRevision: the pods run on, untouched. Here the new set found its old
+/// revision's name taken, stopped there, and counted no pod.
+#[test]
+fn a_statefulset_made_again_adopts_its_orphaned_pods() {
+    with_one_kubectl(|label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let file = srv.dir.path().join("db.yaml");
+        let path = file.to_string_lossy().to_string();
+        std::fs::write(&file, stateful_set("1Gi")).expect("write manifest");
+        k.ok(&["apply", "-f", &path]);
+        k.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+        let uids = |k: &Kubectl| -> Vec<(String, String)> {
+            let mut v: Vec<_> = items(k, "app=db")
+                .iter()
+                .map(|p| {
+                    let owner = p["metadata"]["ownerReferences"][0]["uid"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    (
+                        p["metadata"]["uid"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        owner,
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let before = uids(&k);
+        assert_eq!(before.len(), 2, "{label}: {before:?}");
+        k.ok(&[
+            "delete",
+            "statefulset",
+            "db",
+            "--cascade=orphan",
+            "--wait=true",
+        ]);
+        let orphaned = wait_for(Duration::from_secs(30), || {
+            let now = uids(&k);
+            now.iter().all(|(_, owner)| owner.is_empty()).then_some(now)
+        });
+        assert!(orphaned.is_some(), "{label}: {:?}", uids(&k));
+
+        std::fs::write(&file, stateful_set("2Gi")).expect("write manifest");
+        k.ok(&["apply", "-f", &path]);
+        let set = json(&k, &["get", "statefulset", "db", "-o", "json"]);
+        let uid = set["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let adopted = wait_for(Duration::from_secs(30), || {
+            let now = uids(&k);
+            let ready = json(&k, &["get", "statefulset", "db", "-o", "json"])["status"]["readyReplicas"]
+                == 2;
+            (ready && now.iter().all(|(_, owner)| *owner == uid)).then_some(now)
+        });
+        let adopted = adopted.unwrap_or_else(|| {
+            panic!(
+                "{label}: pods {:?}, set {}",
+                uids(&k),
+                k.ok(&["get", "statefulset", "db", "-o", "jsonpath={.status}"])
+            )
+        });
+        let same: Vec<&String> = adopted.iter().map(|(p, _)| p).collect();
+        let was: Vec<&String> = before.iter().map(|(p, _)| p).collect();
+        assert_eq!(same, was, "{label}: the pods were replaced, not adopted");
+        let revisions = json(&k, &["get", "controllerrevisions", "-o", "json"]);
+        let owners: Vec<&str> = revisions["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["metadata"]["ownerReferences"][0]["uid"].as_str())
+            .collect();
+        assert_eq!(owners, [uid.as_str()], "{label}: {revisions}");
+        let out = k.ok(&["rollout", "status", "statefulset/db", "--timeout=30s"]);
+        assert!(out.contains("roll out complete"), "{label}: {out}");
+    });
+}

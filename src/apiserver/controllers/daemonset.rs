@@ -196,7 +196,7 @@ fn sync(api: &Api, ns: &str, name: &str) {
     let mut ds = (*ds).clone();
     ds["kind"] = json!("DaemonSet");
     ds["apiVersion"] = json!("apps/v1");
-    let Some((hash, _)) = history::current(api, &ds) else {
+    let Some((hash, _)) = history::current(api, &mut ds) else {
         return;
     };
     let template = ds.at("/spec/template").cloned().unwrap_or(json!({}));
@@ -324,6 +324,10 @@ fn sync(api: &Api, ns: &str, name: &str) {
         "numberUnavailable": desired - available.min(desired),
         "observedGeneration": ds.at("/metadata/generation").cloned().unwrap_or(json!(1)),
     });
+    let mut status = status;
+    if let Some(c) = ds.at("/status/collisionCount") {
+        status["collisionCount"] = c.clone();
+    }
     let mut status = status;
     if let Some(m) = status.as_object_mut() {
         m.retain(|k, v| {

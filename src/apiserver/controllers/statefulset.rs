@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::controllers::history::{self, HASH_LABEL};
 use crate::apiserver::controllers::workload::{
-    self, Controller, claim, pod_available, pod_from_template, pod_ready, s, terminating,
+    self, Controller, claim_members, pod_available, pod_from_template, pod_ready, s, terminating,
 };
 use crate::apiserver::controllers::{client, statefulset_claims};
 use crate::apiserver::registry::apps::workload::int_at;
@@ -43,13 +43,16 @@ impl Controller for StatefulSets {
     }
 }
 
-/// The ordinal of `<set>-<n>`, if the pod's name has that shape.
+/// The ordinal of `<set>-<n>`, if the pod's name has that shape (upstream's
+/// `statefulPodRegex`, `(.*)-([0-9]+)$`: digits only).
 fn ordinal(set: &str, pod: &Value) -> Option<i64> {
-    s(pod, "/metadata/name")
+    let n = s(pod, "/metadata/name")
         .strip_prefix(set)?
-        .strip_prefix('-')?
-        .parse()
-        .ok()
+        .strip_prefix('-')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
 }
 
 fn running_and_ready(p: &Value) -> bool {
@@ -69,13 +72,15 @@ fn sync(api: &Api, ns: &str, name: &str) {
     let mut set = (*set).clone();
     set["kind"] = json!("StatefulSet");
     set["apiVersion"] = json!("apps/v1");
-    let Some((hash, revision_name)) = history::current(api, &set) else {
+    let Some((hash, revision_name)) = history::current(api, &mut set) else {
         return;
     };
     let want = int_at(&set, "/spec/replicas");
     let parallel = s(&set, "/spec/podManagementPolicy") == "Parallel";
     let template = set.at("/spec/template").cloned().unwrap_or(json!({}));
-    let pods = claim(api, &set, pod_def, client::list(api, pod_def, ns));
+    let pods = claim_members(api, &set, pod_def, client::list(api, pod_def, ns), |p| {
+        ordinal(name, p).is_some()
+    });
     let mut by_ordinal: HashMap<i64, Arc<Value>> = HashMap::new();
     for p in &pods {
         if let Some(i) = ordinal(name, p) {

@@ -160,12 +160,24 @@ pub(crate) fn claim(
     candidates_def: &ResourceDef,
     candidates: Vec<Arc<Value>>,
 ) -> Vec<Arc<Value>> {
+    claim_members(api, owner, candidates_def, candidates, |_| true)
+}
+
+/// `claim` where only the candidates `member` accepts may be the owner's (upstream
+/// `ClaimPods`' filters: a StatefulSet's pods are `<set>-<ordinal>`).
+pub(crate) fn claim_members(
+    api: &Api,
+    owner: &Value,
+    candidates_def: &ResourceDef,
+    candidates: Vec<Arc<Value>>,
+    member: impl Fn(&Value) -> bool,
+) -> Vec<Arc<Value>> {
     let uid = s(owner, "/metadata/uid");
     let sel = label_selector(owner);
     let ns = s(owner, "/metadata/namespace");
     let mut out = Vec::new();
     for c in candidates {
-        let matches = selector_matches(sel.as_deref(), c.at("/metadata/labels"));
+        let matches = selector_matches(sel.as_deref(), c.at("/metadata/labels")) && member(&c);
         let name = s(&c, "/metadata/name");
         match controller_uid(&c) {
             Some(u) if u == uid && matches => out.push(c),
