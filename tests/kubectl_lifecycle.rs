@@ -427,6 +427,22 @@ fn delete_options_and_an_orphaning_deletecollection_over_curl() {
         ),
         "{r}"
     );
+    // The first mark of a deletion bumps the generation (upstream's markAsDeleting): a client
+    // waiting on observedGeneration learns its controller must stop acting on it.
+    deployment(&k, "two", "default", 1);
+    let before = items(&k, &["get", "deployments", "-l", "app=two"]);
+    let generation = before[0]["metadata"]["generation"]
+        .as_i64()
+        .expect("generation");
+    let (code, r) = curl(
+        &srv,
+        "DELETE",
+        &format!("{deployments}/two"),
+        Some(&json!({"propagationPolicy": "Orphan"})),
+    );
+    assert_eq!(code, 200, "{r}");
+    assert_eq!(r["metadata"]["finalizers"], json!(["orphan"]), "{r}");
+    assert_eq!(r["metadata"]["generation"], generation + 1, "{r}");
     let (code, r) = curl(
         &srv,
         "DELETE",

@@ -20,6 +20,7 @@ use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::workload::{self, s, terminating};
 use crate::apiserver::registry::resources::{self, RESOURCES, ResourceDef};
 use crate::apiserver::request::context::Api;
+use crate::apiserver::storage::deletion;
 use crate::apiserver::storage::interface::{EventType, Storage};
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::util::{At, KeySearch};
@@ -255,17 +256,13 @@ pub(crate) fn delete_in_foreground(
     name: &str,
     uid: &str,
 ) -> Result<bool, crate::apiserver::request::status::ApiError> {
-    let now = crate::apiserver::util::now();
     let mut marked = false;
     let res = client::update(api, def, ns, name, |o| {
         marked = s(o, "/metadata/uid") == uid;
         if !marked {
             return;
         }
-        if !terminating(o) {
-            o["metadata"]["deletionTimestamp"] = json!(now);
-            o["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-        }
+        deletion::mark_now(o);
         add_finalizer(o, FOREGROUND);
     });
     match res {

@@ -14,6 +14,7 @@ use crate::apiserver::endpoints::reply::{object_reply, output, store_err};
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Api, Ctx, Reply};
 use crate::apiserver::request::status::{self, ApiError};
+use crate::apiserver::storage::deletion;
 use crate::apiserver::storage::store::{StoreError, Write};
 
 pub fn delete(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
@@ -148,15 +149,9 @@ fn mark_for_collector(
     if finalizers.is_empty() {
         return Ok(None);
     }
-    let now = crate::apiserver::util::now();
     let v = api.store.update(key, None, write, |c| {
         let mut next = c.clone();
-        if c.pointer("/metadata/deletionTimestamp")
-            .is_none_or(Value::is_null)
-        {
-            next["metadata"]["deletionTimestamp"] = json!(now);
-            next["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-        }
+        deletion::mark_now(&mut next);
         next["metadata"]["finalizers"] = json!(finalizers);
         Ok(next)
     })?;

@@ -49,9 +49,33 @@ pub(crate) fn mark(o: &Value) -> Option<Value> {
     } else {
         None
     };
-    next["metadata"]["deletionTimestamp"] = json!(at.unwrap_or_else(util::now));
-    next["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+    match at {
+        Some(at) => {
+            next["metadata"]["deletionTimestamp"] = json!(at);
+            next["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        }
+        None => mark_now(&mut next),
+    }
     Some(next)
+}
+
+/// Marks `o` deleted now with no grace, unless it already is. The first mark bumps a set
+/// `metadata.generation`, as upstream's `markAsDeleting` and `BeforeDelete` do: what the
+/// object asks of its controllers has changed (they must not act on it any more), and a client
+/// that waits on observedGeneration sees that.
+pub(crate) fn mark_now(o: &mut Value) {
+    if marked(o) {
+        return;
+    }
+    o["metadata"]["deletionTimestamp"] = json!(util::now());
+    o["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+    if let Some(g) = o
+        .at("/metadata/generation")
+        .and_then(Value::as_i64)
+        .filter(|g| *g > 0)
+    {
+        o["metadata"]["generation"] = json!(g + 1);
+    }
 }
 
 /// Whether an update left the object at `key` marked for immediate deletion with no finalizer:
