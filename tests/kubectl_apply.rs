@@ -1,13 +1,14 @@
 //! `kubectl apply`, client-side and server-side, with every kubectl on the machine against
 //! `kexplore serve` (issue 12 §A.3 and §A.6): an unchanged manifest is "unchanged" and moves no
 //! resourceVersion; `--server-side` creates, records managedFields per manager, answers a
-//! conflicting manager with upstream's 409 and gives way to `--force-conflicts`.
+//! conflicting manager with upstream's 409 and gives way to `--force-conflicts`; `kubectl
+//! scale` owns the replicas it wrote, so an apply that sets them again conflicts.
 
 use std::path::Path;
 use std::time::Duration;
 
 mod apiserver_support;
-use apiserver_support::kubectl::{Kubectl, with_kubectl};
+use apiserver_support::kubectl::{Kubectl, with_kubectl, with_one_kubectl};
 use apiserver_support::{ServeProcess, wait_for};
 
 /// A kubectl with a directory for the manifests it applies.
@@ -330,3 +331,100 @@ fn apply_with(label: &str, bin: &Path) {
 }
 
 per_kubectl!(run_version);
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: nginx, image: nginx}]}
+";
+
+/// The scale subresource records its writer as upstream's ScaleHandler does: `kubectl scale`
+/// (or an autoscaler) then owns spec.replicas, and an apply that still sets them conflicts, the
+/// reason the docs tell HPA users to drop replicas from their manifests. Here the scale wrote
+/// no entry, and the apply silently set the count back.
+#[test]
+fn kubectl_scale_owns_the_replicas_it_wrote() {
+    with_one_kubectl(|label, bin| {
+        let server = ServeProcess::start(&[]);
+        let k = Applier {
+            k: Kubectl::new(label, bin, server.kubeconfig()),
+            dir: tempfile::tempdir().expect("manifest dir"),
+        };
+        let m = k.manifest("web.yaml", DEPLOYMENT);
+        k.ok(&["apply", "--server-side", "-f", &m]);
+        k.ok(&["scale", "deployment", "web", "--replicas=3"]);
+        let d: serde_json::Value = serde_json::from_str(&k.ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]))
+        .expect("deployment json");
+        let entries = d["metadata"]["managedFields"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let scale = entries.iter().find(|e| e["subresource"] == "scale");
+        // The manager is the User-Agent's first part, kubectl's binary name: `kubectl.1.33` here.
+        let manager = scale
+            .and_then(|e| e["manager"].as_str())
+            .filter(|m| m.starts_with("kubectl"))
+            .unwrap_or("kubectl")
+            .to_string();
+        assert_eq!(
+            scale.map(|e| (
+                e["manager"].clone(),
+                e["operation"].clone(),
+                e["apiVersion"].clone(),
+                e["fieldsV1"].clone()
+            )),
+            Some((
+                serde_json::json!(manager),
+                serde_json::json!("Update"),
+                serde_json::json!("apps/v1"),
+                serde_json::json!({"f:spec": {"f:replicas": {}}})
+            )),
+            "{label}: {entries:?}"
+        );
+        let applied = entries
+            .iter()
+            .find(|e| e["operation"] == "Apply")
+            .expect("the apply's entry");
+        assert!(
+            applied.pointer("/fieldsV1/f:spec/f:replicas").is_none(),
+            "{label}: the applier still owns the replicas: {applied}"
+        );
+        let refused = k.run(&["apply", "--server-side", "-f", &m]);
+        assert_eq!(
+            refused.code, 1,
+            "{label}: {}{}",
+            refused.stdout, refused.stderr
+        );
+        assert!(
+            refused.stderr.contains(&format!(
+                "Apply failed with 1 conflict: conflict with \"{manager}\" with subresource \"scale\" using apps/v1 at "
+            )) && refused.stderr.contains(": .spec.replicas"),
+            "{label}: {}",
+            refused.stderr
+        );
+        let replicas = |k: &Applier| {
+            k.ok(&[
+                "get",
+                "deployment",
+                "web",
+                "-o",
+                "jsonpath={.spec.replicas}",
+            ])
+        };
+        assert_eq!(replicas(&k), "3", "{label}");
+        k.ok(&["apply", "--server-side", "--force-conflicts", "-f", &m]);
+        assert_eq!(replicas(&k), "2", "{label}");
+    });
+}

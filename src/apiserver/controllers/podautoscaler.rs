@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::workload::{self, Controller, ns_name, s};
+use crate::apiserver::endpoints::managed_fields;
 use crate::apiserver::endpoints::scale::{scale_of, with_replicas};
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
@@ -21,6 +22,9 @@ use crate::apiserver::util;
 
 /// The event source upstream's recorder names.
 const COMPONENT: &str = "horizontal-pod-autoscaler";
+
+/// The field manager of its scale writes: kube-controller-manager's User-Agent prefix.
+const MANAGER: &str = "kube-controller-manager";
 
 /// What the metrics clients answer on a cluster that serves none of the metrics APIs.
 const NO_RESOURCE_METRICS: &str = "unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)";
@@ -297,8 +301,12 @@ fn reconcile(api: &Api, hpa: &Value) -> bool {
     let mut last_scale = status.get("lastScaleTime").cloned();
     if let Some(reason) = reason {
         let target_name = name.to_string();
+        // Through the scale subresource, as upstream's scale client writes: the count is owned
+        // by kube-controller-manager's Update entry with subresource `scale`.
         if let Err(e) = client::update(api, def, ns, &target_name, |o| {
-            *o = with_replicas(o, desired)
+            let mut next = with_replicas(o, desired);
+            managed_fields::record_scale(def, o, &mut next, MANAGER, &util::now());
+            *o = next;
         }) {
             let msg = e.message;
             workload::event(

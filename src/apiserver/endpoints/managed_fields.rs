@@ -3,8 +3,8 @@
 //! list-map keys (`k:{"name":"nginx"}`) or a set member (`v:"x"`), the `FieldsV1` spellings.
 //! Lists are keyed by [`list_types`]; a list it does not name is atomic (a leaf).
 //!
-//! Writers: every client's create, PUT, PATCH and apply; the kubelet's and kube-scheduler's
-//! pod status writes. Not modelled: field sets per API version (one version per kind is
+//! Writers: every client's create, PUT, PATCH and apply, the scale subresource's too; the
+//! kubelet's and kube-scheduler's pod status writes; the autoscaler's scale writes. Not modelled: field sets per API version (one version per kind is
 //! served), `i:` index elements (no served list is keyed by position), structs marked atomic,
 //! fields whose value is `null` (left out of sets), and the server's other own writes (binding,
 //! node heartbeats, deletion, namespace finalization), which record no entry.
@@ -561,6 +561,32 @@ pub(crate) fn record_update(
     store(new, list);
 }
 
+/// The managed fields after `manager` wrote `spec.replicas` through the scale subresource
+/// (upstream's `ScaleHandler`): the count moves to an Update entry of the manager's with
+/// subresource `scale`, in the parent's apiVersion, and every other entry loses it. A write
+/// that leaves the count as it was changes no entry.
+pub(crate) fn record_scale(
+    def: &ResourceDef,
+    old: &Value,
+    new: &mut Value,
+    manager: &str,
+    now: &str,
+) {
+    if old.pointer("/spec/replicas") == new.pointer("/spec/replicas") {
+        return;
+    }
+    let replicas: Path = vec![Elem::Field("spec".into()), Elem::Field("replicas".into())];
+    let mut list = entries(old);
+    for e in list.iter_mut() {
+        e.set.remove(&replicas);
+    }
+    let e = entry_mut(&mut list, manager, "Update", &def.api_version(), "scale");
+    e.set.insert(replicas);
+    e.api_version = def.api_version();
+    e.time = Some(now.to_string());
+    store(new, list);
+}
+
 /// A control loop's write of a pod's status (the kubelet, kube-scheduler): upstream they PATCH
 /// the status subresource, which records an Update entry for them like any client's.
 pub(crate) fn record_pod_status_write(cur: &Value, next: &mut Value, manager: &str) {
@@ -712,6 +738,37 @@ mod tests {
         assert_eq!(
             encode(&list[1].set),
             json!({"f:metadata": {"f:labels": {"f:a": {}, "f:c": {}}}})
+        );
+    }
+
+    #[test]
+    fn a_scale_write_moves_the_replicas_to_its_writer() {
+        let def = resources::lookup("apps", "v1", "deployments").expect("deployments");
+        let applied = json!({"f:spec": {"f:replicas": {}, "f:paused": {}}});
+        let old = json!({"metadata": {"managedFields": [{"manager": "kubectl", "operation": "Apply",
+            "apiVersion": "apps/v1", "fieldsType": "FieldsV1", "fieldsV1": applied}]},
+            "spec": {"replicas": 2, "paused": false}});
+        let mut same = old.clone();
+        record_scale(def, &old, &mut same, "hpa", "T");
+        assert_eq!(same, old, "an unchanged count changes no entry");
+        let mut next = old.clone();
+        next["spec"]["replicas"] = json!(5);
+        record_scale(def, &old, &mut next, "hpa", "T");
+        let list = entries(&next);
+        assert_eq!(list.len(), 2);
+        assert_eq!(encode(&list[0].set), json!({"f:spec": {"f:paused": {}}}));
+        assert_eq!(
+            (
+                list[1].manager.as_str(),
+                list[1].operation.as_str(),
+                list[1].subresource.as_str()
+            ),
+            ("hpa", "Update", "scale")
+        );
+        assert_eq!(encode(&list[1].set), json!({"f:spec": {"f:replicas": {}}}));
+        assert_eq!(
+            list[1].printed(),
+            "\"hpa\" with subresource \"scale\" using apps/v1 at T"
         );
     }
 }

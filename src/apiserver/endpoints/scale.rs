@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::apiserver::endpoints::patch;
 use crate::apiserver::endpoints::reply::store_err;
+use crate::apiserver::endpoints::{managed_fields, patch};
 use crate::apiserver::registry::apps::workload::{format_selector, label_selector};
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};
@@ -112,10 +112,16 @@ pub(crate) fn update(
         None => None,
     };
     let key = def.key_for(&ctx.info.namespace, &name);
+    let manager = managed_fields::manager_name(ctx.info.query("fieldManager"), &ctx.user_agent);
+    let now = util::now();
     let stored = ctx
         .api
         .store
-        .update(&key, expected, ctx.write, |o| Ok(with_replicas(o, n)))
+        .update(&key, expected, ctx.write, |o| {
+            let mut next = with_replicas(o, n);
+            managed_fields::record_scale(def, o, &mut next, &manager, &now);
+            Ok(next)
+        })
         .map_err(|e| match e {
             StoreError::Conflict => ApiError::stale(def.group, def.plural, &name),
             e => store_err(def, &name, e),
