@@ -178,5 +178,7 @@ fn journey_rejects_bad_input_with_exit_2() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("expected a single object of kind Pod"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a journey follows one object of kind Pod")
+    );
 }

@@ -50,30 +50,7 @@ use crate::kubeconfig::{Kubeconfig, Selection};
 fn read_pod(path: &Path) -> Result<Value, CommandError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CommandError::Input(format!("{}: {e}", path.display())))?;
-    let v: Value = serde_yaml::from_str(&text).map_err(|e| {
-        CommandError::Input(format!(
-            "{}: not a YAML or JSON manifest: {e}",
-            path.display()
-        ))
-    })?;
-    let kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
-    if kind != "Pod" && workload::kind_of(&v).is_none() {
-        return Err(CommandError::Input(format!(
-            "{}: expected a single object of kind Pod, Deployment, ReplicaSet, DaemonSet or StatefulSet",
-            path.display()
-        )));
-    }
-    if v.pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        let what = if kind == "Pod" { "pod" } else { kind };
-        return Err(CommandError::Input(format!(
-            "{}: the {what} needs metadata.name",
-            path.display()
-        )));
-    }
-    Ok(v)
+    crate::journey::manifest::parse(&text, path).map_err(CommandError::Input)
 }
 
 pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {

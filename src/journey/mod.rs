@@ -4,6 +4,7 @@
 //! internals). `build` assembles one from what a run collected; the TUI and `journey` read it.
 
 pub mod build;
+pub mod manifest;
 pub mod run;
 pub mod spread_text;
 pub mod text;

@@ -62,7 +62,7 @@ impl JourneyState {
 
     /// Parses the manifest text (YAML or JSON), which must be one Pod with a name.
     pub fn set_manifest(&mut self, text: &str) {
-        self.manifest = Some(parse(text, &self.path));
+        self.manifest = Some(crate::journey::manifest::parse(text, &self.path));
         self.collected = None;
         self.workload = None;
         self.pod_open = false;
@@ -179,29 +179,6 @@ impl JourneyState {
     }
 }
 
-fn parse(text: &str, path: &std::path::Path) -> Result<Value, String> {
-    let v: Value = serde_yaml::from_str(text)
-        .map_err(|e| format!("{}: not a YAML or JSON manifest: {e}", path.display()))?;
-    let kind = v.get("kind").and_then(Value::as_str).unwrap_or_default();
-    if kind != "Pod" && crate::journey::workload::kind_of(&v).is_none() {
-        return Err(format!(
-            "{}: expected one object of kind Pod, Deployment, ReplicaSet, DaemonSet or StatefulSet",
-            path.display()
-        ));
-    }
-    if v.pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        let what = if kind == "Pod" { "pod" } else { kind };
-        return Err(format!(
-            "{}: the {what} needs metadata.name",
-            path.display()
-        ));
-    }
-    Ok(v)
-}
-
 /// Pod manifests in `dir` (one object of kind Pod per file, `.json`/`.yaml`/`.yml`), sorted by
 /// name; files that are not a single pod (cluster states) are left out.
 pub fn pod_files(dir: &std::path::Path) -> Vec<(PathBuf, String)> {
@@ -217,7 +194,7 @@ pub fn pod_files(dir: &std::path::Path) -> Vec<(PathBuf, String)> {
         })
         .filter_map(|p| {
             let text = std::fs::read_to_string(&p).ok()?;
-            parse(&text, &p).ok()?;
+            crate::journey::manifest::parse(&text, &p).ok()?;
             Some((p, text))
         })
         .collect();
