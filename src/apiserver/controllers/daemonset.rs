@@ -328,7 +328,6 @@ fn sync(api: &Api, ns: &str, name: &str) {
     if let Some(c) = ds.at("/status/collisionCount") {
         status["collisionCount"] = c.clone();
     }
-    let mut status = status;
     if let Some(m) = status.as_object_mut() {
         m.retain(|k, v| {
             !matches!(
