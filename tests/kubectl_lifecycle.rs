@@ -443,6 +443,37 @@ fn delete_options_and_an_orphaning_deletecollection_over_curl() {
     assert_eq!(code, 200, "{r}");
     assert_eq!(r["metadata"]["finalizers"], json!(["orphan"]), "{r}");
     assert_eq!(r["metadata"]["generation"], generation + 1, "{r}");
+    // Held by a finalizer of someone else's, it is deleting for as long as one likes: its
+    // controller scales nothing but reports the new generation (upstream's syncStatusOnly).
+    deployment(&k, "three", "default", 1);
+    k.ok(&[
+        "patch",
+        "deployment",
+        "three",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ]);
+    k.ok(&["delete", "deployment", "three", "--wait=false"]);
+    let observed = wait_for(LONG, || {
+        let d = &items(&k, &["get", "deployments", "-l", "app=three"])[0];
+        (d["status"]["observedGeneration"] == d["metadata"]["generation"]
+            && d["metadata"]["deletionTimestamp"].is_string())
+        .then_some(())
+    });
+    assert!(
+        observed.is_some(),
+        "{:?}",
+        items(&k, &["get", "deployments", "-l", "app=three"])
+    );
+    k.ok(&[
+        "patch",
+        "deployment",
+        "three",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
     let (code, r) = curl(
         &srv,
         "DELETE",

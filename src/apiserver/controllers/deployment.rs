@@ -301,13 +301,16 @@ fn sync(api: &Api, ns: &str, name: &str) {
     let Some(d) = api.store.get(&d_def.key_for(ns, name)) else {
         return;
     };
-    if terminating(&d) {
-        return;
-    }
     let mut d = (*d).clone();
     d["kind"] = json!("Deployment");
     d["apiVersion"] = json!("apps/v1");
     let mut out = Outcome::default();
+    if terminating(&d) {
+        // syncStatusOnly: nothing is scaled, but the status follows, observedGeneration too
+        // (a delete bumps the generation when it marks the object).
+        status(api, &d, ns, name, &out);
+        return;
+    }
     let rss = claim(api, &d, rs_def, client::list(api, rs_def, ns));
     let template = d.at("/spec/template").cloned().unwrap_or(json!({}));
     let is_new = |rs: &Value| without_hash(rs.at("/spec/template")) == template;
