@@ -157,7 +157,7 @@ fn prepare(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let manager = managed_fields::manager_name(ctx.info.query("fieldManager"), &ctx.user_agent);
+    let manager = managed_fields::request_manager(ctx);
     // NamespaceLifecycle first: a missing namespace is a 404 before any other plugin looks.
     let (rec, res) = plugins::namespace_lifecycle(
         &*ctx.api.store,

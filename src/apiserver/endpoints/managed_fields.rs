@@ -608,10 +608,7 @@ pub(crate) enum Stamp {
 impl Stamp {
     /// The Update of the request's manager.
     pub(crate) fn update(ctx: &Ctx<'_>) -> Stamp {
-        Stamp::Update(manager_name(
-            ctx.info.query("fieldManager"),
-            &ctx.user_agent,
-        ))
+        Stamp::Update(request_manager(ctx))
     }
 
     /// Put the managed fields on `next`, the object about to replace `cur`.
@@ -638,6 +635,11 @@ impl Stamp {
             }
         }
     }
+}
+
+/// The manager of the request in `ctx`, by [`manager_name`].
+pub(crate) fn request_manager(ctx: &Ctx<'_>) -> String {
+    manager_name(ctx.info.query("fieldManager"), &ctx.user_agent)
 }
 
 /// The manager a write names: `?fieldManager=`, else the User-Agent up to its first `/`

@@ -112,7 +112,7 @@ pub(crate) fn update(
         None => None,
     };
     let key = def.key_for(&ctx.info.namespace, &name);
-    let manager = managed_fields::manager_name(ctx.info.query("fieldManager"), &ctx.user_agent);
+    let manager = managed_fields::request_manager(ctx);
     let now = util::now();
     let stored = ctx
         .api
