@@ -428,3 +428,79 @@ fn kubectl_scale_owns_the_replicas_it_wrote() {
         assert_eq!(replicas(&k), "2", "{label}");
     });
 }
+
+/// The control loops' writes are kube-controller-manager's in managedFields, as upstream's:
+/// the Deployment's revision annotation (an Update) and its status (subresource `status`),
+/// and the ReplicaSet's pods, whose template fields it owns. A server-side apply of the same
+/// manifest then conflicts with none of them.
+#[test]
+fn controllers_writes_are_kube_controller_managers() {
+    with_one_kubectl(|label, bin| {
+        let server = ServeProcess::start(&[]);
+        let k = Applier {
+            k: Kubectl::new(label, bin, server.kubeconfig()),
+            dir: tempfile::tempdir().expect("manifest dir"),
+        };
+        let m = k.manifest("web.yaml", DEPLOYMENT);
+        k.ok(&["apply", "--server-side", "-f", &m]);
+        let get = |what: &[&str]| -> serde_json::Value {
+            let mut args = vec!["get"];
+            args.extend_from_slice(what);
+            args.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
+            serde_json::from_str(&k.ok(&args)).expect("json")
+        };
+        let owned = |obj: &serde_json::Value, sub: &str| -> Option<serde_json::Value> {
+            obj["metadata"]["managedFields"]
+                .as_array()?
+                .iter()
+                .find(|e| {
+                    e["manager"] == "kube-controller-manager"
+                        && e["operation"] == "Update"
+                        && e["subresource"].as_str().unwrap_or_default() == sub
+                })
+                .map(|e| e["fieldsV1"].clone())
+        };
+        let d = wait_for(Duration::from_secs(20), || {
+            let d = get(&["deployment", "web"]);
+            (d["status"]["availableReplicas"] == 2 && owned(&d, "status").is_some()).then_some(d)
+        })
+        .unwrap_or_else(|| panic!("{label}: web never available with its status owned"));
+        let main = owned(&d, "").unwrap_or_else(|| panic!("{label}: no Update entry: {d}"));
+        assert_eq!(
+            main,
+            serde_json::json!({"f:metadata": {"f:annotations": {
+                ".": {}, "f:deployment.kubernetes.io/revision": {}}}}),
+            "{label}"
+        );
+        let status = owned(&d, "status").unwrap_or_default();
+        for f in [
+            "f:availableReplicas",
+            "f:conditions",
+            "f:observedGeneration",
+        ] {
+            assert!(
+                status["f:status"].get(f).is_some(),
+                "{label}: {f}: {status}"
+            );
+        }
+        let pods = get(&["pods", "-l", "app=web"]);
+        let pod = &pods["items"][0];
+        let fields = owned(pod, "").unwrap_or_else(|| panic!("{label}: {pod}"));
+        assert!(
+            fields
+                .pointer("/f:metadata/f:ownerReferences")
+                .is_some_and(|o| o
+                    .as_object()
+                    .is_some_and(|m| m.keys().any(|k| k.starts_with("k:{\"uid\":")))),
+            "{label}: {fields}"
+        );
+        assert!(
+            fields
+                .pointer("/f:spec/f:containers")
+                .is_some_and(|c| c.as_object().is_some_and(|m| !m.is_empty())),
+            "{label}: {fields}"
+        );
+        let applied = k.run(&["apply", "--server-side", "-f", &m]);
+        assert_eq!(applied.code, 0, "{label}: {}", applied.stderr);
+    });
+}

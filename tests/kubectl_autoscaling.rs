@@ -334,6 +334,31 @@ fn the_controller_holds_the_bounds_and_says_why_it_cannot_measure() {
         k.ok(&["scale", "deployment", "web", "--replicas=9"]);
         let down = wait_for(PERIODS, || (replicas(&k, "web") == 4).then_some(()));
         assert!(down.is_some(), "web was not scaled down to maxReplicas");
+        // Through the scale subresource, as upstream's scale client: the count is
+        // kube-controller-manager's, in its Update entry with subresource scale.
+        let web = json(
+            &k,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ],
+        );
+        let owners: Vec<(Value, Value)> = web["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e.pointer("/fieldsV1/f:spec/f:replicas").is_some())
+            .map(|e| (e["manager"].clone(), e["subresource"].clone()))
+            .collect();
+        assert_eq!(
+            owners,
+            vec![(Value::from("kube-controller-manager"), Value::from("scale"))],
+            "{web}"
+        );
         let events = k.ok(&[
             "get",
             "events",

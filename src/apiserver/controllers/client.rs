@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::apiserver::endpoints::managed_fields::{self, Scope};
 use crate::apiserver::endpoints::{create, pods};
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
@@ -20,9 +21,28 @@ fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
     v.pointer(p).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Create `obj` as `manager` (e.g. `kube-controller-manager`) would: kind and apiVersion set,
-/// a `generateName` completed, the kind's strategy run, then stored with a uid.
-pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc<Value>, ApiError> {
+/// The field manager the control loops write as: kube-controller-manager's User-Agent prefix,
+/// the name upstream's managedFields give its writes.
+pub(crate) const MANAGER: &str = "kube-controller-manager";
+
+/// The field manager of what kube-apiserver keeps itself (the `kubernetes` Service and its
+/// endpoints).
+pub(crate) const APISERVER: &str = "kube-apiserver";
+
+/// Create `obj` as kube-controller-manager would ([`create_as`]).
+pub(crate) fn create(api: &Api, def: &ResourceDef, obj: Value) -> Result<Arc<Value>, ApiError> {
+    create_as(api, def, obj, MANAGER)
+}
+
+/// Create `obj` as `manager` would: kind and apiVersion set, a `generateName` completed, the
+/// kind's strategy run, then stored with a uid and the manager's Update entry, which owns what
+/// it sent (defaulted, before admission), as a client's create records.
+pub(crate) fn create_as(
+    api: &Api,
+    def: &ResourceDef,
+    mut obj: Value,
+    manager: &str,
+) -> Result<Arc<Value>, ApiError> {
     obj["kind"] = json!(def.kind);
     obj["apiVersion"] = json!(def.api_version());
     if obj.get("metadata").is_none_or(|m| !m.is_object()) {
@@ -40,10 +60,15 @@ pub(crate) fn create(api: &Api, def: &ResourceDef, mut obj: Value) -> Result<Arc
     let mut trace = RequestTrace::new(util::uuid(), util::now(), "POST", "");
     in_process_stages(&mut trace);
     kinds::omit_empty_meta_maps(&mut obj);
+    let fields =
+        managed_fields::update_field_set(def, Scope::of(def, ""), &create::defaulted(def, &obj));
     obj["metadata"]["uid"] = json!(util::uuid());
     // A controller's create has no client to read warnings.
     kinds::prepare_create(api, def, &mut obj, &mut trace, &mut Vec::new())?;
-    obj["metadata"]["creationTimestamp"] = json!(util::now());
+    let now = util::now();
+    obj["metadata"]["creationTimestamp"] = json!(now);
+    obj["metadata"]["managedFields"] =
+        managed_fields::created_entries(def, manager, "Update", &fields, &now);
     let mut key = String::new();
     let (name, stored) = create::store_create(
         &*api.store,
@@ -104,7 +129,9 @@ fn record_trace(
 }
 
 /// Guaranteed update of a whole object (spec, metadata or status): `f` edits a copy of the
-/// current object; an unchanged object writes nothing.
+/// current object; an unchanged object writes nothing. What changed is recorded as
+/// kube-controller-manager's (`managed_fields::record_own_write`), unless `f` recorded the
+/// write itself (the autoscaler's, through the scale subresource).
 pub(crate) fn update(
     api: &Api,
     def: &ResourceDef,
@@ -116,6 +143,11 @@ pub(crate) fn update(
         .update(&def.key_for(ns, name), None, Write::Commit, |cur| {
             let mut next = cur.clone();
             f(&mut next);
+            let recorded =
+                next.pointer("/metadata/managedFields") != cur.pointer("/metadata/managedFields");
+            if next != *cur && !recorded {
+                managed_fields::record_own_write(def, cur, &mut next, MANAGER);
+            }
             Ok(next)
         })
         .map_err(|e| store_error(def, name, e))

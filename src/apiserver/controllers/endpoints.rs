@@ -148,12 +148,12 @@ pub(crate) fn kubernetes_service(api: &Api, addr: SocketAddr) {
         "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
         "spec": {"type": "ClusterIP", "clusterIP": first, "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}], "sessionAffinity": "None"},
     });
-    let _ = client::create(api, def("", "services"), svc);
+    let _ = client::create_as(api, def("", "services"), svc, client::APISERVER);
     let ep = json!({
         "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
         "subsets": [{"addresses": [{"ip": ip}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}],
     });
-    let _ = client::create(api, def("", "endpoints"), ep);
+    let _ = client::create_as(api, def("", "endpoints"), ep, client::APISERVER);
     if let Some(slice_def) =
         crate::apiserver::registry::resources::lookup("discovery.k8s.io", "v1", "endpointslices")
     {
@@ -163,6 +163,6 @@ pub(crate) fn kubernetes_service(api: &Api, addr: SocketAddr) {
             "endpoints": [{"addresses": [ip], "conditions": {"ready": true}}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
         });
-        let _ = client::create(api, slice_def, slice);
+        let _ = client::create_as(api, slice_def, slice, client::APISERVER);
     }
 }

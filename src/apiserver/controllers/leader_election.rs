@@ -108,7 +108,7 @@ impl Candidate {
                 "metadata": {"name": self.name, "namespace": NAMESPACE},
                 "spec": self.spec(&util::now_micro(), 0),
             });
-            return match client::create(api, def, lease) {
+            return match client::create_as(api, def, lease, self.name) {
                 Ok(stored) => {
                     self.observe(&stored, now);
                     *acquired = true;

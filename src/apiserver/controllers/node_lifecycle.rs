@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::controllers::kubelet_node::NODE_STATUS_UNKNOWN;
 use crate::apiserver::controllers::taint_eviction;
@@ -201,7 +202,7 @@ fn mark_pods_not_ready(api: &Api, nodes: &HashSet<String>) {
             crate::apiserver::endpoints::managed_fields::record_pod_status_write(
                 cur,
                 &mut next,
-                "kube-controller-manager",
+                client::MANAGER,
             );
             Ok(next)
         });

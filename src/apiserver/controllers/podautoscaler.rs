@@ -23,9 +23,6 @@ use crate::apiserver::util;
 /// The event source upstream's recorder names.
 const COMPONENT: &str = "horizontal-pod-autoscaler";
 
-/// The field manager of its scale writes: kube-controller-manager's User-Agent prefix.
-const MANAGER: &str = "kube-controller-manager";
-
 /// What the metrics clients answer on a cluster that serves none of the metrics APIs.
 const NO_RESOURCE_METRICS: &str = "unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)";
 const NO_CUSTOM_METRICS: &str = "unable to fetch metrics from custom metrics API: the server could not find the requested resource (get pods.custom.metrics.k8s.io)";
@@ -305,7 +302,7 @@ fn reconcile(api: &Api, hpa: &Value) -> bool {
         // by kube-controller-manager's Update entry with subresource `scale`.
         if let Err(e) = client::update(api, def, ns, &target_name, |o| {
             let mut next = with_replicas(o, desired);
-            managed_fields::record_scale(def, o, &mut next, MANAGER, &util::now());
+            managed_fields::record_scale(def, o, &mut next, client::MANAGER, &util::now());
             *o = next;
         }) {
             let msg = e.message;

@@ -104,7 +104,7 @@ impl Provisioner {
             pv["spec"]["nodeAffinity"] = json!({"required": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}});
         }
-        match client::create(api, pvs, pv) {
+        match client::create_as(api, pvs, pv, PROVISIONER) {
             Ok(_) => {
                 workload::event(
                     api,

@@ -143,7 +143,7 @@ fn evict(api: &Api, pod: &Value) {
             crate::apiserver::endpoints::managed_fields::record_pod_status_write(
                 cur,
                 &mut next,
-                "kube-controller-manager",
+                client::MANAGER,
             );
             Ok(next)
         });

@@ -193,10 +193,8 @@ fn prepare(
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace, &mut ctx.warnings)?;
     let now = util::now();
     obj["metadata"]["creationTimestamp"] = json!(now);
-    obj["metadata"]["managedFields"] = json!([{
-        "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
-        "fieldsType": "FieldsV1", "fieldsV1": managed_fields::encode(&fields),
-    }]);
+    obj["metadata"]["managedFields"] =
+        managed_fields::created_entries(def, &manager, operation, &fields, &now);
     Ok(Prepared {
         obj,
         url_ns,
@@ -317,7 +315,7 @@ fn created_as(
 /// The object as upstream's decoder hands it to the field manager: with the scheme's defaults
 /// (a pod's imagePullPolicy, dnsPolicy, ...) but before admission, so a create's Update entry
 /// owns the defaults as kube-apiserver's does.
-fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
+pub(crate) fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
     if (def.group, def.kind) != ("", "Pod") {
         return obj.clone();
     }

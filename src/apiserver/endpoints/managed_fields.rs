@@ -4,10 +4,12 @@
 //! Lists are keyed by [`list_types`]; a list it does not name is atomic (a leaf).
 //!
 //! Writers: every client's create, PUT, PATCH and apply, the scale subresource's too; the
-//! kubelet's and kube-scheduler's pod status writes; the autoscaler's scale writes. Not modelled: field sets per API version (one version per kind is
-//! served), `i:` index elements (no served list is keyed by position), structs marked atomic,
-//! fields whose value is `null` (left out of sets), and the server's other own writes (binding,
-//! node heartbeats, deletion, namespace finalization), which record no entry.
+//! kubelet's and kube-scheduler's pod status writes; the control loops' creates and updates
+//! (`controllers::client`) and the autoscaler's scale writes. Not modelled: field sets per API
+//! version (one version per kind is served), `i:` index elements (no served list is keyed by
+//! position), structs marked atomic, fields whose value is `null` (left out of sets), and the
+//! server's other own writes (the objects a fresh cluster or a scenario starts with, binding,
+//! node heartbeats, deletion, namespace finalization, Lease renewals), which record no entry.
 
 use std::collections::BTreeSet;
 
@@ -547,18 +549,69 @@ pub(crate) fn record_update(
     let mut list = Some(entries(sent))
         .filter(|l| sub.is_empty() && !l.is_empty())
         .unwrap_or_else(|| entries(old));
-    if !cmp.is_empty() {
-        let changed = cmp.changed();
-        for e in list.iter_mut() {
-            e.set
-                .retain(|p| !changed.contains(p) && !cmp.removed.contains(p));
-        }
-        let e = entry_mut(&mut list, manager, "Update", &def.api_version(), sub);
-        e.set.extend(changed);
-        e.api_version = def.api_version();
-        e.time = Some(now.to_string());
-    }
+    take_changes(&mut list, &cmp, def, manager, sub, now);
     store(new, list);
+}
+
+/// `manager`'s Update entry for `sub` gains what `cmp` saw changed; every entry loses what
+/// changed under it or was removed. Nothing moves when nothing changed.
+fn take_changes(
+    list: &mut Vec<Entry>,
+    cmp: &Comparison,
+    def: &ResourceDef,
+    manager: &str,
+    sub: &str,
+    now: &str,
+) {
+    if cmp.is_empty() {
+        return;
+    }
+    let changed = cmp.changed();
+    for e in list.iter_mut() {
+        e.set
+            .retain(|p| !changed.contains(p) && !cmp.removed.contains(p));
+    }
+    let e = entry_mut(list, manager, "Update", &def.api_version(), sub);
+    e.set.extend(changed);
+    e.api_version = def.api_version();
+    e.time = Some(now.to_string());
+}
+
+/// A control loop's write of a whole object (`controllers::client::update`). Upstream's
+/// controllers send an object's spec and metadata and its status in separate calls (Update,
+/// UpdateStatus), so what changed outside `status` goes to `manager`'s entry and what changed
+/// in it to the manager's entry with subresource `status`, for kinds that serve one.
+pub(crate) fn record_own_write(def: &ResourceDef, old: &Value, new: &mut Value, manager: &str) {
+    let subs: &[&str] = if def.subresources.contains(&"status") {
+        &["", "status"]
+    } else {
+        &[""]
+    };
+    let now = util::now();
+    let mut list = entries(old);
+    let before = list.clone();
+    for sub in subs {
+        let cmp = compare(def, Scope::of(def, sub), old, new);
+        take_changes(&mut list, &cmp, def, manager, sub, &now);
+    }
+    if list != before {
+        store(new, list);
+    }
+}
+
+/// The one entry a create records: `manager` owns `fields`, what it sent once defaulted
+/// (`operation` `Update`, or `Apply` for a server-side apply).
+pub(crate) fn created_entries(
+    def: &ResourceDef,
+    manager: &str,
+    operation: &str,
+    fields: &FieldSet,
+    now: &str,
+) -> Value {
+    json!([{
+        "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
+        "fieldsType": "FieldsV1", "fieldsV1": encode(fields),
+    }])
 }
 
 /// The managed fields after `manager` wrote `spec.replicas` through the scale subresource
@@ -772,5 +825,52 @@ mod tests {
             list[1].printed(),
             "\"hpa\" with subresource \"scale\" using apps/v1 at T"
         );
+    }
+
+    #[test]
+    fn a_control_loops_write_splits_into_its_update_and_its_status_entries() {
+        let def = resources::lookup("apps", "v1", "deployments").expect("deployments");
+        let mine = json!({"f:spec": {"f:replicas": {}}});
+        let old = json!({"metadata": {"managedFields": [{"manager": "kubectl", "operation": "Apply",
+            "apiVersion": "apps/v1", "fieldsType": "FieldsV1", "fieldsV1": mine}]},
+            "spec": {"replicas": 2}});
+        let mut same = old.clone();
+        record_own_write(def, &old, &mut same, "kcm");
+        assert_eq!(same, old, "nothing changed, no entry moves");
+        let mut next = old.clone();
+        next["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "1"});
+        next["status"] = json!({"replicas": 2, "observedGeneration": 1});
+        record_own_write(def, &old, &mut next, "kcm");
+        let list = entries(&next);
+        let find = |sub: &str| {
+            list.iter()
+                .find(|e| e.manager == "kcm" && e.operation == "Update" && e.subresource == sub)
+                .map(|e| encode(&e.set))
+        };
+        assert_eq!(
+            find(""),
+            Some(json!({"f:metadata": {"f:annotations": {
+                ".": {}, "f:deployment.kubernetes.io/revision": {}}}}))
+        );
+        assert_eq!(
+            find("status"),
+            Some(json!({"f:status": {"f:observedGeneration": {}, "f:replicas": {}}}))
+        );
+        assert_eq!(
+            list.iter()
+                .find(|e| e.manager == "kubectl")
+                .map(|e| encode(&e.set)),
+            Some(mine)
+        );
+        // A kind without a status subresource: one entry for all it changed.
+        let cm = resources::lookup("", "v1", "configmaps").expect("configmaps");
+        let old = json!({"metadata": {"name": "c"}, "data": {"a": "1"}});
+        let mut next = old.clone();
+        next["data"]["b"] = json!("2");
+        record_own_write(cm, &old, &mut next, "kcm");
+        let list = entries(&next);
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].subresource, "");
+        assert_eq!(encode(&list[0].set), json!({"f:data": {"f:b": {}}}));
     }
 }
