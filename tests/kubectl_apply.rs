@@ -504,3 +504,52 @@ fn controllers_writes_are_kube_controller_managers() {
         assert_eq!(applied.code, 0, "{label}: {}", applied.stderr);
     });
 }
+
+/// A create records what the scheme's defaults added, and no entry when it owns nothing, as
+/// upstream's field manager: `kubectl create namespace` owns the `kubernetes.io/metadata.name`
+/// label SetDefaults_Namespace adds; `kubectl create serviceaccount` sends only a name and the
+/// namespace's `default` account is made of one, so neither has managedFields. Here the
+/// namespace's label was nobody's and both accounts showed an entry owning `{}`.
+#[test]
+fn a_create_owns_what_the_defaults_added_and_no_entry_owns_nothing() {
+    with_one_kubectl(|label, bin| {
+        let server = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, server.kubeconfig());
+        let get = |what: &[&str]| -> serde_json::Value {
+            let mut args = vec!["get"];
+            args.extend_from_slice(what);
+            args.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
+            serde_json::from_str(&k.ok(&args)).expect("json")
+        };
+        k.ok(&["create", "namespace", "shop"]);
+        let ns = get(&["namespace", "shop"]);
+        let entries = ns["metadata"]["managedFields"].as_array().cloned();
+        let entry = entries
+            .iter()
+            .flatten()
+            .find(|e| e["operation"] == "Update" && e["manager"] == "kubectl-create");
+        assert_eq!(
+            entry.and_then(|e| e.pointer("/fieldsV1/f:metadata/f:labels")),
+            Some(&serde_json::json!({".": {}, "f:kubernetes.io/metadata.name": {}})),
+            "{label}: {entries:?}"
+        );
+        k.ok(&["create", "serviceaccount", "bot", "-n", "shop"]);
+        let made = wait_for(Duration::from_secs(20), || {
+            k.run(&["get", "serviceaccount", "default", "-n", "shop"])
+                .code
+                .eq(&0)
+                .then_some(())
+        });
+        assert!(
+            made.is_some(),
+            "{label}: shop never got its default account"
+        );
+        for name in ["bot", "default"] {
+            let sa = get(&["serviceaccount", name, "-n", "shop"]);
+            assert!(
+                sa["metadata"].get("managedFields").is_none(),
+                "{label}: {name}: {sa}"
+            );
+        }
+    });
+}

@@ -67,8 +67,7 @@ pub(crate) fn create_as(
     kinds::prepare_create(api, def, &mut obj, &mut trace, &mut Vec::new())?;
     let now = util::now();
     obj["metadata"]["creationTimestamp"] = json!(now);
-    obj["metadata"]["managedFields"] =
-        managed_fields::created_entries(def, manager, "Update", &fields, &now);
+    managed_fields::stamp_created(&mut obj, def, manager, "Update", &fields, &now);
     let mut key = String::new();
     let (name, stored) = create::store_create(
         &*api.store,

@@ -193,8 +193,7 @@ fn prepare(
     kinds::prepare_create(ctx.api, def, &mut obj, ctx.trace, &mut ctx.warnings)?;
     let now = util::now();
     obj["metadata"]["creationTimestamp"] = json!(now);
-    obj["metadata"]["managedFields"] =
-        managed_fields::created_entries(def, &manager, operation, &fields, &now);
+    managed_fields::stamp_created(&mut obj, def, &manager, operation, &fields, &now);
     Ok(Prepared {
         obj,
         url_ns,
@@ -314,8 +313,24 @@ fn created_as(
 
 /// The object as upstream's decoder hands it to the field manager: with the scheme's defaults
 /// (a pod's imagePullPolicy, dnsPolicy, ...) but before admission, so a create's Update entry
-/// owns the defaults as kube-apiserver's does.
+/// owns the defaults as kube-apiserver's does (a namespace's `kubernetes.io/metadata.name`
+/// label is SetDefaults_Namespace's, so its creator owns it).
 pub(crate) fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
+    if (def.group, def.kind) == ("", "Namespace") {
+        let mut ns = obj.clone();
+        let name = ns
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let labels_ok = ns
+            .pointer("/metadata/labels")
+            .is_none_or(|l| l.is_object() || l.is_null());
+        if !name.is_empty() && labels_ok {
+            let name = json!(name);
+            ns["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+        }
+        return ns;
+    }
     if (def.group, def.kind) != ("", "Pod") {
         return obj.clone();
     }

@@ -599,19 +599,33 @@ pub(crate) fn record_own_write(def: &ResourceDef, old: &Value, new: &mut Value, 
     }
 }
 
-/// The one entry a create records: `manager` owns `fields`, what it sent once defaulted
-/// (`operation` `Update`, or `Apply` for a server-side apply).
-pub(crate) fn created_entries(
+/// A created object's managed fields: the one entry of `manager`, owning `fields`, what it
+/// sent once defaulted (`operation` `Update`, or `Apply` for a server-side apply). An Update
+/// that owns nothing (`kubectl create serviceaccount`, a namespace's `default` account) records
+/// no entry, as upstream's updater drops a manager whose set is empty; an applier keeps its
+/// entry, empty or not.
+pub(crate) fn stamp_created(
+    obj: &mut Value,
     def: &ResourceDef,
     manager: &str,
     operation: &str,
     fields: &FieldSet,
     now: &str,
-) -> Value {
-    json!([{
-        "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
-        "fieldsType": "FieldsV1", "fieldsV1": encode(fields),
-    }])
+) {
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if operation == "Update" && fields.is_empty() {
+        meta.remove("managedFields");
+        return;
+    }
+    meta.insert(
+        "managedFields".into(),
+        json!([{
+            "manager": manager, "operation": operation, "apiVersion": def.api_version(), "time": now,
+            "fieldsType": "FieldsV1", "fieldsV1": encode(fields),
+        }]),
+    );
 }
 
 /// The managed fields after `manager` wrote `spec.replicas` through the scale subresource
