@@ -1,7 +1,6 @@
 //! Exec credential plugins as real processes: a script that answers, one that is missing,
 //! one that fails, one that hangs.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -11,9 +10,7 @@ use kexplore::kubeconfig::{Kubeconfig, ResolvedContext};
 mod apiserver_support;
 
 fn script(dir: &Path, name: &str, body: &str) {
-    let p = dir.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    apiserver_support::write_executable(&dir.join(name), &format!("#!/bin/sh\n{body}\n"));
 }
 
 fn context(dir: &Path, command: &str, extra: &str) -> ResolvedContext {

@@ -3,7 +3,6 @@
 //! against its CA), and says so. Also what a missing plugin does to `certs --connect`: its
 //! installHint as the fix, exit 1 (the kubeconfig is fine; getting a credential failed).
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use kexplore::kubeconfig::Secret;
@@ -41,12 +40,10 @@ fn kubeconfig_with_plugin(dir: &Path, srv: &ServeProcess, answer: Option<&Value>
     let plugin = dir.join("cred-plugin");
     if let Some(answer) = answer {
         std::fs::write(dir.join("answer.json"), answer.to_string()).expect("answer");
-        std::fs::write(
+        apiserver_support::write_executable(
             &plugin,
             "#!/bin/sh\ncat \"$(dirname \"$0\")/answer.json\"\n",
-        )
-        .expect("w");
-        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        );
     }
     let ca = base64::Engine::encode(
         &base64::engine::general_purpose::STANDARD,
@@ -206,12 +203,10 @@ fn a_failing_plugin_shows_its_stderr_in_certs_connect() {
     let dir = tempfile::tempdir().expect("tempdir");
     let kc = kubeconfig_with_plugin(dir.path(), &srv, None);
     let plugin = dir.path().join("cred-plugin");
-    std::fs::write(
+    apiserver_support::write_executable(
         &plugin,
         "#!/bin/sh\necho run >> \"$(dirname \"$0\")/runs\"\necho 'refresh token expired: run cred-plugin login' >&2\nexit 4\n",
-    )
-    .expect("w");
-    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     let out = kexplore(&["certs", "--connect", "--kubeconfig", &kc]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");

@@ -313,3 +313,17 @@ pub fn openssl_in(dir: &Path, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Write an executable script at `path`, by a shell of its own, never through a file this
+/// process holds open: a test on another thread that forks while the file is open for writing
+/// here would hold it too until it execs, and running the script then fails with ETXTBSY
+/// ("Text file busy"), as `client_exec`'s credential-cache test did now and then.
+pub fn write_executable(path: &Path, text: &str) {
+    let ok = Command::new("sh")
+        .args(["-c", r#"printf '%s' "$1" > "$0" && chmod 755 "$0""#])
+        .arg(path)
+        .arg(text)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "could not write {}", path.display());
+}
