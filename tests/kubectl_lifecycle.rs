@@ -294,11 +294,79 @@ fn finalizers_hold(label: &str, bin: &std::path::Path) {
     release("pod", "gated");
 }
 
+/// A namespace's own finalizers, as upstream: the client's stay beside the `kubernetes` one the
+/// server adds, an update of the namespace cannot change them, the namespace controller removes
+/// only its own, and the namespace stays Terminating until `finalize` (the recipe for a stuck
+/// namespace, `kubectl replace --raw .../finalize`) empties them. Here the client's finalizer was
+/// dropped at create and `finalize` was not served.
+fn namespace_finalize(label: &str, bin: &std::path::Path, srv: &ServeProcess) {
+    let k = Kubectl::new(label, bin, srv.kubeconfig());
+    let file = |name: &str, v: Value| {
+        let p = srv.dir.path().join(name);
+        std::fs::write(&p, v.to_string()).expect("write manifest");
+        p.to_string_lossy().into_owned()
+    };
+    let ns = |finalizers: Value| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "held"}, "spec": {"finalizers": finalizers}});
+    let refused = k.run(&["create", "-f", &file("plain.json", ns(json!(["plain"])))]);
+    assert!(
+        refused.stderr.contains("The Namespace \"held\" is invalid: spec.finalizers: Invalid value: \"plain\": name is neither a standard finalizer name nor is it fully qualified"),
+        "{label}: {}",
+        refused.stderr
+    );
+    k.ok(&[
+        "create",
+        "-f",
+        &file("held.json", ns(json!(["example.com/hold"]))),
+    ]);
+    let finalizers = |k: &Kubectl| {
+        json(k, &["get", "namespace", "held", "-o", "json"])["spec"]["finalizers"].clone()
+    };
+    assert_eq!(
+        finalizers(&k),
+        json!(["example.com/hold", "kubernetes"]),
+        "{label}"
+    );
+    k.ok(&[
+        "patch",
+        "namespace",
+        "held",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"finalizers":[]}}"#,
+    ]);
+    assert_eq!(
+        finalizers(&k),
+        json!(["example.com/hold", "kubernetes"]),
+        "{label}: an update changed them"
+    );
+    k.ok(&["delete", "namespace", "held", "--wait=false"]);
+    let own_gone = wait_for(LONG, || {
+        (finalizers(&k) == json!(["example.com/hold"])).then_some(())
+    });
+    assert!(own_gone.is_some(), "{label}: {}", finalizers(&k));
+    let still = json(&k, &["get", "namespace", "held", "-o", "json"]);
+    assert_eq!(still["status"]["phase"], "Terminating", "{label}: {still}");
+    let path = file("finalize.json", ns(json!([])));
+    k.ok(&[
+        "replace",
+        "--raw",
+        "/api/v1/namespaces/held/finalize",
+        "-f",
+        &path,
+    ]);
+    let gone = wait_for(LONG, || {
+        let o = k.run(&["get", "namespace", "held"]);
+        (o.code != 0 && o.stderr.contains(r#"namespaces "held" not found"#)).then_some(())
+    });
+    assert!(gone.is_some(), "{label}: finalized, the namespace stayed");
+}
+
 fn run_version(label: &str) {
     with_kubectl(label, |label, bin| {
         namespace_deletion(label, bin);
         cascades(label, bin);
         finalizers_hold(label, bin);
+        namespace_finalize(label, bin, &ServeProcess::start(&[]));
     });
 }
 

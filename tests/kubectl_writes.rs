@@ -356,6 +356,7 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
     assert!(n.len() <= 2, "{label}: {n:?}");
 
     updates_refused(&k, &srv);
+    metadata_refused(&k, &srv);
 }
 
 /// Updates upstream's ValidatePodUpdate refuses: a renamed container (`replace`), a bound
@@ -429,6 +430,59 @@ fn updates_refused(k: &Kubectl, srv: &ServeProcess) {
         Some(1),
         "{label}"
     );
+}
+
+/// ObjectMeta's rules, on create and on update, in kube-apiserver's words: a label key that is
+/// no qualified name, a finalizer without a domain, an owner reference naming nothing. All three
+/// were stored as sent.
+fn metadata_refused(k: &Kubectl, srv: &ServeProcess) {
+    let label = &k.label;
+    let file = |name: &str, text: &str| {
+        let p = srv.dir.path().join(name);
+        std::fs::write(&p, text).expect("write manifest");
+        p.to_string_lossy().into_owned()
+    };
+    let cm = file(
+        "labelled.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labelled\n  labels: {\"bad key!\": v}\n",
+    );
+    let out = k.run(&["create", "-f", &cm]);
+    assert!(
+        out.stderr.contains("The ConfigMap \"labelled\" is invalid: metadata.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters"),
+        "{label}: {}",
+        out.stderr
+    );
+    let pod = file(
+        "held.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: held\n  finalizers: [plain]\nspec:\n  containers: [{name: c, image: nginx}]\n",
+    );
+    let out = k.run(&["create", "-f", &pod]);
+    assert!(
+        out.stderr.contains("The Pod \"held\" is invalid: metadata.finalizers[0]: Invalid value: \"plain\": name is neither a standard finalizer name nor is it fully qualified"),
+        "{label}: {}",
+        out.stderr
+    );
+    k.ok(&["create", "configmap", "owned"]);
+    let out = k.run(&[
+        "patch",
+        "configmap",
+        "owned",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"","uid":"u"}]}}"#,
+    ]);
+    assert!(
+        out.stderr.contains("The ConfigMap \"owned\" is invalid: metadata.ownerReferences.name: Invalid value: \"\": name must not be empty"),
+        "{label}: {}",
+        out.stderr
+    );
+    for name in ["labelled", "held"] {
+        assert_ne!(
+            k.run(&["get", "configmap,pod", name]).code,
+            0,
+            "{label}: {name} was stored"
+        );
+    }
 }
 
 fn run_version(label: &str) {

@@ -11,14 +11,12 @@ use serde_json::{Value, json};
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::garbage_collector::finalizers;
 use crate::apiserver::controllers::workload::{Controller, ns_name, s, terminating};
+use crate::apiserver::registry::core::namespace::FINALIZER;
 use crate::apiserver::registry::resources::{RESOURCES, ResourceDef};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::interface::StoreEvent;
 use crate::apiserver::storage::store::Write;
 use crate::apiserver::util;
-
-/// The finalizer kube-apiserver puts in every namespace's `spec.finalizers`.
-pub(crate) const FINALIZER: &str = "kubernetes";
 
 pub(crate) struct Namespaces;
 

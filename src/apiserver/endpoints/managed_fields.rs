@@ -189,8 +189,11 @@ impl Scope {
     pub(crate) fn of(def: &ResourceDef, sub: &str) -> Option<Scope> {
         match sub {
             "status" => Some(Scope::Status),
-            // `kubectl debug`'s subresource writes a part of the spec.
-            "" | "ephemeralcontainers" if def.subresources.contains(&"status") => Some(Scope::Main),
+            // `kubectl debug`'s subresource writes a part of the spec, a namespace's
+            // `finalize` its finalizers.
+            "" | "ephemeralcontainers" | "finalize" if def.subresources.contains(&"status") => {
+                Some(Scope::Main)
+            }
             "" => None,
             _ => Some(Scope::Status),
         }

@@ -124,9 +124,8 @@ async fn subresource(
             return eviction::evict(ctx);
         }
         ("binding" | "token", "POST")
-        | ("status" | "scale" | "approval" | "ephemeralcontainers", "PUT" | "PATCH") => {
-            dry_run::gate(ctx)?
-        }
+        | ("status" | "scale" | "approval" | "ephemeralcontainers", "PUT" | "PATCH")
+        | ("finalize", "PUT") => dry_run::gate(ctx)?,
         _ => return Err(ApiError::method_not_allowed()),
     };
     ctx.write = write;
@@ -134,7 +133,7 @@ async fn subresource(
         "binding" => pods::binding(ctx, Some(ctx.info.name.clone())),
         "token" => tokens::token_request(ctx),
         "scale" => scale::update(ctx, def, method == Method::PATCH),
-        "approval" | "ephemeralcontainers" if method == Method::PUT => {
+        "approval" | "ephemeralcontainers" | "finalize" if method == Method::PUT => {
             update::update(ctx, def, &sub)
         }
         "approval" | "ephemeralcontainers" => patch(ctx, def, &sub),

@@ -14,6 +14,7 @@ use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::strategies;
 use crate::apiserver::registry::strategy;
+use crate::apiserver::registry::validation_meta;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -209,6 +210,8 @@ fn update_causes(def: &ResourceDef, sub: &str, next: &Value, cur: &Value) -> Vec
     let meta = validation_update::validate_object_meta_update(next, cur);
     let mut causes = meta.clone();
     causes.extend(meta);
+    // Core's finalizer-name check, in the kind's ValidateUpdate only: reported once.
+    validation_meta::kube_finalizer_names(next.get("metadata"), &mut causes);
     if let Some(k) = strategies::of(def.group, def.kind) {
         causes.extend(k.validate_update(sub, next, cur));
     }

@@ -78,6 +78,7 @@ fn subresource_kind(
         "scale" => ("autoscaling", "v1", "Scale", &["get", "patch", "update"]),
         "eviction" => ("policy", "v1", "Eviction", &["create"]),
         "log" => (r.group, r.version, r.kind, &["get"]),
+        "finalize" => (r.group, r.version, r.kind, &["update"]),
         "exec" => (r.group, r.version, "PodExecOptions", &["create", "get"]),
         "attach" => (r.group, r.version, "PodAttachOptions", &["create", "get"]),
         "portforward" => (

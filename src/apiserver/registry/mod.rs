@@ -34,5 +34,6 @@ pub(crate) mod strategies;
 pub(crate) mod strategy;
 pub(crate) mod table;
 pub(crate) mod validation;
+pub(crate) mod validation_meta;
 pub(crate) mod validation_probes;
 pub(crate) mod validation_update;

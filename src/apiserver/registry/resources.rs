@@ -77,7 +77,7 @@ pub static RESOURCES: &[ResourceDef] = &[
         &["ns"],
         CRUD,
         "namespaces",
-        &["status"],
+        &["finalize", "status"],
         &[],
     ),
     r(

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use k8s_openapi::api::core::v1::{Container, Pod, Toleration};
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::{formats, validation_probes};
+use crate::apiserver::registry::{formats, validation_meta, validation_probes};
 use crate::apiserver::request::status::Cause;
 
 // The DNS name rules live with the other formats; every validator reaches them from here too.
@@ -389,6 +389,7 @@ pub fn validate_meta(kind: &str, obj: &Value) -> Vec<Cause> {
         &s("/metadata/generateName"),
         &mut out,
     );
+    validation_meta::on_create(obj.get("metadata"), &mut out);
     out
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::apiserver::registry::go_zero;
+use crate::apiserver::registry::{go_zero, validation_meta};
 use crate::apiserver::request::status::Cause;
 
 /// The fields a pod update may change, as upstream's `updatablePodSpecFields` lists them.
@@ -139,6 +139,7 @@ pub(crate) fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<Cause
             IMMUTABLE,
         ));
     }
+    validation_meta::common(new.get("metadata"), &mut out);
     out
 }
 

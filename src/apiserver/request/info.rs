@@ -5,6 +5,10 @@ use std::collections::HashMap;
 
 use hyper::Method;
 
+/// The subresources of a namespace itself (upstream's `namespaceSubresources`): under
+/// `/namespaces/<ns>/` they name no namespaced resource.
+const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
+
 /// The parsed request attributes (upstream `request.RequestInfo`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct RequestInfo {
@@ -140,11 +144,12 @@ pub fn parse(method: &Method, path: &str, query: Option<&str>) -> RequestInfo {
         watch_prefix = true;
     }
     if rest.first() == Some(&"namespaces") && rest.len() >= 2 {
-        // /namespaces/<ns> itself is the namespace object; deeper paths are namespaced resources.
+        // /namespaces/<ns> itself is the namespace object, /namespaces/<ns>/status and
+        // /finalize its subresources; deeper paths are namespaced resources.
         info.namespace = rest[1].to_string();
-        if rest.len() > 2 {
+        if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
             rest.drain(0..2);
-        } else {
+        } else if rest.len() == 2 {
             info.resource = "namespaces".into();
             info.name = rest[1].to_string();
             rest.clear();
@@ -233,6 +238,19 @@ mod tests {
             ),
             ("get", "namespaces", "foo", "foo")
         );
+        for sub in NAMESPACE_SUBRESOURCES {
+            let i = parse(&Method::PUT, &format!("/api/v1/namespaces/foo/{sub}"), None);
+            assert_eq!(
+                (
+                    i.verb.as_str(),
+                    i.resource.as_str(),
+                    i.name.as_str(),
+                    i.subresource.as_str(),
+                    i.namespace.as_str()
+                ),
+                ("update", "namespaces", "foo", sub, "foo")
+            );
+        }
         let i = parse(
             &Method::GET,
             "/api/v1/pods",

@@ -13,6 +13,7 @@ use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, age_of, column, str_at,
 };
 use crate::apiserver::registry::validation;
+use crate::apiserver::registry::validation_meta;
 use crate::apiserver::request::status::Cause;
 use crate::apiserver::util::At;
 
@@ -343,6 +344,7 @@ pub(crate) fn validate_template(o: &Value, sel: Option<&Value>, kind: &str, out:
             "`selector` does not match template `labels`",
         ));
     }
+    validation_meta::template(Some(template), "spec.template", out);
     let pod = json!({"metadata": {"name": "template"}, "spec": template.get("spec").cloned().unwrap_or(json!({}))});
     match serde_json::from_value::<Pod>(pod) {
         Ok(p) => {

@@ -16,7 +16,7 @@ use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
 };
-use crate::apiserver::registry::{formats, validation};
+use crate::apiserver::registry::{formats, validation, validation_meta};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::RequestTrace;
@@ -198,6 +198,7 @@ pub(crate) fn validate_job_spec(spec: &Value, path: &str, out: &mut Vec<Cause>) 
         out.push(Cause::required(&format!("{path}.template"), ""));
         return;
     };
+    validation_meta::template(Some(template), &format!("{path}.template"), out);
     let pod = json!({"metadata": {"name": "template"}, "spec": template.get("spec").cloned().unwrap_or(json!({}))});
     match serde_json::from_value::<Pod>(pod) {
         Ok(p) => {

@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 use crate::apiserver::registry::strategy::{
     Strategy, age_of, column, field_at, kind_type, str_at, validate_into_trace,
 };
+use crate::apiserver::registry::validation_meta;
 use crate::apiserver::request::context::Api;
-use crate::apiserver::request::status::ApiError;
+use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::RequestTrace;
 
 pub(crate) struct Namespace;
@@ -55,8 +56,72 @@ impl Strategy for Namespace {
     ) -> Result<(), ApiError> {
         let name = str_at(obj, "/metadata/name").to_string();
         obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
-        obj["spec"] = json!({"finalizers": ["kubernetes"]});
+        // The client's finalizers stay; the namespace controller's is added after them.
+        let mut finalizers = spec_finalizers(obj);
+        if !finalizers.iter().any(|f| f == FINALIZER) {
+            finalizers.push(FINALIZER.to_string());
+        }
+        obj["spec"] = json!({"finalizers": finalizers});
         obj["status"] = json!({"phase": "Active"});
-        validate_into_trace("", "Namespace", obj, trace, Vec::new())
+        let causes = finalizer_causes(obj);
+        validate_into_trace("", "Namespace", obj, trace, causes)
     }
+    /// A namespace's finalizers change only through `finalize` (upstream's PrepareForUpdate).
+    fn prepare_update(&self, next: &mut Value, current: &Value) {
+        match (current.pointer("/spec/finalizers"), next.as_object_mut()) {
+            (Some(f), Some(o)) => {
+                let spec = o.entry("spec").or_insert_with(|| json!({}));
+                if spec.is_object() {
+                    spec["finalizers"] = f.clone();
+                }
+            }
+            (None, Some(o)) => {
+                if let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.remove("finalizers");
+                }
+            }
+            _ => {}
+        }
+    }
+    /// `finalize` writes the finalizers and nothing else of the namespace, the recipe for one
+    /// stuck Terminating (`kubectl replace --raw /api/v1/namespaces/<ns>/finalize -f -`).
+    /// Upstream's also takes the body's metadata; here that goes through the main resource.
+    fn merge_subresource(&self, sub: &str, current: &Value, incoming: &Value) -> Option<Value> {
+        (sub == FINALIZE).then(|| {
+            let mut next = current.clone();
+            next["spec"] = json!({"finalizers": spec_finalizers(incoming)});
+            next
+        })
+    }
+    fn validate_update(&self, sub: &str, next: &Value, _current: &Value) -> Vec<Cause> {
+        if sub == FINALIZE {
+            finalizer_causes(next)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// The subresource that writes a namespace's `spec.finalizers`.
+pub(crate) const FINALIZE: &str = "finalize";
+
+/// The finalizer kube-apiserver puts in every namespace's `spec.finalizers`.
+pub(crate) const FINALIZER: &str = "kubernetes";
+
+fn spec_finalizers(obj: &Value) -> Vec<String> {
+    obj.pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect()
+}
+
+fn finalizer_causes(obj: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    for f in spec_finalizers(obj) {
+        validation_meta::finalizer_name(&f, "spec.finalizers", &mut out);
+    }
+    out
 }

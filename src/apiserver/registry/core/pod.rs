@@ -13,6 +13,7 @@ use crate::apiserver::registry::strategy::{
     Strategy, age_of, column, field_at, kind_type, or_none, str_at,
 };
 use crate::apiserver::registry::validation;
+use crate::apiserver::registry::validation_meta;
 use crate::apiserver::registry::validation_update;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -298,6 +299,14 @@ impl Strategy for Pod {
         );
         let mut v = res?;
         let mut causes = validation::validate_pod(&pod);
+        // The rest of ObjectMeta's rules, after the name's and before the spec's, as upstream.
+        let mut meta = Vec::new();
+        validation_meta::on_create(obj.get("metadata"), &mut meta);
+        let at = causes
+            .iter()
+            .take_while(|c| c.field.starts_with("metadata."))
+            .count();
+        causes.splice(at..at, meta);
         causes.extend(ephemeral_containers::refused_on_create(pod.spec.as_ref()));
         trace.stage(
             Stage::Validation,
