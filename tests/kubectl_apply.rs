@@ -553,3 +553,71 @@ fn a_create_owns_what_the_defaults_added_and_no_entry_owns_nothing() {
         }
     });
 }
+
+/// What a fresh cluster holds carries the managedFields of upstream's writer of it: the
+/// `default` namespace, the bootstrap ClusterRoles and their bindings and the built-in
+/// PriorityClasses are kube-apiserver's, `kube-root-ca.crt` is kube-controller-manager's, and an
+/// aggregated role's rules are the aggregation controller's (kube-controller-manager) beside
+/// kube-apiserver's aggregationRule. They had no managedFields at all.
+#[test]
+fn a_fresh_clusters_objects_are_their_writers() {
+    with_one_kubectl(|label, bin| {
+        let server = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, server.kubeconfig());
+        let owners = |what: &[&str]| -> Vec<(String, serde_json::Value)> {
+            let mut args = vec!["get"];
+            args.extend_from_slice(what);
+            args.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
+            let o: serde_json::Value = serde_json::from_str(&k.ok(&args)).expect("json");
+            o["metadata"]["managedFields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    assert_eq!(e["operation"], "Update", "{label}: {what:?}: {e}");
+                    (
+                        e["manager"].as_str().unwrap_or_default().to_string(),
+                        e["fieldsV1"].clone(),
+                    )
+                })
+                .collect()
+        };
+        let apiserver = |what: &[&str]| {
+            let o = owners(what);
+            assert_eq!(o.len(), 1, "{label}: {what:?}: {o:?}");
+            assert_eq!(o[0].0, "kube-apiserver", "{label}: {what:?}");
+            o[0].1.clone()
+        };
+        let ns = apiserver(&["namespace", "default"]);
+        assert!(
+            ns.pointer("/f:metadata/f:labels/f:kubernetes.io~1metadata.name")
+                .is_some(),
+            "{label}: {ns}"
+        );
+        let role = apiserver(&["clusterrole", "cluster-admin"]);
+        assert!(role.get("f:rules").is_some(), "{label}: {role}");
+        apiserver(&["clusterrolebinding", "cluster-admin"]);
+        let pc = apiserver(&["priorityclass", "system-node-critical"]);
+        assert!(pc.get("f:value").is_some(), "{label}: {pc}");
+        let admin = owners(&["clusterrole", "admin"]);
+        let by = |m: &str| {
+            admin
+                .iter()
+                .find(|(who, _)| who == m)
+                .map(|(_, f)| f.clone())
+        };
+        let kcm = by("kube-controller-manager").unwrap_or_default();
+        let api = by("kube-apiserver").unwrap_or_default();
+        assert!(kcm.get("f:rules").is_some(), "{label}: {admin:?}");
+        assert!(
+            api.get("f:aggregationRule").is_some() && api.get("f:rules").is_none(),
+            "{label}: {admin:?}"
+        );
+        let ca = owners(&["configmap", "kube-root-ca.crt", "-n", "default"]);
+        assert_eq!(
+            ca.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(),
+            vec!["kube-controller-manager"],
+            "{label}"
+        );
+    });
+}

@@ -1,13 +1,17 @@
 //! What a fresh cluster holds before anyone talks to it: system namespaces with their
 //! `default` ServiceAccounts, built-in PriorityClasses, the bootstrap RBAC policy (plus the
 //! `developers` role of the workshop), and the demo cluster of the seed: three workers and a
-//! tainted control-plane node, with running pods using the seed's resources.
+//! tainted control-plane node, with running pods using the seed's resources. What upstream's
+//! own components write carries their managedFields entries (kube-apiserver's, or
+//! kube-controller-manager's); the demo's nodes and pods, and a scenario's objects, none.
 
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::{
-    bootstrap_roles, clusterrole_aggregation, provisioner, root_ca_cert_publisher,
+    bootstrap_roles, client, clusterrole_aggregation, provisioner, root_ca_cert_publisher,
 };
+use crate::apiserver::endpoints::create;
+use crate::apiserver::endpoints::managed_fields::{self, Scope};
 use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
@@ -52,6 +56,23 @@ pub(crate) fn put(store: &dyn Storage, def: &ResourceDef, mut obj: Value) -> boo
         .is_ok()
 }
 
+/// `obj` with the managed fields upstream's writer of it leaves: `manager`'s Update entry owning
+/// what it sent (`sent`, defaulted), as `controllers::client::create_as` records a control
+/// loop's create. kube-apiserver writes the system namespaces, priority classes and RBAC
+/// policy; kube-controller-manager the root CA ConfigMap and the aggregated roles' rules.
+fn stamped(def: &ResourceDef, mut obj: Value, sent: &Value, manager: &str) -> Value {
+    let fields =
+        managed_fields::update_field_set(def, Scope::of(def, ""), &create::defaulted(def, sent));
+    managed_fields::stamp_created(&mut obj, def, manager, "Update", &fields, &util::now());
+    obj
+}
+
+/// [`put`] as kube-apiserver, which sent all of `obj`.
+fn put_by_apiserver(store: &dyn Storage, def: &ResourceDef, obj: Value) -> bool {
+    let sent = obj.clone();
+    put(store, def, stamped(def, obj, &sent, client::APISERVER))
+}
+
 fn def(group: &str, plural: &str) -> Option<&'static ResourceDef> {
     resources::RESOURCES
         .iter()
@@ -70,15 +91,15 @@ pub(crate) fn ensure_default_sa(store: &dyn Storage, ns: &str) {
 fn namespace(api: &Api, name: &str) {
     let store = &*api.store;
     if let Some(d) = def("", "namespaces") {
-        put(
-            store,
-            d,
-            json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
-        );
+        let ns = json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+        // Upstream's system namespaces controller sends a name; the rest is the server's.
+        let sent = json!({"metadata": {"name": name}, "spec": {}});
+        put(store, d, stamped(d, ns, &sent, client::APISERVER));
     }
     ensure_default_sa(store, name);
     if let (Some(d), Some(ca)) = (def("", "configmaps"), api.root_ca.as_deref()) {
-        put(store, d, root_ca_cert_publisher::config_map(name, ca));
+        let cm = root_ca_cert_publisher::config_map(name, ca);
+        put(store, d, stamped(d, cm.clone(), &cm, client::MANAGER));
     }
 }
 
@@ -106,10 +127,20 @@ fn cluster_role_with(
         }
         m["annotations"] = json!({"rbac.authorization.kubernetes.io/autoupdate": "true"});
         let mut role = json!({"metadata": m, "rules": rules});
-        if let Some(a) = aggregation_rule {
-            role["aggregationRule"] = a;
-        }
-        put(store, d, role);
+        let Some(a) = aggregation_rule else {
+            put_by_apiserver(store, d, role);
+            return;
+        };
+        // kube-apiserver writes an aggregated role without rules; the aggregation controller
+        // (kube-controller-manager) fills them in.
+        role["aggregationRule"] = a;
+        let mut created = role.clone();
+        created["rules"] = json!([]);
+        let created = stamped(d, created.clone(), &created, client::APISERVER);
+        let mut filled = role;
+        filled["metadata"]["managedFields"] = created["metadata"]["managedFields"].clone();
+        managed_fields::record_own_write(d, &created, &mut filled, client::MANAGER);
+        put(store, d, filled);
     }
 }
 
@@ -122,7 +153,7 @@ fn cluster_role_binding(store: &dyn Storage, name: &str, role: &str, groups: &[&
             .iter()
             .map(|g| json!({"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": g}))
             .collect();
-        put(
+        put_by_apiserver(
             store,
             d,
             json!({"metadata": m, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}, "subjects": subjects}),
@@ -149,7 +180,7 @@ pub fn system(api: &Api) {
                 "Used for system critical pods that must not be moved from their current node.",
             ),
         ] {
-            put(
+            put_by_apiserver(
                 store,
                 d,
                 json!({"metadata": meta(name, None), "value": value, "description": desc, "preemptionPolicy": "PreemptLowerPriority"}),
