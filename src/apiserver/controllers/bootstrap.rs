@@ -11,7 +11,7 @@ use crate::apiserver::controllers::{
     bootstrap_roles, client, clusterrole_aggregation, provisioner, root_ca_cert_publisher,
 };
 use crate::apiserver::endpoints::create;
-use crate::apiserver::endpoints::managed_fields::{self, Scope};
+use crate::apiserver::endpoints::managed_fields;
 use crate::apiserver::filters::authn::PUBLIC_INFO_URLS;
 use crate::apiserver::registry::resources::{self, ResourceDef};
 use crate::apiserver::request::context::Api;
@@ -61,8 +61,7 @@ pub(crate) fn put(store: &dyn Storage, def: &ResourceDef, mut obj: Value) -> boo
 /// loop's create. kube-apiserver writes the system namespaces, priority classes and RBAC
 /// policy; kube-controller-manager the root CA ConfigMap and the aggregated roles' rules.
 fn stamped(def: &ResourceDef, mut obj: Value, sent: &Value, manager: &str) -> Value {
-    let fields =
-        managed_fields::update_field_set(def, Scope::of(def, ""), &create::defaulted(def, sent));
+    let fields = managed_fields::created_field_set(def, &create::defaulted(def, sent));
     managed_fields::stamp_created(&mut obj, def, manager, "Update", &fields, &util::now());
     obj
 }
@@ -93,7 +92,7 @@ fn namespace(api: &Api, name: &str) {
     if let Some(d) = def("", "namespaces") {
         let ns = json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
         // Upstream's system namespaces controller sends a name; the rest is the server's.
-        let sent = json!({"metadata": {"name": name}, "spec": {}});
+        let sent = json!({"metadata": {"name": name}});
         put(store, d, stamped(d, ns, &sent, client::APISERVER));
     }
     ensure_default_sa(store, name);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::apiserver::endpoints::managed_fields::{self, Scope};
+use crate::apiserver::endpoints::managed_fields;
 use crate::apiserver::endpoints::{create, pods};
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
@@ -60,8 +60,7 @@ pub(crate) fn create_as(
     let mut trace = RequestTrace::new(util::uuid(), util::now(), "POST", "");
     in_process_stages(&mut trace);
     kinds::omit_empty_meta_maps(&mut obj);
-    let fields =
-        managed_fields::update_field_set(def, Scope::of(def, ""), &create::defaulted(def, &obj));
+    let fields = managed_fields::created_field_set(def, &create::defaulted(def, &obj));
     obj["metadata"]["uid"] = json!(util::uuid());
     // A controller's create has no client to read warnings.
     kinds::prepare_create(api, def, &mut obj, &mut trace, &mut Vec::new())?;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::apiserver::admission::plugins;
 use crate::apiserver::codec::decode;
 use crate::apiserver::endpoints::dry_run;
-use crate::apiserver::endpoints::managed_fields::{self, FieldSet, Scope};
+use crate::apiserver::endpoints::managed_fields::{self, FieldSet};
 use crate::apiserver::endpoints::reply::{object_reply, store_err, written_reply};
 use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::kinds;
@@ -185,7 +185,7 @@ fn prepare(
         Some(set) => ("Apply", set),
         None => (
             "Update",
-            managed_fields::update_field_set(def, Scope::of(def, ""), &defaulted(def, &obj)),
+            managed_fields::created_field_set(def, &defaulted(def, &obj)),
         ),
     };
     // The uid first, as upstream's FillObjectMetaSystemFields: a Job's selector is made of it.

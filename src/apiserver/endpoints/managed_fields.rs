@@ -602,6 +602,23 @@ pub(crate) fn record_own_write(def: &ResourceDef, old: &Value, new: &mut Value, 
     }
 }
 
+/// What a create's Update entry owns: the fields of `sent` (defaulted) less the top-level ones
+/// sent empty (`spec: {}`, `data: {}`). Upstream's field manager compares the new object with
+/// the kind's zero value, which holds every top-level struct already and leaves empty maps
+/// out, so `kubectl create namespace` owns the name label and no `f:spec`.
+pub(crate) fn created_field_set(def: &ResourceDef, sent: &Value) -> FieldSet {
+    let mut set = update_field_set(def, Scope::of(def, ""), sent);
+    if let Some(top) = sent.as_object() {
+        let empty = |f: &str| {
+            top.get(f)
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty)
+        };
+        set.retain(|p| !matches!(p.as_slice(), [Elem::Field(f)] if empty(f)));
+    }
+    set
+}
+
 /// A created object's managed fields: the one entry of `manager`, owning `fields`, what it
 /// sent once defaulted (`operation` `Update`, or `Apply` for a server-side apply). An Update
 /// that owns nothing (`kubectl create serviceaccount`, a namespace's `default` account) records
