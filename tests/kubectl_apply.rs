@@ -315,6 +315,14 @@ fn server_side(k: &Applier) {
     assert_eq!(labels, serde_json::json!({"app": "ssa"}), "{}", k.label);
 }
 
+/// `kubectl get <what> -o json --show-managed-fields`, parsed.
+fn with_managed_fields(k: &Kubectl, what: &[&str]) -> serde_json::Value {
+    let mut args = vec!["get"];
+    args.extend_from_slice(what);
+    args.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
+    serde_json::from_str(&k.ok(&args)).expect("json")
+}
+
 fn run_version(label: &str) {
     with_kubectl(label, apply_with);
 }
@@ -443,12 +451,7 @@ fn controllers_writes_are_kube_controller_managers() {
         };
         let m = k.manifest("web.yaml", DEPLOYMENT);
         k.ok(&["apply", "--server-side", "-f", &m]);
-        let get = |what: &[&str]| -> serde_json::Value {
-            let mut args = vec!["get"];
-            args.extend_from_slice(what);
-            args.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
-            serde_json::from_str(&k.ok(&args)).expect("json")
-        };
+        let get = |what: &[&str]| with_managed_fields(&k, what);
         let owned = |obj: &serde_json::Value, sub: &str| -> Option<serde_json::Value> {
             obj["metadata"]["managedFields"]
                 .as_array()?
@@ -515,12 +518,7 @@ fn a_create_owns_what_the_defaults_added_and_no_entry_owns_nothing() {
     with_one_kubectl(|label, bin| {
         let server = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, server.kubeconfig());
-        let get = |what: &[&str]| -> serde_json::Value {
-            let mut args = vec!["get"];
-            args.extend_from_slice(what);
-            args.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
-            serde_json::from_str(&k.ok(&args)).expect("json")
-        };
+        let get = |what: &[&str]| with_managed_fields(&k, what);
         k.ok(&["create", "namespace", "shop"]);
         let ns = get(&["namespace", "shop"]);
         let entries = ns["metadata"]["managedFields"].as_array().cloned();
@@ -568,10 +566,7 @@ fn a_fresh_clusters_objects_are_their_writers() {
         let server = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, server.kubeconfig());
         let owners = |what: &[&str]| -> Vec<(String, serde_json::Value)> {
-            let mut args = vec!["get"];
-            args.extend_from_slice(what);
-            args.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
-            let o: serde_json::Value = serde_json::from_str(&k.ok(&args)).expect("json");
+            let o = with_managed_fields(&k, what);
             o["metadata"]["managedFields"]
                 .as_array()
                 .into_iter()

@@ -135,7 +135,8 @@ fn cluster_role_with(
         role["aggregationRule"] = a;
         let mut created = role.clone();
         created["rules"] = json!([]);
-        let created = stamped(d, created.clone(), &created, client::APISERVER);
+        let sent = created.clone();
+        let created = stamped(d, created, &sent, client::APISERVER);
         let mut filled = role;
         filled["metadata"]["managedFields"] = created["metadata"]["managedFields"].clone();
         managed_fields::record_own_write(d, &created, &mut filled, client::MANAGER);

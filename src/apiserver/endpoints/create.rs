@@ -318,17 +318,7 @@ fn created_as(
 pub(crate) fn defaulted(def: &ResourceDef, obj: &Value) -> Value {
     if (def.group, def.kind) == ("", "Namespace") {
         let mut ns = obj.clone();
-        let name = ns
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let labels_ok = ns
-            .pointer("/metadata/labels")
-            .is_none_or(|l| l.is_object() || l.is_null());
-        if !name.is_empty() && labels_ok {
-            let name = json!(name);
-            ns["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
-        }
+        crate::apiserver::registry::core::namespace::name_label(&mut ns);
         return ns;
     }
     if (def.group, def.kind) != ("", "Pod") {

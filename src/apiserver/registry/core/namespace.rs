@@ -54,8 +54,7 @@ impl Strategy for Namespace {
         obj: &mut Value,
         trace: &mut RequestTrace,
     ) -> Result<(), ApiError> {
-        let name = str_at(obj, "/metadata/name").to_string();
-        obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
+        name_label(obj);
         // The client's finalizers stay; the namespace controller's is added after them.
         let mut finalizers = spec_finalizers(obj);
         if !finalizers.iter().any(|f| f == FINALIZER) {
@@ -99,6 +98,19 @@ impl Strategy for Namespace {
         } else {
             Vec::new()
         }
+    }
+}
+
+/// SetDefaults_Namespace: every named namespace carries its name as the
+/// `kubernetes.io/metadata.name` label (left alone when `labels` is not an object: decoding
+/// reports that).
+pub(crate) fn name_label(obj: &mut Value) {
+    let name = str_at(obj, "/metadata/name").to_string();
+    let labels_ok = obj
+        .pointer("/metadata/labels")
+        .is_none_or(|l| l.is_object() || l.is_null());
+    if !name.is_empty() && labels_ok {
+        obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
     }
 }
 
