@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 mod apiserver_support;
 use apiserver_support::kubectl::{Kubectl, with_kubectl};
@@ -599,6 +599,7 @@ fn limits_and_quotas(label: &str, bin: &Path) {
         "{label}: {}",
         k.ok(&["get", "quota", "-n", "quoted"])
     );
+    replica_failure(label, &k);
     let pvc = write(
         &srv,
         "pvc.yaml",
@@ -611,6 +612,66 @@ fn limits_and_quotas(label: &str, bin: &Path) {
         "{label}: {table}"
     );
     pod_security(label, &k, &srv);
+}
+
+/// A Deployment over a full quota: its ReplicaSet's failed create is the `ReplicaFailure`
+/// condition on the set and on the Deployment, with the quota's refusal as its message, as
+/// upstream's controllers report it; gone from both once a pod can be created again.
+fn replica_failure(label: &str, k: &Kubectl) {
+    k.ok(&[
+        "create",
+        "deployment",
+        "over",
+        "-n",
+        "quoted",
+        "--image=nginx",
+    ]);
+    let failure = |kind: &str| {
+        let list = json(k, &["get", kind, "-n", "quoted", "-o", "json"]);
+        list["items"][0]["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "ReplicaFailure").cloned())
+    };
+    let rs = wait_for(Duration::from_secs(20), || failure("rs"));
+    let rs = rs.unwrap_or_else(|| {
+        panic!(
+            "{label}: {}",
+            k.ok(&["get", "rs", "-n", "quoted", "-o", "yaml"])
+        )
+    });
+    assert_eq!(
+        (&rs["status"], &rs["reason"]),
+        (&json!("True"), &json!("FailedCreate")),
+        "{label}: {rs}"
+    );
+    let message = rs["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("pods \"over-")
+            && message.ends_with("is forbidden: exceeded quota: two, requested: pods=1, used: pods=2, limited: pods=2"),
+        "{label}: {rs}"
+    );
+    let d = wait_for(Duration::from_secs(20), || failure("deploy"));
+    let d = d.unwrap_or_else(|| {
+        panic!(
+            "{label}: {}",
+            k.ok(&["get", "deploy", "over", "-n", "quoted", "-o", "yaml"])
+        )
+    });
+    assert_eq!(
+        (&d["reason"], &d["message"], &d["lastUpdateTime"]),
+        (&rs["reason"], &rs["message"], &rs["lastTransitionTime"]),
+        "{label}: {d}"
+    );
+    k.ok(&["delete", "pod", "a", "-n", "quoted", "--wait=false"]);
+    let cleared = wait_for(Duration::from_secs(30), || {
+        (failure("rs").is_none() && failure("deploy").is_none()).then_some(())
+    });
+    assert!(
+        cleared.is_some(),
+        "{label}: {}",
+        k.ok(&["get", "rs,deploy", "-n", "quoted", "-o", "yaml"])
+    );
+    k.ok(&["delete", "deployment", "over", "-n", "quoted"]);
 }
 
 /// PodSecurity, as a workshop drives it: a namespace labelled restricted refuses a bare pod

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::apiserver::controllers::client;
+use crate::apiserver::controllers::replicaset::REPLICA_FAILURE;
 use crate::apiserver::controllers::workload::{self, Controller, claim, s, terminating};
 use crate::apiserver::registry::apps::workload::{int_at, scaled};
 use crate::apiserver::request::context::Api;
@@ -665,6 +666,32 @@ fn status(api: &Api, d: &Value, ns: &str, name: &str, out: &Outcome) {
                     &now,
                 ),
             );
+        }
+    }
+    if !paused {
+        // getReplicaFailures: the new ReplicaSet's failure, else any old one's.
+        let failure_of = |rs: &Arc<Value>| {
+            rs.at("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|cs| cs.iter().find(|c| c["type"] == REPLICA_FAILURE).cloned())
+        };
+        match new
+            .and_then(failure_of)
+            .or_else(|| rss.iter().find_map(failure_of))
+        {
+            Some(c) => {
+                let at = s(&c, "/lastTransitionTime");
+                // ReplicaSetToDeploymentCondition: both times are the set's transition time.
+                let d_cond = condition(
+                    REPLICA_FAILURE,
+                    s(&c, "/status"),
+                    s(&c, "/reason"),
+                    s(&c, "/message"),
+                    at,
+                );
+                set_condition(&mut conds, d_cond);
+            }
+            None => conds.retain(|c| c["type"] != REPLICA_FAILURE),
         }
     }
     let mut st = counts;

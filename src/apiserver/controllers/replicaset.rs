@@ -164,7 +164,14 @@ fn sync(api: &Api, rs_def: &ResourceDef, component: &str, ns: &str, name: &str) 
     let owned = claim(api, &rs, pod_def, pods);
     let mut active: Vec<_> = owned.iter().filter(|p| pod_active(p)).cloned().collect();
     let want = usize::try_from(int_at(&rs, "/spec/replicas")).unwrap_or(0);
-    let mut ok = true;
+    // The first error of this sync, with upstream's reason for it (`calculateStatus`: fewer pods
+    // than wanted is a failed create, more a failed delete).
+    let mut failure: Option<(&str, String)> = None;
+    let reason = match active.len().cmp(&want) {
+        std::cmp::Ordering::Less => "FailedCreate",
+        std::cmp::Ordering::Greater => "FailedDelete",
+        std::cmp::Ordering::Equal => "",
+    };
     if !workload::terminating(&rs) {
         if active.len() < want {
             let template = rs.at("/spec/template").cloned().unwrap_or(json!({}));
@@ -179,7 +186,7 @@ fn sync(api: &Api, rs_def: &ResourceDef, component: &str, ns: &str, name: &str) 
                     Err(e) => {
                         let msg = format!("Error creating: {}", e.message);
                         workload::event(api, component, &rs, "Warning", "FailedCreate", &msg);
-                        ok = false;
+                        failure = Some((reason, e.message));
                         break; // upstream stops the batch at the first error
                     }
                 }
@@ -197,7 +204,7 @@ fn sync(api: &Api, rs_def: &ResourceDef, component: &str, ns: &str, name: &str) 
                     Err(e) => {
                         let msg = format!("Error deleting: {}", e.message);
                         workload::event(api, component, &rs, "Warning", "FailedDelete", &msg);
-                        ok = false;
+                        failure.get_or_insert((reason, e.message));
                     }
                 }
             }
@@ -224,15 +231,41 @@ fn sync(api: &Api, rs_def: &ResourceDef, component: &str, ns: &str, name: &str) 
         "observedGeneration": rs.at("/metadata/generation").cloned().unwrap_or(json!(1)),
     });
     let status = without_zeros(status);
+    let now = crate::apiserver::util::now();
     let _ = client::update(api, rs_def, ns, name, |o| {
-        let keep_conditions = o.at("/status/conditions").cloned();
+        let conditions = replica_failure(o.at("/status/conditions"), failure.as_ref(), &now);
         o["status"] = status.clone();
-        if let Some(c) = keep_conditions.clone() {
-            o["status"]["conditions"] = c;
+        if !conditions.is_empty() {
+            o["status"]["conditions"] = Value::Array(conditions);
         }
     });
-    ok
+    failure.is_none()
 }
+
+/// The `ReplicaFailure` condition as upstream's `calculateStatus` keeps it: added, True, when a
+/// sync fails to create or delete a pod and it is not there yet (an existing one keeps its
+/// first message and transition time), removed by the first sync without an error. The
+/// Deployment controller copies it into the Deployment's conditions.
+fn replica_failure(
+    kept: Option<&Value>,
+    failure: Option<&(&str, String)>,
+    now: &str,
+) -> Vec<Value> {
+    let mut conditions = kept.and_then(Value::as_array).cloned().unwrap_or_default();
+    let present = conditions.iter().any(|c| c["type"] == REPLICA_FAILURE);
+    match failure {
+        Some((reason, message)) if !present => conditions.push(json!({
+            "type": REPLICA_FAILURE, "status": "True", "lastTransitionTime": now,
+            "reason": reason, "message": message,
+        })),
+        None if present => conditions.retain(|c| c["type"] != REPLICA_FAILURE),
+        _ => {}
+    }
+    conditions
+}
+
+/// The condition type on ReplicaSets, ReplicationControllers and Deployments alike.
+pub(crate) const REPLICA_FAILURE: &str = "ReplicaFailure";
 
 /// Status counts are `omitempty` upstream, except `replicas`.
 fn without_zeros(mut status: Value) -> Value {
