@@ -167,6 +167,80 @@ fn client_side_drops_a_finalizer(k: &Applier) {
     );
 }
 
+/// A union changes member through client-side apply: kubectl's patch lists the members to keep
+/// in `$retainKeys` (a Deployment's strategy becoming Recreate drops the defaulted
+/// `rollingUpdate`; a volume's emptyDir becoming a configMap), and orders lists with
+/// `$setElementOrder`. Without them the first was refused as invalid and the second stored a
+/// volume with two sources.
+fn client_side_changes_a_union(k: &Applier) {
+    let deployment = |strategy: &str, volume: &str, containers: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: union}}\nspec:\n  replicas: 1\n{strategy}  selector: {{matchLabels: {{app: union}}}}\n  template:\n    metadata: {{labels: {{app: union}}}}\n    spec:\n      containers: [{containers}]\n      volumes: [{{name: data, {volume}}}]\n"
+        )
+    };
+    let first = deployment("", "emptyDir: {}", "{name: a, image: nginx}");
+    k.ok_out(&["apply", "-f", &k.manifest("union.yaml", &first)]);
+    let second = deployment(
+        "  strategy: {type: Recreate}\n",
+        "configMap: {name: cfg}",
+        "{name: b, image: busybox}, {name: a, image: nginx}",
+    );
+    k.ok_out(&["apply", "-f", &k.manifest("union2.yaml", &second)]);
+    let o = k.ok_out(&["get", "deployment", "union", "-o", "json"]);
+    let d: serde_json::Value = serde_json::from_str(&o.stdout).expect("deployment json");
+    assert_eq!(
+        d["spec"]["strategy"],
+        serde_json::json!({"type": "Recreate"}),
+        "{}",
+        k.label
+    );
+    let spec = &d["spec"]["template"]["spec"];
+    assert_eq!(
+        spec["volumes"],
+        serde_json::json!([{"name": "data", "configMap": {"name": "cfg", "defaultMode": 420}}]),
+        "{}",
+        k.label
+    );
+    let names: Vec<_> = spec["containers"]
+        .as_array()
+        .map(|cs| cs.iter().map(|c| c["name"].clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        names,
+        ["b", "a"],
+        "{}: the order the manifest gives",
+        k.label
+    );
+}
+
+/// `kubectl rollout undo` of a DaemonSet sends the revision's template as a strategic merge
+/// patch with `$patch: replace`: the container added since is gone again.
+fn rollout_undo_replaces_the_template(k: &Applier) {
+    let ds = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec: {containers: [{name: a, image: busybox}]}\n";
+    k.ok_out(&["apply", "-f", &k.manifest("ds.yaml", ds)]);
+    let added = r#"{"spec":{"template":{"spec":{"containers":[{"name":"b","image":"redis"}]}}}}"#;
+    k.ok_out(&["patch", "daemonset", "agent", "-p", added]);
+    let containers = |k: &Applier| {
+        k.ok_out(&[
+            "get",
+            "ds",
+            "agent",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].name}",
+        ])
+        .stdout
+    };
+    // A strategic merge patch puts the container the live list lacked first, as upstream's.
+    assert_eq!(containers(k), "b a", "{}", k.label);
+    let two = wait_for(Duration::from_secs(20), || {
+        let h = k.ok_out(&["rollout", "history", "ds", "agent"]).stdout;
+        h.lines().any(|l| l.starts_with('2')).then_some(())
+    });
+    assert!(two.is_some(), "{}: no second revision", k.label);
+    k.ok_out(&["rollout", "undo", "ds", "agent"]);
+    assert_eq!(containers(k), "a", "{}", k.label);
+}
+
 /// §A.3: create, re-apply, change, conflict, force, and a dropped field removed.
 fn server_side(k: &Applier) {
     let m = k.manifest("ssa.yaml", &pod("ssa", "nginx:1.25", "app: ssa, tier: web"));
@@ -335,6 +409,8 @@ fn apply_with(label: &str, bin: &Path) {
     };
     client_side_unchanged(&k);
     client_side_drops_a_finalizer(&k);
+    client_side_changes_a_union(&k);
+    rollout_undo_replaces_the_template(&k);
     server_side(&k);
 }
 

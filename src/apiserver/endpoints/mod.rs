@@ -21,6 +21,7 @@ pub(crate) mod reply;
 pub(crate) mod reviews;
 pub(crate) mod router;
 pub(crate) mod scale;
+pub(crate) mod strategic_merge;
 pub(crate) mod tokens;
 pub(crate) mod update;
 pub(crate) mod watch;

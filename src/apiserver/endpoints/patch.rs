@@ -1,12 +1,9 @@
-//! PATCH bodies: JSON merge patch (RFC 7386), strategic merge patch (lists merged by the
-//! patch merge key of [`list_types`], the same the OpenAPI documents announce), and JSON patch
-//! (RFC 6902). Server-side apply has its own module, `apply`. Of the strategic directives,
-//! `$patch: delete` on a keyed list item and `$deleteFromPrimitiveList` are honoured;
-//! `$setElementOrder` (order only), `$retainKeys` and `$patch: replace` are not modelled.
+//! PATCH bodies: JSON merge patch (RFC 7386), strategic merge patch (its own module,
+//! `strategic_merge`), and JSON patch (RFC 6902). Server-side apply has its own module, `apply`.
 
 use serde_json::{Map, Value};
 
-use crate::apiserver::registry::list_types;
+use crate::apiserver::endpoints::strategic_merge::{self, Level};
 use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::status::ApiError;
@@ -19,15 +16,8 @@ const PATCH_TYPES: [&str; 4] = [
     "application/apply-patch+yaml",
 ];
 
-/// Where a merge is in the object: the schemas of its kind and the schema of the current level
-/// (None for JSON merge patch, which knows no list keys).
-#[derive(Clone, Copy)]
-struct Level<'a> {
-    schemas: &'a Map<String, Value>,
-    ty: Option<&'a str>,
-}
-
-fn merge(target: &mut Value, patch: &Value, level: Option<Level<'_>>) {
+/// RFC 7386: objects merge, `null` removes, anything else replaces.
+fn merge_json(target: &mut Value, patch: &Value) {
     let Value::Object(p) = patch else {
         *target = patch.clone();
         return;
@@ -36,67 +26,15 @@ fn merge(target: &mut Value, patch: &Value, level: Option<Level<'_>>) {
         *target = Value::Object(Map::new());
     }
     let Value::Object(t) = target else { return };
-    let strategic = level.is_some();
     for (k, pv) in p {
-        if strategic && let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
-            // kubectl's way to take values out of a merged list of scalars (finalizers).
-            if let (Some(Value::Array(ta)), Value::Array(gone)) = (t.get_mut(field), pv) {
-                ta.retain(|v| !gone.contains(v));
+        match t.get_mut(k) {
+            _ if pv.is_null() => {
+                t.remove(k);
             }
-            continue;
-        }
-        if strategic && k.starts_with("$") {
-            continue; // other directives ($setElementOrder, $retainKeys) only order or prune
-        }
-        if pv.is_null() {
-            t.remove(k);
-            continue;
-        }
-        let child_ty = level.and_then(|l| {
-            l.ty.and_then(|ty| list_types::property_type(l.schemas, ty, k))
-        });
-        let child = level.map(|l| Level {
-            schemas: l.schemas,
-            ty: child_ty.as_deref(),
-        });
-        let list = level.and_then(|l| l.ty.and_then(|ty| list_types::lookup(ty, k)));
-        let merges = list
-            .and_then(|d| d.strategy)
-            .is_some_and(|s| s.contains("merge"));
-        match (t.get_mut(k), pv) {
-            (Some(tv @ Value::Object(_)), Value::Object(_)) => merge(tv, pv, child),
-            (Some(Value::Array(ta)), Value::Array(pa)) if merges => {
-                match list.and_then(|d| d.merge_key) {
-                    Some(key) => merge_keyed(ta, pa, key, child),
-                    // A merged list of scalars (finalizers): the union, in order.
-                    None => {
-                        for item in pa {
-                            if !ta.contains(item) {
-                                ta.push(item.clone());
-                            }
-                        }
-                    }
-                }
-            }
+            Some(tv) if tv.is_object() && pv.is_object() => merge_json(tv, pv),
             _ => {
                 t.insert(k.clone(), pv.clone());
             }
-        }
-    }
-}
-
-/// Strategic merge of a list by its `x-kubernetes-patch-merge-key`, honouring `$patch: delete`.
-fn merge_keyed(ta: &mut Vec<Value>, pa: &[Value], key: &str, item: Option<Level<'_>>) {
-    for p in pa {
-        let id = p.get(key);
-        let delete = p.get("$patch").and_then(Value::as_str) == Some("delete");
-        match ta.iter().position(|x| x.get(key) == id) {
-            Some(i) if delete => {
-                ta.remove(i);
-            }
-            Some(i) => merge(&mut ta[i], p, item),
-            None if !delete => ta.push(p.clone()),
-            None => {}
         }
     }
 }
@@ -238,7 +176,7 @@ pub fn apply(
     match mt.as_str() {
         "application/merge-patch+json" => {
             let mut out = current.clone();
-            merge(&mut out, &patch, None);
+            merge_json(&mut out, &patch);
             Ok(out)
         }
         "application/strategic-merge-patch+json" | "application/apply-patch+yaml" => {
@@ -249,7 +187,7 @@ pub fn apply(
                 schemas,
                 ty: Some(&root),
             };
-            merge(&mut out, &patch, Some(level));
+            strategic_merge::merge(&mut out, &patch, level)?;
             Ok(out)
         }
         "application/json-patch+json" => {
@@ -325,9 +263,10 @@ mod tests {
         let p = br#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],"finalizers":["c"]}}"#;
         let out =
             apply(pod(), "application/strategic-merge-patch+json", &cur, p).unwrap_or_default();
+        // "c" is new to the live list, so upstream's order puts it before the live "b".
         assert_eq!(
             out.pointer("/metadata/finalizers"),
-            Some(&json!(["b", "c"]))
+            Some(&json!(["c", "b"]))
         );
     }
 

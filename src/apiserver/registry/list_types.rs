@@ -187,6 +187,15 @@ static LISTS: &[ListDef] = &[
     atomic("ServiceAccount", "imagePullSecrets"),
 ];
 
+/// The fields other than lists with a `+patchStrategy`, by full schema name: a union whose
+/// members kubectl clears with `$retainKeys` (a Deployment's strategy becoming `Recreate`
+/// drops its `rollingUpdate`). kubectl reads this from the OpenAPI document.
+static FIELD_STRATEGIES: &[(&str, &str, &str)] = &[(
+    "io.k8s.api.apps.v1.DeploymentSpec",
+    "strategy",
+    "retainKeys",
+)];
+
 /// The list definition of `field` in the schema named `owner` (full upstream name).
 pub(crate) fn lookup(owner: &str, field: &str) -> Option<&'static ListDef> {
     let short = owner
@@ -202,6 +211,11 @@ pub(crate) fn annotate(schemas: &mut Map<String, Value>) {
         let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
             continue;
         };
+        for (_, field, strategy) in FIELD_STRATEGIES.iter().filter(|(o, _, _)| o == name) {
+            if let Some(p) = props.get_mut(*field).and_then(Value::as_object_mut) {
+                p.insert("x-kubernetes-patch-strategy".into(), json!(strategy));
+            }
+        }
         for (field, prop) in props.iter_mut() {
             let Some(def) = lookup(name, field) else {
                 continue;
