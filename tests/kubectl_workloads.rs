@@ -621,3 +621,43 @@ fn a_statefulset_made_again_adopts_its_orphaned_pods() {
         assert!(out.contains("roll out complete"), "{label}: {out}");
     });
 }
+
+/// A pod template keeps the pod spec's defaults only: upstream's `SetDefaults_Pod` (a limit
+/// without a request becomes the request, enableServiceLinks) applies to each pod made from it,
+/// not to the template a Deployment stores. Here the template got both.
+#[test]
+fn a_template_gets_the_pod_specs_defaults_its_pods_the_pods() {
+    with_one_kubectl(|label, bin| {
+        let srv = ServeProcess::start(&["--no-demo"]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        k.ok(&["create", "deployment", "web", "--image=nginx"]);
+        k.ok(&[
+            "set",
+            "resources",
+            "deployment",
+            "web",
+            "--limits=cpu=200m,memory=64Mi",
+        ]);
+        let d = json(&k, &["get", "deployment", "web", "-o", "json"]);
+        let spec = &d["spec"]["template"]["spec"];
+        assert_eq!(
+            spec["containers"][0]["resources"],
+            serde_json::json!({"limits": {"cpu": "200m", "memory": "64Mi"}}),
+            "{label}: {spec}"
+        );
+        assert!(spec.get("enableServiceLinks").is_none(), "{label}: {spec}");
+        assert_eq!(spec["dnsPolicy"], "ClusterFirst", "{label}: {spec}");
+        let pod = wait_for(Duration::from_secs(20), || {
+            live_pods(&k)
+                .into_iter()
+                .find(|p| p["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "200m")
+        });
+        let pod = pod.unwrap_or_else(|| panic!("{label}: no pod of the new template"));
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["requests"],
+            serde_json::json!({"cpu": "200m", "memory": "64Mi"}),
+            "{label}"
+        );
+        assert_eq!(pod["spec"]["enableServiceLinks"], true, "{label}");
+    });
+}

@@ -96,20 +96,46 @@ fn default_container(c: &mut Container) {
             p.protocol = Some("TCP".into());
         }
     }
-    let res = c
-        .resources
+    c.resources
         .get_or_insert_with(ResourceRequirements::default);
-    // A limit without a request becomes the request (SetDefaults_Pod).
-    if let Some(limits) = &res.limits {
-        let requests = res.requests.get_or_insert_with(Default::default);
-        for (k, v) in limits {
-            requests.entry(k.clone()).or_insert_with(|| v.clone());
+}
+
+/// Apply the defaults to a pod being created: its spec's, then those upstream's `SetDefaults_Pod`
+/// keeps to pods — a limit without a request becomes the request, service links are enabled,
+/// a host-network pod's ports get their host port — which a pod template does not get.
+pub fn default_pod(pod: &mut Pod) {
+    default_pod_template(pod);
+    let Some(spec) = pod.spec.as_mut() else {
+        return;
+    };
+    let containers = spec.containers.iter_mut();
+    for c in containers.chain(spec.init_containers.iter_mut().flatten()) {
+        let res = c
+            .resources
+            .get_or_insert_with(ResourceRequirements::default);
+        if let Some(limits) = &res.limits {
+            let requests = res.requests.get_or_insert_with(Default::default);
+            for (k, v) in limits {
+                requests.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    spec.enable_service_links.get_or_insert(true);
+    if spec.host_network == Some(true) {
+        let containers = spec.containers.iter_mut();
+        for c in containers.chain(spec.init_containers.iter_mut().flatten()) {
+            for p in c.ports.iter_mut().flatten() {
+                if p.host_port.is_none() {
+                    p.host_port = Some(p.container_port);
+                }
+            }
         }
     }
 }
 
-/// Apply the defaults to a pod being created.
-pub fn default_pod(pod: &mut Pod) {
+/// The defaults of a pod template (`SetDefaults_PodSpec` and what it calls), for the template
+/// a workload embeds: what every pod of it gets, less the pod-only ones of [`default_pod`].
+pub fn default_pod_template(pod: &mut Pod) {
     let Some(spec) = pod.spec.as_mut() else {
         return;
     };
@@ -126,16 +152,6 @@ pub fn default_pod(pod: &mut Pod) {
     spec.termination_grace_period_seconds.get_or_insert(30);
     spec.security_context
         .get_or_insert_with(PodSecurityContext::default);
-    spec.enable_service_links.get_or_insert(true);
-    if spec.host_network == Some(true) {
-        for c in spec.containers.iter_mut() {
-            for p in c.ports.iter_mut().flatten() {
-                if p.host_port.is_none() {
-                    p.host_port = Some(p.container_port);
-                }
-            }
-        }
-    }
     for v in spec.volumes.iter_mut().flatten() {
         if let Some(p) = v.projected.as_mut() {
             p.default_mode.get_or_insert(420);

@@ -24,8 +24,9 @@ pub(crate) fn default_field(obj: &mut Value, key: &str, v: Value) {
     }
 }
 
-/// The pod template gets a pod's defaults (upstream defaults the embedded PodTemplateSpec with
-/// the same functions), so a controller's pods equal what a client's create would store.
+/// The pod template gets a pod spec's defaults (upstream defaults the embedded PodTemplateSpec
+/// with the same functions), without the pod-only ones: a template's limits do not become its
+/// requests, nor is enableServiceLinks set; each pod created from it gets those.
 pub(crate) fn default_template(spec: &mut Value) {
     let Some(t) = spec.get_mut("template") else {
         return;
@@ -35,7 +36,7 @@ pub(crate) fn default_template(spec: &mut Value) {
     let Ok(mut pod) = serde_json::from_value::<Pod>(pod) else {
         return; // validation reports what is wrong with it
     };
-    defaults::default_pod(&mut pod);
+    defaults::default_pod_template(&mut pod);
     // Through the typed ObjectMeta too: a `creationTimestamp: null` (kubectl's rollback sends
     // one) is the zero value upstream compares templates with, so it is not kept.
     if let Ok(Value::Object(mut m)) = serde_json::to_value(&pod) {
