@@ -550,6 +550,17 @@ fn a_statefulset_made_again_adopts_its_orphaned_pods() {
         let path = file.to_string_lossy().to_string();
         std::fs::write(&file, stateful_set("1Gi")).expect("write manifest");
         k.ok(&["apply", "-f", &path]);
+        // Each claim template gets a claim's defaults, as the ones a cluster shows.
+        let sts = json(&k, &["get", "statefulset", "db", "-o", "json"]);
+        let claim = &sts["spec"]["volumeClaimTemplates"][0];
+        assert_eq!(
+            (&claim["spec"]["volumeMode"], &claim["status"]),
+            (
+                &serde_json::json!("Filesystem"),
+                &serde_json::json!({"phase": "Pending"})
+            ),
+            "{label}: {claim}"
+        );
         k.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
         let uids = |k: &Kubectl| -> Vec<(String, String)> {
             let mut v: Vec<_> = items(k, "app=db")
@@ -573,6 +584,14 @@ fn a_statefulset_made_again_adopts_its_orphaned_pods() {
         };
         let before = uids(&k);
         assert_eq!(before.len(), 2, "{label}: {before:?}");
+        // The reason for what follows: an apply that changes the claim templates is refused.
+        std::fs::write(&file, stateful_set("2Gi")).expect("write manifest");
+        let refused = k.run(&["apply", "-f", &path]);
+        assert!(
+            refused.stderr.contains("The StatefulSet \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"),
+            "{label}: {}",
+            refused.stderr
+        );
         k.ok(&[
             "delete",
             "statefulset",
@@ -586,7 +605,6 @@ fn a_statefulset_made_again_adopts_its_orphaned_pods() {
         });
         assert!(orphaned.is_some(), "{label}: {:?}", uids(&k));
 
-        std::fs::write(&file, stateful_set("2Gi")).expect("write manifest");
         k.ok(&["apply", "-f", &path]);
         let set = json(&k, &["get", "statefulset", "db", "-o", "json"]);
         let uid = set["metadata"]["uid"]

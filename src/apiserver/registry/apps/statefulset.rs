@@ -42,7 +42,47 @@ fn default(o: &mut Value) {
         "persistentVolumeClaimRetentionPolicy",
         json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
     );
+    // The claim templates get a claim's defaults (the generated defaulter calls
+    // SetDefaults_PersistentVolumeClaim and ..._PersistentVolumeClaimSpec on each).
+    for claim in spec
+        .get_mut("volumeClaimTemplates")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.is_object())
+    {
+        if claim.get("spec").is_some_and(Value::is_object) {
+            default_field(&mut claim["spec"], "volumeMode", json!("Filesystem"));
+        }
+        default_field(claim, "status", json!({}));
+        if claim["status"].is_object() && str_at(claim, "/status/phase").is_empty() {
+            claim["status"]["phase"] = json!("Pending");
+        }
+    }
     default_template(spec);
+}
+
+/// `ValidateStatefulSetUpdate`: the spec fields an update may change; the rest — the claim
+/// templates, the service name, the pod management policy — are fixed once created.
+const MUTABLE: [&str; 7] = [
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+];
+
+const SPEC_FORBIDDEN: &str = "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+
+/// The spec less what an update may change (and less nulls, Go's zero values).
+fn fixed_spec(o: &Value) -> Value {
+    let mut spec = o.get("spec").cloned().unwrap_or_default();
+    if let Some(m) = spec.as_object_mut() {
+        m.retain(|k, v| !MUTABLE.contains(&k.as_str()) && !v.is_null());
+    }
+    spec
 }
 
 fn validate(o: &Value) -> Vec<Cause> {
@@ -110,6 +150,13 @@ impl Strategy for StatefulSet {
         }
         let mut out = validate(next);
         validate_selector_unchanged(next, current, &mut out);
+        // Defaulted as a read from storage is upstream: an object stored before a default
+        // existed compares with one.
+        let mut current = current.clone();
+        default(&mut current);
+        if fixed_spec(next) != fixed_spec(&current) {
+            out.push(Cause::forbidden("spec", SPEC_FORBIDDEN));
+        }
         out
     }
     fn bumps_generation(&self) -> bool {
