@@ -103,6 +103,12 @@ impl Strategy for ConfigMap {
     fn validate_update(&self, _sub: &str, next: &Value, current: &Value) -> Vec<Cause> {
         let mut causes = validate(next);
         if current.get("immutable") == Some(&json!(true)) {
+            if next.get("immutable") != Some(&json!(true)) {
+                causes.push(Cause::forbidden(
+                    "immutable",
+                    "field is immutable when `immutable` is set",
+                ));
+            }
             for f in ["data", "binaryData"] {
                 if next.get(f) != current.get(f) {
                     causes.push(Cause::forbidden(
@@ -127,5 +133,19 @@ mod tests {
         assert_eq!(config_key_errors(".."), vec!["must not be '..'"]);
         let causes = validate(&json!({"data": {"x": "1"}, "binaryData": {"x": "MQ=="}}));
         assert_eq!(causes.len(), 1, "{causes:?}");
+    }
+
+    #[test]
+    fn an_immutable_map_stays_immutable() {
+        let current = json!({"immutable": true, "data": {"a": "1"}});
+        let thawed = json!({"immutable": false, "data": {"a": "1"}});
+        let causes = ConfigMap.validate_update("", &thawed, &current);
+        let fields: Vec<String> = causes.iter().map(Cause::rendered).collect();
+        assert_eq!(
+            fields,
+            ["immutable: Forbidden: field is immutable when `immutable` is set"],
+            "{causes:?}"
+        );
+        assert!(ConfigMap.validate_update("", &current, &current).is_empty());
     }
 }
