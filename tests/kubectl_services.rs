@@ -315,6 +315,48 @@ fn allocation(label: &str, bin: &Path) {
     ]);
     let a = json(&k, &["get", "service", "a", "-o", "json"]);
     assert_eq!(a["spec"]["clusterIP"], "10.96.100.100", "{label}: {a}");
+    // The workshop's `kubectl patch svc -p '{"spec":{"type":"NodePort"}}'`: the update takes a
+    // free node port (here the Service had none); asking for a taken one is refused; back to
+    // ClusterIP the port goes.
+    k.ok(&[
+        "patch",
+        "service",
+        "a",
+        "-p",
+        r#"{"spec":{"type":"NodePort"}}"#,
+    ]);
+    let a = json(&k, &["get", "service", "a", "-o", "json"]);
+    let port = a["spec"]["ports"][0]["nodePort"].as_i64().unwrap_or(0);
+    assert!(
+        (30000..=32767).contains(&port) && port != 30080,
+        "{label}: {a}"
+    );
+    let err = refused(
+        &k,
+        &[
+            "patch",
+            "service",
+            "a",
+            "-p",
+            r#"{"spec":{"ports":[{"port":80,"nodePort":30080}]}}"#,
+        ],
+    );
+    assert!(
+        err.contains("Service \"a\" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated"),
+        "{label}: {err}"
+    );
+    k.ok(&[
+        "patch",
+        "service",
+        "a",
+        "-p",
+        r#"{"spec":{"type":"ClusterIP"}}"#,
+    ]);
+    let a = json(&k, &["get", "service", "a", "-o", "json"]);
+    assert!(
+        a["spec"]["ports"][0].get("nodePort").is_none(),
+        "{label}: {a}"
+    );
     // A headless Service takes no address.
     k.ok(&[
         "create",

@@ -9,6 +9,7 @@ use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::Stamp;
 use crate::apiserver::endpoints::patch;
 use crate::apiserver::registry::conversion;
+use crate::apiserver::registry::core::service;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
@@ -70,6 +71,11 @@ pub(crate) fn apply_update(
         incoming
     };
     let key = def.key_for(&ctx.info.namespace, &name);
+    let is_service = def.group.is_empty() && def.plural == "services" && sub.is_empty();
+    let mut incoming = incoming;
+    if is_service && let Some(cur) = ctx.api.store.get(&key) {
+        service::allocate_update(ctx.api, &key, &mut incoming, &cur)?;
+    }
     // A subresource's validating admission (a CSR's approval), against the stored object.
     if !sub.is_empty()
         && let (Some(k), Some(user), Some(cur)) = (
@@ -171,6 +177,9 @@ pub(crate) fn apply_update(
         return Err(e);
     }
     ctx.warnings.extend(warnings);
+    if is_service && result.is_ok() {
+        ctx.api.services.committed(&key);
+    }
     let stored = result.map_err(|e| {
         ctx.trace.stage(
             Stage::Storage,

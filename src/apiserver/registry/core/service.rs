@@ -245,6 +245,71 @@ fn allocate(api: &Api, obj: &mut Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The NodePorts of an update, as upstream's service REST allocates them on update: a Service
+/// that is (or becomes) NodePort or LoadBalancer gets a free port for each port that has none
+/// and held none before, and a port it asks for that it did not hold must be free. Held until
+/// the update is stored, as a create's are.
+pub(crate) fn allocate_update(
+    api: &Api,
+    key: &str,
+    next: &mut Value,
+    current: &Value,
+) -> Result<(), ApiError> {
+    let wants = ty(next) == NODE_PORT
+        || (ty(next) == LOAD_BALANCER
+            && next.pointer("/spec/allocateLoadBalancerNodePorts") != Some(&json!(false)));
+    let held: Vec<(Value, i64)> = ports(current)
+        .filter_map(|p| {
+            let np = p
+                .get("nodePort")
+                .and_then(Value::as_i64)
+                .filter(|n| *n != 0)?;
+            Some((p.get("port").cloned().unwrap_or_default(), np))
+        })
+        .collect();
+    let name = str_at(next, "/metadata/name").to_string();
+    let Some(ps) = next
+        .pointer_mut("/spec/ports")
+        .and_then(Value::as_array_mut)
+    else {
+        return Ok(());
+    };
+    let mut alloc = api.services.begin(&*api.store, key);
+    for (i, p) in ps.iter_mut().enumerate() {
+        let asked = p
+            .get("nodePort")
+            .and_then(Value::as_i64)
+            .filter(|n| *n != 0);
+        let kept = match asked {
+            Some(n) => held.iter().any(|(_, h)| *h == n),
+            // prepare_update gives it the port it held for the same port number.
+            None => held.iter().any(|(port, _)| Some(port) == p.get("port")),
+        };
+        if kept || (asked.is_none() && !wants) {
+            continue;
+        }
+        let want = asked.map(|n| u16::try_from(n).unwrap_or(0));
+        match alloc.port(want) {
+            Ok(n) => p["nodePort"] = json!(n),
+            Err(e) if asked.is_none() => {
+                return Err(ApiError::internal(format!(
+                    "failed to allocate a nodePort: {e}"
+                )));
+            }
+            Err(e) => {
+                let cause = Cause::invalid(
+                    &format!("spec.ports[{i}].nodePort"),
+                    &json!(asked.unwrap_or(0)),
+                    &e.to_string(),
+                );
+                return Err(ApiError::invalid("", "Service", &name, vec![cause]));
+            }
+        }
+    }
+    alloc.commit(key);
+    Ok(())
+}
+
 /// Go's `%v` of an int-or-string.
 fn int_or_string(v: Option<&Value>) -> String {
     match v {
