@@ -149,7 +149,8 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
         let mut out = std::io::stdout();
         let _ = writeln!(out, "listening on {url}");
         if let Some(o) = &etcd {
-            let _ = writeln!(out, "{}", etcd_banner(o, local.as_ref()));
+            let kept = args.etcd_data_dir.is_some();
+            let _ = writeln!(out, "{}", etcd_banner(o, local.as_ref(), kept));
         }
         if let Some(id) = &running.identity {
             // Which replica holds a Lease: `kubectl get lease -n kube-system` shows this name.
@@ -162,10 +163,16 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
     })
 }
 
-/// Where the cluster is kept, and the etcdctl line that reads the demo pod back.
-fn etcd_banner(o: &EtcdOptions, local: Option<&LocalEtcd>) -> String {
+/// Where the cluster is kept, and the etcdctl line that reads the demo pod back. An etcd
+/// started here without `--etcd-data-dir` keeps its data in a scratch directory removed on
+/// exit: the banner says so, since a restart then finds an empty cluster.
+fn etcd_banner(o: &EtcdOptions, local: Option<&LocalEtcd>, data_kept: bool) -> String {
     let whose = match local {
-        Some(l) => format!(" (started by kexplore; its log: {})", l.log.display()),
+        Some(l) if data_kept => format!(" (started by kexplore; its log: {})", l.log.display()),
+        Some(l) => format!(
+            " (started by kexplore, its data removed on exit: keep it with --etcd-data-dir DIR; its log: {})",
+            l.log.display()
+        ),
         None => String::new(),
     };
     format!(
