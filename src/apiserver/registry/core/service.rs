@@ -14,7 +14,7 @@ use crate::apiserver::registry::strategy::{
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::{RequestTrace, Stage, Status};
-use crate::apiserver::storage::service_alloc::SERVICES_PREFIX;
+use crate::apiserver::storage::service_alloc::{Allocation, SERVICES_PREFIX};
 
 pub(crate) struct Service;
 
@@ -211,70 +211,31 @@ fn allocate(api: &Api, obj: &mut Value) -> Result<(), ApiError> {
         spec["ipFamilies"] = json!(["IPv4"]);
         spec["ipFamilyPolicy"] = json!("SingleStack");
     }
-    let wants_node_ports = t == NODE_PORT
-        || (t == LOAD_BALANCER
-            && obj.pointer("/spec/allocateLoadBalancerNodePorts") != Some(&json!(false)));
-    if let Some(ps) = obj.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
-        for (i, p) in ps.iter_mut().enumerate() {
-            let asked = p
-                .get("nodePort")
-                .and_then(Value::as_i64)
-                .filter(|n| *n != 0);
-            if asked.is_none() && !wants_node_ports {
-                continue;
-            }
-            let want = asked.map(|n| u16::try_from(n).unwrap_or(0));
-            match alloc.port(want) {
-                Ok(n) => p["nodePort"] = json!(n),
-                Err(e) if asked.is_none() => {
-                    return Err(ApiError::internal(format!(
-                        "failed to allocate a nodePort: {e}"
-                    )));
-                }
-                Err(e) => {
-                    return invalid(vec![Cause::invalid(
-                        &format!("spec.ports[{i}].nodePort"),
-                        &json!(asked.unwrap_or(0)),
-                        &e.to_string(),
-                    )]);
-                }
-            }
-        }
-    }
+    allocate_node_ports(&mut alloc, obj, &[])?;
     alloc.commit(&key);
     Ok(())
 }
 
-/// The NodePorts of an update, as upstream's service REST allocates them on update: a Service
-/// that is (or becomes) NodePort or LoadBalancer gets a free port for each port that has none
-/// and held none before, and a port it asks for that it did not hold must be free. Held until
-/// the update is stored, as a create's are.
-pub(crate) fn allocate_update(
-    api: &Api,
-    key: &str,
-    next: &mut Value,
-    current: &Value,
+/// Whether a Service of this type gets node ports.
+fn wants_node_ports(obj: &Value) -> bool {
+    ty(obj) == NODE_PORT
+        || (ty(obj) == LOAD_BALANCER
+            && obj.pointer("/spec/allocateLoadBalancerNodePorts") != Some(&json!(false)))
+}
+
+/// A node port for each port of `obj` that asks for one or, in a type that has them, has none
+/// and held none (`held`: the port and node port pairs of the stored Service, on update). A
+/// port asked for must be free; a full range is upstream's 500.
+fn allocate_node_ports(
+    alloc: &mut Allocation<'_>,
+    obj: &mut Value,
+    held: &[(Value, i64)],
 ) -> Result<(), ApiError> {
-    let wants = ty(next) == NODE_PORT
-        || (ty(next) == LOAD_BALANCER
-            && next.pointer("/spec/allocateLoadBalancerNodePorts") != Some(&json!(false)));
-    let held: Vec<(Value, i64)> = ports(current)
-        .filter_map(|p| {
-            let np = p
-                .get("nodePort")
-                .and_then(Value::as_i64)
-                .filter(|n| *n != 0)?;
-            Some((p.get("port").cloned().unwrap_or_default(), np))
-        })
-        .collect();
-    let name = str_at(next, "/metadata/name").to_string();
-    let Some(ps) = next
-        .pointer_mut("/spec/ports")
-        .and_then(Value::as_array_mut)
-    else {
+    let wants = wants_node_ports(obj);
+    let name = str_at(obj, "/metadata/name").to_string();
+    let Some(ps) = obj.pointer_mut("/spec/ports").and_then(Value::as_array_mut) else {
         return Ok(());
     };
-    let mut alloc = api.services.begin(&*api.store, key);
     for (i, p) in ps.iter_mut().enumerate() {
         let asked = p
             .get("nodePort")
@@ -306,6 +267,30 @@ pub(crate) fn allocate_update(
             }
         }
     }
+    Ok(())
+}
+
+/// The NodePorts of an update, as upstream's service REST allocates them on update: a Service
+/// that is (or becomes) NodePort or LoadBalancer gets a free port for each port that has none
+/// and held none before, and a port it asks for that it did not hold must be free. Held until
+/// the update is stored, as a create's are.
+pub(crate) fn allocate_update(
+    api: &Api,
+    key: &str,
+    next: &mut Value,
+    current: &Value,
+) -> Result<(), ApiError> {
+    let held: Vec<(Value, i64)> = ports(current)
+        .filter_map(|p| {
+            let np = p
+                .get("nodePort")
+                .and_then(Value::as_i64)
+                .filter(|n| *n != 0)?;
+            Some((p.get("port").cloned().unwrap_or_default(), np))
+        })
+        .collect();
+    let mut alloc = api.services.begin(&*api.store, key);
+    allocate_node_ports(&mut alloc, next, &held)?;
     alloc.commit(key);
     Ok(())
 }
