@@ -306,53 +306,29 @@ fn allocation(label: &str, bin: &Path) {
         "{label}: {err}"
     );
     // An update keeps the allocated address when the client leaves it out.
-    k.ok(&[
-        "patch",
-        "service",
-        "a",
-        "-p",
-        r#"{"spec":{"sessionAffinity":"ClientIP"}}"#,
-    ]);
-    let a = json(&k, &["get", "service", "a", "-o", "json"]);
+    let patch_a = |patch: &str| k.ok(&["patch", "service", "a", "-p", patch]);
+    let get_a = || json(&k, &["get", "service", "a", "-o", "json"]);
+    patch_a(r#"{"spec":{"sessionAffinity":"ClientIP"}}"#);
+    let a = get_a();
     assert_eq!(a["spec"]["clusterIP"], "10.96.100.100", "{label}: {a}");
     // The workshop's `kubectl patch svc -p '{"spec":{"type":"NodePort"}}'`: the update takes a
     // free node port (here the Service had none); asking for a taken one is refused; back to
     // ClusterIP the port goes.
-    k.ok(&[
-        "patch",
-        "service",
-        "a",
-        "-p",
-        r#"{"spec":{"type":"NodePort"}}"#,
-    ]);
-    let a = json(&k, &["get", "service", "a", "-o", "json"]);
+    patch_a(r#"{"spec":{"type":"NodePort"}}"#);
+    let a = get_a();
     let port = a["spec"]["ports"][0]["nodePort"].as_i64().unwrap_or(0);
     assert!(
         (30000..=32767).contains(&port) && port != 30080,
         "{label}: {a}"
     );
-    let err = refused(
-        &k,
-        &[
-            "patch",
-            "service",
-            "a",
-            "-p",
-            r#"{"spec":{"ports":[{"port":80,"nodePort":30080}]}}"#,
-        ],
-    );
+    let taken = r#"{"spec":{"ports":[{"port":80,"nodePort":30080}]}}"#;
+    let err = refused(&k, &["patch", "service", "a", "-p", taken]);
     assert!(
         err.contains("Service \"a\" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated"),
         "{label}: {err}"
     );
-    k.ok(&[
-        "patch",
-        "service",
-        "a",
-        "-p",
-        r#"{"spec":{"type":"ClusterIP"}}"#,
-    ]);
-    let a = json(&k, &["get", "service", "a", "-o", "json"]);
+    patch_a(r#"{"spec":{"type":"ClusterIP"}}"#);
+    let a = get_a();
     assert!(
         a["spec"]["ports"][0].get("nodePort").is_none(),
         "{label}: {a}"
