@@ -213,6 +213,38 @@ fn client_side_changes_a_union(k: &Applier) {
     );
 }
 
+/// A Service's ports merge by port: kubectl 1.27 sends only the port added (with
+/// `$setElementOrder/ports`), and the port already there stays; one taken out of the manifest
+/// goes. The list was replaced by the patch's items, then refused as a malformed order.
+fn client_side_service_ports(k: &Applier) {
+    let svc = |ports: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: ports}}\nspec:\n  selector: {{app: x}}\n  ports: [{ports}]\n"
+        )
+    };
+    let http = "{name: http, port: 80, targetPort: 8080}";
+    let https = "{name: https, port: 443, targetPort: 8443}";
+    let ports = |k: &Applier| {
+        k.ok_out(&[
+            "get",
+            "service",
+            "ports",
+            "-o",
+            "jsonpath={.spec.ports[*].port}",
+        ])
+        .stdout
+    };
+    k.ok_out(&["apply", "-f", &k.manifest("svc.yaml", &svc(http))]);
+    k.ok_out(&[
+        "apply",
+        "-f",
+        &k.manifest("svc2.yaml", &svc(&format!("{http}, {https}"))),
+    ]);
+    assert_eq!(ports(k), "80 443", "{}", k.label);
+    k.ok_out(&["apply", "-f", &k.manifest("svc3.yaml", &svc(https))]);
+    assert_eq!(ports(k), "443", "{}", k.label);
+}
+
 /// `kubectl rollout undo` of a DaemonSet sends the revision's template as a strategic merge
 /// patch with `$patch: replace`: the container added since is gone again.
 fn rollout_undo_replaces_the_template(k: &Applier) {
@@ -411,6 +443,7 @@ fn apply_with(label: &str, bin: &Path) {
     client_side_drops_a_finalizer(&k);
     client_side_changes_a_union(&k);
     rollout_undo_replaces_the_template(&k);
+    client_side_service_ports(&k);
     server_side(&k);
 }
 

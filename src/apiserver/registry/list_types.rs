@@ -183,6 +183,13 @@ static LISTS: &[ListDef] = &[
     // Namespace, ServiceAccount
     atomic("NamespaceSpec", "finalizers"),
     merged("NamespaceStatus", "conditions", "type", "merge", TYPE),
+    merged(
+        "ServiceSpec",
+        "ports",
+        "port",
+        "merge",
+        &["port", "protocol"],
+    ),
     merged("ServiceAccount", "secrets", "name", "merge", NAME),
     atomic("ServiceAccount", "imagePullSecrets"),
 ];
