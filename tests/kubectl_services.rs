@@ -333,6 +333,42 @@ fn allocation(label: &str, bin: &Path) {
         a["spec"]["ports"][0].get("nodePort").is_none(),
         "{label}: {a}"
     );
+    // An ExternalName Service has no address: made ClusterIP it takes one, made ExternalName
+    // again it gives it back; one may not be asked for with ExternalName.
+    k.ok(&[
+        "create",
+        "service",
+        "externalname",
+        "ext",
+        "--external-name=example.com",
+    ]);
+    let ext = |patch: &str| {
+        k.ok(&["patch", "service", "ext", "-p", patch]);
+        json(&k, &["get", "service", "ext", "-o", "json"])["spec"].clone()
+    };
+    let spec = ext(r#"{"spec":{"type":"ClusterIP","externalName":null,"ports":[{"port":80}]}}"#);
+    assert!(
+        spec["clusterIP"]
+            .as_str()
+            .is_some_and(|ip| ip.starts_with("10.")),
+        "{label}: {spec}"
+    );
+    let spec = ext(r#"{"spec":{"type":"ExternalName","externalName":"example.org"}}"#);
+    assert!(spec.get("clusterIP").is_none(), "{label}: {spec}");
+    let err = refused(
+        &k,
+        &[
+            "patch",
+            "service",
+            "ext",
+            "-p",
+            r#"{"spec":{"clusterIP":"10.96.5.5"}}"#,
+        ],
+    );
+    assert!(
+        err.contains("spec.clusterIPs: Forbidden: may not be set for ExternalName services"),
+        "{label}: {err}"
+    );
     // A headless Service takes no address.
     k.ok(&[
         "create",

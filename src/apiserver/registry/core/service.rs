@@ -90,6 +90,13 @@ fn validate(o: &Value) -> Vec<Cause> {
         if str_at(o, "/spec/externalName").is_empty() {
             causes.push(Cause::required("spec.externalName", ""));
         }
+        let ips = o.pointer("/spec/clusterIPs").and_then(Value::as_array);
+        if !str_at(o, "/spec/clusterIP").is_empty() || ips.is_some_and(|a| !a.is_empty()) {
+            causes.push(Cause::forbidden(
+                "spec.clusterIPs",
+                "may not be set for ExternalName services",
+            ));
+        }
     } else if list.is_empty() && !headless {
         causes.push(Cause::required("spec.ports", ""));
     }
@@ -167,14 +174,25 @@ fn cluster_ips_cause(ips: &[String], detail: &str) -> Cause {
 /// requested address or port that cannot be had is a 422 (upstream's `field.Invalid`); a range
 /// with nothing left is upstream's 500.
 fn allocate(api: &Api, obj: &mut Value) -> Result<(), ApiError> {
-    let name = str_at(obj, "/metadata/name").to_string();
     let key = format!(
-        "{SERVICES_PREFIX}{}/{name}",
+        "{SERVICES_PREFIX}{}/{}",
         str_at(obj, "/metadata/namespace"),
+        str_at(obj, "/metadata/name"),
     );
-    let invalid = |causes| Err(ApiError::invalid("", "Service", &name, causes));
     let mut alloc = api.services.begin(&*api.store, &key);
-    let t = ty(obj).to_string();
+    if ty(obj) != EXTERNAL_NAME {
+        allocate_cluster_ip(&mut alloc, obj)?;
+    }
+    allocate_node_ports(&mut alloc, obj, &[])?;
+    alloc.commit(&key);
+    Ok(())
+}
+
+/// The ClusterIP `obj` asks for (or any free one; none for a headless Service), with its
+/// family fields. A requested address that cannot be had is a 422 (upstream's `field.Invalid`);
+/// a range with nothing left is upstream's 500.
+fn allocate_cluster_ip(alloc: &mut Allocation<'_>, obj: &mut Value) -> Result<(), ApiError> {
+    let name = str_at(obj, "/metadata/name").to_string();
     let requested = match str_at(obj, "/spec/clusterIP") {
         "" => obj
             .pointer("/spec/clusterIPs/0")
@@ -183,36 +201,33 @@ fn allocate(api: &Api, obj: &mut Value) -> Result<(), ApiError> {
             .to_string(),
         ip => ip.to_string(),
     };
-    if t != EXTERNAL_NAME {
-        let spec = &mut obj["spec"];
-        if requested == NONE {
-            spec["clusterIP"] = json!(NONE);
-            spec["clusterIPs"] = json!([NONE]);
-        } else {
-            let want = (!requested.is_empty()).then(|| requested.parse::<Ipv4Addr>().ok());
-            match alloc.ip(want.flatten()) {
-                Ok(ip) => {
-                    spec["clusterIP"] = json!(ip.to_string());
-                    spec["clusterIPs"] = json!([ip.to_string()]);
-                }
-                Err(e) if requested.is_empty() => {
-                    return Err(ApiError::internal(format!(
-                        "failed to allocate a serviceIP: {e}"
-                    )));
-                }
-                Err(e) => {
-                    return invalid(vec![cluster_ips_cause(
-                        std::slice::from_ref(&requested),
-                        &format!("failed to allocate IP {requested}: {e}"),
-                    )]);
-                }
+    let spec = &mut obj["spec"];
+    if requested == NONE {
+        spec["clusterIP"] = json!(NONE);
+        spec["clusterIPs"] = json!([NONE]);
+    } else {
+        let want = (!requested.is_empty()).then(|| requested.parse::<Ipv4Addr>().ok());
+        match alloc.ip(want.flatten()) {
+            Ok(ip) => {
+                spec["clusterIP"] = json!(ip.to_string());
+                spec["clusterIPs"] = json!([ip.to_string()]);
+            }
+            Err(e) if requested.is_empty() => {
+                return Err(ApiError::internal(format!(
+                    "failed to allocate a serviceIP: {e}"
+                )));
+            }
+            Err(e) => {
+                let cause = cluster_ips_cause(
+                    std::slice::from_ref(&requested),
+                    &format!("failed to allocate IP {requested}: {e}"),
+                );
+                return Err(ApiError::invalid("", "Service", &name, vec![cause]));
             }
         }
-        spec["ipFamilies"] = json!(["IPv4"]);
-        spec["ipFamilyPolicy"] = json!("SingleStack");
     }
-    allocate_node_ports(&mut alloc, obj, &[])?;
-    alloc.commit(&key);
+    spec["ipFamilies"] = json!(["IPv4"]);
+    spec["ipFamilyPolicy"] = json!("SingleStack");
     Ok(())
 }
 
@@ -270,10 +285,10 @@ fn allocate_node_ports(
     Ok(())
 }
 
-/// The NodePorts of an update, as upstream's service REST allocates them on update: a Service
-/// that is (or becomes) NodePort or LoadBalancer gets a free port for each port that has none
-/// and held none before, and a port it asks for that it did not hold must be free. Held until
-/// the update is stored, as a create's are.
+/// What an update allocates, as upstream's service REST does on update: a Service that was
+/// ExternalName takes a ClusterIP; one that is (or becomes) NodePort or LoadBalancer gets a
+/// free port for each port that has none and held none before, and a port it asks for that it
+/// did not hold must be free. Held until the update is stored, as a create's are.
 pub(crate) fn allocate_update(
     api: &Api,
     key: &str,
@@ -290,6 +305,10 @@ pub(crate) fn allocate_update(
         })
         .collect();
     let mut alloc = api.services.begin(&*api.store, key);
+    // An ExternalName Service held no address; as another type it takes one.
+    if ty(current) == EXTERNAL_NAME && ty(next) != EXTERNAL_NAME {
+        allocate_cluster_ip(&mut alloc, next)?;
+    }
     allocate_node_ports(&mut alloc, next, &held)?;
     alloc.commit(key);
     Ok(())
@@ -477,6 +496,19 @@ impl Strategy for Service {
                 };
                 if missing && let Some(v) = current.pointer(&format!("/spec/{f}")) {
                     next["spec"][f] = v.clone();
+                }
+            }
+        }
+        if ty(next) == EXTERNAL_NAME && ty(current) != EXTERNAL_NAME {
+            // dropTypeDependentFields: the address and its families go with the old type,
+            // each unless the client changed it (validation then says it may not be set).
+            let fields = ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"];
+            for f in fields.into_iter().chain(["internalTrafficPolicy"]) {
+                let pointer = format!("/spec/{f}");
+                if next.pointer(&pointer) == current.pointer(&pointer)
+                    && let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut)
+                {
+                    spec.remove(f);
                 }
             }
         }
