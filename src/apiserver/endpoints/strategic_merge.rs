@@ -9,8 +9,6 @@
 //! order, the others the live list's, and an item the live list did not have comes before the
 //! live items around it — `kubectl patch` adding a container puts it first, as on a cluster.
 
-use std::cmp::Ordering;
-
 use serde_json::{Map, Value};
 
 use crate::apiserver::registry::list_types;
@@ -163,7 +161,7 @@ fn set_element_order<'p>(
         let order = order.as_array().ok_or_else(bad)?;
         let (merges, key) = level.list(field);
         let live = match t.get(field) {
-            Some(Value::Array(a)) => Some(a.clone()),
+            Some(Value::Array(a)) => Some(a.as_slice()),
             Some(_) => return Err(bad()),
             None => None,
         };
@@ -177,21 +175,18 @@ fn set_element_order<'p>(
         }
         let child_ty = level.child_type(field);
         let child = level.child(&child_ty);
-        let merged = match (live.clone(), patch) {
-            (Some(l), None) => l,
+        let merged = match (live, patch) {
+            (Some(l), None) => l.to_vec(),
             (None, Some(pa)) => pa.to_vec(),
-            (Some(l), Some(pa)) if merges => merge_list(l, pa, key, child)?,
+            (Some(l), Some(pa)) if merges => merge_list(l.to_vec(), pa, key, child)?,
             (Some(_), Some(pa)) => pa.to_vec(),
             (None, None) => continue,
         };
         let (named, server_only): (Vec<_>, Vec<_>) = merged
             .into_iter()
             .partition(|item| position(order, item, key).is_some());
-        let live = live.unwrap_or_default();
-        t.insert(
-            field.to_string(),
-            Value::Array(normalize(named, server_only, order, &live, key)),
-        );
+        let ordered = normalize(named, server_only, order, live.unwrap_or_default(), key);
+        t.insert(field.to_string(), Value::Array(ordered));
         handled.push(field);
     }
     Ok(handled)
@@ -318,7 +313,7 @@ fn normalize(
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (Some(l), Some(r)) => match (position(live, l, key), position(live, r, key)) {
-                (Some(li), Some(ri)) => li.cmp(&ri) == Ordering::Less,
+                (Some(li), Some(ri)) => li < ri,
                 _ => false,
             },
         };

@@ -9,7 +9,6 @@ use crate::apiserver::endpoints::dry_run;
 use crate::apiserver::endpoints::managed_fields::Stamp;
 use crate::apiserver::endpoints::patch;
 use crate::apiserver::registry::conversion;
-use crate::apiserver::registry::core::service;
 use crate::apiserver::registry::defaults;
 use crate::apiserver::registry::kinds;
 use crate::apiserver::registry::resources::ResourceDef;
@@ -71,10 +70,10 @@ pub(crate) fn apply_update(
         incoming
     };
     let key = def.key_for(&ctx.info.namespace, &name);
-    let is_service = def.group.is_empty() && def.plural == "services" && sub.is_empty();
+    let kind = strategies::of(def.group, def.kind).filter(|_| sub.is_empty());
     let mut incoming = incoming;
-    if is_service && let Some(cur) = ctx.api.store.get(&key) {
-        service::allocate_update(ctx.api, &key, &mut incoming, &cur)?;
+    if let Some(k) = kind {
+        k.allocate_update(ctx.api, &key, &mut incoming)?;
     }
     // A subresource's validating admission (a CSR's approval), against the stored object.
     if !sub.is_empty()
@@ -177,8 +176,8 @@ pub(crate) fn apply_update(
         return Err(e);
     }
     ctx.warnings.extend(warnings);
-    if is_service && result.is_ok() {
-        ctx.api.services.committed(&key);
+    if let (Some(k), Ok(_)) = (kind, &result) {
+        k.after_update(ctx.api, &key);
     }
     let stored = result.map_err(|e| {
         ctx.trace.stage(

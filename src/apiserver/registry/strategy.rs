@@ -105,6 +105,15 @@ pub(crate) trait Strategy: Sync {
 
     /// Work that follows a committed create (upstream: controllers that react at once).
     fn after_create(&self, _api: &Api, _stored: &Value) {}
+
+    /// What an update of the object at `key` takes before it is stored (a Service's address
+    /// and node ports), written into `next`; held until [`Strategy::after_update`].
+    fn allocate_update(&self, _api: &Api, _key: &str, _next: &mut Value) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// Work that follows a committed update of the object at `key`.
+    fn after_update(&self, _api: &Api, _key: &str) {}
 }
 
 /// A typed decode: the object as its type writes it, or where and why it did not decode.

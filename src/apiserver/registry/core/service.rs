@@ -289,13 +289,11 @@ fn allocate_node_ports(
 /// ExternalName takes a ClusterIP; one that is (or becomes) NodePort or LoadBalancer gets a
 /// free port for each port that has none and held none before, and a port it asks for that it
 /// did not hold must be free. Held until the update is stored, as a create's are.
-pub(crate) fn allocate_update(
-    api: &Api,
-    key: &str,
-    next: &mut Value,
-    current: &Value,
-) -> Result<(), ApiError> {
-    let held: Vec<(Value, i64)> = ports(current)
+fn allocate_update(api: &Api, key: &str, next: &mut Value) -> Result<(), ApiError> {
+    let Some(current) = api.store.get(key) else {
+        return Ok(()); // gone: the update answers 404
+    };
+    let held: Vec<(Value, i64)> = ports(&current)
         .filter_map(|p| {
             let np = p
                 .get("nodePort")
@@ -306,7 +304,7 @@ pub(crate) fn allocate_update(
         .collect();
     let mut alloc = api.services.begin(&*api.store, key);
     // An ExternalName Service held no address; as another type it takes one.
-    if ty(current) == EXTERNAL_NAME && ty(next) != EXTERNAL_NAME {
+    if ty(&current) == EXTERNAL_NAME && ty(next) != EXTERNAL_NAME {
         allocate_cluster_ip(&mut alloc, next)?;
     }
     allocate_node_ports(&mut alloc, next, &held)?;
@@ -483,6 +481,12 @@ impl Strategy for Service {
             str_at(stored, "/metadata/namespace"),
             str_at(stored, "/metadata/name")
         ));
+    }
+    fn allocate_update(&self, api: &Api, key: &str, next: &mut Value) -> Result<(), ApiError> {
+        allocate_update(api, key, next)
+    }
+    fn after_update(&self, api: &Api, key: &str) {
+        api.services.committed(key);
     }
     fn prepare_update(&self, next: &mut Value, current: &Value) {
         // patchAllocatedValues: what the allocators gave stays when the client leaves it out.
