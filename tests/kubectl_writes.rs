@@ -476,6 +476,30 @@ fn metadata_refused(k: &Kubectl, srv: &ServeProcess) {
         "{label}: {}",
         out.stderr
     );
+    // Two controllers, and a core Event as an owner: both were stored.
+    let two = r#"{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"a","uid":"ua","controller":true},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"b","uid":"ub","controller":true}]}}"#;
+    let out = k.run(&["patch", "configmap", "owned", "--type=merge", "-p", two]);
+    assert!(
+        out.stderr.contains("The ConfigMap \"owned\" is invalid: metadata.ownerReferences: Invalid value: [{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"a\",\"uid\":\"ua\",\"controller\":true},")
+            && out.stderr.contains("Only one reference can have Controller set to true. Found \"true\" in references for ReplicaSet/a and ReplicaSet/b"),
+        "{label}: {}",
+        out.stderr
+    );
+    let event = r#"{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Event","name":"e","uid":"ue"}]}}"#;
+    let out = k.run(&["patch", "configmap", "owned", "--type=merge", "-p", event]);
+    assert!(
+        out.stderr.contains("The ConfigMap \"owned\" is invalid: metadata.ownerReferences: Invalid value: {\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"e\",\"uid\":\"ue\"}: /v1, Kind=Event is disallowed from being an owner"),
+        "{label}: {}",
+        out.stderr
+    );
+    let stored = k.ok(&[
+        "get",
+        "configmap",
+        "owned",
+        "-o",
+        "jsonpath={.metadata.ownerReferences}",
+    ]);
+    assert_eq!(stored.trim(), "", "{label}: an owner was stored");
     for name in ["labelled", "held"] {
         assert_ne!(
             k.run(&["get", "configmap,pod", name]).code,

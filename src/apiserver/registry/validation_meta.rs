@@ -4,9 +4,12 @@
 //! names. Without them a label `bad key!`, an owner reference naming nothing or a finalizer
 //! `bad name!` were stored as sent, where kube-apiserver answers 422.
 //!
-//! Not modelled: the two rules whose value upstream prints as a Go struct literal (an Event as
-//! an owner; two owner references with `controller: true`), and `managedFields` sent by a
-//! client (the server writes its own).
+//! Two rules report owner references whole (an Event as an owner; two owner references with
+//! `controller: true`). kube-apiserver 1.33 prints such a value as a Go struct literal with
+//! pointer addresses (`Controller:(*bool)(0xc00…)`), which no other server can reproduce; they
+//! are printed here as JSON in the struct's field order, as newer kube-apiservers print them.
+//!
+//! Not modelled: `managedFields` sent by a client (the server writes its own).
 
 use serde_json::{Value, json};
 
@@ -56,9 +59,44 @@ pub(crate) fn common(meta: Option<&Value>, out: &mut Vec<Cause>) {
     let refs = meta
         .and_then(|m| m.get("ownerReferences"))
         .and_then(Value::as_array);
+    let mut first_controller: Option<String> = None;
     for r in refs.into_iter().flatten() {
         owner_reference(r, out);
+        if r.get("controller").and_then(Value::as_bool) != Some(true) {
+            continue;
+        }
+        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
+        let current = format!("{}/{}", s("kind"), s("name"));
+        match &first_controller {
+            Some(first) => {
+                let all: Vec<String> = refs.into_iter().flatten().map(owner_json).collect();
+                out.push(Cause {
+                    reason: "FieldValueInvalid",
+                    message: format!(
+                        "Invalid value: [{}]: Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}",
+                        all.join(",")
+                    ),
+                    field: "metadata.ownerReferences".into(),
+                });
+            }
+            None => first_controller = Some(current),
+        }
     }
+}
+
+/// An owner reference as JSON in `metav1.OwnerReference`'s field order.
+fn owner_json(r: &Value) -> String {
+    let mut fields = Vec::new();
+    for key in ["apiVersion", "kind", "name", "uid"] {
+        let v = r.get(key).and_then(Value::as_str).unwrap_or_default();
+        fields.push(format!("{key:?}:{}", json!(v)));
+    }
+    for key in ["controller", "blockOwnerDeletion"] {
+        if let Some(b) = r.get(key).and_then(Value::as_bool) {
+            fields.push(format!("{key:?}:{b}"));
+        }
+    }
+    format!("{{{}}}", fields.join(","))
 }
 
 /// A pod template's labels and annotations (`ValidatePodTemplateSpec`), reported at
@@ -114,6 +152,17 @@ fn owner_reference(r: &Value, out: &mut Vec<Cause>) {
                 detail,
             ));
         }
+    }
+    // `BannedOwners`: a core v1 Event may own nothing (events.k8s.io's may).
+    if s("apiVersion") == "v1" && s("kind") == "Event" {
+        out.push(Cause {
+            reason: "FieldValueInvalid",
+            message: format!(
+                "Invalid value: {}: /v1, Kind=Event is disallowed from being an owner",
+                owner_json(r)
+            ),
+            field: path.into(),
+        });
     }
 }
 
@@ -194,6 +243,50 @@ mod tests {
             .is_empty()
         );
         assert!(said(json!({})).is_empty());
+    }
+
+    #[test]
+    fn an_event_owns_nothing_and_one_owner_at_most_is_the_controller() {
+        let event = json!({"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u1"});
+        assert_eq!(
+            said(json!({"ownerReferences": [event]})),
+            vec![
+                "metadata.ownerReferences: Invalid value: {\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"e\",\"uid\":\"u1\"}: /v1, Kind=Event is disallowed from being an owner"
+            ]
+        );
+        let events_k8s_io =
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "name": "e", "uid": "u1"});
+        assert!(said(json!({"ownerReferences": [events_k8s_io]})).is_empty());
+
+        let owner = |name: &str, controller: Option<bool>| {
+            let mut r = json!({"uid": format!("u-{name}"), "name": name, "kind": "ReplicaSet", "apiVersion": "apps/v1"});
+            if let Some(c) = controller {
+                r["controller"] = json!(c);
+            }
+            r
+        };
+        let refs = json!([
+            owner("a", Some(true)),
+            owner("b", None),
+            owner("c", Some(false)),
+            owner("d", Some(true)),
+            owner("e", Some(true))
+        ]);
+        let got = said(json!({"ownerReferences": refs}));
+        let value = r#"[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"a","uid":"u-a","controller":true},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"b","uid":"u-b"},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"c","uid":"u-c","controller":false},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"d","uid":"u-d","controller":true},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"e","uid":"u-e","controller":true}]"#;
+        assert_eq!(
+            got,
+            vec![
+                format!(
+                    "metadata.ownerReferences: Invalid value: {value}: Only one reference can have Controller set to true. Found \"true\" in references for ReplicaSet/a and ReplicaSet/d"
+                ),
+                format!(
+                    "metadata.ownerReferences: Invalid value: {value}: Only one reference can have Controller set to true. Found \"true\" in references for ReplicaSet/a and ReplicaSet/e"
+                ),
+            ]
+        );
+        let one = json!([owner("a", Some(true)), owner("b", Some(false))]);
+        assert!(said(json!({"ownerReferences": one})).is_empty());
     }
 
     #[test]
