@@ -1,7 +1,8 @@
 //! The simulated kubelets pull images as their imagePullPolicy says, with upstream's events:
 //! a tagged image pulled once on a node is "already present on machine" for the next pod
 //! there, `Always` pulls again, and `Never` with the image absent leaves the container waiting
-//! with ErrImageNeverPull (the pod Pending, its sandbox IP set); a ConfigMap or Secret a pod
+//! with ErrImageNeverPull (the pod Pending, its sandbox IP set), and an image name that is no
+//! reference (`Nginx`) with InvalidImageName; a ConfigMap or Secret a pod
 //! mounts or reads its environment from holds it until it exists; init containers run to
 //! completion, one after another, before the app (one that keeps failing in
 //! Init:CrashLoopBackOff until it is fixed); a Job pod's sidecar is stopped once the work is
@@ -106,6 +107,11 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
             ),
             "{never:?}"
         );
+        let failed = events(&k, "never", "Failed");
+        assert!(
+            has(&failed, "Warning", "Failed", "Error: ErrImageNeverPull"),
+            "{failed:?}"
+        );
         // The kubelet records the event before it writes the status (upstream orders them
         // no better), so wait for the container to leave ContainerCreating.
         let pod: Value = wait_for(Duration::from_secs(10), || {
@@ -132,6 +138,39 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
         run("never-present", "nginx:1.27", Some("Never"), "node-2");
         let present = events(&k, "never-present", "Started");
         assert!(!present.iter().any(|e| e.1 == "Pulling"), "{present:?}");
+
+        // A name that is no image reference (the API server stores it): the kubelet's image
+        // manager cannot parse it, whatever the policy, and the container waits.
+        // (`kubectl run` checks the name itself; a manifest goes to the server as written.)
+        let manifest = srv.dir.path().join("upper.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: upper}\nspec:\n  nodeName: node-1\n  containers: [{name: upper, image: \"Nginx:1.27\"}]\n",
+        )
+        .expect("write manifest");
+        k.ok(&["create", "-f", &manifest.to_string_lossy()]);
+        let message = r#"Failed to apply default image tag "Nginx:1.27": couldn't parse image name "Nginx:1.27": invalid reference format: repository name (library/Nginx) must be lowercase"#;
+        let upper = events(&k, "upper", "Failed");
+        assert!(
+            has(&upper, "Warning", "InspectFailed", message)
+                && has(&upper, "Warning", "Failed", "Error: InvalidImageName")
+                && !upper.iter().any(|e| e.1 == "Pulling" || e.1 == "Started"),
+            "{upper:?}"
+        );
+        let pod: Value = wait_for(Duration::from_secs(10), || {
+            let p: Value =
+                serde_json::from_str(&k.ok(&["get", "pod", "upper", "-o", "json"])).ok()?;
+            let waiting = &p["status"]["containerStatuses"][0]["state"]["waiting"];
+            (waiting["reason"] == "InvalidImageName").then_some(p)
+        })
+        .unwrap_or_default();
+        assert_eq!(pod["status"]["phase"], "Pending", "{pod}");
+        assert_eq!(
+            pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"], message,
+            "{pod}"
+        );
+        let get = k.ok(&["get", "pod", "upper"]);
+        assert!(get.contains("InvalidImageName"), "{get}");
     });
 }
 

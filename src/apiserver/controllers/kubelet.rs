@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
-    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, RESUMED, STEP, State, WAITING, already,
+    Backoff, CONFIG_ERROR, FAILED_MOUNT, POLL, RESUMED, STEP, State, WAITING, already,
     config_failed, container_statuses, init_container_statuses, pull_image, ran_since,
     start_container,
 };
@@ -228,8 +228,8 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         }
         let field = format!("spec.containers{{{cname}}}");
         tokio::time::sleep(STEP / 2).await;
-        if let Err(message) = pull_image(api, &p, &node, c, &field, node_images).await {
-            states.push((cname.to_string(), State::Waiting(NEVER_PULL, message)));
+        if let Err((reason, message)) = pull_image(api, &p, &node, c, &field, node_images).await {
+            states.push((cname.to_string(), State::Waiting(reason, message)));
             continue;
         }
         // The image is there; the container's environment is made next.

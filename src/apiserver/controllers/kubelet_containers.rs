@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::kubelet_completion as completion;
+use crate::apiserver::controllers::kubelet_image_name::{
+    INSPECT_FAILED, INVALID_IMAGE_NAME, invalid_image_message,
+};
 use crate::apiserver::controllers::kubelet_images::{self as images, Image, NodeImages};
 use crate::apiserver::controllers::kubelet_report::{event, s, step};
 use crate::apiserver::registry::core::pod::restartable_init as restartable;
@@ -31,7 +34,15 @@ pub(crate) const RESUMED: &str = "Resumed";
 /// Whether a kubelet step (the journey's) leaves the pod unable to start, or to run, until
 /// something changes.
 pub(crate) fn stuck_step(step: &str) -> bool {
-    [FAILED_MOUNT, CONFIG_ERROR, NEVER_PULL, WAITING, CRASH_LOOP].contains(&step)
+    [
+        FAILED_MOUNT,
+        CONFIG_ERROR,
+        NEVER_PULL,
+        INVALID_IMAGE_NAME,
+        WAITING,
+        CRASH_LOOP,
+    ]
+    .contains(&step)
 }
 
 /// The journey's step while a failed container waits out its back-off.
@@ -157,8 +168,9 @@ fn statuses(containers: &[Value], states: &[(String, State)], init: bool) -> Vec
 }
 
 /// The container's image as the node's image manager decides: pulled (Pulling, then Pulled),
-/// already there (Pulled), or `Never` pulled and missing: Err with ErrImageNeverPull's
-/// message (its Event and step sent).
+/// already there (Pulled), or not to be had: Err with the container's waiting reason and
+/// message (InvalidImageName for a name that is no image reference, ErrImageNeverPull for
+/// `Never` and missing), their Events and step sent.
 pub(crate) async fn pull_image(
     api: &Api,
     p: &Value,
@@ -166,9 +178,20 @@ pub(crate) async fn pull_image(
     c: &Value,
     field: &str,
     node_images: &NodeImages,
-) -> Result<(), String> {
+) -> Result<(), (&'static str, String)> {
     let image = s(c, "/image");
     let cname = s(c, "/name");
+    // The image manager parses the name before it looks at the pull policy.
+    if let Some(message) = invalid_image_message(image) {
+        event(api, p, node, field, ("Warning", INSPECT_FAILED), &message);
+        return Err(cannot_create(
+            api,
+            p,
+            (node, field, image),
+            INVALID_IMAGE_NAME,
+            message,
+        ));
+    }
     match node_images.decide(node, image, s(c, "/imagePullPolicy")) {
         Image::Pull => {
             event(
@@ -218,16 +241,38 @@ pub(crate) async fn pull_image(
         Image::NeverPull => {
             let message = images::never_pull_message(image);
             event(api, p, node, field, ("Warning", NEVER_PULL), &message);
-            step(
+            return Err(cannot_create(
                 api,
                 p,
+                (node, field, image),
                 NEVER_PULL,
-                json!({"image": image, "message": message}),
-            );
-            return Err(message);
+                message,
+            ));
         }
     }
     Ok(())
+}
+
+/// What the runtime manager adds when the image manager fails (`startContainer`'s
+/// `Failed` event, `Error: <reason>`), and the journey's step; the reason and message the
+/// container then waits with.
+fn cannot_create(
+    api: &Api,
+    p: &Value,
+    (node, field, image): (&str, &str, &str),
+    reason: &'static str,
+    message: String,
+) -> (&'static str, String) {
+    event(
+        api,
+        p,
+        node,
+        field,
+        ("Warning", "Failed"),
+        &format!("Error: {reason}"),
+    );
+    step(api, p, reason, json!({"image": image, "message": message}));
+    (reason, message)
 }
 
 /// A container whose environment cannot be made: upstream's Failed event (and, the first

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::apiserver::controllers::kubelet_containers::{
-    NEVER_PULL, State, container_statuses, pull_image, start_container,
+    State, container_statuses, pull_image, start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_report::{self as report, s, set_status};
@@ -66,7 +66,7 @@ pub(crate) async fn start(api: &Api, pod: &Value, node_images: &NodeImages) {
         let cname = s(c, "/name");
         let field = format!("spec.ephemeralContainers{{{cname}}}");
         let state = match pull_image(api, pod, &node, c, &field, node_images).await {
-            Err(message) => State::Waiting(NEVER_PULL, message),
+            Err((reason, message)) => State::Waiting(reason, message),
             Ok(()) => start_container(api, pod, &node, (cname, &field)),
         };
         states.push((cname.to_string(), state));

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
-    Backoff, CONFIG_ERROR, NEVER_PULL, POD_INITIALIZING, POLL, STEP, State, config_failed,
-    container_statuses, init_container_statuses, pull_image, ran_since, start_container,
+    Backoff, CONFIG_ERROR, POD_INITIALIZING, POLL, STEP, State, config_failed, container_statuses,
+    init_container_statuses, pull_image, ran_since, start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init_failure::{self as init_failure, Exit};
@@ -179,8 +179,8 @@ async fn start(
     let cname = s(c, "/name");
     let field = format!("spec.initContainers{{{cname}}}");
     tokio::time::sleep(STEP / 2).await;
-    if let Err(message) = pull_image(api, pod, node, c, &field, node_images).await {
-        states[i].1 = State::Waiting(NEVER_PULL, message);
+    if let Err((reason, message)) = pull_image(api, pod, node, c, &field, node_images).await {
+        states[i].1 = State::Waiting(reason, message);
         report(api, pod, ip, (inits, states));
         return None;
     }

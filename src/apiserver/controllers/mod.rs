@@ -25,6 +25,7 @@ pub(crate) mod kubelet;
 pub(crate) mod kubelet_completion;
 pub(crate) mod kubelet_containers;
 pub(crate) mod kubelet_ephemeral;
+pub(crate) mod kubelet_image_name;
 pub(crate) mod kubelet_images;
 pub(crate) mod kubelet_init;
 pub(crate) mod kubelet_init_failure;
