@@ -171,6 +171,29 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
         );
         let get = k.ok(&["get", "pod", "upper"]);
         assert!(get.contains("InvalidImageName"), "{get}");
+        // The kubelet asks again on each sync: once the name is fixed the container starts.
+        k.ok(&["set", "image", "pod/upper", "upper=nginx:1.27"]);
+        let fixed = wait_for(Duration::from_secs(15), || {
+            let p = self::pod(&k, "upper");
+            (p["status"]["phase"] == "Running").then_some(p)
+        });
+        assert!(
+            fixed.is_some(),
+            "{}",
+            k.ok(&["get", "pod", "upper", "-o", "yaml"])
+        );
+        // And a pod that brings the image to the node lets the one that would `Never` pull it
+        // start.
+        run("brings", "app:v1", None, "node-2");
+        let started = wait_for(Duration::from_secs(15), || {
+            let p = self::pod(&k, "never");
+            (p["status"]["phase"] == "Running").then_some(p)
+        });
+        assert!(
+            started.is_some(),
+            "{}",
+            k.ok(&["get", "pod", "never", "-o", "yaml"])
+        );
     });
 }
 

@@ -17,11 +17,12 @@ use tokio::sync::watch;
 
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
-    Backoff, CONFIG_ERROR, FAILED_MOUNT, POLL, RESUMED, STEP, State, WAITING, already,
-    config_failed, container_statuses, init_container_statuses, pull_image, ran_since,
-    start_container,
+    Backoff, CONFIG_ERROR, FAILED_MOUNT, NEVER_PULL, POLL, RESUMED, STEP, State, WAITING, already,
+    config_failed, container_statuses, image_refusal, init_container_statuses, pull_image,
+    ran_since, refusal_events, start_container,
 };
 use crate::apiserver::controllers::kubelet_ephemeral as ephemeral;
+use crate::apiserver::controllers::kubelet_image_name::INVALID_IMAGE_NAME;
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init;
 use crate::apiserver::controllers::kubelet_ipam::PodIps;
@@ -190,7 +191,7 @@ fn host_ip(api: &Api, node: &str) -> String {
 
 async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
     let node = s(pod, "/spec/nodeName").to_string();
-    let containers = report::containers(pod, "containers");
+    let mut containers = report::containers(pod, "containers");
     let inits = report::containers(pod, "initContainers");
     // A start a restart interrupted goes on from what the status says was done.
     let resumed = pod.at("/status/startTime").is_some();
@@ -226,22 +227,9 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             states.push((cname.to_string(), running.clone()));
             continue;
         }
-        let field = format!("spec.containers{{{cname}}}");
         tokio::time::sleep(STEP / 2).await;
-        if let Err((reason, message)) = pull_image(api, &p, &node, c, &field, node_images).await {
-            states.push((cname.to_string(), State::Waiting(reason, message)));
-            continue;
-        }
-        // The image is there; the container's environment is made next.
-        if let Some(why) = refs::config_error(api, &p, c) {
-            config_failed(api, &p, &node, (cname, &field), &why, true);
-            states.push((cname.to_string(), State::Waiting(CONFIG_ERROR, why)));
-            continue;
-        }
-        states.push((
-            cname.to_string(),
-            start_container(api, &p, &node, (cname, &field)),
-        ));
+        let state = start_one(api, &p, &node, c, node_images).await;
+        states.push((cname.to_string(), state));
     }
     tokio::time::sleep(STEP / 2).await;
     let mut retry = Backoff::default();
@@ -254,33 +242,45 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
             some_waiting(api, pod, ip, &containers, &states);
             shown = Some(states.clone());
         }
-        // An image `Never` pulled stays missing; a configuration may appear.
-        if !states
-            .iter()
-            .any(|(_, st)| matches!(st, State::Waiting(CONFIG_ERROR, _)))
-        {
-            return;
-        }
         tokio::time::sleep(POLL).await;
         let Some(now_pod) = still_starting(api, pod) else {
             return;
         };
+        // Each sync starts from the spec as it is now: `kubectl set image` changes a pod's.
+        containers = report::containers(&now_pod, "containers");
         let due = retry.due();
         for (cname, st) in &mut states {
-            let State::Waiting(CONFIG_ERROR, _) = st else {
+            let State::Waiting(reason, _) = st else {
                 continue;
             };
             let Some(c) = containers.iter().find(|c| s(c, "/name") == cname.as_str()) else {
                 continue;
             };
             let field = format!("spec.containers{{{cname}}}");
-            match refs::config_error(api, &now_pod, c) {
-                None => *st = start_container(api, &now_pod, &node, (cname, &field)),
-                Some(why) => {
-                    if due {
-                        config_failed(api, &now_pod, &node, (cname, &field), &why, false);
+            if *reason == CONFIG_ERROR {
+                // A missing ConfigMap or Secret may appear.
+                match refs::config_error(api, &now_pod, c) {
+                    None => *st = start_container(api, &now_pod, &node, (cname, &field)),
+                    Some(why) => {
+                        if due {
+                            config_failed(api, &now_pod, &node, (cname, &field), &why, false);
+                        }
+                        *st = State::Waiting(CONFIG_ERROR, why);
                     }
-                    *st = State::Waiting(CONFIG_ERROR, why);
+                }
+                continue;
+            }
+            if ![NEVER_PULL, INVALID_IMAGE_NAME].contains(reason) {
+                continue;
+            }
+            // An image the kubelet could not have: it asks again on every sync.
+            match image_refusal(&node, c, node_images) {
+                None => *st = start_one(api, &now_pod, &node, c, node_images).await,
+                Some(refusal) => {
+                    if due {
+                        refusal_events(api, &now_pod, (&node, &field), &refusal);
+                    }
+                    *st = State::Waiting(refusal.reason, refusal.message);
                 }
             }
         }
@@ -336,6 +336,22 @@ async fn start_pod(api: &Api, pod: &Value, ip: &str, node_images: &NodeImages) {
         };
         kubelet_restarts::run_until_done(api, &p, (&started_at, already), node_images).await;
     }
+}
+
+/// One container's start: its image, its environment, then the container itself, or the
+/// reason it waits.
+async fn start_one(api: &Api, p: &Value, node: &str, c: &Value, node_images: &NodeImages) -> State {
+    let cname = s(c, "/name");
+    let field = format!("spec.containers{{{cname}}}");
+    if let Err((reason, message)) = pull_image(api, p, node, c, &field, node_images).await {
+        return State::Waiting(reason, message);
+    }
+    // The image is there; the container's environment is made next.
+    if let Some(why) = refs::config_error(api, p, c) {
+        config_failed(api, p, node, (cname, &field), &why, true);
+        return State::Waiting(CONFIG_ERROR, why);
+    }
+    start_container(api, p, node, (cname, &field))
 }
 
 /// Every container runs: the pod is Running (`first`: it was not), and Ready once every probe

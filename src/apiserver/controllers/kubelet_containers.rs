@@ -169,8 +169,7 @@ fn statuses(containers: &[Value], states: &[(String, State)], init: bool) -> Vec
 
 /// The container's image as the node's image manager decides: pulled (Pulling, then Pulled),
 /// already there (Pulled), or not to be had: Err with the container's waiting reason and
-/// message (InvalidImageName for a name that is no image reference, ErrImageNeverPull for
-/// `Never` and missing), their Events and step sent.
+/// message (see [`image_refusal`]), its Events and step sent.
 pub(crate) async fn pull_image(
     api: &Api,
     p: &Value,
@@ -181,98 +180,105 @@ pub(crate) async fn pull_image(
 ) -> Result<(), (&'static str, String)> {
     let image = s(c, "/image");
     let cname = s(c, "/name");
-    // The image manager parses the name before it looks at the pull policy.
-    if let Some(message) = invalid_image_message(image) {
-        event(api, p, node, field, ("Warning", INSPECT_FAILED), &message);
-        return Err(cannot_create(
+    if let Some(refusal) = image_refusal(node, c, node_images) {
+        refusal_events(api, p, (node, field), &refusal);
+        step(
             api,
             p,
-            (node, field, image),
-            INVALID_IMAGE_NAME,
-            message,
-        ));
+            refusal.reason,
+            json!({"image": image, "message": refusal.message}),
+        );
+        return Err((refusal.reason, refusal.message));
     }
-    match node_images.decide(node, image, s(c, "/imagePullPolicy")) {
-        Image::Pull => {
-            event(
-                api,
-                p,
-                node,
-                field,
-                ("Normal", "Pulling"),
-                &format!("Pulling image {image:?}"),
-            );
-            step(api, p, "Pulling", json!({"image": image}));
-            completion::log(
-                api,
-                p,
-                cname,
-                &format!("image {image:?} recorded as pulled (simulated: nothing was downloaded)"),
-            );
-            tokio::time::sleep(STEP / 2).await;
-            event(
-                api,
-                p,
-                node,
-                field,
-                ("Normal", "Pulled"),
-                &format!(
-                    "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
-                ),
-            );
-            node_images.pulled(node, image);
-        }
-        Image::Present => {
-            event(
-                api,
-                p,
-                node,
-                field,
-                ("Normal", "Pulled"),
-                &images::present_message(image),
-            );
-            step(
-                api,
-                p,
-                "Pulled",
-                json!({"image": image, "note": "already present on the node: not pulled again"}),
-            );
-        }
-        Image::NeverPull => {
-            let message = images::never_pull_message(image);
-            event(api, p, node, field, ("Warning", NEVER_PULL), &message);
-            return Err(cannot_create(
-                api,
-                p,
-                (node, field, image),
-                NEVER_PULL,
-                message,
-            ));
-        }
+    if node_images.decide(node, image, s(c, "/imagePullPolicy")) == Image::Pull {
+        event(
+            api,
+            p,
+            node,
+            field,
+            ("Normal", "Pulling"),
+            &format!("Pulling image {image:?}"),
+        );
+        step(api, p, "Pulling", json!({"image": image}));
+        completion::log(
+            api,
+            p,
+            cname,
+            &format!("image {image:?} recorded as pulled (simulated: nothing was downloaded)"),
+        );
+        tokio::time::sleep(STEP / 2).await;
+        event(
+            api,
+            p,
+            node,
+            field,
+            ("Normal", "Pulled"),
+            &format!(
+                "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
+            ),
+        );
+        node_images.pulled(node, image);
+    } else {
+        event(
+            api,
+            p,
+            node,
+            field,
+            ("Normal", "Pulled"),
+            &images::present_message(image),
+        );
+        step(
+            api,
+            p,
+            "Pulled",
+            json!({"image": image, "note": "already present on the node: not pulled again"}),
+        );
     }
     Ok(())
 }
 
-/// What the runtime manager adds when the image manager fails (`startContainer`'s
-/// `Failed` event, `Error: <reason>`), and the journey's step; the reason and message the
-/// container then waits with.
-fn cannot_create(
-    api: &Api,
-    p: &Value,
-    (node, field, image): (&str, &str, &str),
-    reason: &'static str,
-    message: String,
-) -> (&'static str, String) {
+/// Why the image manager cannot give a container its image: the waiting reason, its message,
+/// and the reason of the image manager's own Warning.
+pub(crate) struct Refusal {
+    pub(crate) reason: &'static str,
+    pub(crate) message: String,
+    event: &'static str,
+}
+
+/// The image manager's refusal, if any: a name that is no image reference (InvalidImageName;
+/// it parses the name before it looks at the policy), or `Never` and the node lacks the
+/// image (ErrImageNeverPull). Checked again on each retry: `kubectl set image` may fix the
+/// name, and another pod may bring the image to the node.
+pub(crate) fn image_refusal(node: &str, c: &Value, node_images: &NodeImages) -> Option<Refusal> {
+    let image = s(c, "/image");
+    if let Some(message) = invalid_image_message(image) {
+        return Some(Refusal {
+            reason: INVALID_IMAGE_NAME,
+            message,
+            event: INSPECT_FAILED,
+        });
+    }
+    (node_images.decide(node, image, s(c, "/imagePullPolicy")) == Image::NeverPull).then(|| {
+        Refusal {
+            reason: NEVER_PULL,
+            message: images::never_pull_message(image),
+            event: NEVER_PULL,
+        }
+    })
+}
+
+/// The image manager's Warning, then the runtime manager's (`startContainer`'s `Failed`,
+/// `Error: <reason>`), as each failed start records them.
+pub(crate) fn refusal_events(api: &Api, p: &Value, (node, field): (&str, &str), r: &Refusal) {
+    event(api, p, node, field, ("Warning", r.event), &r.message);
     event(
         api,
         p,
         node,
         field,
         ("Warning", "Failed"),
-        &format!("Error: {reason}"),
+        &format!("Error: {}", r.reason),
     );
-    step(api, p, reason, json!({"image": image, "message": message}));
-    (reason, message)
 }
 
 /// A container whose environment cannot be made: upstream's Failed event (and, the first

@@ -1,8 +1,9 @@
 //! The image store of each simulated node: an image pulled once stays on its node, so a
 //! container's `imagePullPolicy` decides as upstream's image manager does
 //! (`pkg/kubelet/images/image_manager.go`): `Always` pulls every time, `IfNotPresent` only what
-//! the node lacks, `Never` nothing (and a missing image then fails the container). Nothing is
-//! downloaded: the store is what the simulated kubelets remember, forgotten when serve stops.
+//! the node lacks, `Never` nothing (a missing image then leaves the container waiting until
+//! the image comes to the node). Nothing is downloaded: the store is what the simulated
+//! kubelets remember, forgotten when serve stops.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

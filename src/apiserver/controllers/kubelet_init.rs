@@ -110,7 +110,8 @@ fn keep_restarts(status: &Value, next: &mut [Value]) {
 
 /// Runs the pod's init containers in order; true once every one completed (or, a sidecar,
 /// started). False when the pod went away meanwhile, or an init container's image may not
-/// be pulled: the pod then stays Pending as reported (`Init:ErrImageNeverPull`). `before`:
+/// be had: the pod then stays Pending as reported (`Init:ErrImageNeverPull`, `Init:InvalidImageName`;
+/// unlike an app container's, not asked for again until serve restarts). `before`:
 /// what its status says they already did (`kubelet_containers::already`), which a resumed
 /// start does not do again; one interrupted while it ran runs for the rest of its time.
 pub(crate) async fn run(
