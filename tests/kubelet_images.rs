@@ -194,6 +194,33 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
             "{}",
             k.ok(&["get", "pod", "never", "-o", "yaml"])
         );
+        // The same for an init container: the pod waits in Init:InvalidImageName until fixed.
+        let manifest = srv.dir.path().join("init-upper.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: init-upper}\nspec:\n  nodeName: node-1\n  initContainers: [{name: setup, image: \"Busybox\"}]\n  containers: [{name: app, image: \"nginx:1.27\"}]\n",
+        )
+        .expect("write manifest");
+        k.ok(&["create", "-f", &manifest.to_string_lossy()]);
+        let waiting = wait_for(Duration::from_secs(15), || {
+            let get = k.ok(&["get", "pod", "init-upper"]);
+            get.contains("Init:InvalidImageName").then_some(get)
+        });
+        assert!(
+            waiting.is_some(),
+            "{}",
+            k.ok(&["get", "pod", "init-upper", "-o", "yaml"])
+        );
+        k.ok(&["set", "image", "pod/init-upper", "setup=busybox"]);
+        let fixed = wait_for(Duration::from_secs(20), || {
+            let p = self::pod(&k, "init-upper");
+            (p["status"]["phase"] == "Running").then_some(p)
+        });
+        assert!(
+            fixed.is_some(),
+            "{}",
+            k.ok(&["get", "pod", "init-upper", "-o", "yaml"])
+        );
     });
 }
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::apiserver::controllers::kubelet_completion as completion;
 use crate::apiserver::controllers::kubelet_containers::{
     Backoff, CONFIG_ERROR, POD_INITIALIZING, POLL, STEP, State, config_failed, container_statuses,
-    init_container_statuses, pull_image, ran_since, start_container,
+    image_refusal, init_container_statuses, pull_image, ran_since, refusal_events, start_container,
 };
 use crate::apiserver::controllers::kubelet_images::NodeImages;
 use crate::apiserver::controllers::kubelet_init_failure::{self as init_failure, Exit};
@@ -109,30 +109,35 @@ fn keep_restarts(status: &Value, next: &mut [Value]) {
 }
 
 /// Runs the pod's init containers in order; true once every one completed (or, a sidecar,
-/// started). False when the pod went away meanwhile, or an init container's image may not
-/// be had: the pod then stays Pending as reported (`Init:ErrImageNeverPull`, `Init:InvalidImageName`;
-/// unlike an app container's, not asked for again until serve restarts). `before`:
-/// what its status says they already did (`kubelet_containers::already`), which a resumed
-/// start does not do again; one interrupted while it ran runs for the rest of its time.
+/// started). False when the pod went away meanwhile. An init container whose image cannot be
+/// had holds the pod Pending as reported (`Init:ErrImageNeverPull`, `Init:InvalidImageName`)
+/// until a sync finds it (see `kubelet_containers::image_refusal`). `before`: what its status
+/// says they already did (`kubelet_containers::already`), which a resumed start does not do
+/// again; one interrupted while it ran runs for the rest of its time.
 pub(crate) async fn run(
     api: &Api,
     (pod, ip, node): (&Value, &str, &str),
     node_images: &NodeImages,
     before: &[(String, State)],
 ) -> bool {
-    let inits = containers(pod, "initContainers");
+    let mut inits = containers(pod, "initContainers");
     let mut states = initializing(&inits);
-    for (i, c) in inits.iter().enumerate() {
-        let cname = s(c, "/name");
-        let (at, already) = match before.iter().find(|(n, _)| n == cname) {
+    for i in 0..inits.len() {
+        let cname = s(&inits[i], "/name").to_string();
+        let (at, already) = match before.iter().find(|(n, _)| *n == cname) {
             Some((_, done @ State::Completed(..))) => {
                 states[i].1 = done.clone();
                 continue;
             }
             Some((_, State::Running(at))) => (at.clone(), ran_since(at)),
             Some((_, State::Waiting(..))) | None => {
-                let Some(at) =
-                    start(api, (pod, ip, node), node_images, (&inits, &mut states, i)).await
+                let Some(at) = start(
+                    api,
+                    (pod, ip, node),
+                    node_images,
+                    (&mut inits, &mut states, i),
+                )
+                .await
                 else {
                     return false;
                 };
@@ -141,6 +146,7 @@ pub(crate) async fn run(
         };
         states[i].1 = State::Running(at.clone());
         report(api, pod, ip, (&inits, &states));
+        let c = &inits[i];
         if restartable(c) {
             continue;
         }
@@ -155,7 +161,7 @@ pub(crate) async fn run(
                 Exit::Ended => return false,
             }
         }
-        completion::log(api, pod, cname, &completion::exited(0));
+        completion::log(api, pod, &cname, &completion::exited(0));
         states[i].1 = State::Completed(at, util::now());
         step(
             api,
@@ -168,23 +174,51 @@ pub(crate) async fn run(
     true
 }
 
-/// Pulls and starts the `i`th init container once its environment can be made: when it
-/// started. None when its image may not be pulled (reported) or the pod went away.
+/// Pulls and starts the `i`th init container once its image can be had and its environment
+/// made: when it started. None when the pod went away. `inits` follows the pod's spec while
+/// an image is waited for (`kubectl set image` changes an init container's).
 async fn start(
     api: &Api,
     (pod, ip, node): (&Value, &str, &str),
     node_images: &NodeImages,
-    (inits, states, i): (&[Value], &mut [(String, State)], usize),
+    (inits, states, i): (&mut Vec<Value>, &mut [(String, State)], usize),
 ) -> Option<String> {
-    let c = &inits[i];
-    let cname = s(c, "/name");
+    let cname = s(&inits[i], "/name").to_string();
     let field = format!("spec.initContainers{{{cname}}}");
     tokio::time::sleep(STEP / 2).await;
-    if let Err((reason, message)) = pull_image(api, pod, node, c, &field, node_images).await {
+    if let Err((reason, message)) = pull_image(api, pod, node, &inits[i], &field, node_images).await
+    {
         states[i].1 = State::Waiting(reason, message);
         report(api, pod, ip, (inits, states));
-        return None;
+        // Asked for again on each sync, its refusal repeated on the back-off.
+        let mut retry = Backoff::default();
+        loop {
+            tokio::time::sleep(POLL).await;
+            let now_pod = still_starting(api, pod)?;
+            let now = containers(&now_pod, "initContainers");
+            if let Some(c) = now.iter().find(|c| s(c, "/name") == cname) {
+                inits[i] = c.clone();
+            }
+            let due = retry.due();
+            match image_refusal(node, &inits[i], node_images) {
+                None => {
+                    if pull_image(api, &now_pod, node, &inits[i], &field, node_images)
+                        .await
+                        .is_ok()
+                    {
+                        break;
+                    }
+                }
+                Some(refusal) => {
+                    if due {
+                        refusal_events(api, &now_pod, (node, &field), &refusal);
+                    }
+                }
+            }
+        }
     }
+    let c = &inits[i];
+    let cname = cname.as_str();
     // Its environment, waited for as long as it cannot be made.
     let mut retry = Backoff::default();
     let mut first = true;
