@@ -190,6 +190,25 @@ async fn scheduler_and_kubelets_take_the_pod_to_running() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(ran, "the kubelet's Running step is in the pod's trace");
+    // The journey's kubelet stage tells the image's pull as the events do: begun, then done.
+    let t = srv.api.traces.pod("default/app").expect("pod trace");
+    let steps: Vec<&str> = t
+        .kubelet
+        .iter()
+        .filter_map(|k| k["step"].as_str())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "ContainerCreating",
+            "Pulling",
+            "Pulled",
+            "Started",
+            "Running"
+        ],
+        "{:?}",
+        t.kubelet
+    );
     srv.shutdown().await;
 }
 

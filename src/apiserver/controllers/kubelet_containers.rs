@@ -217,6 +217,12 @@ pub(crate) async fn pull_image(
                 "Successfully pulled image {image:?} in 200ms (200ms including waiting). Image size: 0 bytes."
             ),
         );
+        step(
+            api,
+            p,
+            "Pulled",
+            json!({"note": "simulated: nothing was downloaded"}),
+        );
         node_images.pulled(node, image);
     } else {
         event(
