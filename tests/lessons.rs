@@ -66,6 +66,18 @@ fn every_built_in_lesson_runs_unattended_and_every_answer_is_a_choice() {
                 path.display()
             );
         }
+        // The winner is named when revealed, scored or not (one feasible node is not scored).
+        let screens: Vec<&str> = text.split("── ").collect();
+        for pair in screens.windows(2) {
+            if pair[0].contains("? Which node wins?") {
+                assert!(
+                    pair[1].contains("★ winner"),
+                    "{}: the reveal names no winner:\n{}",
+                    path.display(),
+                    pair[1]
+                );
+            }
+        }
         let steps = text.matches("answer: ").count();
         assert!(steps > 0, "{}: no reveal\n{text}", path.display());
     }

@@ -357,7 +357,7 @@ pub fn build(c: &Collected) -> Journey {
                 },
                 Source::Reported,
                 spread_detail(
-                    json!({"score": s["score"], "selected": s["selected"]}),
+                    json!({"score": s["score"], "selected": s["selected"], "tie_break": s["tie_break"]}),
                     &s["spread"],
                 ),
             ));

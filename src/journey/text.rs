@@ -263,6 +263,9 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
                 out.push(format!("{:<14} {}", s(&f, "/node"), s(&f, "/total")));
             }
             out.push(format!("selected {}", s(d, "/selected")));
+            if let Some(how) = d["tie_break"].as_str() {
+                out.push(format!("chosen   {how}"));
+            }
             if d["spread"].is_object() {
                 out.extend(super::spread_text::lines(&d["spread"]));
             }
@@ -399,6 +402,28 @@ mod tests {
             st.detail = admission;
         }
         j
+    }
+
+    #[test]
+    fn a_node_chosen_without_scoring_says_how() {
+        let text = render(&build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((201, json!({"metadata": {"uid": "u"}}))),
+            server_trace: Some(json!({"controlLoops": {"scheduling": {
+                "nodes_total": 4, "filter": [{"node": "node-3", "passed": true}],
+                "score": [], "selected": "node-3",
+                "tie_break": "the only feasible node: selected without scoring, as kube-scheduler does"
+            }}})),
+            ..Default::default()
+        }));
+        assert!(
+            text.contains(
+                "selected node-3\n    chosen   the only feasible node: selected without scoring"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

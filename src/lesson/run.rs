@@ -664,6 +664,13 @@ impl Session {
             let mark = if node == selected { "★ winner" } else { "" };
             lines.push(format!("{node:<14} {:>5} {mark}", s(&n["total"])));
         }
+        // One feasible node is chosen without scoring: it is still the winner, and named.
+        if !selected.is_empty() && !lines.iter().any(|l| l.contains("★ winner")) {
+            lines.push(format!(
+                "{selected:<14}     - ★ winner: {}",
+                d["tie_break"].as_str().unwrap_or("chosen without scoring")
+            ));
+        }
         // Every node is named: those that did not pass the filter scored nothing.
         if let Some(f) = self.stage(Stage::Filter) {
             for x in f["filter"].as_array().into_iter().flatten() {

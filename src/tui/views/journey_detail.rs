@@ -420,6 +420,9 @@ fn stage_lines(
                 ));
             }
             out.extend(row("selected", selected, width, theme));
+            if let Some(how) = d["tie_break"].as_str() {
+                out.extend(row("chosen", how, width, theme));
+            }
             if d["spread"].is_object() {
                 for l in crate::journey::spread_text::lines(&d["spread"]) {
                     out.extend(field::lines("", 0, &l, width, theme.text, theme.text));
