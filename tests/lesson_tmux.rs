@@ -59,3 +59,36 @@ fn the_seeds_experiment_runs_unattended_at_80x24_and_exits_0() {
         assert!(reveal.contains(node), "{node} missing from\n{reveal}");
     }
 }
+
+/// An instructor at 80×24 answers, then presses Space twice while the next step's pod is still
+/// being followed: the step says it is working at once, the second Space does not reveal an
+/// answer the room never saw asked, and every choice of the question fits on screen.
+#[test]
+fn a_second_space_while_a_step_works_does_not_skip_its_question() {
+    if !tmux_available() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("kexplore-lesson-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let lesson = Path::new(env!("CARGO_MANIFEST_DIR")).join("lessons/why-pending.yaml");
+    let args = format!("lesson '{}'", lesson.display());
+    let tmux = start_with("lesson-keys", &dir, &args, (80, 24), "");
+    tmux.wait_all("the first question", &["? What phase", "2  Pending"]);
+    tmux.keys(&["2"]);
+    tmux.wait_all("the first reveal", &["answer: 2 Pending"]);
+    tmux.keys(&["Space"]);
+    let working = tmux.wait_screen("the next step, at once", |s| s.contains("step 2 of 8"));
+    tmux.keys(&["Space"]);
+    let asked = tmux.wait_all("the second question", &["? Which node wins?", "4  node-3"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let still = tmux.screen();
+    let _ = tmux.cmd(&["kill-server"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        working.contains("… sending app.json") || working.contains("? Which node wins?"),
+        "{working}"
+    );
+    assert!(!asked.contains("answer:"), "{asked}");
+    assert!(still.contains("? Which node wins?") && !still.contains("answer:"), "{still}");
+}

@@ -131,6 +131,27 @@ impl TryFrom<ActionSpec> for Action {
     }
 }
 
+impl Action {
+    /// What the action is doing, said while it runs (a create waits for its pod's fate).
+    pub fn doing(&self) -> String {
+        match self {
+            Action::Create(c) => format!(
+                "sending {} to the API server and following it to its fate…",
+                c.manifest
+            ),
+            Action::Delete(p) => format!("deleting pod {p}…"),
+            Action::Cordon(n) => format!("cordoning node {n}…"),
+            Action::Uncordon(n) => format!("uncordoning node {n}…"),
+            Action::Taint(t) => format!("tainting node {}…", t.node),
+            Action::Untaint(k) => format!("removing taint {} from node {}…", k.key, k.node),
+            Action::Label(l) => format!("labelling node {} {}={}…", l.node, l.key, l.value),
+            Action::Unlabel(k) => format!("removing label {} from node {}…", k.key, k.node),
+            Action::Namespace(ns) => format!("setting up namespace {}…", ns.name),
+            Action::Kubeconfig(_) => "switching the client's credentials…".into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Create {

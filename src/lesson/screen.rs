@@ -24,6 +24,8 @@ pub struct Screen {
     pub key_fact: Option<String>,
     /// After the reveal: the answer's lines, and whether the guess (if any) was right.
     pub reveal: Option<Vec<String>>,
+    /// The step's action is still running: no key is taken yet.
+    pub busy: bool,
 }
 
 /// The facts shown with a step before its reveal. `hide` is the reveal still to come: the

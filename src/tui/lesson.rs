@@ -116,6 +116,27 @@ pub fn play(
     let n = lesson.steps.len();
     let mut shown: Vec<Screen> = Vec::new();
     for (i, step) in lesson.steps.iter().enumerate() {
+        let title = match step.stage {
+            Some(s) => format!("{} · {}", step.view.title(), s.title()),
+            None => step.view.title().to_string(),
+        };
+        let progress = format!("step {} of {n}", i + 1);
+        // A create follows its pod for seconds: the room sees the step begin at once.
+        if let Some(a) = &step.action {
+            working(
+                &mut out,
+                &Screen {
+                    progress: progress.clone(),
+                    title: title.clone(),
+                    caption: step.caption.clone(),
+                    done: Some(format!("… {}", a.doing())),
+                    busy: true,
+                    ..Default::default()
+                },
+                &lesson.title,
+                theme,
+            )?;
+        }
         let done = step
             .action
             .as_ref()
@@ -129,12 +150,13 @@ pub fn play(
             Some(Choices::List(l)) => l.clone(),
             None => Vec::new(),
         };
-        let title = match step.stage {
-            Some(s) => format!("{} · {}", step.view.title(), s.title()),
-            None => step.view.title().to_string(),
-        };
+        // Keys pressed while it ran were meant for the screen before: a second Space must not
+        // reveal an answer the room never saw asked.
+        if let Input::Quit = typed_ahead(&out)? {
+            return Ok(());
+        }
         let mut screen = Screen {
-            progress: format!("step {} of {n}", i + 1),
+            progress,
             title,
             caption: step.caption.clone(),
             done,
@@ -143,6 +165,7 @@ pub fn play(
             choices: choices.clone(),
             key_fact: None,
             reveal: None,
+            busy: false,
         };
         let factor = if step.question.is_some() { 3.0 } else { 1.0 };
         let input = live(
@@ -238,6 +261,33 @@ fn show(
             )
         }
     }
+}
+
+/// Draws the screen of a step whose action is running (on a terminal; text prints only what
+/// each step ends with).
+fn working(out: &mut Out, screen: &Screen, lesson: &str, theme: &Theme) -> io::Result<()> {
+    if let Out::Terminal(g) = out {
+        g.terminal
+            .draw(|f| draw(f, screen, lesson, theme, false, true))?;
+    }
+    Ok(())
+}
+
+/// Drops the keys pressed while an action ran; Quit if q or Esc was among them.
+fn typed_ahead(out: &Out) -> io::Result<Input> {
+    if let Out::Text = out {
+        return Ok(Input::Next);
+    }
+    let mut input = Input::Next;
+    while event::poll(Duration::ZERO)? {
+        if let Event::Key(k) = event::read()?
+            && k.kind != KeyEventKind::Release
+            && matches!(k.code, KeyCode::Char('q') | KeyCode::Esc)
+        {
+            input = Input::Quit;
+        }
+    }
+    Ok(input)
 }
 
 /// Waits for a key, or for autoplay's time; any key ends autoplay (the presenter takes over).
@@ -358,7 +408,16 @@ fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, curr
             }
         }
         None => {
-            lines.extend(s.facts.iter().map(|l| Line::styled(l.clone(), theme.muted)));
+            // What must fit: the question and every choice below the facts.
+            let asked = s.question.as_ref().map_or(0, |_| 2 + s.choices.len());
+            let facts = if rows(&lines, body.width) + rows_of(&s.facts, body.width) + asked
+                > usize::from(body.height)
+            {
+                compact(&s.facts)
+            } else {
+                s.facts.clone()
+            };
+            lines.extend(facts.into_iter().map(|l| Line::styled(l, theme.muted)));
             if let Some(q) = &s.question {
                 lines.push(Line::raw(""));
                 lines.push(Line::styled(
@@ -373,11 +432,51 @@ fn draw(f: &mut Frame, s: &Screen, lesson: &str, theme: &Theme, auto: bool, curr
     }
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
     let hint = match (auto, current && s.question.is_some() && s.reveal.is_none()) {
+        _ if s.busy => "working… keys are ignored until the step is shown · q quits",
         (true, _) => "autoplay · any key takes over",
         (false, true) => "1-9 guess · Space reveal · Backspace back · q quit",
         (false, false) => "Space next · Backspace back · q quit",
     };
     f.render_widget(Paragraph::new(Line::styled(hint, theme.muted)), foot);
+}
+
+/// The rows `lines` take wrapped at `width`.
+fn rows(lines: &[Line], width: u16) -> usize {
+    lines.iter().map(|l| wrapped(l.width(), width)).sum()
+}
+
+fn rows_of(lines: &[String], width: u16) -> usize {
+    lines
+        .iter()
+        .map(|l| wrapped(Span::raw(l.as_str()).width(), width))
+        .sum()
+}
+
+fn wrapped(chars: usize, width: u16) -> usize {
+    chars.div_ceil(usize::from(width).max(1)).max(1)
+}
+
+/// The stages' one-word verdicts (`✓ Admission`) side by side on one line, for a screen whose
+/// question would not fit below them one per line.
+fn compact(facts: &[String]) -> Vec<String> {
+    let verdict =
+        |l: &str| l.chars().count() <= 24 && ["✓ ", "✗ ", "· "].iter().any(|m| l.starts_with(m));
+    // Non-breaking within a verdict: a line breaks between two stages, not inside one.
+    let whole = |l: &str| l.replace(' ', "\u{a0}");
+    let mut out: Vec<String> = Vec::new();
+    let mut run = false;
+    for l in facts {
+        match out.last_mut() {
+            Some(last) if run && verdict(l) => {
+                last.push_str("  ");
+                last.push_str(&whole(l));
+            }
+            _ if verdict(l) => out.push(whole(l)),
+            _ => out.push(l.clone()),
+        }
+        run = verdict(l);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -407,6 +506,47 @@ mod tests {
             .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    #[test]
+    fn a_question_and_all_its_choices_fit_at_80x24_below_the_stages() {
+        let stages = [
+            "TLS handshake",
+            "Authentication",
+            "Authorization",
+            "Admission",
+            "Validation",
+            "Storage",
+            "201 response",
+            "Filter",
+        ];
+        let mut facts = vec![
+            "✓ sent pod default/big".to_string(),
+            "pod default/big".into(),
+        ];
+        facts.extend(stages.iter().map(|s| format!("✓ {s}")));
+        facts.push("passed the filter: node-3".into());
+        let s = Screen {
+            progress: "step 2 of 8".into(),
+            title: "5 Scheduler · Score".into(),
+            caption: "Asking for less fixes it.".into(),
+            facts,
+            question: Some("Which node wins?".into()),
+            choices: ["control-plane", "node-1", "node-2", "node-3"]
+                .map(String::from)
+                .to_vec(),
+            ..Default::default()
+        };
+        let text = render(&s, 80, 24);
+        assert!(text.contains("4  node-3"), "{text}");
+        // Every stage still named, none cut in two by the wrap.
+        for st in stages {
+            let whole = format!("✓\u{a0}{}", st.replace(' ', "\u{a0}"));
+            assert!(text.contains(&whole), "{st}:\n{text}");
+        }
+        // With room, one stage a line, as before.
+        let tall = render(&s, 80, 40);
+        assert!(tall.contains("✓ Authentication    "), "{tall}");
     }
 
     #[test]
