@@ -90,5 +90,8 @@ fn a_second_space_while_a_step_works_does_not_skip_its_question() {
         "{working}"
     );
     assert!(!asked.contains("answer:"), "{asked}");
-    assert!(still.contains("? Which node wins?") && !still.contains("answer:"), "{still}");
+    assert!(
+        still.contains("? Which node wins?") && !still.contains("answer:"),
+        "{still}"
+    );
 }
