@@ -133,6 +133,23 @@ fn stage_lines(
         out.extend(field::lines("", 0, n, width, theme.muted, theme.muted));
         return out;
     }
+    // An inferred stage that did not take place has no values of its own, only the reason: rows
+    // of dashes between "why:" and the reason read as if the why were missing.
+    if s.status == Status::Skipped
+        && s.source == Source::Inferred
+        && let Some(why) = d.get("explanation").and_then(Value::as_str)
+    {
+        out.extend(field::lines("", 0, why, width, theme.muted, theme.muted));
+        if let (Stage::Binding, Some(node)) = (s.stage, d["simulated_node"].as_str()) {
+            out.extend(row(
+                "simulated",
+                format!("the simulated scheduler would bind it to {node}"),
+                width,
+                theme,
+            ));
+        }
+        return out;
+    }
     match s.stage {
         Stage::TlsHandshake => {
             if let Some(e) = d.get("error") {
@@ -752,5 +769,33 @@ mod tests {
         let text = words(&stage_lines(&state, &unbound, 200, &theme));
         assert!(text.contains("the scheduler found no node"), "{text}");
         assert!(!text.contains("binding"), "{text}");
+    }
+
+    #[test]
+    fn a_dry_run_binding_gives_its_reason_and_the_simulated_node() {
+        let state = AppState::new(
+            crate::tui::session::Source::NotFound {
+                looked: String::new(),
+            },
+            None,
+            0,
+        );
+        let theme = Theme::default();
+        let mut dry = stage(
+            Stage::Binding,
+            Source::Inferred,
+            json!({"explanation": "dry run: nothing stored, so nothing is bound", "simulated_node": "node-3"}),
+        );
+        dry.status = Status::Skipped;
+        let text = words(&stage_lines(&state, &dry, 200, &theme));
+        let lines: Vec<&str> = text.lines().collect();
+        // The reason right under "why:", then the simulation's node; no rows of dashes.
+        assert!(lines[0].ends_with("why:"), "{text}");
+        assert!(lines[1].contains("nothing is bound"), "{text}");
+        assert!(
+            lines[2].contains("the simulated scheduler would bind it to node-3"),
+            "{text}"
+        );
+        assert!(!text.contains('—'), "{text}");
     }
 }
