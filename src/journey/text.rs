@@ -208,17 +208,26 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
         Stage::Response if d["code"] == json!(0) => {
             out.push(format!("no HTTP response: {}", s(d, "/status/message")))
         }
-        Stage::Response if d["dryRun"] == Value::Bool(true) => out.push(format!(
-            "HTTP {} (dryRun=All) {}",
-            s(d, "/code"),
-            s(d, "/status/message")
-        )),
-        Stage::Response => out.push(format!(
-            "HTTP {} resourceVersion {} {}",
-            s(d, "/code"),
-            s(d, "/resourceVersion"),
-            s(d, "/status/message")
-        )),
+        // A success carries no Status message: no blank left where it would go.
+        Stage::Response if d["dryRun"] == Value::Bool(true) => out.push(
+            format!(
+                "HTTP {} (dryRun=All) {}",
+                s(d, "/code"),
+                s(d, "/status/message")
+            )
+            .trim_end()
+            .to_string(),
+        ),
+        Stage::Response => out.push(
+            format!(
+                "HTTP {} resourceVersion {} {}",
+                s(d, "/code"),
+                s(d, "/resourceVersion"),
+                s(d, "/status/message")
+            )
+            .trim_end()
+            .to_string(),
+        ),
         Stage::Watch => {
             for e in d["events"].as_array().cloned().unwrap_or_default() {
                 out.push(format!(
@@ -424,6 +433,9 @@ mod tests {
             ),
             "{text}"
         );
+        // A 201 carries no Status message: the response line ends at its last word.
+        let response = text.lines().find(|l| l.starts_with("    HTTP 201"));
+        assert!(response.is_some_and(|l| !l.ends_with(' ')), "{text:?}");
     }
 
     #[test]
