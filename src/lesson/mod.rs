@@ -338,6 +338,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Lesson, LessonError> {
         line,
         message,
     };
+    // A manifest given where a lesson goes (the lessons' own pods sit beside them): say what
+    // it is, not which lesson field `apiVersion` is not.
+    if let Ok(serde_yaml::Value::Mapping(m)) = serde_yaml::from_str::<serde_yaml::Value>(text)
+        && m.contains_key("apiVersion")
+        && !m.contains_key("steps")
+        && let Some(kind) = m.get("kind").and_then(serde_yaml::Value::as_str)
+    {
+        return Err(err(
+            line_of(text, "kind:", 0),
+            format!(
+                "this is a Kubernetes manifest (kind {kind}), not a lesson: a lesson has `title` and `steps` (see lessons/*.yaml); `kexplore journey -f FILE` follows a manifest"
+            ),
+        ));
+    }
     let lesson: Lesson = serde_yaml::from_str(text).map_err(|e| {
         let line = e.location().map(|l| l.line());
         // serde_yaml ends its message with "at line L column C"; the line leads ours instead.
@@ -479,5 +493,16 @@ mod tests {
         assert!(e.contains("2 to 9 choices"), "{e}");
         // serde_yaml places a custom error at the enclosing map: the question.
         assert!(e.starts_with("l.yaml:6: steps[0].question:"), "{e}");
+    }
+
+    #[test]
+    fn a_manifest_given_as_a_lesson_is_named_for_what_it_is() {
+        let e = parse_str("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("l.yaml:2: this is a Kubernetes manifest (kind Pod), not a lesson"),
+            "{e}"
+        );
     }
 }
