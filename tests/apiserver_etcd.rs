@@ -514,7 +514,15 @@ fn bad_etcd_certificates_or_urls_stop_serve_with_exit_2() {
     );
     let (code, err) = serve_exit(&flags, None);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains(&url) && err.contains("certificate"), "{err}");
+    assert!(
+        err.contains(&url) && err.contains("not signed by a CA in --etcd-cafile"),
+        "{err}"
+    );
+    // No client certificate: etcd (--client-cert-auth) refuses the connection.
+    let flags: Vec<String> = etcd_flags(&etcd).into_iter().take(2).collect();
+    let (code, err) = serve_exit(&flags, None);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("etcd refused our client certificate"), "{err}");
     // Nothing listening there. Not a port just freed: the tests beside this one start etcd
     // members and servers on ports picked the same way, and one took it (a TLS server with
     // another CA answered, in CI). Port 1 (tcpmux) is closed on loopback.

@@ -122,17 +122,41 @@ async fn check(url: &str, tls: &Tls) -> Result<(), String> {
     let mut stream = tokio::time::timeout(DIAL_TIMEOUT, connector.connect(name, tcp))
         .await
         .map_err(|_| "TLS handshake did not finish".to_string())?
-        .map_err(|e| format!("TLS handshake: {e}"))?;
+        .map_err(|e| format!("TLS handshake: {}", explain(&e, host)))?;
     // The HTTP/2 preface: etcd answers with its SETTINGS, or with an alert when it refused
     // our certificate after the handshake.
     let _ = stream.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").await;
     let _ = stream.flush().await;
     let mut buf = [0u8; 64];
     match tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf)).await {
-        Ok(Err(e)) => Err(format!("TLS: {e}")),
+        Ok(Err(e)) => Err(format!("TLS: {}", explain(&e, host))),
         Ok(Ok(0)) => Err("the server closed the connection after the TLS handshake (is our client certificate accepted?)".into()),
         _ => Ok(()),
     }
+}
+
+/// A TLS failure in the words of the flags that would fix it; rustls's own name follows.
+fn explain(e: &std::io::Error, host: &str) -> String {
+    use rustls::{AlertDescription as A, CertificateError as C, Error as R};
+    let Some(r) = e.get_ref().and_then(|i| i.downcast_ref::<R>()) else {
+        return e.to_string();
+    };
+    let why = match r {
+        R::InvalidCertificate(C::UnknownIssuer) => {
+            "etcd's certificate is not signed by a CA in --etcd-cafile".to_string()
+        }
+        R::InvalidCertificate(C::NotValidForName | C::NotValidForNameContext { .. }) => {
+            format!("etcd's certificate is not valid for {host}")
+        }
+        R::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => {
+            "etcd's certificate has expired".to_string()
+        }
+        R::AlertReceived(
+            A::BadCertificate | A::UnknownCA | A::CertificateRequired | A::CertificateUnknown,
+        ) => "etcd refused our client certificate (--etcd-certfile, --etcd-keyfile): it wants one signed by its own CA".to_string(),
+        _ => return r.to_string(),
+    };
+    format!("{why} ({r})")
 }
 
 /// Every URL dialled; fine when at least one answers (the client balances over the rest), a
