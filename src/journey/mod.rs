@@ -20,6 +20,10 @@ pub use crate::stage::{Stage, Status};
 /// The journey's stages, in the contract's order.
 pub const STAGES: [Stage; 12] = Stage::JOURNEY;
 
+/// How a dry run's binding names the node kexplore's simulation chose (the text output and the
+/// TUI say it alike), followed by the node.
+pub const SIMULATED_BINDING: &str = "the simulated scheduler would bind it to";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {

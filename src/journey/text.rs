@@ -208,26 +208,21 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
         Stage::Response if d["code"] == json!(0) => {
             out.push(format!("no HTTP response: {}", s(d, "/status/message")))
         }
-        // A success carries no Status message: no blank left where it would go.
-        Stage::Response if d["dryRun"] == Value::Bool(true) => out.push(
-            format!(
-                "HTTP {} (dryRun=All) {}",
-                s(d, "/code"),
-                s(d, "/status/message")
-            )
-            .trim_end()
-            .to_string(),
-        ),
-        Stage::Response => out.push(
-            format!(
-                "HTTP {} resourceVersion {} {}",
-                s(d, "/code"),
-                s(d, "/resourceVersion"),
-                s(d, "/status/message")
-            )
-            .trim_end()
-            .to_string(),
-        ),
+        Stage::Response => {
+            // Only what the answer carries: a success has no Status message, a failure and a
+            // dry run no resourceVersion.
+            let mut line = format!("HTTP {}", s(d, "/code"));
+            if d["dryRun"] == Value::Bool(true) {
+                line.push_str(" (dryRun=All)");
+            } else if !s(d, "/resourceVersion").is_empty() {
+                line.push_str(&format!(" resourceVersion {}", s(d, "/resourceVersion")));
+            }
+            let message = s(d, "/status/message");
+            if !message.is_empty() {
+                line.push_str(&format!(" {message}"));
+            }
+            out.push(line);
+        }
         Stage::Watch => {
             for e in d["events"].as_array().cloned().unwrap_or_default() {
                 out.push(format!(
@@ -283,7 +278,8 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
             }
         }
         Stage::Binding if d.get("simulated_node").is_some() => out.push(format!(
-            "the simulation would bind it to {}",
+            "{} {}",
+            crate::journey::SIMULATED_BINDING,
             s(d, "/simulated_node")
         )),
         // Not bound: the note says so (and why, when the scheduler said).

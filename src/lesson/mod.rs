@@ -338,21 +338,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Lesson, LessonError> {
         line,
         message,
     };
-    // A manifest given where a lesson goes (the lessons' own pods sit beside them): say what
-    // it is, not which lesson field `apiVersion` is not.
-    if let Ok(serde_yaml::Value::Mapping(m)) = serde_yaml::from_str::<serde_yaml::Value>(text)
-        && m.contains_key("apiVersion")
-        && !m.contains_key("steps")
-        && let Some(kind) = m.get("kind").and_then(serde_yaml::Value::as_str)
-    {
-        return Err(err(
-            line_of(text, "kind:", 0),
-            format!(
-                "this is a Kubernetes manifest (kind {kind}), not a lesson: a lesson has `title` and `steps` (see lessons/*.yaml); `kexplore journey -f FILE` follows a manifest"
-            ),
-        ));
-    }
     let lesson: Lesson = serde_yaml::from_str(text).map_err(|e| {
+        if let Some(kind) = manifest_kind(text) {
+            return err(
+                line_of(text, "kind:", 0),
+                format!(
+                    "this is a Kubernetes manifest (kind {kind}), not a lesson: a lesson has `title` and `steps` (see lessons/*.yaml); `kexplore journey -f FILE` follows a manifest"
+                ),
+            );
+        }
         let line = e.location().map(|l| l.line());
         // serde_yaml ends its message with "at line L column C"; the line leads ours instead.
         let msg = e.to_string();
@@ -395,6 +389,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Lesson, LessonError> {
         }
     }
     Ok(lesson)
+}
+
+/// The kind of a Kubernetes manifest given where a lesson goes (the lessons' own pods sit
+/// beside them), so the error says what the file is rather than which lesson field
+/// `apiVersion` is not.
+fn manifest_kind(text: &str) -> Option<String> {
+    let serde_yaml::Value::Mapping(m) = serde_yaml::from_str(text).ok()? else {
+        return None;
+    };
+    if !m.contains_key("apiVersion") || m.contains_key("steps") {
+        return None;
+    }
+    m.get("kind")?.as_str().map(str::to_string)
 }
 
 /// The 1-based line of the `nth` line whose text starts (after indentation) with `key`.

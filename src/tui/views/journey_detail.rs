@@ -143,7 +143,7 @@ fn stage_lines(
         if let (Stage::Binding, Some(node)) = (s.stage, d["simulated_node"].as_str()) {
             out.extend(row(
                 "simulated",
-                format!("the simulated scheduler would bind it to {node}"),
+                format!("{} {node}", crate::journey::SIMULATED_BINDING),
                 width,
                 theme,
             ));
@@ -741,15 +741,19 @@ mod tests {
             .join("\n")
     }
 
-    #[test]
-    fn the_binding_names_the_pod_that_was_bound() {
-        let state = AppState::new(
+    fn no_kubeconfig() -> AppState {
+        AppState::new(
             crate::tui::session::Source::NotFound {
                 looked: String::new(),
             },
             None,
             0,
-        );
+        )
+    }
+
+    #[test]
+    fn the_binding_names_the_pod_that_was_bound() {
+        let state = no_kubeconfig();
         let theme = Theme::default();
         let bound = stage(
             Stage::Binding,
@@ -773,13 +777,7 @@ mod tests {
 
     #[test]
     fn a_dry_run_binding_gives_its_reason_and_the_simulated_node() {
-        let state = AppState::new(
-            crate::tui::session::Source::NotFound {
-                looked: String::new(),
-            },
-            None,
-            0,
-        );
+        let state = no_kubeconfig();
         let theme = Theme::default();
         let mut dry = stage(
             Stage::Binding,
