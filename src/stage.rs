@@ -121,7 +121,8 @@ impl Stage {
             // etcd on a real cluster, and with `serve --etcd`; the embedded server's memory
             // otherwise: the detail says which.
             Stage::Storage => "Storage",
-            Stage::Response => "201 response",
+            // The answer's code is in the detail: a refused create is no 201.
+            Stage::Response => "Response",
             Stage::Watch => "Watch event",
             Stage::Filter => "Filter",
             Stage::Score => "Score",

@@ -517,7 +517,7 @@ mod tests {
             "Admission",
             "Validation",
             "Storage",
-            "201 response",
+            "Response",
             "Filter",
         ];
         let mut facts = vec![

@@ -336,13 +336,21 @@ fn stage_lines(
         }
         Stage::Response => {
             out.extend(row("status", text(d, "code"), width, theme));
-            out.extend(row(
-                "resourceVersion",
-                text(d, "resourceVersion"),
-                width,
-                theme,
-            ));
+            // Only a stored object has a resourceVersion: a dry run's and a refusal's row
+            // would name one that never existed.
+            if d.get("resourceVersion").is_some() {
+                out.extend(row(
+                    "resourceVersion",
+                    text(d, "resourceVersion"),
+                    width,
+                    theme,
+                ));
+            }
+            if let Some(n) = d.get("note").and_then(Value::as_str) {
+                out.extend(field::lines("", 0, n, width, theme.muted, theme.muted));
+            }
             if let Some(st) = d.get("status") {
+                out.extend(row("reason", text(st, "reason"), width, theme));
                 out.extend(row("message", text(st, "message"), width, theme));
             }
         }
