@@ -13,3 +13,4 @@ pub mod scheduler;
 pub mod scratch;
 pub mod stage;
 pub mod tui;
+mod wrap;

@@ -326,3 +326,96 @@ fn for_real_on_a_server_that_does_not_report_compares_the_simulation_with_the_bi
         "{text}"
     );
 }
+
+/// A refusal from a server that keeps its internals to itself: the Status it answers with says
+/// which stage refused (RBAC's 403 names the user and verb; a 409 AlreadyExists is the storage
+/// write's), so that stage fails and the ones before it passed. Before, every request stage
+/// read "the create failed; see the response".
+#[test]
+fn a_refusal_on_a_server_that_does_not_report_fails_the_stage_its_answer_names() {
+    let srv = ServeProcess::start(&[]);
+    let kc = srv.kubeconfig();
+    let kc_s = kc.to_str().unwrap_or_default();
+    let (code, body) = request(
+        &kc,
+        "DELETE",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kexplore:trace-reader",
+        None,
+    );
+    assert_eq!(code, 200, "{body}");
+    let journey = |file: &std::path::Path| {
+        let out = kexplore(&[
+            "journey",
+            "--kubeconfig",
+            kc_s,
+            "--context",
+            "jane",
+            "-f",
+            file.to_str().unwrap_or_default(),
+            "-o",
+            "json",
+        ]);
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_ne!(out.status.code(), Some(0), "a refused create fails: {j}");
+        j
+    };
+    let verdicts = |j: &Value| -> Vec<String> {
+        [
+            "authentication",
+            "authorization",
+            "admission",
+            "validation",
+            "storage",
+        ]
+        .iter()
+        .map(|s| {
+            assert_eq!(stage(j, s)["source"], "inferred", "{s}: {j}");
+            format!("{s} {}", stage(j, s)["status"].as_str().unwrap_or("?"))
+        })
+        .collect()
+    };
+
+    // jane may create pods in default only.
+    let elsewhere = srv.dir.path().join("system.json");
+    let pod: Value = serde_json::from_str(SEED_POD).unwrap_or(Value::Null);
+    let mut system = pod.clone();
+    system["metadata"]["namespace"] = "kube-system".into();
+    std::fs::write(&elsewhere, system.to_string()).expect("write");
+    let j = journey(&elsewhere);
+    assert_eq!(stage(&j, "response")["detail"]["code"], 403, "{j}");
+    assert_eq!(
+        verdicts(&j),
+        [
+            "authentication ok",
+            "authorization failed",
+            "admission skipped",
+            "validation skipped",
+            "storage skipped"
+        ],
+        "{j}"
+    );
+
+    // The name is taken: the dry run reaches the storage write, which refuses it.
+    let (code, body) = request(
+        &kc,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        Some(SEED_POD),
+    );
+    assert_eq!(code, 201, "{body}");
+    let app = srv.dir.path().join("app.json");
+    std::fs::write(&app, SEED_POD).expect("write");
+    let j = journey(&app);
+    assert_eq!(stage(&j, "response")["detail"]["code"], 409, "{j}");
+    assert_eq!(
+        verdicts(&j),
+        [
+            "authentication ok",
+            "authorization ok",
+            "admission ok",
+            "validation ok",
+            "storage failed"
+        ],
+        "{j}"
+    );
+}

@@ -19,6 +19,7 @@ use crate::scheduler::release::{Basis, Modelling};
 use crate::scheduler::trace::{FilterVerdict, NodeScore, PodTrace};
 use crate::scheduler::why::{self, Comparison, Modelled};
 use crate::scheduler::{KubeVersion, PodInfo, Scheduler, simulate, world};
+use crate::wrap::wrap;
 
 #[derive(Serialize)]
 struct Output<'a> {
@@ -699,23 +700,4 @@ fn render_node(s: &mut String, t: &PodTrace, name: &str) {
             "total", "", "", "", ns.total
         );
     }
-}
-
-/// Word-wraps `text` to `width` columns, each line prefixed with `indent`.
-fn wrap(text: &str, width: usize, indent: &str) -> String {
-    let mut out = String::new();
-    let mut line = String::from(indent);
-    for word in text.split(' ') {
-        if line.len() > indent.len() && line.chars().count() + 1 + word.chars().count() > width {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = String::from(indent);
-        }
-        if line.len() > indent.len() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push_str(line.trim_end());
-    out
 }

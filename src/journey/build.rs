@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::refusal;
 use super::{Journey, STAGES, Source, Stage, StageReport, Status};
 use crate::apiserver::controllers::kubelet_containers;
 
@@ -172,6 +173,12 @@ pub fn build(c: &Collected) -> Journey {
         .map(|t| &t["controlLoops"])
         .filter(|t| t.is_object());
 
+    // A refusal without a trace: its Status says which stage refused.
+    let refusal = match &c.create {
+        Some((code, body)) if !created => refusal::refused_at(*code, body),
+        _ => None,
+    };
+    let mut refused_already = false;
     for name in [
         Stage::Authentication,
         Stage::Authorization,
@@ -233,12 +240,35 @@ pub fn build(c: &Collected) -> Journey {
                 st
             }
             None if created => inferred(name, Status::Ok),
-            None => stage(
-                name,
-                Status::Skipped,
-                Source::Inferred,
-                json!({"explanation": "the create failed; see the response"}),
-            ),
+            None => match refusal {
+                Some((at, why)) if at == name => {
+                    refused_already = true;
+                    stage(
+                        name,
+                        Status::Failed,
+                        Source::Inferred,
+                        json!({"explanation": why}),
+                    )
+                }
+                Some((at, _)) if refused_already => stage(
+                    name,
+                    Status::Skipped,
+                    Source::Inferred,
+                    json!({"explanation": refusal::after(at, name)}),
+                ),
+                Some((at, _)) => stage(
+                    name,
+                    Status::Ok,
+                    Source::Inferred,
+                    json!({"explanation": format!("passed: the refusal came later, from {}", at.title().to_lowercase())}),
+                ),
+                None => stage(
+                    name,
+                    Status::Skipped,
+                    Source::Inferred,
+                    json!({"explanation": "the create failed; see the response"}),
+                ),
+            },
         };
         stages.push(s);
     }
@@ -832,5 +862,52 @@ mod tests {
         let names: Vec<Stage> = j.stages.iter().map(|s| s.stage).collect();
         assert_eq!(names, STAGES);
         assert!(!j.succeeded());
+    }
+
+    fn refused(code: u16, reason: &str, message: &str) -> Vec<(Stage, Status)> {
+        let j = build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((
+                code,
+                json!({"kind": "Status", "reason": reason, "message": message, "code": code}),
+            )),
+            ..Default::default()
+        });
+        j.stages[1..6].iter().map(|s| (s.stage, s.status)).collect()
+    }
+
+    #[test]
+    fn a_remote_refusal_fails_the_stage_its_answer_comes_from() {
+        use Stage::*;
+        use Status::*;
+        let rbac = r#"pods "app" is forbidden: User "jane" cannot create resource "pods" in API group "" in the namespace "default""#;
+        assert_eq!(
+            refused(403, "Forbidden", rbac),
+            [
+                (Authentication, Ok),
+                (Authorization, Failed),
+                (Admission, Skipped),
+                (Validation, Skipped),
+                (Storage, Skipped)
+            ]
+        );
+        assert_eq!(
+            refused(409, "AlreadyExists", r#"pods "app" already exists"#),
+            [
+                (Authentication, Ok),
+                (Authorization, Ok),
+                (Admission, Ok),
+                (Validation, Ok),
+                (Storage, Failed)
+            ]
+        );
+        // A 500 says nothing of where: no stage is blamed, none is said to have passed.
+        assert!(
+            refused(500, "InternalError", "boom")
+                .iter()
+                .all(|(_, s)| *s == Skipped)
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod manifest;
+mod refusal;
 pub mod run;
 pub mod spread_text;
 pub mod text;

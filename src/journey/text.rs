@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::{Journey, Source, Stage, Status};
+use crate::wrap::wrap;
 
 fn mark(s: Status) -> &'static str {
     match s {
@@ -89,7 +90,8 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
         .or_else(|| d.get("note"))
         .and_then(Value::as_str)
     {
-        out.push(e.to_string());
+        // A sentence wraps at a word; quoted output (kubectl's line) and diffs stay whole.
+        out.extend(wrap(e, LINE_WIDTH - INDENT, "").lines().map(String::from));
     }
     let words_only = d.as_object().is_none_or(|o| {
         o.iter()
