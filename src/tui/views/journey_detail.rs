@@ -150,6 +150,20 @@ fn stage_lines(
         }
         return out;
     }
+    // An inferred stage that has only words (a remote server's, or one a refusal's answer
+    // points at): the rows of values it does not have would read as dashes, or as raw JSON.
+    let words_only = d
+        .as_object()
+        .is_some_and(|o| o.keys().all(|k| k == "explanation" || k == "note"));
+    if s.source == Source::Inferred && words_only {
+        for w in ["explanation", "note"]
+            .iter()
+            .filter_map(|k| d[*k].as_str())
+        {
+            out.extend(field::lines("", 0, w, width, theme.muted, theme.muted));
+        }
+        return out;
+    }
     match s.stage {
         Stage::TlsHandshake => {
             if let Some(e) = d.get("error") {
@@ -565,6 +579,12 @@ fn inferred_label(s: &StageReport) -> Option<String> {
             source_word(s.source)
         ));
     }
+    if s.status == Status::Failed {
+        return Some(format!(
+            "{}: the server does not report its stages; its answer says this one refused",
+            source_word(s.source)
+        ));
+    }
     Some(if simulated {
         format!(
             "{}: simulated by kexplore on the live nodes and pods (default profile); the server does not say how its scheduler decided",
@@ -803,5 +823,37 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains('—'), "{text}");
+    }
+
+    #[test]
+    fn an_inferred_stage_with_only_words_shows_them_not_dashes_or_json() {
+        let state = no_kubeconfig();
+        let theme = Theme::default();
+        let passed = stage(
+            Stage::Validation,
+            Source::Inferred,
+            json!({"explanation": "passed: the refusal came later, from storage"}),
+        );
+        let text = words(&stage_lines(&state, &passed, 80, &theme));
+        assert!(text.contains("must have happened"), "{text}");
+        assert!(
+            text.contains("passed: the refusal came later, from storage"),
+            "{text}"
+        );
+        assert!(!text.contains('{'), "{text}");
+        let mut refused = stage(
+            Stage::Storage,
+            Source::Inferred,
+            json!({"explanation": "the name is taken: the storage write creates only a key that does not exist yet"}),
+        );
+        refused.status = Status::Failed;
+        let text = words(&stage_lines(&state, &refused, 80, &theme));
+        assert!(text.contains("its answer says this one refused"), "{text}");
+        assert!(text.contains("the name is taken"), "{text}");
+        assert!(!text.contains("must have happened"), "{text}");
+        assert!(
+            !text.contains('—'),
+            "no resourceVersion of a write that never was: {text}"
+        );
     }
 }
