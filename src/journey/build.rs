@@ -82,7 +82,7 @@ const INFERRED: &[(Stage, &str)] = &[
     ),
     (
         Stage::Authorization,
-        "the authorizer chain (Node, RBAC) must have allowed create on pods in this namespace, since the pod was stored",
+        "the authorizer chain (Node, RBAC) must have allowed create on pods in this namespace, since the server accepted the create (a refusal would have been a 403)",
     ),
     (
         Stage::Admission,
@@ -681,6 +681,11 @@ mod tests {
             by(Stage::Response).detail["changed_fields"][0],
             "/spec/priority"
         );
+        // Nothing before storage may say the pod was stored.
+        for s in &j.stages[..5] {
+            let words = s.detail.to_string();
+            assert!(!words.contains("was stored"), "{}: {words}", s.stage);
+        }
         assert!(j.succeeded());
     }
 
