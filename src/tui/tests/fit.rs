@@ -637,3 +637,30 @@ fn view5_formulas_fit_80x24() {
 fn view5_formulas_fit_120x40() {
     at(LARGE, view5_formulas)
 }
+
+/// The keys row at 80 columns: every hint on it is whole — one that does not fit is left out,
+/// never cut (view 4's ended "Enter → schedule").
+#[test]
+fn the_footer_hints_are_whole_at_80_columns_in_every_view() {
+    let keymap = crate::tui::keymap::KeyMap::default();
+    for view in [
+        View::Kubeconfig,
+        View::Certificates,
+        View::Connection,
+        View::PodJourney,
+        View::Scheduler,
+    ] {
+        let mut s = fixtures::state();
+        s.view = view;
+        let screen = render(&s, 80, 24);
+        let footer = screen.lines().last().unwrap_or_default().trim_end();
+        let hints = keymap.hints(view, false);
+        assert!(
+            hints
+                .iter()
+                .any(|(k, w)| footer.ends_with(&format!("{k} {w}"))),
+            "{view:?}: {footer:?}"
+        );
+        assert!(footer.contains("q quit"), "{view:?}: {footer:?}");
+    }
+}

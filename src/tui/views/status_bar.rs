@@ -45,16 +45,39 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme, keym
     let mut spans = Vec::new();
     let hints = keymap.hints(state.view, state.overlay_open());
     // No point hinting a switch without contexts, or the merged view without a kubeconfig.
-    let hints = hints.into_iter().filter(|(_, w)| match *w {
-        "use context" => state.context_count() > 0,
-        "merged" => state.kubeconfig().is_some(),
-        _ => true,
-    });
-    for (key, word) in hints {
+    let hints: Vec<_> = hints
+        .into_iter()
+        .filter(|(_, w)| match *w {
+            "use context" => state.context_count() > 0,
+            "merged" => state.kubeconfig().is_some(),
+            _ => true,
+        })
+        .collect();
+    for (key, word) in fitting(hints, keys.width as usize) {
         spans.push(Span::styled(format!(" {key}"), theme.key_hint));
         spans.push(Span::styled(format!(" {word} "), theme.muted));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), keys);
+}
+
+/// The hints that fit whole in `width`, as ` key word ` each: Tab's goes first (the number
+/// keys reach every view), then from the last; a hint is left out, never cut.
+fn fitting(
+    mut hints: Vec<(&'static str, &'static str)>,
+    width: usize,
+) -> Vec<(&'static str, &'static str)> {
+    let total = |h: &[(&str, &str)]| {
+        h.iter()
+            .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
+            .sum::<usize>()
+    };
+    if total(&hints) > width {
+        hints.retain(|(_, w)| *w != "views");
+    }
+    while total(&hints) > width {
+        hints.pop();
+    }
+    hints
 }
 
 /// Context first, then the worst check (what needs attention must survive narrow screens),
