@@ -179,6 +179,12 @@ pub fn build(c: &Collected) -> Journey {
         _ => None,
     };
     let mut refused_already = false;
+    // No HTTP answer at all: the request never reached these stages.
+    let unanswered = match (&c.handshake, &c.create) {
+        (Some(Err(_)), _) => "the request was never sent: the TLS handshake failed",
+        (_, None) | (_, Some((0, _))) => "the request got no answer (see the response)",
+        _ => "the create failed; see the response",
+    };
     for name in [
         Stage::Authentication,
         Stage::Authorization,
@@ -266,7 +272,7 @@ pub fn build(c: &Collected) -> Journey {
                     name,
                     Status::Skipped,
                     Source::Inferred,
-                    json!({"explanation": "the create failed; see the response"}),
+                    json!({"explanation": unanswered}),
                 ),
             },
         };

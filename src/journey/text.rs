@@ -372,9 +372,15 @@ pub fn render(j: &Journey) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pod {} via {}", j.pod, j.server);
     if j.dry_run == Some(true) {
+        // --for-real would meet the same refusal: it is offered only for a pod that passed.
         let _ = writeln!(
             out,
-            "dry run (dryRun=All): the server checked the pod and stored nothing; --for-real creates it"
+            "{}",
+            if j.succeeded() {
+                "dry run (dryRun=All): the server checked the pod and stored nothing; --for-real creates it"
+            } else {
+                "dry run (dryRun=All): the server refused the pod (below) and stored nothing"
+            }
         );
     }
     for st in &j.stages {
@@ -451,6 +457,12 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("(ALPN )"), "{text}");
+        // Nothing was sent: no stage may speak of a create that failed.
+        assert!(
+            text.contains("the request was never sent: the TLS handshake failed"),
+            "{text}"
+        );
+        assert!(!text.contains("the create failed"), "{text}");
     }
 
     #[test]
@@ -536,5 +548,27 @@ mod tests {
                 assert!(diff_line(&c, width).chars().count() <= width);
             }
         }
+    }
+
+    #[test]
+    fn a_refused_dry_run_does_not_offer_for_real() {
+        let text = render(&build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((
+                409,
+                json!({"kind": "Status", "reason": "AlreadyExists", "message": "pods \"app\" already exists", "code": 409}),
+            )),
+            dry_run: true,
+            ..Default::default()
+        }));
+        assert!(
+            text.contains(
+                "dry run (dryRun=All): the server refused the pod (below) and stored nothing"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("--for-real creates it"), "{text}");
     }
 }

@@ -83,10 +83,17 @@ pub fn render_workload(j: &WorkloadJourney) -> String {
         "{} {} via {}",
         j.workload.kind, j.workload.name, j.first.server
     );
-    if j.first.dry_run == Some(true) {
+    if j.first.dry_run == Some(true) && j.succeeded() {
         let _ = writeln!(
             out,
             "dry run (dryRun=All): the server checked the {} and stored nothing, so no controller acts on it and no pod exists; --for-real creates it",
+            j.workload.kind
+        );
+    } else if j.first.dry_run == Some(true) {
+        // --for-real would meet the same refusal.
+        let _ = writeln!(
+            out,
+            "dry run (dryRun=All): the server refused the {} (below) and stored nothing",
             j.workload.kind
         );
     }

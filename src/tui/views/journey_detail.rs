@@ -349,7 +349,17 @@ fn stage_lines(
             ));
         }
         Stage::Response => {
-            out.extend(row("status", text(d, "code"), width, theme));
+            // Code 0: the request went out and no HTTP answer came back.
+            let code = d["code"].as_u64().filter(|c| *c > 0);
+            out.extend(row(
+                "status",
+                code.map_or("no answer".into(), |c| c.to_string()),
+                width,
+                theme,
+            ));
+            if let Some(e) = d.get("error").and_then(Value::as_str) {
+                out.extend(row("error", e, width, theme));
+            }
             // Only a stored object has a resourceVersion: a dry run's and a refusal's row
             // would name one that never existed.
             if d.get("resourceVersion").is_some() {
@@ -364,7 +374,9 @@ fn stage_lines(
                 out.extend(field::lines("", 0, n, width, theme.muted, theme.muted));
             }
             if let Some(st) = d.get("status") {
-                out.extend(row("reason", text(st, "reason"), width, theme));
+                if st.get("reason").is_some() {
+                    out.extend(row("reason", text(st, "reason"), width, theme));
+                }
                 out.extend(row("message", text(st, "message"), width, theme));
             }
         }
@@ -855,5 +867,25 @@ mod tests {
             !text.contains('—'),
             "no resourceVersion of a write that never was: {text}"
         );
+    }
+
+    #[test]
+    fn a_response_that_never_came_says_so_without_dashes() {
+        let state = no_kubeconfig();
+        let theme = Theme::default();
+        for (detail, said) in [
+            (json!({"error": "no response"}), "no response"),
+            (
+                json!({"code": 0, "status": {"message": "connection refused"}}),
+                "connection refused",
+            ),
+        ] {
+            let mut r = stage(Stage::Response, Source::Observed, detail);
+            r.status = Status::Failed;
+            let text = words(&stage_lines(&state, &r, 80, &theme));
+            assert!(text.contains("no answer"), "{text}");
+            assert!(text.contains(said), "{text}");
+            assert!(!text.contains('—'), "{text}");
+        }
     }
 }
