@@ -182,7 +182,7 @@ pub fn build(c: &Collected) -> Journey {
     // No HTTP answer at all: the request never reached these stages.
     let unanswered = match (&c.handshake, &c.create) {
         (Some(Err(_)), _) => "the request was never sent: the TLS handshake failed",
-        (_, None) | (_, Some((0, _))) => "the request got no answer (see the response)",
+        (_, None) | (_, Some((0, _))) => "the request got no answer",
         _ => "the create failed; see the response",
     };
     for name in [
@@ -331,7 +331,7 @@ pub fn build(c: &Collected) -> Journey {
             Stage::Response,
             Status::Failed,
             Source::Observed,
-            json!({"error": "no response"}),
+            json!({"error": unanswered}),
         ),
     });
 

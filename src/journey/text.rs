@@ -120,7 +120,8 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
     }
     match stage {
         // A failed handshake has no version or cipher to show: its error line says it all.
-        Stage::TlsHandshake if d.get("error").is_some() => {}
+        // Its error line, below, says why.
+        Stage::TlsHandshake | Stage::Response if d.get("error").is_some() => {}
         // A controller's pod: the note says why this client has no handshake or response.
         Stage::TlsHandshake | Stage::Response if d.get("created_by").is_some() => {}
         Stage::TlsHandshake => out.push(format!(
@@ -368,6 +369,15 @@ pub fn stage_block(st: &super::StageReport) -> String {
     out
 }
 
+/// The HTTP code the create got, if any answer came back.
+pub(super) fn answer(j: &Journey) -> Option<u64> {
+    j.stages
+        .iter()
+        .find(|s| s.stage == Stage::Response)
+        .and_then(|s| s.detail["code"].as_u64())
+        .filter(|c| *c > 0)
+}
+
 pub fn render(j: &Journey) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pod {} via {}", j.pod, j.server);
@@ -376,10 +386,14 @@ pub fn render(j: &Journey) -> String {
         let _ = writeln!(
             out,
             "{}",
-            if j.succeeded() {
-                "dry run (dryRun=All): the server checked the pod and stored nothing; --for-real creates it"
-            } else {
-                "dry run (dryRun=All): the server refused the pod (below) and stored nothing"
+            match answer(j) {
+                _ if j.succeeded() => {
+                    "dry run (dryRun=All): the server checked the pod and stored nothing; --for-real creates it"
+                }
+                Some(_) =>
+                    "dry run (dryRun=All): the server refused the pod (below) and stored nothing",
+                None =>
+                    "dry run (dryRun=All): the request got no answer (below); nothing was stored",
             }
         );
     }
@@ -450,6 +464,7 @@ mod tests {
             server: "https://x".into(),
             handshake: Some(Err("unknown-authority at server certificate: …".into())),
             kubectl_says: vec![said.into()],
+            dry_run: true,
             ..Default::default()
         }));
         assert!(
@@ -463,6 +478,16 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("the create failed"), "{text}");
+        assert!(
+            text.contains("error: the request was never sent: the TLS handshake failed"),
+            "{text}"
+        );
+        assert!(!text.contains("HTTP"), "{text}");
+        assert!(!text.contains("refused the pod"), "{text}");
+        assert!(
+            text.contains("dry run (dryRun=All): the request got no answer (below)"),
+            "{text}"
+        );
     }
 
     #[test]

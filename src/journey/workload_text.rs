@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::text::{render, stage_block};
+use super::text::{answer, render, stage_block};
 use super::workload_build::WorkloadJourney;
 
 fn s(v: &Value, p: &str) -> String {
@@ -89,12 +89,17 @@ pub fn render_workload(j: &WorkloadJourney) -> String {
             "dry run (dryRun=All): the server checked the {} and stored nothing, so no controller acts on it and no pod exists; --for-real creates it",
             j.workload.kind
         );
-    } else if j.first.dry_run == Some(true) {
+    } else if j.first.dry_run == Some(true) && answer(&j.first).is_some() {
         // --for-real would meet the same refusal.
         let _ = writeln!(
             out,
             "dry run (dryRun=All): the server refused the {} (below) and stored nothing",
             j.workload.kind
+        );
+    } else if j.first.dry_run == Some(true) {
+        let _ = writeln!(
+            out,
+            "dry run (dryRun=All): the request got no answer (below); nothing was stored"
         );
     }
     for st in &j.workload.stages {
@@ -148,5 +153,50 @@ mod tests {
                 "Event Normal SuccessfulCreate on ReplicaSet web-1: (combined from similar events): Created pod: web-1-b (x3)",
             ]
         );
+    }
+
+    #[test]
+    fn a_dry_run_says_whether_the_server_refused_or_never_answered() {
+        use crate::journey::build::Collected;
+        use crate::journey::workload::WorkloadCollected;
+        use crate::journey::workload_build::build_workload;
+        let header = |request: Collected| {
+            let j = build_workload(&WorkloadCollected {
+                kind: "Deployment".into(),
+                name: "default/web".into(),
+                request: Collected {
+                    pod: "default/web".into(),
+                    server: "https://x".into(),
+                    dry_run: true,
+                    ..request
+                },
+                ..Default::default()
+            });
+            render_workload(&j)
+                .lines()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let refused = header(Collected {
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((403, json!({"kind": "Status", "code": 403}))),
+            ..Default::default()
+        });
+        assert!(
+            refused.contains("the server refused the Deployment"),
+            "{refused}"
+        );
+        let unsent = header(Collected {
+            handshake: Some(Err("unknown-authority".into())),
+            ..Default::default()
+        });
+        assert!(unsent.contains("the request got no answer"), "{unsent}");
+        let passed = header(Collected {
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((201, json!({"metadata": {"uid": "u"}}))),
+            ..Default::default()
+        });
+        assert!(passed.contains("--for-real creates it"), "{passed}");
     }
 }
