@@ -208,22 +208,29 @@ fn the_server_honours_dry_run_on_create() {
     assert_eq!(code, 409, "{body}");
 }
 
+/// `kexplore serve` with its trace endpoints closed to the user (the ClusterRoleBinding that
+/// opens them deleted): it tells a client only what any API server tells one.
+fn serve_without_trace() -> ServeProcess {
+    let srv = ServeProcess::start(&[]);
+    let (code, body) = request(
+        &srv.kubeconfig(),
+        "DELETE",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kexplore:trace-reader",
+        None,
+    );
+    assert_eq!(code, 200, "{body}");
+    srv
+}
+
 /// A real create on a server that keeps its internals to itself: `kexplore serve` with its
 /// trace endpoints closed to the user (the ClusterRoleBinding that opens them deleted), so the
 /// journey learns only what any API server tells a client. Filter and score then come from the
 /// simulation on the cluster listed before the create, compared with the node really bound.
 #[test]
 fn for_real_on_a_server_that_does_not_report_compares_the_simulation_with_the_binding() {
-    let srv = ServeProcess::start(&[]);
+    let srv = serve_without_trace();
     let kc = srv.kubeconfig();
     let kc_s = kc.to_str().unwrap_or_default();
-    let (code, body) = request(
-        &kc,
-        "DELETE",
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kexplore:trace-reader",
-        None,
-    );
-    assert_eq!(code, 200, "{body}");
     // jane may create pods in default and, with this, list what the simulation needs.
     let (code, body) = request(
         &kc,
@@ -333,16 +340,9 @@ fn for_real_on_a_server_that_does_not_report_compares_the_simulation_with_the_bi
 /// read "the create failed; see the response".
 #[test]
 fn a_refusal_on_a_server_that_does_not_report_fails_the_stage_its_answer_names() {
-    let srv = ServeProcess::start(&[]);
+    let srv = serve_without_trace();
     let kc = srv.kubeconfig();
     let kc_s = kc.to_str().unwrap_or_default();
-    let (code, body) = request(
-        &kc,
-        "DELETE",
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kexplore:trace-reader",
-        None,
-    );
-    assert_eq!(code, 200, "{body}");
     let journey = |file: &std::path::Path| {
         let out = kexplore(&[
             "journey",

@@ -181,7 +181,7 @@ pub fn build(c: &Collected) -> Journey {
     let mut refused_already = false;
     // No HTTP answer at all: the request never reached these stages.
     let unanswered = match (&c.handshake, &c.create) {
-        (Some(Err(_)), _) => "the request was never sent: the TLS handshake failed",
+        (Some(Err(_)), _) => "the request was never sent: no connection (see the TLS handshake)",
         (_, None) | (_, Some((0, _))) => "the request got no answer",
         _ => "the create failed; see the response",
     };

@@ -474,12 +474,14 @@ mod tests {
         assert!(!text.contains("(ALPN )"), "{text}");
         // Nothing was sent: no stage may speak of a create that failed.
         assert!(
-            text.contains("the request was never sent: the TLS handshake failed"),
+            text.contains("the request was never sent: no connection (see the TLS handshake)"),
             "{text}"
         );
         assert!(!text.contains("the create failed"), "{text}");
         assert!(
-            text.contains("error: the request was never sent: the TLS handshake failed"),
+            text.contains(
+                "error: the request was never sent: no connection (see the TLS handshake)"
+            ),
             "{text}"
         );
         assert!(!text.contains("HTTP"), "{text}");
