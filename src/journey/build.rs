@@ -245,6 +245,17 @@ pub fn build(c: &Collected) -> Journey {
                 st.detail["changes"] = json!(c.admission_diff);
                 st
             }
+            // The write's revision is in the answer, even where the write itself is not.
+            None if created && name == Stage::Storage => {
+                let mut st = inferred(name, Status::Ok);
+                st.detail["resourceVersion"] = c
+                    .create
+                    .as_ref()
+                    .and_then(|(_, body)| body.pointer("/metadata/resourceVersion"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                st
+            }
             None if created => inferred(name, Status::Ok),
             None => match refusal {
                 Some((at, why)) if at == name => {
@@ -752,6 +763,7 @@ mod tests {
             "node-1"
         );
         assert_eq!(by(&j, Stage::Binding).source, Source::Observed);
+        assert_eq!(by(&j, Stage::Storage).detail["resourceVersion"], "9");
         // The real scheduler bound it although the simulation found no node: reality decides.
         assert!(run(Some("node-1"), 0).succeeded());
         // Never bound, and the simulation says why: unschedulable.

@@ -201,6 +201,10 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
             ));
             out.push(format!("read it back: {}", s(d, "/etcdctl")));
         }
+        // A remote server's write: only the resourceVersion its answer carries is known.
+        Stage::Storage if d.get("key").is_none() => {
+            out.push(format!("resourceVersion {}", s(d, "/resourceVersion")))
+        }
         Stage::Storage => out.push(format!(
             "{} {} at resourceVersion {}",
             s(d, "/operation"),
