@@ -277,7 +277,7 @@ pub fn build(c: &Collected) -> Journey {
                     name,
                     Status::Ok,
                     Source::Inferred,
-                    json!({"explanation": format!("passed: the refusal came later, from {}", at.title().to_lowercase())}),
+                    json!({"explanation": refusal::before(at, name)}),
                 ),
                 None => stage(
                     name,

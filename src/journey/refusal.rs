@@ -55,6 +55,18 @@ fn is_authorization(message: &str) -> bool {
     message.contains("User \"") && message.contains("\" cannot ")
 }
 
+/// What the answer says of a stage before the one that refused.
+pub(crate) fn before(refused: Stage, earlier: Stage) -> String {
+    if refused == Stage::Validation && earlier == Stage::Admission {
+        // Validating admission runs after validation: only the mutating half took place.
+        return "mutating admission passed; validating admission runs after validation, so it never ran".into();
+    }
+    format!(
+        "passed: the refusal came later, from {}",
+        refused.title().to_lowercase()
+    )
+}
+
 /// What the answer says of a stage after the one that refused.
 pub(crate) fn after(refused: Stage, later: Stage) -> String {
     if refused == Stage::Admission && later == Stage::Validation {
@@ -148,6 +160,13 @@ mod tests {
             at(409, "AlreadyExists", r#"pods "app" already exists"#),
             Some(Stage::Storage)
         );
+    }
+
+    #[test]
+    fn a_validation_refusal_does_not_claim_validating_admission_ran() {
+        let said = before(Stage::Validation, Stage::Admission);
+        assert!(said.contains("never ran"), "{said}");
+        assert!(before(Stage::Storage, Stage::Admission).starts_with("passed"));
     }
 
     #[test]

@@ -342,11 +342,14 @@ fn stage_lines(
                 width,
                 theme,
             ));
-            out.push(note("kube-apiserver stores the object in etcd", theme));
-            out.push(note(
-                "resourceVersion is etcd's revision: watches resume from it",
-                theme,
-            ));
+            // An inferred write's explanation, below, says where and what the number is.
+            if d.get("explanation").is_none() {
+                out.push(note("kube-apiserver stores the object in etcd", theme));
+                out.push(note(
+                    "resourceVersion is etcd's revision: watches resume from it",
+                    theme,
+                ));
+            }
         }
         Stage::Response => {
             // Code 0: the request went out and no HTTP answer came back.
@@ -887,5 +890,19 @@ mod tests {
             assert!(text.contains(said), "{text}");
             assert!(!text.contains('—'), "{text}");
         }
+    }
+
+    #[test]
+    fn a_remote_write_shows_its_revision_and_says_where_once() {
+        let state = no_kubeconfig();
+        let theme = Theme::default();
+        let write = stage(
+            Stage::Storage,
+            Source::Inferred,
+            json!({"explanation": "the pod was written to etcd under /registry/pods/<namespace>/<name>; its resourceVersion is the etcd revision", "resourceVersion": "2112"}),
+        );
+        let text = words(&stage_lines(&state, &write, 200, &theme));
+        assert!(text.contains("resourceVersion  2112"), "{text}");
+        assert_eq!(text.matches("etcd").count(), 2, "{text}");
     }
 }
