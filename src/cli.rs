@@ -375,6 +375,10 @@ pub struct JourneyArgs {
     /// StatefulSet (followed through its controllers to its pods).
     #[arg(short = 'f', long = "filename", value_name = "POD")]
     pub file: PathBuf,
+    /// The namespace to create it in, as kubectl's -n: fills one the manifest leaves open (else
+    /// the context's, else default); a manifest that names another is refused.
+    #[arg(short = 'n', long, value_name = "NS")]
+    pub namespace: Option<String>,
     /// Manifests preloaded into the embedded server (when no kubeconfig is given).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub scenario: Vec<PathBuf>,

@@ -205,3 +205,21 @@ fn unknown_context_lists_the_known_ones() {
     assert!(stderr.contains("prod, staging, prod-readonly"), "{stderr}");
     assert!(stderr.contains("multi-context.yaml"), "{stderr}");
 }
+
+/// `journey -n` disagreeing with the manifest's own namespace: refused in kubectl's words
+/// before anything is sent.
+#[test]
+fn journey_dash_n_against_the_manifests_namespace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pod = write(
+        dir.path(),
+        "pod.json",
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"app","namespace":"shop"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}"#,
+    );
+    let pod = pod.to_str().unwrap_or_default();
+    assert_bad_input(
+        &["journey", "-f", pod, "-n", "default", "--embedded"],
+        pod,
+        "the namespace from the provided object \"shop\" does not match the namespace \"default\"",
+    );
+}

@@ -54,7 +54,11 @@ fn read_pod(path: &Path) -> Result<Value, CommandError> {
 }
 
 pub fn run(global: &GlobalArgs, args: &JourneyArgs) -> CommandResult {
-    let pod = read_pod(&args.file)?;
+    let mut pod = read_pod(&args.file)?;
+    if let Some(ns) = &args.namespace {
+        crate::journey::manifest::in_namespace(&mut pod, ns)
+            .map_err(|e| CommandError::Input(format!("{}: {e}", args.file.display())))?;
+    }
     for s in &args.scenario {
         if !s.is_file() {
             return Err(CommandError::Input(format!(

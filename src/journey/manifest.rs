@@ -67,6 +67,24 @@ fn kinds(objects: &[Value]) -> String {
     names.join(", ")
 }
 
+/// kubectl's `-n`: puts the object in `ns` when the manifest leaves its namespace open, and
+/// refuses, in kubectl's words, one that names another.
+pub fn in_namespace(v: &mut Value, ns: &str) -> Result<(), String> {
+    let meta = v
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .ok_or("the manifest has no metadata")?;
+    match meta.get("namespace").and_then(Value::as_str) {
+        Some(own) if !own.is_empty() && own != ns => Err(format!(
+            "the namespace from the provided object \"{own}\" does not match the namespace \"{ns}\". You must pass '--namespace={own}' to perform this operation."
+        )),
+        _ => {
+            meta.insert("namespace".into(), ns.into());
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +129,20 @@ mod tests {
                 .unwrap_err()
                 .starts_with("m.yaml: not a YAML or JSON manifest")
         );
+    }
+
+    #[test]
+    fn dash_n_fills_an_open_namespace_and_refuses_another() {
+        let mut open = serde_json::json!({"kind": "Pod", "metadata": {"name": "app"}});
+        assert_eq!(in_namespace(&mut open, "shop"), Ok(()));
+        assert_eq!(open["metadata"]["namespace"], "shop");
+        let mut same = open.clone();
+        assert_eq!(in_namespace(&mut same, "shop"), Ok(()));
+        let err = in_namespace(&mut open, "other").unwrap_err();
+        assert!(
+            err.starts_with("the namespace from the provided object \"shop\" does not match the namespace \"other\""),
+            "{err}"
+        );
+        assert_eq!(open["metadata"]["namespace"], "shop");
     }
 }
