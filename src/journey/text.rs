@@ -138,12 +138,37 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
             s(d, "/user"),
             s(d, "/groups")
         )),
-        Stage::Authorization => out.push(format!(
-            "{} (authorizer: {}) {}",
-            s(d, "/decision"),
-            s(d, "/authorizer"),
-            s(d, "/reason")
-        )),
+        // Every authorizer had no opinion: none is named, and the request is what was refused.
+        Stage::Authorization if s(d, "/authorizer").is_empty() => {
+            let ns = s(d, "/attributes/namespace");
+            let sub = s(d, "/attributes/subresource");
+            out.push(format!(
+                "{}: no authorizer in the chain allowed {} {}{}{}",
+                s(d, "/decision"),
+                s(d, "/attributes/verb"),
+                s(d, "/attributes/resource"),
+                if sub.is_empty() {
+                    String::new()
+                } else {
+                    format!("/{sub}")
+                },
+                if ns.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in namespace {ns}")
+                },
+            ))
+        }
+        Stage::Authorization => out.push(
+            format!(
+                "{} (authorizer: {}) {}",
+                s(d, "/decision"),
+                s(d, "/authorizer"),
+                s(d, "/reason")
+            )
+            .trim_end()
+            .to_string(),
+        ),
         Stage::Admission => {
             for p in d["plugins"].as_array().cloned().unwrap_or_default() {
                 let changes = p["changes"].as_array().filter(|c| !c.is_empty());
@@ -601,5 +626,33 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("--for-real creates it"), "{text}");
+    }
+
+    #[test]
+    fn a_denial_no_authorizer_made_names_the_request_not_an_empty_authorizer() {
+        let mut j = build(&Collected {
+            pod: "kube-system/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((403, json!({"kind": "Status", "code": 403}))),
+            ..Default::default()
+        });
+        if let Some(st) = j
+            .stages
+            .iter_mut()
+            .find(|s| s.stage == Stage::Authorization)
+        {
+            st.status = Status::Failed;
+            st.source = Source::Reported;
+            st.detail = json!({"authorizer": "", "decision": "forbid", "reason": "",
+                "attributes": {"verb": "create", "resource": "pods", "subresource": "",
+                               "namespace": "kube-system"}});
+        }
+        let text = render(&j);
+        assert!(
+            text.contains("    forbid: no authorizer in the chain allowed create pods in namespace kube-system\n"),
+            "{text}"
+        );
+        assert!(!text.contains("(authorizer: )"), "{text}");
     }
 }

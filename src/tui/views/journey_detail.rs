@@ -242,7 +242,13 @@ fn stage_lines(
         Stage::Authorization => {
             out.extend(row("decision", text(d, "decision"), width, theme));
             let authorizer = text(d, "authorizer");
-            out.extend(row("authorizer", authorizer.clone(), width, theme));
+            // A denial no authorizer made: each one had no opinion.
+            let by = if d["authorizer"].as_str().is_some_and(str::is_empty) {
+                "none allowed it (each had no opinion)".to_string()
+            } else {
+                authorizer.clone()
+            };
+            out.extend(row("authorizer", by, width, theme));
             let a = &d["attributes"];
             out.extend(row(
                 "request",
@@ -904,5 +910,21 @@ mod tests {
         let text = words(&stage_lines(&state, &write, 200, &theme));
         assert!(text.contains("resourceVersion  2112"), "{text}");
         assert_eq!(text.matches("etcd").count(), 2, "{text}");
+    }
+
+    #[test]
+    fn a_denial_no_authorizer_made_is_not_a_dash() {
+        let state = no_kubeconfig();
+        let theme = Theme::default();
+        let mut denied = stage(
+            Stage::Authorization,
+            Source::Reported,
+            json!({"authorizer": "", "decision": "forbid", "reason": "",
+                "attributes": {"verb": "create", "resource": "pods", "namespace": "kube-system"}}),
+        );
+        denied.status = Status::Failed;
+        let text = words(&stage_lines(&state, &denied, 200, &theme));
+        assert!(text.contains("none allowed it"), "{text}");
+        assert!(!text.contains('—'), "{text}");
     }
 }
