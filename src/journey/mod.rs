@@ -56,6 +56,17 @@ pub struct Journey {
     pub cleanup: Option<Value>,
 }
 
+impl StageReport {
+    /// Its detail says only why (an explanation, a note): no values of its own to show.
+    pub fn only_words(&self) -> bool {
+        self.detail.as_object().is_none_or(|o| {
+            o.iter().all(|(k, v)| {
+                matches!(k.as_str(), "explanation" | "note" | "dryRun") || v.is_null()
+            })
+        })
+    }
+}
+
 impl Journey {
     /// True when every stage that ran succeeded.
     pub fn succeeded(&self) -> bool {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::{Journey, Source, Stage, Status};
+use super::{Journey, Source, Stage, StageReport, Status};
 use crate::wrap::wrap;
 
 fn mark(s: Status) -> &'static str {
@@ -83,7 +83,8 @@ fn diff_line(c: &Value, width: usize) -> String {
 }
 
 /// One-line summary of a stage's detail.
-fn summary(stage: Stage, d: &Value) -> Vec<String> {
+fn summary(st: &StageReport) -> Vec<String> {
+    let (stage, d) = (st.stage, &st.detail);
     let mut out = Vec::new();
     if let Some(e) = d
         .get("explanation")
@@ -93,11 +94,7 @@ fn summary(stage: Stage, d: &Value) -> Vec<String> {
         // A sentence wraps at a word; quoted output (kubectl's line) and diffs stay whole.
         out.extend(wrap(e, LINE_WIDTH - INDENT, "").lines().map(String::from));
     }
-    let words_only = d.as_object().is_none_or(|o| {
-        o.iter()
-            .all(|(k, v)| matches!(k.as_str(), "explanation" | "note" | "dryRun") || v.is_null())
-    });
-    if words_only {
+    if st.only_words() {
         return out;
     }
     let diffed = d["changes"].as_array().is_some_and(|c| !c.is_empty());
@@ -392,39 +389,37 @@ pub fn stage_block(st: &super::StageReport) -> String {
     if st.status == Status::Skipped && !has_words {
         return out;
     }
-    for line in summary(st.stage, &st.detail) {
+    for line in summary(st) {
         let _ = writeln!(out, "    {line}");
     }
     out
 }
 
-/// The HTTP code the create got, if any answer came back.
-pub(super) fn answer(j: &Journey) -> Option<u64> {
-    j.stages
+/// What a dry run of `what` came to, for the line under the heading. --for-real is offered
+/// only when it `passed`: a refused object would meet the same refusal.
+pub(super) fn dry_run_line(first: &Journey, passed: bool, what: &str, so: &str) -> String {
+    let answered = first
+        .stages
         .iter()
         .find(|s| s.stage == Stage::Response)
         .and_then(|s| s.detail["code"].as_u64())
-        .filter(|c| *c > 0)
+        .is_some_and(|c| c > 0);
+    if passed {
+        format!(
+            "dry run (dryRun=All): the server checked the {what} and stored nothing{so}; --for-real creates it"
+        )
+    } else if answered {
+        format!("dry run (dryRun=All): the server refused the {what} (below) and stored nothing")
+    } else {
+        "dry run (dryRun=All): the request got no answer (below); nothing was stored".into()
+    }
 }
 
 pub fn render(j: &Journey) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pod {} via {}", j.pod, j.server);
     if j.dry_run == Some(true) {
-        // --for-real would meet the same refusal: it is offered only for a pod that passed.
-        let _ = writeln!(
-            out,
-            "{}",
-            match answer(j) {
-                _ if j.succeeded() => {
-                    "dry run (dryRun=All): the server checked the pod and stored nothing; --for-real creates it"
-                }
-                Some(_) =>
-                    "dry run (dryRun=All): the server refused the pod (below) and stored nothing",
-                None =>
-                    "dry run (dryRun=All): the request got no answer (below); nothing was stored",
-            }
-        );
+        let _ = writeln!(out, "{}", dry_run_line(j, j.succeeded(), "pod", ""));
     }
     for st in &j.stages {
         out.push_str(&stage_block(st));

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::text::{answer, render, stage_block};
+use super::text::{dry_run_line, render, stage_block};
 use super::workload_build::WorkloadJourney;
 
 fn s(v: &Value, p: &str) -> String {
@@ -83,24 +83,10 @@ pub fn render_workload(j: &WorkloadJourney) -> String {
         "{} {} via {}",
         j.workload.kind, j.workload.name, j.first.server
     );
-    if j.first.dry_run == Some(true) && j.succeeded() {
-        let _ = writeln!(
-            out,
-            "dry run (dryRun=All): the server checked the {} and stored nothing, so no controller acts on it and no pod exists; --for-real creates it",
-            j.workload.kind
-        );
-    } else if j.first.dry_run == Some(true) && answer(&j.first).is_some() {
-        // --for-real would meet the same refusal.
-        let _ = writeln!(
-            out,
-            "dry run (dryRun=All): the server refused the {} (below) and stored nothing",
-            j.workload.kind
-        );
-    } else if j.first.dry_run == Some(true) {
-        let _ = writeln!(
-            out,
-            "dry run (dryRun=All): the request got no answer (below); nothing was stored"
-        );
+    if j.first.dry_run == Some(true) {
+        let so = ", so no controller acts on it and no pod exists";
+        let line = dry_run_line(&j.first, j.succeeded(), &j.workload.kind, so);
+        let _ = writeln!(out, "{line}");
     }
     for st in &j.workload.stages {
         if st.stage.is_controller() {

@@ -152,10 +152,7 @@ fn stage_lines(
     }
     // An inferred stage that has only words (a remote server's, or one a refusal's answer
     // points at): the rows of values it does not have would read as dashes, or as raw JSON.
-    let words_only = d
-        .as_object()
-        .is_some_and(|o| o.keys().all(|k| k == "explanation" || k == "note"));
-    if s.source == Source::Inferred && words_only {
+    if s.source == Source::Inferred && s.only_words() {
         for w in ["explanation", "note"]
             .iter()
             .filter_map(|k| d[*k].as_str())
