@@ -227,12 +227,15 @@ fn summary(st: &StageReport) -> Vec<String> {
         Stage::Storage if d.get("key").is_none() => {
             out.push(format!("resourceVersion {}", s(d, "/resourceVersion")))
         }
-        Stage::Storage => out.push(format!(
-            "{} {} at resourceVersion {}",
-            s(d, "/operation"),
-            s(d, "/key"),
-            s(d, "/resourceVersion")
-        )),
+        // A refused write has no resourceVersion: its error line, below, says why.
+        Stage::Storage => {
+            let mut line = format!("{} {}", s(d, "/operation"), s(d, "/key"));
+            let rv = s(d, "/resourceVersion");
+            if !rv.is_empty() {
+                line.push_str(&format!(" at resourceVersion {rv}"));
+            }
+            out.push(line);
+        }
         // Code 0: the request never got an answer (no credential, connection refused).
         Stage::Response if d["code"] == json!(0) => {
             out.push(format!("no HTTP response: {}", s(d, "/status/message")))
@@ -649,5 +652,18 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("(authorizer: )"), "{text}");
+    }
+
+    #[test]
+    fn a_refused_write_names_no_resource_version() {
+        let refused = StageReport {
+            stage: Stage::Storage,
+            status: Status::Failed,
+            source: Source::Reported,
+            detail: json!({"operation": "create", "key": "/registry/pods/default/app",
+                           "error": "pods \"app\" already exists"}),
+        };
+        let lines = summary(&refused);
+        assert_eq!(lines[0], "create /registry/pods/default/app", "{lines:?}");
     }
 }
