@@ -66,6 +66,35 @@ fn every_built_in_lesson_runs_unattended_and_every_answer_is_a_choice() {
                 path.display()
             );
         }
+        for screen in text.split("── ") {
+            // A node's taint or cordon changes no pod: an earlier step's journey under it
+            // would read as this one's.
+            let node_action = [
+                "✓ tainted node",
+                "✓ removed the taint",
+                "✓ cordoned",
+                "✓ uncordoned",
+            ]
+            .iter()
+            .any(|d| screen.contains(d));
+            assert!(
+                !(node_action && screen.contains("✓ TLS handshake")),
+                "{}: an earlier pod's journey under a node action:\n{screen}",
+                path.display()
+            );
+            // "Which node wins?" with one node through the filter asks what the screen says.
+            if screen.contains("? Which node wins?") {
+                let passed = screen
+                    .lines()
+                    .find_map(|l| l.strip_prefix("passed the filter: "))
+                    .unwrap_or_default();
+                assert!(
+                    passed.contains(", "),
+                    "{}: a question its own screen answers:\n{screen}",
+                    path.display()
+                );
+            }
+        }
         // The winner is named when revealed, scored or not (one feasible node is not scored).
         let screens: Vec<&str> = text.split("── ").collect();
         for pair in screens.windows(2) {

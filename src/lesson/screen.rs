@@ -62,7 +62,10 @@ pub fn facts(session: &Session, step: &Step, hide: Option<Reveal>) -> Vec<String
             );
         }
         super::LessonView::Journey | super::LessonView::Scheduler => {
-            if let Some(j) = &session.journey {
+            // A node's taint or cordon leaves the last pod as it was; its journey, from an
+            // earlier step, would read as this step's doing.
+            let this_steps = matches!(step.action, None | Some(super::Action::Create(_)));
+            if let Some(j) = session.journey.as_ref().filter(|_| this_steps) {
                 out.push(format!("pod {}", j.pod));
                 // The stages up to the one the step is about; watch and binding carry the
                 // node, so they wait until the winner is revealed.
