@@ -429,7 +429,7 @@ fn summary_lines(
     let pos = format!(" step {}/{count} ", idx + 1);
     let (title, detail): (String, Vec<String>) = match step {
         Step::Nodes => (
-            "The nodes: requested before (█), the pod's share (▒), free (░)".into(),
+            "The nodes with the pod: requested before (█), its share (▒), free (░)".into(),
             vec![if m.pod_request() == (0, 0) {
                 "the pod requests no cpu or memory: every node fits it (for scoring it counts as 100m / 200Mi)".into()
             } else if t.skipped_by_sampling.is_empty() {
