@@ -425,7 +425,7 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
     let started = std::time::Instant::now();
     let mut views: Vec<char> = Vec::new();
     let questions = [
-        "Who will the cluster think you are?",
+        "Which user will the API server see you as?",
         "Which CA signed the client certificate?",
         "Will the handshake pass?",
         "Which nodes pass the filter?",

@@ -22,7 +22,7 @@ pub enum Question {
 impl Question {
     pub fn ask(self) -> &'static str {
         match self {
-            Question::Identity => "Who will the cluster think you are?",
+            Question::Identity => "Which user will the API server see you as?",
             Question::Signer => "Which CA signed the client certificate?",
             Question::Handshake => "Will the handshake pass?",
             Question::Filter => "Which nodes pass the filter?",
@@ -245,7 +245,18 @@ pub fn answer(state: &AppState, a: &Asking) -> Option<Answer> {
     let index = |name: &str| a.choices.iter().position(|c| c == name);
     match a.question {
         Question::Identity => {
-            let id = state.active.as_ref()?.report()?.user.identity.as_ref()?;
+            let ctx = state.active.as_ref()?;
+            let id = ctx.report()?.user.identity.as_ref()?;
+            let entry = ctx.resolved.as_ref().ok().map(|f| f.user.as_str());
+            // kubeadm names the entry after the CN: the room should not leave thinking the file
+            // decided it.
+            let label = match entry {
+                Some(e) if e == id.user => format!(
+                    "the kubeconfig's user entry is also called {e}, but only we read that name: the server reads the certificate"
+                ),
+                Some(e) => format!("the kubeconfig's user entry, {e}, is only a label for us"),
+                None => "the kubeconfig's user entry's name is only a label for us".into(),
+            };
             Some(Answer {
                 right: index(&id.user).into_iter().collect(),
                 key_fact: id.user.clone(),
@@ -259,7 +270,7 @@ pub fn answer(state: &AppState, a: &Asking) -> Option<Answer> {
                             id.groups.join(", ")
                         }
                     ),
-                    "the user entry's name in the kubeconfig is only a label for us".into(),
+                    label,
                 ],
             })
         }

@@ -255,3 +255,25 @@ fn a_bound_pods_node_stays_hidden_until_the_result_in_presenter_mode() {
     }
     assert!(render(&s, 120, 40).contains("scheduled by the cluster to node-2"));
 }
+
+/// The identity question asks for the user, so a group (O) is a fair wrong answer; the reveal
+/// names the kubeconfig's entry apart from the certificate's CN.
+#[test]
+fn the_identity_question_asks_for_the_user_and_sets_the_entry_apart() {
+    let mut s = fixtures::state();
+    story::set_present(&mut s, true);
+    let a = story::asking(&s).cloned().expect("asked");
+    assert_eq!(a.question, Question::Identity);
+    assert_eq!(
+        a.question.ask(),
+        "Which user will the API server see you as?"
+    );
+    let ann = a.choices.iter().position(|c| c == "ann").expect("the CN");
+    press(&mut s, &[Char(char::from(b'1' + ann as u8)), Char(' ')]);
+    let screen = render(&s, 80, 24);
+    assert!(screen.contains("your guess, ann: ✓ right"), "{screen}");
+    assert!(
+        screen.contains("the kubeconfig's user entry, admin, is only a label for us"),
+        "{screen}"
+    );
+}
