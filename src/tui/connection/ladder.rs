@@ -154,6 +154,18 @@ fn fail_at(hs: &HandshakeReport, step: HandshakeStep) -> Option<Failure> {
         })
 }
 
+/// What the ClientHello carries as SNI: rustls, like Go's crypto/tls, sends no SNI for an IP
+/// address (RFC 6066 allows only DNS names), so the certificate has to list the IP itself.
+fn sni(server_name: &str) -> String {
+    if server_name.parse::<std::net::IpAddr>().is_ok() {
+        format!(
+            "none: {server_name} is an IP address, which TLS never sends as SNI; the server's certificate must list it as an IP SAN"
+        )
+    } else {
+        server_name.to_string()
+    }
+}
+
 fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Vec<Rung> {
     let mut out = Vec::new();
     let t = &hs.target;
@@ -183,7 +195,7 @@ fn handshake_rungs(hs: &HandshakeReport, creds: Option<&CredentialReport>) -> Ve
     )
     .row("versions", hs.offered_versions.join(", "))
     .row("ALPN", hs.offered_alpn.join(", "))
-    .row("SNI", t.server_name.clone())
+    .row("SNI", sni(&t.server_name))
     .row("why", "the client says which TLS versions, ciphers and HTTP versions it speaks, and which server name it wants");
     if let Some(f) = fail_at(hs, HandshakeStep::ClientHello) {
         hello = hello.failed_with(f);
@@ -646,6 +658,53 @@ mod tests {
                 .kubectl_says
                 .is_empty()
         );
+    }
+
+    /// What the ClientHello rung says of SNI is what rustls puts on the wire: a server that
+    /// records each hello's SNI sees none for an IP address and the name for a DNS name.
+    #[test]
+    fn the_sni_row_says_what_the_client_hello_carries() {
+        use rustls::server::{ClientHello, ResolvesServerCert};
+        use std::sync::{Arc, Mutex};
+        #[derive(Debug, Default)]
+        struct Seen(Mutex<Vec<Option<String>>>);
+        impl ResolvesServerCert for Seen {
+            fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<rustls::sign::CertifiedKey>> {
+                let sni = hello.server_name().map(String::from);
+                self.0.lock().expect("lock").push(sni);
+                None
+            }
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let seen = Arc::new(Seen::default());
+        let server = Arc::new(
+            rustls::ServerConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .expect("versions")
+                .with_no_client_auth()
+                .with_cert_resolver(seen.clone()),
+        );
+        let client = Arc::new(
+            rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .expect("versions")
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth(),
+        );
+        for name in ["127.0.0.1", "::1", "kubernetes.default.svc"] {
+            let sn = rustls::pki_types::ServerName::try_from(name.to_string()).expect("name");
+            let mut c = rustls::ClientConnection::new(client.clone(), sn).expect("client");
+            let mut s = rustls::ServerConnection::new(server.clone()).expect("server");
+            let mut wire = Vec::new();
+            c.write_tls(&mut wire).expect("hello");
+            s.read_tls(&mut wire.as_slice()).expect("read");
+            let _ = s.process_new_packets();
+        }
+        let seen = seen.0.lock().expect("lock").clone();
+        assert_eq!(seen, [None, None, Some("kubernetes.default.svc".into())]);
+        assert!(sni("127.0.0.1").starts_with("none: 127.0.0.1 is an IP address"));
+        assert!(sni("::1").starts_with("none: ::1 is an IP address"));
+        assert_eq!(sni("kubernetes.default.svc"), "kubernetes.default.svc");
     }
 
     #[test]
