@@ -3,7 +3,9 @@
 
 use super::connection::ladder::Rung;
 use super::sched::steps::Step;
+use crate::journey::STAGES;
 use crate::journey::run::WriteMode;
+use crate::stage::Stage;
 
 pub fn connection(rung: Option<&Rung>) -> String {
     let Some(r) = rung else {
@@ -14,7 +16,7 @@ pub fn connection(rung: Option<&Rung>) -> String {
     }
     match r.title.as_str() {
         "TCP connect" => "First a plain TCP connection to the API server's address: nothing is secret or verified yet.",
-        "ClientHello" => "The client says which TLS versions and ciphers it speaks, and which server name it expects.",
+        "ClientHello" => "The client says which TLS versions and ciphers it speaks, and, for a server with a DNS name, which name it wants.",
         "ServerHello" => "The server picks the version and cipher. From here the handshake is encrypted.",
         "Certificate (server)" => "The server shows its certificate. The client trusts it only because a CA in the kubeconfig signed it — like a diploma trusted because we trust the school.",
         "CertificateRequest" => "Now the server asks the client to prove who it is, naming the CAs it trusts for clients.",
@@ -28,12 +30,54 @@ pub fn connection(rung: Option<&Rung>) -> String {
 }
 
 /// `write` is how the run on screen writes: a dry run stores nothing, so from storage on the
-/// captions say what did not happen instead of what a real create does.
-pub fn journey(step: usize, write: WriteMode) -> &'static str {
+/// captions say what did not happen instead of what a real create does. `ended` is the first
+/// stage that failed: from there on, what a create usually does did not happen.
+pub fn journey(step: usize, write: WriteMode, ended: Option<Stage>) -> String {
+    let here = step.checked_sub(1).and_then(|i| STAGES.get(i)).copied();
+    if let (Some(s), Some(f)) = (here, ended) {
+        if let Some(c) = after_a_failure(s, f) {
+            return c;
+        }
+    }
+    usual(step, write).into()
+}
+
+/// The caption of stage `s` in a journey that failed at `f`; None before `f`, where the usual
+/// words hold.
+fn after_a_failure(s: Stage, f: Stage) -> Option<String> {
+    if s < f {
+        return None;
+    }
+    Some(match (s == f, f) {
+        (true, Stage::TlsHandshake) => {
+            "The connection failed, so the request was never sent. View 3 shows why and how to fix it.".into()
+        }
+        (true, Stage::Filter) => {
+            "Filter: no node can run the pod. It stays Pending; the scheduler tries again when the cluster changes.".into()
+        }
+        (true, f) if f >= Stage::Watch => format!(
+            "{}: the pod was stored, but it stops here. The reason is on screen.",
+            f.title()
+        ),
+        (true, f) => format!(
+            "{}: this is where the API server refused the pod. The reason is on screen.",
+            f.title()
+        ),
+        (false, f) if s == Stage::Response && f < Stage::Response && f != Stage::TlsHandshake => {
+            "The answer: an error Status with its code and reason, which kubectl prints. Nothing was created.".into()
+        }
+        (false, f) => format!(
+            "This never happened: the journey ended at {}.",
+            f.title()
+        ),
+    })
+}
+
+fn usual(step: usize, write: WriteMode) -> &'static str {
     if write == WriteMode::DryRun {
         match step {
             6 => {
-                return "Storage: a dry run stops here. Every check ran, but nothing was written to etcd.";
+                return "Storage: a dry run stops here. Every check ran, but nothing was stored.";
             }
             7 => {
                 return "The answer to a dry run: the pod as it would have been stored. It does not exist.";
@@ -62,7 +106,9 @@ pub fn journey(step: usize, write: WriteMode) -> &'static str {
             "Admission: plugins fill in defaults and can change the pod before it is stored — here is what each changed."
         }
         5 => "Validation: the pod must be well formed. A mistake would stop it here with 422.",
-        6 => "Storage: the pod is written to etcd under its key, and gets a resourceVersion.",
+        6 => {
+            "Storage: the API server writes the pod under its key (in etcd, on a real cluster); the write gives it a resourceVersion."
+        }
         7 => "201 Created: the client gets its answer now. The pod exists but runs nowhere yet.",
         8 => {
             "Watches: the scheduler and the kubelets learn about the pod by watching, not by being called."
@@ -98,5 +144,41 @@ pub fn scheduler(step: Option<&Step>, placed: bool) -> &'static str {
             "No node passed every filter: the pod stays Pending, and the scheduler tries again when the cluster changes."
         }
         None => "The scheduler decides in two phases: rule nodes out, then rank what is left.",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journey_that_failed_is_told_from_where_it_ended() {
+        // Steps count from the request (0): stage i is step i + 1.
+        let step = |s: Stage| STAGES.iter().position(|x| *x == s).expect("a stage") + 1;
+        let real = WriteMode::ForReal;
+        let no_tls = Some(Stage::TlsHandshake);
+        assert!(journey(step(Stage::TlsHandshake), real, no_tls).contains("never sent"));
+        assert_eq!(
+            journey(step(Stage::Response), real, no_tls),
+            "This never happened: the journey ended at TLS handshake."
+        );
+        let pending = Some(Stage::Filter);
+        assert!(journey(step(Stage::Storage), real, pending).contains("writes the pod"));
+        assert!(journey(step(Stage::Filter), real, pending).contains("stays Pending"));
+        assert_eq!(
+            journey(step(Stage::Score), real, pending),
+            "This never happened: the journey ended at Filter."
+        );
+        let pull = Some(Stage::Kubelet);
+        assert_eq!(
+            journey(step(Stage::Kubelet), real, pull),
+            "Kubelet: the pod was stored, but it stops here. The reason is on screen."
+        );
+        // A dry run refused by authorization is not "every check ran".
+        let denied = Some(Stage::Authorization);
+        assert_eq!(
+            journey(step(Stage::Storage), WriteMode::DryRun, denied),
+            "This never happened: the journey ended at Authorization."
+        );
     }
 }

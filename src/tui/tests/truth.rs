@@ -199,7 +199,7 @@ fn presenter_captions_of_a_dry_run_say_nothing_was_stored() {
     let caption = crate::tui::views::presenter::caption(&s);
     assert_eq!(
         caption,
-        "Storage: a dry run stops here. Every check ran, but nothing was written to etcd."
+        "Storage: a dry run stops here. Every check ran, but nothing was stored."
     );
     s.journey.step = 12;
     let caption = crate::tui::views::presenter::caption(&s);
@@ -522,4 +522,47 @@ fn enter_after_a_dry_run_places_the_admitted_pod() {
         Some("gvisor")
     );
     assert!(spec.overhead.is_some_and(|o| o.contains_key("cpu")));
+}
+
+/// Presenter captions of a refused create say where it ended, not what a create usually does
+/// ("the pod is written… 201 Created… the scheduler learns of it").
+#[test]
+fn presenter_captions_of_a_refused_create_say_where_it_ended() {
+    let mut s = fixtures::with_app_json(true);
+    press(&mut s, &[Char('4'), Char(' ')]);
+    let mut c = super::journey_data::collected();
+    c.create = Some((
+        409,
+        serde_json::json!({"kind": "Status", "status": "Failure", "reason": "AlreadyExists",
+            "message": "pods \"app\" already exists", "code": 409}),
+    ));
+    c.server_trace = None;
+    c.final_pod = None;
+    c.watch_events.clear();
+    c.events.clear();
+    s.journey.collected = Some(c);
+    s.journey.running = false;
+    s.present = true;
+    let caption_at = |s: &mut AppState, step: usize| {
+        s.journey.step = step;
+        crate::tui::views::presenter::caption(s)
+    };
+    assert!(
+        caption_at(&mut s, 2).starts_with("Authentication: who is asking?"),
+        "the stages before the refusal keep their words"
+    );
+    assert_eq!(
+        caption_at(&mut s, 6),
+        "Storage: this is where the API server refused the pod. The reason is on screen."
+    );
+    assert_eq!(
+        caption_at(&mut s, 7),
+        "The answer: an error Status with its code and reason, which kubectl prints. Nothing was created."
+    );
+    for step in 8..=12 {
+        assert_eq!(
+            caption_at(&mut s, step),
+            "This never happened: the journey ended at Storage."
+        );
+    }
 }

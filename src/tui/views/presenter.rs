@@ -73,7 +73,13 @@ pub fn caption(state: &AppState) -> String {
     match state.view {
         View::Connection => captions::connection(state.conn.current()),
         View::PodJourney => {
-            captions::journey(state.journey.step, state.journey.shown_write()).to_string()
+            let ended = state.journey.journey().and_then(|j| {
+                j.stages
+                    .iter()
+                    .find(|r| r.status == crate::stage::Status::Failed)
+                    .map(|r| r.stage)
+            });
+            captions::journey(state.journey.step, state.journey.shown_write(), ended)
         }
         View::Scheduler => {
             let placed = state
