@@ -131,6 +131,27 @@ fn objects_live_in_etcd_as_kube_apiserver_keeps_them() {
             && err.contains("pods \"app\" already exists"),
         "{err}"
     );
+    // The journey of that refused create names the etcd key and how to read what it holds.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kexplore"))
+        .arg("journey")
+        .arg("--kubeconfig")
+        .arg(srv.kubeconfig())
+        .args(["-f", &app_json(), "-o", "json"])
+        .output()
+        .expect("kexplore journey");
+    let journey: Value = serde_json::from_slice(&out.stdout).expect("journey JSON");
+    let storage = journey["stages"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["stage"] == "storage"))
+        .expect("a storage stage")
+        .clone();
+    assert_eq!(storage["status"], "failed", "{storage}");
+    assert_eq!(storage["detail"]["etcdKey"], "/registry/pods/default/app");
+    let etcdctl_line = storage["detail"]["etcdctl"].as_str().unwrap_or_default();
+    assert!(
+        etcdctl_line.contains("get /registry/pods/default/app"),
+        "{storage}"
+    );
     // An update from a stale resourceVersion: 409 Conflict in upstream's words.
     let mut stale = pod.clone();
     stale["metadata"]["resourceVersion"] = json!("2");

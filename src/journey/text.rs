@@ -214,6 +214,14 @@ fn summary(st: &StageReport) -> Vec<String> {
             });
         }
         Stage::Storage if d["dryRun"] == Value::Bool(true) => {}
+        Stage::Storage if d.get("etcdctl").is_some() && d.get("error").is_some() => {
+            out.push(format!(
+                "{} in etcd: key {}, not written (below)",
+                s(d, "/operation"),
+                s(d, "/etcdKey")
+            ));
+            out.push(format!("what the key holds: {}", s(d, "/etcdctl")));
+        }
         Stage::Storage if d.get("etcdctl").is_some() => {
             out.push(format!(
                 "{} in etcd: key {}, revision {} (the transaction's; the resourceVersion)",
@@ -665,5 +673,17 @@ mod tests {
         };
         let lines = summary(&refused);
         assert_eq!(lines[0], "create /registry/pods/default/app", "{lines:?}");
+        let mut on_etcd = refused.clone();
+        on_etcd.detail["etcdKey"] = json!("/registry/pods/default/app");
+        on_etcd.detail["etcdctl"] = json!("etcdctl get /registry/pods/default/app");
+        let lines = summary(&on_etcd);
+        assert_eq!(
+            lines[..2],
+            [
+                "create in etcd: key /registry/pods/default/app, not written (below)",
+                "what the key holds: etcdctl get /registry/pods/default/app"
+            ],
+            "{lines:?}"
+        );
     }
 }

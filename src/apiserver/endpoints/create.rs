@@ -212,11 +212,15 @@ fn finish(
     let (name, stored) = match written {
         Ok(created) => created,
         Err(e) => {
-            ctx.trace.stage(
-                Stage::Storage,
-                Status::Failed,
-                json!({"operation": "create", "key": key, "error": e.message}),
-            );
+            let mut detail = json!({"operation": "create", "key": key, "error": e.message});
+            // On etcd, where the key is and how to read what it holds (for a 409, the object
+            // that took the name).
+            if let Some(Value::Object(at)) = ctx.api.store.locate(key) {
+                for (k, v) in at {
+                    detail[k] = v;
+                }
+            }
+            ctx.trace.stage(Stage::Storage, Status::Failed, detail);
             return Err(e);
         }
     };

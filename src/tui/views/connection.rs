@@ -278,7 +278,10 @@ fn draw_detail(
     let scroll = super::detail_scroll(state, lines.len(), area);
     let below = (lines.len() as u16).saturating_sub(scroll + area.height.saturating_sub(2));
     let keys = if below > 0 {
-        format!("PgDn: {below} more rows")
+        format!(
+            "PgDn: {below} more {}",
+            if below == 1 { "row" } else { "rows" }
+        )
     } else {
         "PgUp/PgDn".to_string()
     };

@@ -310,6 +310,28 @@ fn stage_lines(
         // The embedded server says which store it wrote to: a real etcd names its key and
         // revision (and how to read it back); its in-memory store only the key. A remote
         // cluster reports nothing here, and kube-apiserver's store is etcd.
+        // A refused write: no revision, no uid; on etcd, what the key holds instead.
+        Stage::Storage if d.get("error").is_some() => {
+            let key = if d.get("etcdKey").is_some() {
+                "etcd key"
+            } else {
+                "store key"
+            };
+            let at = if d.get("etcdKey").is_some() {
+                "etcdKey"
+            } else {
+                "key"
+            };
+            out.extend(row(key, text(d, at), width, theme));
+            out.extend(row("error", text(d, "error"), width, theme));
+            if d.get("etcdctl").is_some() {
+                out.extend(row("the key holds", text(d, "etcdctl"), width, theme));
+            }
+            out.push(note(
+                "nothing was written: a resourceVersion and a uid come only with a write",
+                theme,
+            ));
+        }
         Stage::Storage if d.get("etcdctl").is_some() => {
             out.extend(row("etcd key", text(d, "etcdKey"), width, theme));
             out.extend(row("etcd revision", text(d, "etcdRevision"), width, theme));
@@ -893,6 +915,41 @@ mod tests {
             assert!(text.contains(said), "{text}");
             assert!(!text.contains('—'), "{text}");
         }
+    }
+
+    #[test]
+    fn a_refused_write_the_server_reported_names_its_error_not_dashes() {
+        let state = no_kubeconfig();
+        let theme = Theme::default();
+        let error = "pods \"app\" already exists";
+        let mut memory = stage(
+            Stage::Storage,
+            Source::Reported,
+            json!({"operation": "create", "key": "/registry/pods/default/app", "error": error}),
+        );
+        memory.status = Status::Failed;
+        let text = words(&stage_lines(&state, &memory, 120, &theme));
+        assert!(
+            text.contains("store key        /registry/pods/default/app"),
+            "{text}"
+        );
+        assert!(text.contains(error), "{text}");
+        assert!(text.contains("nothing was written"), "{text}");
+        assert!(!text.contains('—'), "{text}");
+        assert!(!text.contains("kept in"), "{text}");
+        let etcdctl = "ETCDCTL_API=3 etcdctl get /registry/pods/default/app";
+        let mut etcd = memory.clone();
+        etcd.detail["backend"] = json!("etcd");
+        etcd.detail["etcdKey"] = json!("/registry/pods/default/app");
+        etcd.detail["etcdctl"] = json!(etcdctl);
+        let text = words(&stage_lines(&state, &etcd, 120, &theme));
+        assert!(text.contains("etcd key"), "{text}");
+        assert!(
+            text.contains(&format!("the key holds    {etcdctl}")),
+            "{text}"
+        );
+        assert!(!text.contains("etcd revision"), "{text}");
+        assert!(!text.contains('—'), "{text}");
     }
 
     #[test]
