@@ -164,7 +164,7 @@ pub fn compare(trace: &PodTrace, bound: &BoundPod, seed: u64) -> Comparison {
         (Some(v), _) if !v.passed => {
             let why = format!("{}: {}", v.plugin.unwrap_or("?"), v.reasons().join(", "));
             reasons.push(format!(
-                "the state changed since the pod was bound: {actual} fails {why} now (other pods arrived, or labels, taints or allocatable changed)"
+                "{actual} fails {why} now: the state changed since the pod was bound (other pods arrived, or labels, taints or allocatable changed), or no scheduler placed it (below)"
             ));
             format!("filtered out ({why})")
         }
@@ -177,7 +177,7 @@ pub fn compare(trace: &PodTrace, bound: &BoundPod, seed: u64) -> Comparison {
                 ));
             } else if !agrees {
                 reasons.push(format!(
-                    "{actual} scores {} against {best} now: scores follow the pods on each node, which changed since the pod was bound (the pod itself is not counted on {actual} here)",
+                    "{actual} scores {} against {best} now, without the pod itself: the pods on each node may have changed since it was bound",
                     s.total
                 ));
             }
@@ -298,13 +298,25 @@ mod tests {
     }
 
     #[test]
-    fn a_node_that_fails_now_means_the_state_changed() {
+    fn a_node_that_fails_now_means_the_state_changed_or_no_scheduler_chose_it() {
         let c = compare(&trace(), &bound("n1"), 0);
         assert_eq!(
             c.actual_in_simulation,
             "filtered out (NodeResourcesFit: Insufficient cpu)"
         );
-        assert!(c.reasons[0].starts_with("the state changed"));
+        assert!(
+            c.reasons[0]
+                .starts_with("n1 fails NodeResourcesFit: Insufficient cpu now: the state changed"),
+            "{:?}",
+            c.reasons
+        );
+        // Either may be why: a pod created with spec.nodeName never met the filter at all.
+        assert!(c.reasons[0].ends_with("or no scheduler placed it (below)"));
+        assert!(
+            c.reasons
+                .iter()
+                .any(|r| r.starts_with("spec.nodeName may have been set"))
+        );
     }
 
     #[test]
