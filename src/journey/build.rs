@@ -403,10 +403,14 @@ pub fn build(c: &Collected) -> Journey {
                     Status::Skipped
                 },
                 Source::Reported,
-                spread_detail(
-                    json!({"score": s["score"], "selected": s["selected"], "tie_break": s["tie_break"]}),
-                    &s["spread"],
-                ),
+                if feasible > 0 {
+                    spread_detail(
+                        json!({"score": s["score"], "selected": s["selected"], "tie_break": s["tie_break"]}),
+                        &s["spread"],
+                    )
+                } else {
+                    json!({"note": "not run: no node passed the filter", "score": [], "selected": null})
+                },
             ));
         }
         None if c.simulation.is_some() => {
@@ -530,6 +534,13 @@ pub fn build(c: &Collected) -> Journey {
                 json!({"phase": phase, "events": reasons}),
             )
         }
+        // Bound nowhere: no kubelet has it to run.
+        None if node.is_empty() && phase == json!("Pending") => stage(
+            Stage::Kubelet,
+            Status::Skipped,
+            Source::Observed,
+            json!({"phase": phase, "note": "no node, so no kubelet runs it: the pod stays Pending"}),
+        ),
         None => stage(
             Stage::Kubelet,
             Status::Skipped,

@@ -270,7 +270,10 @@ fn summary(st: &StageReport) -> Vec<String> {
                     s(&e, "/type"),
                     s(&e, "/resourceVersion"),
                     s(&e, "/phase"),
-                    s(&e, "/nodeName")
+                    match s(&e, "/nodeName") {
+                        n if n.is_empty() => "(none yet)".to_string(),
+                        n => n,
+                    }
                 ));
             }
         }
@@ -279,7 +282,13 @@ fn summary(st: &StageReport) -> Vec<String> {
                 let verdict = if f["passed"] == Value::Bool(true) {
                     "passed".to_string()
                 } else {
-                    format!("{}: {}", s(&f, "/plugin"), s(&f, "/reasons"))
+                    let reasons: Vec<&str> = f["reasons"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .collect();
+                    format!("{}: {}", s(&f, "/plugin"), reasons.join(", "))
                 };
                 out.push(format!("{:<14} {verdict}", s(&f, "/node")));
             }
@@ -306,7 +315,10 @@ fn summary(st: &StageReport) -> Vec<String> {
             for f in d["score"].as_array().cloned().unwrap_or_default() {
                 out.push(format!("{:<14} {}", s(&f, "/node"), s(&f, "/total")));
             }
-            out.push(format!("selected {}", s(d, "/selected")));
+            let selected = s(d, "/selected");
+            if !selected.is_empty() {
+                out.push(format!("selected {selected}"));
+            }
             if let Some(how) = d["tie_break"].as_str() {
                 out.push(format!("chosen   {how}"));
             }
@@ -327,17 +339,24 @@ fn summary(st: &StageReport) -> Vec<String> {
         Stage::Binding => out.push(format!("node {} {}", s(d, "/node"), s(d, "/event"))),
         Stage::Kubelet => {
             for k in d["steps"].as_array().cloned().unwrap_or_default() {
-                out.push(format!("{:<18} {}", s(&k, "/step"), k["detail"]));
+                out.push(format!(
+                    "{:<18} {}",
+                    s(&k, "/step"),
+                    key_values(&k["detail"])
+                ));
             }
-            out.push(format!(
-                "phase {}{}",
-                s(d, "/phase"),
-                if d["simulated"] == Value::Bool(true) {
-                    " (simulated kubelet: no container runs)"
-                } else {
-                    ""
-                }
-            ));
+            // A note (no node to run it) already said what the phase is.
+            if d.get("note").is_none() {
+                out.push(format!(
+                    "phase {}{}",
+                    s(d, "/phase"),
+                    if d["simulated"] == Value::Bool(true) {
+                        " (simulated kubelet: no container runs)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
         }
         _ => {}
     }
@@ -354,6 +373,21 @@ fn summary(st: &StageReport) -> Vec<String> {
         out.push(format!("the simulation could not run: {e}"));
     }
     out
+}
+
+/// A kubelet step's detail as `key=value` pairs, as the TUI shows it; anything else as JSON.
+fn key_values(detail: &Value) -> String {
+    match detail.as_object() {
+        Some(o) => o
+            .iter()
+            .map(|(k, v)| match v.as_str() {
+                Some(t) => format!("{k}={t}"),
+                None => format!("{k}={v}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => detail.to_string(),
+    }
 }
 
 /// The real scheduler's node next to the simulation's, and why they may differ.
@@ -660,6 +694,66 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("(authorizer: )"), "{text}");
+    }
+
+    #[test]
+    fn a_pending_pods_filter_and_watch_read_as_words() {
+        let filter = StageReport {
+            stage: Stage::Filter,
+            status: Status::Failed,
+            source: Source::Reported,
+            detail: json!({"filter": [{"node": "node-1", "passed": false,
+                "plugin": "NodeResourcesFit", "reasons": ["Insufficient cpu", "Insufficient memory"]}]}),
+        };
+        assert_eq!(
+            summary(&filter)[0],
+            "node-1         NodeResourcesFit: Insufficient cpu, Insufficient memory"
+        );
+        let watch = StageReport {
+            stage: Stage::Watch,
+            status: Status::Ok,
+            source: Source::Observed,
+            detail: json!({"events": [{"type": "MODIFIED", "resourceVersion": "513",
+                "phase": "Pending", "nodeName": null}]}),
+        };
+        assert_eq!(
+            summary(&watch)[0],
+            "MODIFIED  rv 513    phase Pending  node (none yet)"
+        );
+    }
+
+    #[test]
+    fn kubelet_steps_read_as_key_values_and_a_pod_with_no_node_says_why() {
+        let ran = StageReport {
+            stage: Stage::Kubelet,
+            status: Status::Ok,
+            source: Source::Reported,
+            detail: json!({"phase": "Running", "simulated": true, "steps": [
+                {"step": "ContainerCreating", "detail": {"hostIP": "10.0.0.13", "node": "node-3"}}]}),
+        };
+        let lines = summary(&ran);
+        assert_eq!(lines[0], "ContainerCreating  hostIP=10.0.0.13 node=node-3");
+        assert_eq!(
+            lines[1],
+            "phase Running (simulated kubelet: no container runs)"
+        );
+        let pending = StageReport {
+            stage: Stage::Kubelet,
+            status: Status::Skipped,
+            source: Source::Observed,
+            detail: json!({"phase": "Pending", "note": "no node, so no kubelet runs it: the pod stays Pending"}),
+        };
+        assert_eq!(
+            summary(&pending),
+            ["no node, so no kubelet runs it: the pod stays Pending"]
+        );
+        let unscored = StageReport {
+            stage: Stage::Score,
+            status: Status::Skipped,
+            source: Source::Reported,
+            detail: json!({"note": "not run: no node passed the filter", "score": [], "selected": null}),
+        };
+        assert_eq!(summary(&unscored), ["not run: no node passed the filter"]);
     }
 
     #[test]
