@@ -34,10 +34,10 @@ pub fn connection(rung: Option<&Rung>) -> String {
 /// stage that failed: from there on, what a create usually does did not happen.
 pub fn journey(step: usize, write: WriteMode, ended: Option<Stage>) -> String {
     let here = step.checked_sub(1).and_then(|i| STAGES.get(i)).copied();
-    if let (Some(s), Some(f)) = (here, ended) {
-        if let Some(c) = after_a_failure(s, f) {
-            return c;
-        }
+    if let (Some(s), Some(f)) = (here, ended)
+        && let Some(c) = after_a_failure(s, f)
+    {
+        return c;
     }
     usual(step, write).into()
 }
