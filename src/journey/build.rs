@@ -47,6 +47,8 @@ pub struct Collected {
     /// A pod a workload controller created (not this client): `{controller, owner}`, e.g.
     /// `{"controller": "replicaset-controller", "owner": "ReplicaSet default/web-5d4c8"}`.
     pub created_by: Option<Value>,
+    /// The run is over: what it did not see by now (a watch event, a node) it will not see.
+    pub finished: bool,
 }
 
 const DRY_RUN: &str = "dry run: nothing stored";
@@ -361,6 +363,15 @@ pub fn build(c: &Collected) -> Journey {
     }
     stages.push(if !created {
         stage(Stage::Watch, Status::Skipped, Source::Observed, json!({}))
+    } else if events.is_empty() && c.finished {
+        // Nothing wrote to the pod after its create (no binding, no status) by the time the
+        // journey read the watch.
+        stage(
+            Stage::Watch,
+            Status::Skipped,
+            Source::Observed,
+            json!({"events": [], "note": "a watch from the create's resourceVersion saw no change to the pod: nothing had updated it yet"}),
+        )
     } else {
         stage(
             Stage::Watch,
@@ -535,7 +546,7 @@ pub fn build(c: &Collected) -> Journey {
             )
         }
         // Bound nowhere: no kubelet has it to run.
-        None if node.is_empty() && phase == json!("Pending") => stage(
+        None if c.finished && node.is_empty() && phase == json!("Pending") => stage(
             Stage::Kubelet,
             Status::Skipped,
             Source::Observed,
@@ -680,6 +691,54 @@ mod tests {
             admission_changes: vec!["/spec/priority".into()],
             ..Default::default()
         })
+    }
+
+    /// A pod nothing had written to when the run ended: the watch says so, and the kubelet
+    /// that no node has says why it did not run. While the run goes on, neither is said yet.
+    #[test]
+    fn a_created_pod_nothing_touched_yet_says_why_watch_and_kubelet_are_empty() {
+        let running = build(&Collected {
+            create: Some((
+                201,
+                json!({"metadata": {"uid": "u", "resourceVersion": "7"}}),
+            )),
+            final_pod: Some(json!({"spec": {}, "status": {"phase": "Pending"}})),
+            ..Default::default()
+        });
+        let later = |s: &&StageReport| matches!(s.stage, Stage::Watch | Stage::Kubelet);
+        for st in running.stages.iter().filter(later) {
+            assert!(
+                st.detail.get("note").is_none(),
+                "{}: {}",
+                st.stage,
+                st.detail
+            );
+        }
+        let j = build(&Collected {
+            pod: "default/app".into(),
+            server: "https://x".into(),
+            handshake: Some(Ok(json!({"tls_version": "TLSv1.3"}))),
+            create: Some((
+                201,
+                json!({"metadata": {"uid": "u", "resourceVersion": "7"}}),
+            )),
+            final_pod: Some(json!({"spec": {}, "status": {"phase": "Pending"}})),
+            finished: true,
+            ..Default::default()
+        });
+        let by = |n: Stage| j.stages.iter().find(|s| s.stage == n).unwrap();
+        assert_eq!(by(Stage::Watch).status, Status::Skipped);
+        assert!(
+            by(Stage::Watch).detail["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("saw no change to the pod")),
+            "{}",
+            by(Stage::Watch).detail
+        );
+        assert_eq!(
+            by(Stage::Kubelet).detail["note"],
+            "no node, so no kubelet runs it: the pod stays Pending"
+        );
     }
 
     #[test]

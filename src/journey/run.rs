@@ -95,6 +95,7 @@ pub async fn run(
         ..Default::default()
     };
     steps(ctx, pod, opts, &mut c, &report).await;
+    c.finished = true;
     report(&c, true);
     c
 }
