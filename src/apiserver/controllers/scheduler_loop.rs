@@ -60,7 +60,7 @@ pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::
     let mut changes = api.store.changes();
     let profiles = engine.scheduler_names();
     let mut queue = TrackedKeys::new("/registry/pods/", move |v| pending(v, &profiles));
-    let mut failed: HashMap<String, (Instant, String)> = HashMap::new();
+    let mut failed = Failed::new();
     let mut cache = SchedulerCache::new(engine.pod_level_resources());
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
@@ -78,6 +78,16 @@ pub async fn run_with(api: Arc<Api>, engine: Arc<dyn Engine>, stop: &mut watch::
         tokio::time::sleep_until(pass + crate::apiserver::controllers::workload::MIN_PASS).await;
     }
 }
+
+/// The last failed attempt to place a pod (by `namespace/name`): when, what the scheduler said,
+/// and which pod it was, so a pod made again under the same name starts afresh.
+struct Attempt {
+    at: Instant,
+    message: String,
+    uid: String,
+}
+
+type Failed = HashMap<String, Attempt>;
 
 /// What the scheduler records of one pod (`/debug/kexplore/pods/<ns>/<name>`, read by the
 /// journey and view 4): the engine's whole trace at the top level — filter, score, selected,
@@ -135,9 +145,12 @@ fn cycle(
     api: &Api,
     engine: &dyn Engine,
     cache: &mut SchedulerCache,
-    failed: &mut HashMap<String, (Instant, String)>,
+    failed: &mut Failed,
     pending_pods: &mut TrackedKeys,
 ) {
+    // A pod no longer pending (bound, deleted) leaves the queue: its name may come back as
+    // another pod, which upstream's queue meets as new.
+    failed.retain(|k, _| pending_pods.keys.contains(&format!("/registry/pods/{k}")));
     if pending_pods.keys.is_empty() {
         return;
     }
@@ -215,11 +228,13 @@ fn cycle(
             .and_then(Value::as_str)
             .is_some_and(|n| !n.is_empty());
         let backoff = Duration::from_secs(if nominated { 1 } else { 5 });
-        if let Some((at, _)) = failed.get(&key)
-            && at.elapsed() < backoff
-        {
+        let uid = pv.at("/metadata/uid").and_then(Value::as_str);
+        // What was tried before for this name, if it was this same pod.
+        let before = failed.get(&key).filter(|f| Some(f.uid.as_str()) == uid);
+        if before.is_some_and(|f| f.at.elapsed() < backoff) {
             continue;
         }
+        let before_msg = before.map(|f| f.message.clone());
         let Some(whole) = api.store.get(&format!("/registry/pods/{key}")) else {
             continue;
         };
@@ -261,7 +276,6 @@ fn cycle(
                 .flatten(),
             trace: placement.trace.as_ref(),
         };
-        let uid = pv.at("/metadata/uid").and_then(Value::as_str);
         // By uid: this can run before the create handler has finished with the pod's trace.
         api.traces
             .set_scheduling(&key, uid.unwrap_or_default(), &detail);
@@ -285,7 +299,11 @@ fn cycle(
             let soon = Instant::now().checked_sub(Duration::from_secs(4));
             failed.insert(
                 key.clone(),
-                (soon.unwrap_or_else(Instant::now), String::new()),
+                Attempt {
+                    at: soon.unwrap_or_else(Instant::now),
+                    message: String::new(),
+                    uid: uid.unwrap_or_default().to_string(),
+                },
             );
             continue;
         }
@@ -332,8 +350,15 @@ fn cycle(
                         .note_scheduling(&key, uid.unwrap_or_default(), &done);
                 }
                 let msg = placement.message.unwrap_or_default();
-                let repeat = failed.get(&key).is_some_and(|(_, m)| *m == msg);
-                failed.insert(key.clone(), (Instant::now(), msg.clone()));
+                let repeat = before_msg.as_deref() == Some(msg.as_str());
+                failed.insert(
+                    key.clone(),
+                    Attempt {
+                        at: Instant::now(),
+                        message: msg.clone(),
+                        uid: uid.unwrap_or_default().to_string(),
+                    },
+                );
                 if !repeat {
                     events::record(
                         api,
