@@ -314,6 +314,19 @@ fn view4_in_presenter_mode_keeps_the_node_out_of_the_watch_stage_until_score() {
     assert!(shown.contains("? (revealed at Score)"), "{shown}");
     assert!(!shown.contains("node node-"), "{shown}");
     assert!(!shown.contains("node-3"), "{shown}");
+    // An event of the pod before it had a node says so, in presenter mode or not.
+    let mut c = s.journey.collected.take().expect("a run");
+    c.watch_events = vec![serde_json::json!({"type": "MODIFIED",
+        "object": {"metadata": {"resourceVersion": "87"}, "spec": {}, "status": {"phase": "Pending"}}})];
+    s.journey.collected = Some(c);
+    for present in [true, false] {
+        s.present = present;
+        let screen = render(&s, 120, 40);
+        assert!(
+            screen.contains("phase Pending  node (none yet)"),
+            "{screen}"
+        );
+    }
 }
 
 /// Paging down a detail shorter than its pane leaves it where it is (it used to scroll the one

@@ -417,10 +417,11 @@ fn stage_lines(
                 .map_or(0, |i| i + 1);
             let hide_node = state.present && state.journey.step < score_step;
             for e in d["events"].as_array().into_iter().flatten() {
-                let node = if hide_node && !text(e, "nodeName").is_empty() {
-                    "? (revealed at Score)".to_string()
-                } else {
-                    text(e, "nodeName").to_string()
+                // No node yet gives nothing away; a node is the answer the room waits for.
+                let node = match e["nodeName"].as_str().filter(|n| !n.is_empty()) {
+                    None => "(none yet)".to_string(),
+                    Some(_) if hide_node => "? (revealed at Score)".to_string(),
+                    Some(n) => n.to_string(),
                 };
                 out.push(Line::from(vec![
                     Span::styled(format!("{:<9}", text(e, "type")), theme.label),
