@@ -124,8 +124,9 @@ fn usual(step: usize, write: WriteMode) -> &'static str {
     }
 }
 
-/// `placed`: whether the cycle on screen found a node (the last step says what happens then).
-pub fn scheduler(step: Option<&Step>, placed: bool) -> &'static str {
+/// `placed`: whether the cycle on screen found a node (the last step says what happens then);
+/// `scored`: whether more than one node was left to score (one is chosen without scoring).
+pub fn scheduler(step: Option<&Step>, placed: bool, scored: bool) -> &'static str {
     match step {
         Some(Step::Nodes) => {
             "Every node has capacity; the pods on it already claim part of it. The pod asks for its share."
@@ -136,6 +137,9 @@ pub fn scheduler(step: Option<&Step>, placed: bool) -> &'static str {
         Some(Step::Predict) => "Before the scores: which node do you think wins, and why?",
         Some(Step::Score(_)) => {
             "Score: each plugin gives every remaining node 0-100, times its weight. The totals grow plugin by plugin."
+        }
+        Some(Step::Result) if placed && !scored => {
+            "Only one node passed every filter: kube-scheduler takes it without scoring and binds the pod to it."
         }
         Some(Step::Result) if placed => {
             "The highest total wins; ties are broken at random. The scheduler then binds the pod to it."
@@ -150,6 +154,15 @@ pub fn scheduler(step: Option<&Step>, placed: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_feasible_node_is_not_said_to_win_on_its_total() {
+        let one = scheduler(Some(&Step::Result), true, false);
+        assert!(one.contains("without scoring"), "{one}");
+        assert!(!one.contains("highest total"), "{one}");
+        let many = scheduler(Some(&Step::Result), true, true);
+        assert!(many.starts_with("The highest total wins"), "{many}");
+    }
 
     #[test]
     fn a_journey_that_failed_is_told_from_where_it_ended() {

@@ -86,7 +86,13 @@ pub fn caption(state: &AppState) -> String {
                 .sched
                 .model()
                 .is_some_and(|m| m.trace.selected.is_some());
-            captions::scheduler(state.sched.current(predict(state)).as_ref(), placed).to_string()
+            let scored = state.sched.model().is_some_and(|m| m.trace.score.len() > 1);
+            captions::scheduler(
+                state.sched.current(predict(state)).as_ref(),
+                placed,
+                scored,
+            )
+            .to_string()
         }
         View::Kubeconfig => "A kubeconfig says where the cluster is (server), how to trust it (the CA) and who we are (a certificate or a token).".into(),
         View::Certificates => "Trust is a chain: the client trusts the server because it trusts the CA that signed the server's certificate.".into(),
