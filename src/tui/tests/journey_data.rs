@@ -48,3 +48,19 @@ pub fn collected() -> Collected {
     let v: Value = serde_json::from_str(include_str!("data/journey.json")).expect("fixture JSON");
     from_json(&v)
 }
+
+/// The fixture's run as a server that reports no trace would end it for a pod that exists: the
+/// create answered 409 AlreadyExists, nothing after it.
+pub fn already_exists() -> Collected {
+    let mut c = collected();
+    c.create = Some((
+        409,
+        json!({"kind": "Status", "status": "Failure", "reason": "AlreadyExists",
+            "message": "pods \"app\" already exists", "code": 409}),
+    ));
+    c.server_trace = None;
+    c.final_pod = None;
+    c.watch_events.clear();
+    c.events.clear();
+    c
+}

@@ -362,17 +362,7 @@ fn view4_page_down_stops_at_the_end_of_the_detail() {
 #[test]
 fn view4_a_refused_create_is_not_called_a_201() {
     let mut s = view4();
-    let mut c = journey_data::collected();
-    c.create = Some((
-        409,
-        serde_json::json!({"kind": "Status", "status": "Failure", "reason": "AlreadyExists",
-            "message": "pods \"app\" already exists", "code": 409}),
-    ));
-    c.server_trace = None;
-    c.final_pod = None;
-    c.watch_events.clear();
-    c.events.clear();
-    s.journey.collected = Some(c);
+    s.journey.collected = Some(journey_data::already_exists());
     s.journey.step = 7;
     let screen = render(&s, 120, 40);
     assert!(screen.contains("✗ Response"), "{screen}");

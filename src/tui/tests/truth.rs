@@ -530,17 +530,7 @@ fn enter_after_a_dry_run_places_the_admitted_pod() {
 fn presenter_captions_of_a_refused_create_say_where_it_ended() {
     let mut s = fixtures::with_app_json(true);
     press(&mut s, &[Char('4'), Char(' ')]);
-    let mut c = super::journey_data::collected();
-    c.create = Some((
-        409,
-        serde_json::json!({"kind": "Status", "status": "Failure", "reason": "AlreadyExists",
-            "message": "pods \"app\" already exists", "code": 409}),
-    ));
-    c.server_trace = None;
-    c.final_pod = None;
-    c.watch_events.clear();
-    c.events.clear();
-    s.journey.collected = Some(c);
+    s.journey.collected = Some(super::journey_data::already_exists());
     s.journey.running = false;
     s.present = true;
     let caption_at = |s: &mut AppState, step: usize| {
