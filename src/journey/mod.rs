@@ -9,6 +9,7 @@ mod refusal;
 pub mod run;
 pub mod spread_text;
 pub mod text;
+pub mod words;
 pub mod workload;
 pub mod workload_build;
 pub mod workload_text;

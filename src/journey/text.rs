@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::{Journey, Source, Stage, StageReport, Status};
+use super::{Journey, Source, Stage, StageReport, Status, words};
 use crate::wrap::wrap;
 
 fn mark(s: Status) -> &'static str {
@@ -282,13 +282,7 @@ fn summary(st: &StageReport) -> Vec<String> {
                 let verdict = if f["passed"] == Value::Bool(true) {
                     "passed".to_string()
                 } else {
-                    let reasons: Vec<&str> = f["reasons"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .collect();
-                    format!("{}: {}", s(&f, "/plugin"), reasons.join(", "))
+                    format!("{}: {}", s(&f, "/plugin"), words::reasons(&f))
                 };
                 out.push(format!("{:<14} {verdict}", s(&f, "/node")));
             }
@@ -342,7 +336,7 @@ fn summary(st: &StageReport) -> Vec<String> {
                 out.push(format!(
                     "{:<18} {}",
                     s(&k, "/step"),
-                    key_values(&k["detail"])
+                    words::key_values(&k["detail"])
                 ));
             }
             // A note (no node to run it) already said what the phase is.
@@ -373,21 +367,6 @@ fn summary(st: &StageReport) -> Vec<String> {
         out.push(format!("the simulation could not run: {e}"));
     }
     out
-}
-
-/// A kubelet step's detail as `key=value` pairs, as the TUI shows it; anything else as JSON.
-fn key_values(detail: &Value) -> String {
-    match detail.as_object() {
-        Some(o) => o
-            .iter()
-            .map(|(k, v)| match v.as_str() {
-                Some(t) => format!("{k}={t}"),
-                None => format!("{k}={v}"),
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-        None => detail.to_string(),
-    }
 }
 
 /// The real scheduler's node next to the simulation's, and why they may differ.

@@ -201,6 +201,18 @@ fn prepare(
     })
 }
 
+/// On etcd, adds to a storage stage's `detail` the real key and the etcdctl line that reads it;
+/// false on the in-memory store, which has neither.
+fn locate(store: &dyn Storage, key: &str, detail: &mut Value) -> bool {
+    let Some(Value::Object(at)) = store.locate(key) else {
+        return false;
+    };
+    for (k, v) in at {
+        detail[k] = v;
+    }
+    true
+}
+
 /// The storage stage, the pod's trace, and the 201.
 fn finish(
     ctx: &mut Ctx<'_>,
@@ -213,24 +225,16 @@ fn finish(
         Ok(created) => created,
         Err(e) => {
             let mut detail = json!({"operation": "create", "key": key, "error": e.message});
-            // On etcd, where the key is and how to read what it holds (for a 409, the object
-            // that took the name).
-            if let Some(Value::Object(at)) = ctx.api.store.locate(key) {
-                for (k, v) in at {
-                    detail[k] = v;
-                }
-            }
+            // For a 409, the etcdctl line reads the object that took the name.
+            locate(ctx.api.store.as_ref(), key, &mut detail);
             ctx.trace.stage(Stage::Storage, Status::Failed, detail);
             return Err(e);
         }
     };
     let mut detail = json!({"operation": "create", "key": key, "resourceVersion": stored.at("/metadata/resourceVersion"), "uid": stored.at("/metadata/uid")});
-    // On etcd: the real key, the revision the transaction produced, and the etcdctl line.
-    if let (Write::Commit, Some(Value::Object(at))) = (ctx.write, ctx.api.store.locate(key)) {
+    // On etcd: the revision the transaction produced is the resourceVersion.
+    if ctx.write == Write::Commit && locate(ctx.api.store.as_ref(), key, &mut detail) {
         detail["etcdRevision"] = detail["resourceVersion"].clone();
-        for (k, v) in at {
-            detail[k] = v;
-        }
     }
     dry_run::storage_stage(ctx.trace, ctx.write, detail);
     if ctx.write == Write::DryRun {

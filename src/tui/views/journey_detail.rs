@@ -454,15 +454,7 @@ fn stage_lines(
             ));
             for v in d["filter"].as_array().into_iter().flatten().take(8) {
                 let passed = v["passed"] == Value::Bool(true);
-                let why = v["reasons"]
-                    .as_array()
-                    .map(|r| {
-                        r.iter()
-                            .filter_map(Value::as_str)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_default();
+                let why = crate::journey::words::reasons(v);
                 let line = if passed {
                     format!("✓ {}", text(v, "node"))
                 } else {
@@ -546,18 +538,7 @@ fn stage_lines(
             for st in d["steps"].as_array().into_iter().flatten() {
                 let at = text(st, "at");
                 let t = at.get(11..23).unwrap_or(&at).to_string();
-                let what = st
-                    .get("detail")
-                    .and_then(Value::as_object)
-                    .map(|o| {
-                        o.iter()
-                            .map(|(k, v)| {
-                                format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))
-                            })
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    })
-                    .unwrap_or_default();
+                let what = crate::journey::words::key_values(&st["detail"]);
                 out.extend(field::lines(
                     &format!("{t}  {:<18}", text(st, "step")),
                     33,
