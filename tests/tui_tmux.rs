@@ -397,8 +397,8 @@ fn view4_on_a_remote_server_says_dry_run() {
 
 /// Issue 14 §2: `--present --autoplay 0.5` at 80×24 tells the whole story unattended, view
 /// after view in the seeds' order — view 4 up to the scheduler's watch, view 5's filter and
-/// score, then view 4's binding and kubelet — counting "step N of M" to the end; a key takes
-/// over and Backspace goes back.
+/// score, then view 4's binding and kubelet — counting "step N" and, once every view's length
+/// is known, "of M", one M to the end; a key takes over and Backspace goes back.
 #[test]
 fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
     if !tmux_available() {
@@ -432,10 +432,13 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
         "Which node wins?",
     ];
     let mut asked: std::collections::BTreeSet<&str> = Default::default();
+    // Every "of M" the room was shown: one number, never a total that grows as views load.
+    let mut totals: std::collections::BTreeSet<usize> = Default::default();
     let end = loop {
         let s = tmux.screen();
         let t = title(&s);
         asked.extend(questions.iter().copied().filter(|q| s.contains(q)));
+        totals.extend(step_of(&t).map(|(_, m)| m));
         if let Some(v) = t.chars().next().filter(char::is_ascii_digit)
             && views.last() != Some(&v)
         {
@@ -466,6 +469,11 @@ fn presenter_autoplay_tells_the_story_across_views_to_the_end() {
     );
     assert!(title(&end).contains("autoplay every 0.5s"), "{end}");
     let (_, total) = step_of(&title(&end)).expect("step N of M");
+    assert_eq!(
+        totals,
+        [total].into(),
+        "the title's total once shown never changed"
+    );
     tmux.keys(&["BSpace"]);
     let back = tmux.wait_screen("a key takes over and goes back", |s| {
         let t = title(s);

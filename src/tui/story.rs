@@ -133,8 +133,18 @@ fn story_extent(state: &AppState, p: Part) -> (usize, usize) {
     (n + 2, at)
 }
 
-/// "step N of M" over the whole story as far as it is known (views still loading count one).
-pub fn position(state: &AppState) -> (usize, usize) {
+/// Whether every part's length is known. The handshake's rungs come from view 3's probe and
+/// the scheduler's steps from view 5's load; until both have run, a total would be a guess
+/// that grows under the room's eyes (23, then 32, then 42).
+fn counted(state: &AppState) -> bool {
+    let conn = state.conn.running.is_none() && !state.conn.rungs.is_empty();
+    let sched = !state.sched.loading && state.sched.model.is_some();
+    conn && sched
+}
+
+/// "step N of M" over the whole story: N counts the steps of the parts before (views still
+/// loading count one); M only once every part's length is known.
+pub fn position(state: &AppState) -> (usize, Option<usize>) {
     let now = part(state);
     let mut before = 0;
     let mut total = 0;
@@ -149,7 +159,7 @@ pub fn position(state: &AppState) -> (usize, usize) {
         }
         total += n;
     }
-    (here, total)
+    (here, counted(state).then_some(total))
 }
 
 /// Whether the part on screen has nothing more to show: its last step reached and nothing it

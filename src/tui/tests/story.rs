@@ -5,8 +5,10 @@ use ratatui::crossterm::event::KeyCode::{Backspace, Char};
 
 use super::fixtures::{self, press};
 use super::render::render;
+use super::stepped_fixtures as stepped;
 use crate::tui::action::View;
 use crate::tui::quiz::{Phase, Question};
+use crate::tui::sched::model::Model;
 use crate::tui::story;
 
 #[test]
@@ -151,14 +153,32 @@ fn the_presenter_title_counts_the_steps_whole_at_80_columns() {
     let mut s = fixtures::state();
     s.present = true;
     s.size = (80, 24);
+    // Before view 3's handshake and view 5's load, the story's length is not known yet.
     let (n, m) = story::position(&s);
-    let screen = render(&s, 80, 24);
-    let title = screen.lines().nth(1).unwrap_or_default();
+    assert_eq!(m, None);
+    let title = |s: &crate::tui::state::AppState| {
+        let screen = render(s, 80, 24);
+        screen.lines().nth(1).unwrap_or_default().to_string()
+    };
     assert!(
-        title.contains(&format!(
+        title(&s).contains(&format!(
+            "step {n} · Space next · Backspace back · P leaves"
+        )),
+        "{}",
+        title(&s)
+    );
+    s.conn
+        .set(stepped::connection(None), Some(&stepped::alibaba_creds()));
+    assert_eq!(story::position(&s).1, None, "the scheduler's steps to come");
+    s.sched.model = Some(Model::new(stepped::demo_cluster()));
+    let (n, m) = story::position(&s);
+    let m = m.expect("every part's length known");
+    assert!(
+        title(&s).contains(&format!(
             "step {n} of {m} · Space next · Backspace back · P leaves"
         )),
-        "{screen}"
+        "{}",
+        title(&s)
     );
     s.autoplay = Some(2.0);
     let screen = render(&s, 80, 24);

@@ -119,7 +119,13 @@ pub fn draw_frame(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
                 format!("{} {}", state.view.index() + 1, state.view.title()),
                 theme.title,
             ),
-            Span::styled(format!("  step {n} of {m} · {keys}"), theme.muted),
+            Span::styled(
+                match m {
+                    Some(m) => format!("  step {n} of {m} · {keys}"),
+                    None => format!("  step {n} · {keys}"),
+                },
+                theme.muted,
+            ),
         ])),
         title,
     );
