@@ -6,6 +6,8 @@
 
 use std::process::Command;
 
+use base64::Engine;
+
 use kexplore::apiserver::filters::authn::TokenFile;
 use kexplore::apiserver::storage::store::HistoryLimits;
 use kexplore::apiserver::transport::limits::Limits;
@@ -145,6 +147,23 @@ async fn continue_pages_show_the_first_pages_revision() {
     assert_eq!(names(&first), ["p0", "p1"]);
     assert_eq!(first["metadata"]["remainingItemCount"], json!(3));
     let rv = first["metadata"]["resourceVersion"].clone();
+    // The token is upstream's: the key after the last one read, relative to the collection.
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token(&first))
+        .expect("unpadded URL-safe base64");
+    let rv_number: i64 = rv.as_str().unwrap_or_default().parse().expect("rv");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&raw).expect("JSON"),
+        json!({"v": "meta.k8s.io/v1", "rv": rv_number, "start": "p1\u{0}"})
+    );
+    let (code, bad) = c
+        .get(&format!("{path}?limit=2&continue=not-a-token!"))
+        .await;
+    assert_eq!(code, 400, "{bad}");
+    assert_eq!(
+        bad["message"],
+        "invalid continue token: continue key is not valid: illegal base64 data at input byte 11"
+    );
 
     // Between pages: one deleted, one changed, one created (after the cursor).
     let pods = reqwest::Method::DELETE;

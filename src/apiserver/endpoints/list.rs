@@ -6,8 +6,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::apiserver::codec::body::Format;
+use crate::apiserver::endpoints::continue_token;
 use crate::apiserver::endpoints::list_options::selectors;
-use crate::apiserver::endpoints::list_options::{self, ContinueToken, ReadAt};
+use crate::apiserver::endpoints::list_options::{self, ReadAt};
 use crate::apiserver::endpoints::reply::{output, table_list};
 use crate::apiserver::registry::conversion;
 use crate::apiserver::registry::resources::ResourceDef;
@@ -98,7 +99,7 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
         ) {
             Ok(p) => p,
             Err(StoreError::TooOld(..)) if plan.continuing => {
-                return Err(list_options::continue_expired(&plan.start));
+                return Err(list_options::continue_expired(&plan.start, &prefix));
             }
             Err(StoreError::TooOld(..)) => return Err(list_options::list_too_old()),
             Err(e) => return Err(ApiError::storage(&e)),
@@ -107,9 +108,14 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
             // Keys from the page's start on; those returned are subtracted below.
             remaining = page.remaining_from_start;
         }
-        for (k, v) in &page.items {
+        for (i, (_, v)) in page.items.iter().enumerate() {
             if items.len() == limit {
-                next_key = Some(k.clone());
+                // Upstream's token starts just after the last key read: this page's last
+                // item, in this chunk or the one before.
+                next_key = Some(match i.checked_sub(1) {
+                    Some(j) => format!("{}\u{0}", page.items[j].0),
+                    None => cursor.clone(),
+                });
                 break 'scan;
             }
             // Without selectors nothing needs the tree: a JSON list sends the stored bytes.
@@ -129,7 +135,7 @@ pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiEr
     ctx.trace.stage(Stage::Storage, Status::Ok, json!({"operation": "list", "prefix": prefix, "count": items.len(), "resourceVersion": rv.to_string()}));
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(k) = next_key {
-        meta["continue"] = json!(ContinueToken::encode(rv as i64, k));
+        meta["continue"] = json!(continue_token::encode(rv as i64, &k, &prefix));
         if let Some(n) = remaining.filter(|_| count) {
             meta["remainingItemCount"] = json!(n.saturating_sub(items.len()));
         }

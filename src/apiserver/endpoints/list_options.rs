@@ -1,54 +1,13 @@
 //! Which revision a list reads, from `resourceVersion`, `resourceVersionMatch`, `limit` and
 //! `continue`, with kube-apiserver's validation of the combinations and its errors.
 
-use base64::Engine;
 use serde_json::json;
 
+use crate::apiserver::endpoints::continue_token;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::registry::selectors::{FieldSelector, LabelSelector};
 use crate::apiserver::request::context::Ctx;
 use crate::apiserver::request::status::{ApiError, Cause};
-
-/// A `continue` token as upstream encodes it (base64 of this JSON). `rv` -1 is the token of a
-/// 410 answer: continue from `start`, reading the latest state (an inconsistent list).
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct ContinueToken {
-    pub v: String,
-    pub rv: i64,
-    pub start: String,
-}
-
-impl ContinueToken {
-    pub fn encode(rv: i64, start: String) -> String {
-        let t = ContinueToken {
-            v: "meta.k8s.io/v1".into(),
-            rv,
-            start,
-        };
-        let raw = serde_json::to_vec(&t).unwrap_or_default();
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
-    }
-
-    fn decode(c: &str, prefix: &str) -> Result<ContinueToken, ApiError> {
-        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(c.trim_end_matches('='))
-            .or_else(|_| base64::engine::general_purpose::STANDARD.decode(c))
-            .map_err(|_| ApiError::bad_request("continue key is not valid: illegal base64 data"))?;
-        let t: ContinueToken = serde_json::from_slice(&raw)
-            .map_err(|e| ApiError::bad_request(format!("continue key is not valid: {e}")))?;
-        if t.v != "meta.k8s.io/v1" {
-            return Err(ApiError::bad_request(
-                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
-            ));
-        }
-        if !t.start.starts_with(prefix) {
-            return Err(ApiError::bad_request(
-                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
-            ));
-        }
-        Ok(t)
-    }
-}
 
 /// The revision a list is read at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,18 +79,19 @@ pub fn plan(
         return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", causes));
     }
     if let Some(c) = cont {
+        // Upstream reads the token first: a bad one is refused whatever else was sent.
+        let (start, token_rv) = continue_token::decode(c, prefix)?;
         if rv.is_some_and(|r| r != "0") {
             return Err(ApiError::bad_request(
                 "specifying resource version is not allowed when using continue",
             ));
         }
-        let t = ContinueToken::decode(c, prefix)?;
         return Ok(ListPlan {
-            at: u64::try_from(t.rv)
+            at: u64::try_from(token_rv)
                 .ok()
                 .filter(|rv| *rv > 0)
                 .map_or(ReadAt::Latest, ReadAt::Exact),
-            start: t.start,
+            start,
             continuing: true,
         });
     }
@@ -217,11 +177,11 @@ pub fn too_large(asked: u64, current: u64) -> ApiError {
 
 /// The 410 for a continue token whose revision was compacted away, with upstream's words and a
 /// token that continues from the same key at the latest revision.
-pub fn continue_expired(start: &str) -> ApiError {
+pub fn continue_expired(start: &str, prefix: &str) -> ApiError {
     ApiError::expired(
         "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
     )
-    .with_list_continue(ContinueToken::encode(-1, start.to_string()))
+    .with_list_continue(continue_token::encode(-1, start, prefix))
 }
 
 /// The 410 for an `Exact` read older than the history.
@@ -290,7 +250,7 @@ mod tests {
         );
         let e = err(plan(P, Some("3"), Some("Newest"), None, None, None));
         assert!(e.message.contains("resourceVersionMatch: Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""), "{}", e.message);
-        let tok = ContinueToken::encode(5, format!("{P}b"));
+        let tok = continue_token::encode(5, &format!("{P}b"), P);
         let e = err(plan(P, Some("5"), Some("Exact"), None, Some(&tok), None));
         assert!(
             e.message
@@ -340,13 +300,13 @@ mod tests {
 
     #[test]
     fn continue_tokens_read_at_their_revision_or_latest_after_a_410() {
-        let tok = ContinueToken::encode(5, format!("{P}b"));
+        let tok = continue_token::encode(5, &format!("{P}b"), P);
         let p = plan(P, None, None, Some(2), Some(&tok), None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             (p.at, p.start.as_str(), p.continuing),
             (ReadAt::Exact(5), "/registry/pods/default/b", true)
         );
-        let e = continue_expired(&p.start);
+        let e = continue_expired(&p.start, P);
         assert_eq!(e.code, 410);
         let fresh = e.list_continue.unwrap_or_default();
         let p = plan(P, None, None, Some(2), Some(&fresh), None).unwrap_or_else(|e| panic!("{e}"));
@@ -354,8 +314,16 @@ mod tests {
             (p.at, p.start.as_str()),
             (ReadAt::Latest, "/registry/pods/default/b")
         );
-        // A token for another collection is refused.
-        let other = ContinueToken::encode(5, "/registry/pods/kube-system/x".into());
-        assert_eq!(err(plan(P, None, None, None, Some(&other), None)).code, 400);
+        // A bad token is refused before the resourceVersion beside it is looked at.
+        let e = err(plan(P, Some("7"), None, None, Some("!"), None));
+        assert_eq!(
+            e.message,
+            "invalid continue token: continue key is not valid: illegal base64 data at input byte 0"
+        );
+        let e = err(plan(P, Some("7"), None, None, Some(&tok), None));
+        assert_eq!(
+            e.message,
+            "specifying resource version is not allowed when using continue"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! patch, apply, delete, watch, dry-run, subresources and the non-resource paths.
 
 pub(crate) mod apply;
+pub(crate) mod continue_token;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod delete_options;
