@@ -83,15 +83,42 @@ fn embedded_journey_reports_every_server_stage() {
     }
     let score = &j["stages"][9]["detail"];
     assert_eq!(score["selected"], Value::from("node-3"));
-    let admission = j["stages"][3]["detail"]["plugins"].to_string();
-    for plugin in [
-        "NamespaceLifecycle",
-        "ServiceAccount",
-        "Priority",
-        "DefaultTolerationSeconds",
-    ] {
-        assert!(admission.contains(plugin), "{plugin} missing: {admission}");
-    }
+    // Upstream's order: the defaults set while the body was decoded, then the mutating
+    // plugins, NamespaceLifecycle first (it implements Admit, not Validate).
+    let records: Vec<(String, String)> = j["stages"][3]["detail"]["plugins"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let s = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+            (s("plugin"), s("phase"))
+        })
+        .collect();
+    let phases = |names: &[&str]| -> Vec<(String, String)> {
+        names
+            .iter()
+            .map(|n| {
+                let phase = if *n == "defaulting (decode)" {
+                    "decode"
+                } else {
+                    "mutating"
+                };
+                (n.to_string(), phase.to_string())
+            })
+            .collect()
+    };
+    assert_eq!(
+        records,
+        phases(&[
+            "defaulting (decode)",
+            "NamespaceLifecycle",
+            "LimitRanger",
+            "ServiceAccount",
+            "Priority",
+            "DefaultTolerationSeconds",
+            "RuntimeClass",
+        ])
+    );
 }
 
 #[test]

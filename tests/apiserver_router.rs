@@ -162,7 +162,7 @@ async fn create_seed_pod_with_admission_defaults_and_errors() {
             "request-info",
             "authentication",
             "authorization",
-            "admission",
+            // One mutating phase: the decode's defaults, then NamespaceLifecycle and the rest.
             "admission",
             "validation",
             "storage",

@@ -332,6 +332,9 @@ pub(crate) fn default_toleration_seconds(pod: &mut Pod) -> Result<(), String> {
 
 type Plugin<'a> = (&'static str, &'a dyn Fn(&mut Pod) -> Result<(), String>);
 
+/// The record of the defaults a pod gets at decode time, shown before the admission plugins.
+pub const DEFAULTING: &str = "defaulting (decode)";
+
 /// Decode-time defaults plus the mutating plugins, in kube-apiserver's order, on a decoded
 /// pod. Returns the records and the pod as they left it, serialized, or, when a plugin
 /// rejected the pod, its 403.
@@ -348,10 +351,22 @@ pub fn mutate_pod(
         .or_else(|| pod.metadata.generate_name.clone())
         .unwrap_or_default();
     let mut seen = serde_json::to_value(&*pod).unwrap_or(Value::Null);
-    let _ = step(&mut records, "APIDefaults", (pod, &mut seen), |p| {
+    // Not a plugin: kube-apiserver sets defaults while it decodes the body, before admission
+    // starts. Recorded here so the diff of each plugin below starts from the defaulted pod.
+    let _ = step(&mut records, DEFAULTING, (pod, &mut seen), |p| {
         defaults::default_pod(p);
         Ok(())
     });
+    if let Some(r) = records.last_mut() {
+        r.phase = "decode";
+    }
+    // NamespaceLifecycle is the first mutating plugin (it changes nothing): a pod for a
+    // namespace that is missing or terminating goes no further.
+    let (rec, res) = namespace_lifecycle(store, "create", ns, "", "pods", &name);
+    records.push(rec);
+    if let Err(e) = res {
+        return (records, Err(e));
+    }
     let plugins: [Plugin<'_>; 5] = [
         ("LimitRanger", &|p| limit_ranger::limit_ranger(p, ns, store)),
         ("ServiceAccount", &|p| service_account(p, ns, store)),
@@ -378,7 +393,9 @@ pub fn mutate_pod(
     (records, Ok(seen))
 }
 
-/// NamespaceLifecycle (validating): the namespace must exist and not be terminating.
+/// NamespaceLifecycle: the namespace must exist and not be terminating. Upstream's plugin
+/// implements `Admit`, so it runs in the mutating phase, first, though it never changes the
+/// object.
 pub fn namespace_lifecycle(
     store: &dyn Storage,
     operation: &str,
@@ -389,7 +406,7 @@ pub fn namespace_lifecycle(
 ) -> (PluginRecord, Result<(), ApiError>) {
     let rec = |result, message: Option<String>| PluginRecord {
         plugin: "NamespaceLifecycle",
-        phase: "validating",
+        phase: "mutating",
         result,
         changed: vec![],
         changes: vec![],

@@ -159,27 +159,31 @@ fn prepare(
         .to_string();
     let manager = managed_fields::request_manager(ctx);
     // NamespaceLifecycle first: a missing namespace is a 404 before any other plugin looks.
-    let (rec, res) = plugins::namespace_lifecycle(
-        &*ctx.api.store,
-        "create",
-        &url_ns,
-        def.group,
-        def.plural,
-        &name,
-    );
-    ctx.trace.stage(
-        Stage::Admission,
-        if res.is_ok() {
-            Status::Ok
-        } else {
-            Status::Failed
-        },
-        plugins::Admission {
-            phase: "validating",
-            plugins: std::slice::from_ref(&rec),
-        },
-    );
-    res?;
+    // A pod's runs in its admission (plugins::mutate_pod), after the decode and its defaults,
+    // where its record takes its place among the other plugins.
+    if def.kind != "Pod" {
+        let (rec, res) = plugins::namespace_lifecycle(
+            &*ctx.api.store,
+            "create",
+            &url_ns,
+            def.group,
+            def.plural,
+            &name,
+        );
+        ctx.trace.stage(
+            Stage::Admission,
+            if res.is_ok() {
+                Status::Ok
+            } else {
+                Status::Failed
+            },
+            plugins::Admission {
+                phase: "mutating",
+                plugins: std::slice::from_ref(&rec),
+            },
+        );
+        res?;
+    }
     kinds::omit_empty_meta_maps(&mut obj);
     let (operation, fields) = match applied {
         Some(set) => ("Apply", set),
