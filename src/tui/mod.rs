@@ -7,6 +7,7 @@
 pub mod action;
 pub mod app;
 pub mod captions;
+pub mod captions_workload;
 pub mod command;
 pub mod connection;
 pub mod editor;

@@ -75,10 +75,15 @@ fn askable(state: &AppState, p: Part) -> Option<(Asking, usize)> {
 }
 
 /// View 4's step that shows the scheduler's watch (step 0 is the request). A workload's
-/// journey has no such step of its own: it is told whole, then the scheduler.
+/// journey has no such step of its own: its request and controllers come before the
+/// scheduler, its pod list (each pod's node) after. A pod of it opened whole is told whole.
 fn watch_step(state: &AppState) -> usize {
     if state.journey.is_workload() {
-        return state.journey.last_step() + 1;
+        return if state.journey.pod_open {
+            state.journey.last_step() + 1
+        } else {
+            state.journey.pods_step()
+        };
     }
     STAGES
         .iter()
@@ -170,8 +175,12 @@ fn at_end(state: &AppState) -> bool {
     let settled = match p {
         Part::Connection => state.conn.running.is_none(),
         Part::JourneyToScheduler => {
-            // Step 0 is the request: Space sends it first.
-            state.journey.step > 0 || state.journey.space_sends().is_none()
+            // Step 0 is the request: Space sends it first. A workload's scheduler part places
+            // one of its pods: the controllers must have made one.
+            (state.journey.step > 0 || state.journey.space_sends().is_none())
+                && (!state.journey.is_workload()
+                    || state.journey.open_pod().is_some()
+                    || !state.journey.running)
         }
         Part::JourneyAfterScheduler => !state.journey.running,
         Part::Scheduler => state.sched.model.is_some(),
@@ -230,7 +239,9 @@ pub fn next(state: &mut AppState) -> Vec<Effect> {
     let Some(i) = ORDER.iter().position(|p| *p == now) else {
         return Vec::new();
     };
-    let Some(&to) = ORDER.get(i + 1) else {
+    // A part with no step (a workload's pod opened whole has nothing after the scheduler)
+    // is passed over: entering it would show the part before it again.
+    let Some(&to) = ORDER[i + 1..].iter().find(|p| extent(state, **p).0 > 0) else {
         return Vec::new();
     };
     let effects = enter(state, to, true);
@@ -286,10 +297,13 @@ pub fn back(state: &mut AppState) -> Vec<Effect> {
 
 fn previous_part(state: &mut AppState) -> Vec<Effect> {
     let now = part(state);
-    let Some(i) = ORDER.iter().position(|p| *p == now).filter(|i| *i > 0) else {
+    let Some(i) = ORDER.iter().position(|p| *p == now) else {
         return Vec::new();
     };
-    enter(state, ORDER[i - 1], false)
+    let Some(&to) = ORDER[..i].iter().rev().find(|p| extent(state, **p).0 > 0) else {
+        return Vec::new();
+    };
+    enter(state, to, false)
 }
 
 /// Presenter mode begins (or ends) on the view on screen: at a part's start, its question

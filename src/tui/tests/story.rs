@@ -297,3 +297,60 @@ fn the_identity_question_asks_for_the_user_and_sets_the_entry_apart() {
         "{screen}"
     );
 }
+
+/// A workload's story: its request and its controllers, then the scheduler placing one of its
+/// pods, then its pod list with each pod's node — where it ends, instead of flipping between
+/// views 4 and 5 — each with a caption about the workload, not a pod's stages.
+#[test]
+fn a_workload_story_shows_its_pods_after_the_scheduler_and_ends_there() {
+    use crate::tui::story::Part;
+    let mut s = fixtures::state();
+    s.journey = super::workload_fixture::state();
+    s.view = View::PodJourney;
+    s.present = true;
+    let pods = s.journey.pods_step();
+    s.journey.step = pods - 1;
+    assert_eq!(story::part(&s), Part::JourneyToScheduler);
+    let screen = render(&s, 80, 24);
+    assert!(
+        flat(&screen).contains("The ReplicaSet controller creates pods from the template"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Score:"), "{screen}");
+    s.view = View::Scheduler;
+    s.sched.model = Some(Model::new(stepped::demo_cluster()));
+    s.sched.step = s.sched.steps(true).len() - 1;
+    assert_eq!(story::part(&s), Part::Scheduler);
+    press(&mut s, &[Char(' ')]);
+    assert_eq!(
+        (s.view, s.journey.step, story::part(&s)),
+        (View::PodJourney, pods, Part::JourneyAfterScheduler)
+    );
+    let screen = render(&s, 80, 24);
+    assert!(
+        flat(&screen).contains("the scheduler chose its node, that node's kubelet started it"),
+        "{screen}"
+    );
+    // Space ends the story here: the pane does not promise it opens the pod.
+    assert!(!screen.contains("Space: this pod's"), "{screen}");
+    assert!(
+        flat(&screen).contains("P leaves presenter mode"),
+        "{screen}"
+    );
+    let end = story::position(&s);
+    for _ in 0..3 {
+        press(&mut s, &[Char(' ')]);
+        assert_eq!((s.view, story::position(&s)), (View::PodJourney, end));
+    }
+    press(&mut s, &[Backspace]);
+    assert_eq!(s.view, View::Scheduler, "back to the scheduler's last step");
+}
+
+/// The screen's words in one line, wrapped rows joined (the caption box wraps them).
+fn flat(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

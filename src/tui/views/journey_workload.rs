@@ -306,10 +306,12 @@ fn pods_detail(state: &AppState, width: usize, theme: &Theme, spin: &str) -> Vec
         .unwrap_or_default()
         .to_string();
     out.extend(row("owner", by));
-    out.extend(wrapped(
-        "Space: this pod's twelve stages · ↑/↓ another pod",
-        width,
-        theme.key_hint,
-    ));
+    // In presenter mode Space moves the story on (it ends here), so it opens nothing.
+    let keys = if state.present {
+        "↑/↓ another pod · P leaves presenter mode; then Space shows this pod's twelve stages"
+    } else {
+        "Space: this pod's twelve stages · ↑/↓ another pod"
+    };
+    out.extend(wrapped(keys, width, theme.key_hint));
     out
 }

@@ -6,14 +6,16 @@ use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use crate::journey::workload::kind_of;
+use crate::stage::Stage;
 use crate::tui::action::View;
-use crate::tui::captions;
 use crate::tui::quiz::Phase;
 use crate::tui::sched::steps::Step;
 use crate::tui::state::AppState;
 use crate::tui::stepped::predict;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::big;
+use crate::tui::{captions, captions_workload};
 
 const CAPTION: u16 = 4;
 
@@ -37,6 +39,19 @@ pub fn body(area: Rect, state: &AppState) -> Rect {
     areas(area, stage_word(state, area).is_some())[1]
 }
 
+/// A workload's step on screen: its stage (`None` for the request), or its pod list (`true`).
+fn workload_stage(state: &AppState) -> (Option<Stage>, bool) {
+    let step = state.journey.step;
+    if step >= state.journey.pods_step() {
+        return (None, true);
+    }
+    let names = state.journey.workload_stage_names();
+    (
+        step.checked_sub(1).and_then(|i| names.get(i)).copied(),
+        false,
+    )
+}
+
 /// The stage on screen, in one or two words the room reads from the back — when it fits large
 /// and no question is on screen (a question's answer is said large instead).
 pub fn stage_word(state: &AppState, area: Rect) -> Option<String> {
@@ -47,7 +62,13 @@ pub fn stage_word(state: &AppState, area: Rect) -> Option<String> {
         View::Kubeconfig => "kubeconfig",
         View::Certificates => "chain of trust",
         View::Connection => "handshake",
-        View::PodJourney if state.journey.is_workload() => "pod journey",
+        View::PodJourney if state.journey.is_workload() && !state.journey.pod_open => {
+            match workload_stage(state) {
+                (_, true) => "its pods",
+                (None, _) => "the request",
+                (Some(s), _) => s.title(),
+            }
+        }
         View::PodJourney => match state.journey.step {
             0 => "the request",
             n => crate::journey::STAGES
@@ -72,6 +93,15 @@ pub fn caption(state: &AppState) -> String {
     }
     match state.view {
         View::Connection => captions::connection(state.conn.current()),
+        View::PodJourney if state.journey.is_workload() && !state.journey.pod_open => {
+            let (stage, pods) = workload_stage(state);
+            let manifest = state.journey.sendable();
+            let kind = manifest
+                .and_then(|m| m["kind"].as_str())
+                .unwrap_or("workload");
+            let plural = manifest.and_then(kind_of).map_or("workloads", |(r, _)| r);
+            captions_workload::caption(stage, pods, (kind, plural), state.journey.shown_write())
+        }
         View::PodJourney => {
             let ended = state.journey.journey().and_then(|j| {
                 j.stages
