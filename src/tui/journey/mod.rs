@@ -114,7 +114,10 @@ impl JourneyState {
     /// this way, or — when a run is under way or was made — only show its stages. The step
     /// logic and the words on screen both read this, so they cannot disagree.
     pub fn space_sends(&self) -> Option<WriteMode> {
-        (self.collected.is_none() && self.workload.is_none() && !self.running)
+        (self.sendable().is_some()
+            && self.collected.is_none()
+            && self.workload.is_none()
+            && !self.running)
             .then(|| self.write_mode())
     }
 

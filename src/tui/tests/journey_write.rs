@@ -73,3 +73,24 @@ fn w_asks_and_only_y_creates_for_real() {
     assert!(s.journey.running && !s.journey.confirm);
     assert_eq!(s.view, View::PodJourney);
 }
+
+/// A file view 4 cannot send (two objects) stays on the request step, which says why: Space
+/// neither sends nor walks into stages that would say "sending the request…" for ever.
+#[test]
+fn a_manifest_that_cannot_be_sent_keeps_space_on_the_request() {
+    let mut s = fixtures::state();
+    s.journey = crate::tui::journey::JourneyState::new(
+        "two.yaml".into(),
+        Some(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\n",
+        ),
+        true,
+    );
+    press(&mut s, &[Char('4')]);
+    let effects = press(&mut s, &[Char(' '), Char(' ')]);
+    assert!(effects.is_empty(), "nothing sent: {}", effects.len());
+    assert_eq!((s.journey.step, s.journey.running), (0, false));
+    let screen = render(&s, 100, 30);
+    assert!(screen.contains("2 YAML"), "{screen}");
+    assert!(!screen.contains("sending the request"), "{screen}");
+}
