@@ -4,6 +4,7 @@
 pub(crate) mod body;
 pub(crate) mod decode;
 pub(crate) mod decode_error;
+pub(crate) mod go_print;
 pub(crate) mod proto;
 pub(crate) mod proto_objects;
 pub(crate) mod proto_schema;

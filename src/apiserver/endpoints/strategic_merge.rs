@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::apiserver::codec::go_print;
 use crate::apiserver::registry::list_types;
 use crate::apiserver::request::status::ApiError;
 
@@ -49,6 +50,16 @@ impl<'a> Level<'a> {
     }
 }
 
+/// Upstream's `mergepatch.ErrBadPatchType`: the directive and the map that holds it, as Go
+/// prints them; a 500, as kube-apiserver does not sort this error among the bad requests.
+fn bad_patch_type(directive: &Value, holder: &Value) -> ApiError {
+    ApiError::internal(format!(
+        "unknown patch type: {} in map: {}",
+        go_print::s(directive),
+        go_print::v(holder)
+    ))
+}
+
 /// Merge `patch` into `target`. A malformed directive is a 400, the rest a 500, as
 /// kube-apiserver's `interpretStrategicMergePatchError` sorts them.
 pub(crate) fn merge(target: &mut Value, patch: &Value, level: Level<'_>) -> Result<(), ApiError> {
@@ -64,11 +75,7 @@ pub(crate) fn merge(target: &mut Value, patch: &Value, level: Level<'_>) -> Resu
                 *target = Value::Object(m);
             }
             Some("delete") => *target = Value::Object(Map::new()),
-            _ => {
-                return Err(ApiError::internal(format!(
-                    "unknown patch type: {directive}"
-                )));
-            }
+            _ => return Err(bad_patch_type(directive, patch)),
         }
         return Ok(());
     }
@@ -253,11 +260,7 @@ fn merge_list(
                     "merging lists cannot yet be specified in the patch",
                 ));
             }
-            _ => {
-                return Err(ApiError::internal(format!(
-                    "unknown patch type: {directive}"
-                )));
-            }
+            _ => return Err(bad_patch_type(directive, p)),
         }
     }
     if replace {
@@ -455,5 +458,41 @@ mod tests {
         assert_eq!(names(&out, "/spec/template/spec/containers"), ["b"]);
         let bogus = json!({"spec": {"$patch": "bogus"}});
         assert_eq!(smp("deployments", live, bogus), Err(500));
+    }
+}
+
+#[cfg(test)]
+mod bad_directive_tests {
+    use serde_json::json;
+
+    use crate::apiserver::endpoints::patch::apply;
+    use crate::apiserver::registry::resources;
+
+    /// Upstream's words for a `$patch` it does not know, in a map and in a list's item.
+    #[test]
+    fn an_unknown_patch_type_names_the_map_that_holds_it() {
+        let def = resources::lookup("", "v1", "pods").expect("served");
+        let live = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        let said = |patch: serde_json::Value| {
+            let body = serde_json::to_vec(&patch).unwrap_or_default();
+            match apply(def, "application/strategic-merge-patch+json", &live, &body) {
+                Err(e) => (e.code, e.message),
+                Ok(v) => panic!("applied: {v}"),
+            }
+        };
+        assert_eq!(
+            said(json!({"metadata": {"$patch": "bogus", "labels": {"a": "b"}}})),
+            (
+                500,
+                "Internal error occurred: unknown patch type: bogus in map: map[$patch:bogus labels:map[a:b]]".to_string()
+            )
+        );
+        assert_eq!(
+            said(json!({"spec": {"containers": [{"name": "c", "$patch": 7}]}})),
+            (
+                500,
+                "Internal error occurred: unknown patch type: %!s(int64=7) in map: map[$patch:7 name:c]".to_string()
+            )
+        );
     }
 }
