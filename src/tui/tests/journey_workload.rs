@@ -2,21 +2,11 @@
 //! drawn into TestBackend at 80×24 and driven by the keys a user presses.
 
 use super::fixtures;
-use super::render::render;
+use super::render::{flat, render};
 use super::workload_fixture::{self, PODS};
 use crate::tui::action::{Action, View};
 use crate::tui::state::AppState;
 use crate::tui::update::update;
-
-/// The screen's text with the pane borders gone and wrapped rows joined, so a sentence the
-/// detail pane wrapped still reads whole.
-fn flat(screen: &str) -> String {
-    screen
-        .lines()
-        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 fn state() -> AppState {
     let mut s = fixtures::state();

@@ -319,3 +319,13 @@ fn clicks_land_on_the_row_drawn_there() {
     update(&mut s, Action::Click(x, y));
     assert_eq!(s.cert_cursor, 2, "any line of a row selects it");
 }
+
+/// The screen's text with the pane borders gone and wrapped rows joined, so a sentence a pane
+/// or the caption box wrapped still reads whole.
+pub fn flat(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

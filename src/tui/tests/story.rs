@@ -4,7 +4,7 @@
 use ratatui::crossterm::event::KeyCode::{Backspace, Char};
 
 use super::fixtures::{self, press};
-use super::render::render;
+use super::render::{flat, render};
 use super::stepped_fixtures as stepped;
 use crate::tui::action::View;
 use crate::tui::quiz::{Phase, Question};
@@ -344,13 +344,4 @@ fn a_workload_story_shows_its_pods_after_the_scheduler_and_ends_there() {
     }
     press(&mut s, &[Backspace]);
     assert_eq!(s.view, View::Scheduler, "back to the scheduler's last step");
-}
-
-/// The screen's words in one line, wrapped rows joined (the caption box wraps them).
-fn flat(screen: &str) -> String {
-    screen
-        .lines()
-        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
