@@ -65,7 +65,7 @@ pub fn caption(
             "The DaemonSet controller creates one pod for each node that should run it, with node affinity for that node.".into()
         }
         Stage::StatefulsetController => {
-            "The StatefulSet controller creates its pods one at a time, in order, each with a stable name.".into()
+            "The StatefulSet controller creates pods with stable names (-0, -1, …): by default one at a time, each once the one before is Running and Ready.".into()
         }
         other => format!("{}.", other.title()),
     }
