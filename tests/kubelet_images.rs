@@ -46,6 +46,47 @@ fn has(evs: &[(String, String, String)], ty: &str, reason: &str, message: &str) 
         .any(|e| (e.0.as_str(), e.1.as_str(), e.2.as_str()) == (ty, reason, message))
 }
 
+/// A node whose status lists an image (as a scenario's nodes may, for ImageLocality) holds
+/// it: its kubelet does not pull it, and `Never` finds it — the kubelet and the scheduler read
+/// the same list.
+#[test]
+fn an_image_the_node_reports_is_already_present() {
+    with_one_kubectl(|label, bin| {
+        let srv = ServeProcess::start(&[]);
+        let k = Kubectl::new(label, bin, srv.kubeconfig());
+        let images =
+            r#"{"status":{"images":[{"names":["example.com/app:1.0"],"sizeBytes":200000000}]}}"#;
+        k.ok(&[
+            "patch",
+            "node",
+            "node-3",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            images,
+        ]);
+        k.ok(&[
+            "run",
+            "reported",
+            "--image=example.com/app:1.0",
+            "--image-pull-policy=Never",
+            "--overrides",
+            r#"{"spec":{"nodeName":"node-3"}}"#,
+        ]);
+        let evs = events(&k, "reported", "Started");
+        assert!(
+            has(
+                &evs,
+                "Normal",
+                "Pulled",
+                r#"Container image "example.com/app:1.0" already present on machine"#
+            ),
+            "{evs:?}"
+        );
+        assert!(!evs.iter().any(|e| e.1 == "Pulling"), "{evs:?}");
+    });
+}
+
 #[test]
 fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
     with_one_kubectl(|label, bin| {

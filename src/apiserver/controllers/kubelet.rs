@@ -118,6 +118,9 @@ impl Starts {
         let api = self.api.clone();
         let done = self.done.clone();
         let node_images = self.node_images.clone();
+        if let Some(n) = self.api.store.get(&format!("/registry/minions/{node}")) {
+            node_images.reported(&node, &n);
+        }
         let pod = (*p).clone();
         tokio::spawn(async move {
             if terminating {

@@ -8,6 +8,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use serde_json::Value;
+
+use crate::scheduler::podinfo::normalized_image_name;
+
 /// What a kubelet does about one container's image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Image {
@@ -32,7 +36,7 @@ impl NodeImages {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(node)
-            .is_some_and(|images| images.contains(image));
+            .is_some_and(|images| images.contains(&normalized_image_name(image)));
         let policy = match policy {
             "" if pulls_always(image) => "Always",
             "" => "IfNotPresent",
@@ -45,6 +49,31 @@ impl NodeImages {
         }
     }
 
+    /// The images the Node object says it holds (`status.images[].names`, as a scenario may
+    /// set them): its runtime has them, so they are not pulled again — and the scheduler's
+    /// ImageLocality, which reads the same list, and the kubelet agree.
+    pub(crate) fn reported(&self, node: &str, node_object: &Value) {
+        let names: Vec<String> = node_object
+            .pointer("/status/images")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("names").and_then(Value::as_array))
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(normalized_image_name)
+            .collect();
+        if names.is_empty() {
+            return;
+        }
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(node.to_string())
+            .or_default()
+            .extend(names);
+    }
+
     /// `image` is now on `node`.
     pub(crate) fn pulled(&self, node: &str, image: &str) {
         self.0
@@ -52,7 +81,7 @@ impl NodeImages {
             .unwrap_or_else(|e| e.into_inner())
             .entry(node.to_string())
             .or_default()
-            .insert(image.to_string());
+            .insert(normalized_image_name(image));
     }
 }
 
@@ -102,6 +131,29 @@ mod tests {
             images.decide("n2", "nginx:1.27", "IfNotPresent"),
             Image::Pull
         );
+    }
+
+    #[test]
+    fn an_image_the_node_object_reports_is_present() {
+        let images = NodeImages::default();
+        let node = serde_json::json!({"status": {"images": [
+            {"names": ["example.com/app-3:1.0", "example.com/app-3@sha256:abc"], "sizeBytes": 200_000_000},
+            {"names": ["busybox"], "sizeBytes": 4_000_000},
+        ]}});
+        images.reported("n", &node);
+        assert_eq!(
+            images.decide("n", "example.com/app-3:1.0", "IfNotPresent"),
+            Image::Present
+        );
+        assert_eq!(
+            images.decide("n", "busybox:latest", "Never"),
+            Image::Present
+        );
+        assert_eq!(
+            images.decide("n", "example.com/app-4:1.0", "Never"),
+            Image::NeverPull
+        );
+        assert_eq!(images.decide("other", "busybox", "Never"), Image::NeverPull);
     }
 
     #[test]
