@@ -133,7 +133,11 @@ pub fn image_locality(m: &Model, k: usize, p: &PluginScore, out: &mut Vec<String
                     part / MB
                 ));
             }
-            None => out.push(format!("image   {image}: not on this node, 0")),
+            // What the scheduler reads is the node's status.images, not what its kubelet
+            // pulled since (kexplore's kubelets do not add their pulls to it).
+            None => out.push(format!(
+                "image   {image}: not in the node's status.images, 0"
+            )),
         }
     }
     let max_threshold = MAX_CONTAINER_THRESHOLD * containers;
