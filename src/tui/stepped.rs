@@ -178,9 +178,7 @@ pub fn step(state: &mut AppState, forward: bool) -> Vec<Effect> {
         View::PodJourney => {
             let before = state.journey.step;
             let in_pod = state.journey.pod_open;
-            // A manifest that cannot be sent stays on the request step, which says why: the
-            // stages after it would wait for a request that never leaves.
-            if forward && before == 0 && !in_pod && state.journey.sendable().is_none() {
+            if forward && before == 0 && !state.journey.can_leave_request() {
                 return effects;
             }
             state.journey.advance(forward);
@@ -223,8 +221,7 @@ pub fn jump(state: &mut AppState, to: usize) -> Vec<Effect> {
             let len = conn.rungs.len();
             conn.step = to.min(len).max(len.min(1));
         }
-        // As Space: a manifest that cannot be sent keeps the request step on screen.
-        View::PodJourney if state.journey.sendable().is_none() && !state.journey.pod_open => {}
+        View::PodJourney if !state.journey.can_leave_request() => {}
         View::PodJourney => {
             state.journey.step = to.min(state.journey.last_step());
             if to > 0

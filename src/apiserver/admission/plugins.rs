@@ -333,7 +333,7 @@ pub(crate) fn default_toleration_seconds(pod: &mut Pod) -> Result<(), String> {
 type Plugin<'a> = (&'static str, &'a dyn Fn(&mut Pod) -> Result<(), String>);
 
 /// The record of the defaults a pod gets at decode time, shown before the admission plugins.
-pub const DEFAULTING: &str = "defaulting (decode)";
+const DEFAULTING: &str = "defaulting (decode)";
 
 /// Decode-time defaults plus the mutating plugins, in kube-apiserver's order, on a decoded
 /// pod. Returns the records and the pod as they left it, serialized, or, when a plugin

@@ -7,37 +7,43 @@ use serde_json::Value;
 
 /// `%v`.
 pub fn v(value: &Value) -> String {
-    match value {
+    print(value, &|scalar| match scalar {
         Value::Null => "<nil>".into(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(_) => number(value),
         Value::String(s) => s.clone(),
-        Value::Array(items) => format!("[{}]", items.iter().map(v).collect::<Vec<_>>().join(" ")),
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            let pairs: Vec<String> = keys.iter().map(|k| format!("{k}:{}", v(&m[*k]))).collect();
-            format!("map[{}]", pairs.join(" "))
-        }
-    }
+        _ => number(scalar),
+    })
 }
 
 /// `%s`: a string as it is; anything else as Go's bad-verb form, `%!s(int64=5)`.
 pub fn s(value: &Value) -> String {
-    match value {
+    print(value, &|scalar| match scalar {
         Value::String(s) => s.clone(),
         Value::Null => "%!s(<nil>)".into(),
         Value::Bool(b) => format!("%!s(bool={b})"),
-        Value::Number(n) if n.is_i64() || n.is_u64() => format!("%!s(int64={})", number(value)),
-        Value::Number(_) => format!("%!s(float64={})", number(value)),
-        // Composite values print their elements with the same bad verb.
-        Value::Array(items) => format!("[{}]", items.iter().map(s).collect::<Vec<_>>().join(" ")),
+        Value::Number(n) if n.is_i64() || n.is_u64() => format!("%!s(int64={})", number(scalar)),
+        _ => format!("%!s(float64={})", number(scalar)),
+    })
+}
+
+/// Lists and maps as fmt prints them whatever the verb (maps with sorted keys); each scalar
+/// inside as `scalar` says.
+fn print(value: &Value, scalar: &dyn Fn(&Value) -> String) -> String {
+    match value {
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(|i| print(i, scalar)).collect();
+            format!("[{}]", items.join(" "))
+        }
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            let pairs: Vec<String> = keys.iter().map(|k| format!("{k}:{}", s(&m[*k]))).collect();
+            let pairs: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{k}:{}", print(&m[*k], scalar)))
+                .collect();
             format!("map[{}]", pairs.join(" "))
         }
+        _ => scalar(value),
     }
 }
 

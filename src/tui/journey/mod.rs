@@ -110,6 +110,13 @@ impl JourneyState {
         self.write_mode() == WriteMode::DryRun
     }
 
+    /// Whether the journey may go past its request step: not when the manifest cannot be
+    /// sent (its step says why), where the stages after would wait for a request that never
+    /// leaves.
+    pub fn can_leave_request(&self) -> bool {
+        self.pod_open || self.sendable().is_some()
+    }
+
     /// What Space (or a click on a stage) does from the request step: send the pod, written
     /// this way, or — when a run is under way or was made — only show its stages. The step
     /// logic and the words on screen both read this, so they cannot disagree.

@@ -36,6 +36,17 @@ impl JourneyState {
         self.workload_stage_names().len() + 1
     }
 
+    /// The workload's step on screen: its stage (`None` for the request), or its pod list
+    /// (`true`).
+    pub fn workload_step(&self) -> (Option<Stage>, bool) {
+        if self.step >= self.pods_step() {
+            return (None, true);
+        }
+        let names = self.workload_stage_names();
+        let stage = self.step.checked_sub(1).and_then(|i| names.get(i)).copied();
+        (stage, false)
+    }
+
     /// The pod of a workload's run under the cursor.
     pub fn open_pod(&self) -> Option<&Collected> {
         self.workload.as_ref()?.pods.get(self.pod_cursor)

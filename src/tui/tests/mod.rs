@@ -1,6 +1,7 @@
 //! TUI tests: key sequences through the keymap and `update`, and every view drawn into
 //! ratatui's TestBackend (snapshots in `snapshots/`, plus assertions that say what matters).
 
+mod captions_fit;
 mod command_line;
 mod compare;
 mod fit;

@@ -7,7 +7,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::journey::workload::kind_of;
-use crate::stage::Stage;
 use crate::tui::action::View;
 use crate::tui::quiz::Phase;
 use crate::tui::sched::steps::Step;
@@ -39,19 +38,6 @@ pub fn body(area: Rect, state: &AppState) -> Rect {
     areas(area, stage_word(state, area).is_some())[1]
 }
 
-/// A workload's step on screen: its stage (`None` for the request), or its pod list (`true`).
-fn workload_stage(state: &AppState) -> (Option<Stage>, bool) {
-    let step = state.journey.step;
-    if step >= state.journey.pods_step() {
-        return (None, true);
-    }
-    let names = state.journey.workload_stage_names();
-    (
-        step.checked_sub(1).and_then(|i| names.get(i)).copied(),
-        false,
-    )
-}
-
 /// The stage on screen, in one or two words the room reads from the back — when it fits large
 /// and no question is on screen (a question's answer is said large instead).
 pub fn stage_word(state: &AppState, area: Rect) -> Option<String> {
@@ -63,7 +49,7 @@ pub fn stage_word(state: &AppState, area: Rect) -> Option<String> {
         View::Certificates => "chain of trust",
         View::Connection => "handshake",
         View::PodJourney if state.journey.is_workload() && !state.journey.pod_open => {
-            match workload_stage(state) {
+            match state.journey.workload_step() {
                 (_, true) => "its pods",
                 (None, _) => "the request",
                 (Some(s), _) => s.title(),
@@ -94,7 +80,7 @@ pub fn caption(state: &AppState) -> String {
     match state.view {
         View::Connection => captions::connection(state.conn.current()),
         View::PodJourney if state.journey.is_workload() && !state.journey.pod_open => {
-            let (stage, pods) = workload_stage(state);
+            let (stage, pods) = state.journey.workload_step();
             let manifest = state.journey.sendable();
             let kind = manifest
                 .and_then(|m| m["kind"].as_str())
