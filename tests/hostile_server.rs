@@ -952,7 +952,8 @@ fn idle_tls_connections_are_closed_within_a_bound() {
 /// server must keep answering (this test) ...
 #[test]
 fn watch_that_never_reads() {
-    let grew = never_reading_watches(20);
+    let (before, peak) = never_reading_watches(20);
+    let grew = peak.saturating_sub(before);
     assert!(grew < 400 * 1024, "server RSS grew by {grew} KiB");
 }
 
@@ -960,20 +961,24 @@ fn watch_that_never_reads() {
 /// closes a watcher whose buffer stays full. The same load runs once without watchers and once
 /// with 20 that never read; the difference is what the watchers cost. When each watcher queued
 /// 1,024 encoded events (by count) it was ~95 MiB; 20 x 1,500 x ~4.3 KiB would be ~125 MiB.
+/// The peaks are compared, not the growth: the RSS sampled before the load lands anywhere in
+/// the server's start-up allocations (50 or 76 MiB in two runs of one CI), and that noise
+/// alone once took the difference over the bound.
 #[test]
 fn watch_that_never_reads_is_bounded_in_memory() {
-    let alone = never_reading_watches(0);
-    let watched = never_reading_watches(20);
+    let (_, alone) = never_reading_watches(0);
+    let (_, watched) = never_reading_watches(20);
     let cost = watched.saturating_sub(alone);
-    println!("HOSTILE | 20 never-reading watchers cost {cost} KiB ({watched} - {alone})");
+    println!("HOSTILE | 20 never-reading watchers cost {cost} KiB (peak {watched} - {alone})");
     assert!(
         cost < 32 * 1024,
-        "20 never-reading watchers cost {cost} KiB of server RSS (with: +{watched}, without: +{alone})"
+        "20 never-reading watchers cost {cost} KiB of server RSS (peak with: {watched}, without: {alone})"
     );
 }
 
-/// The server's RSS growth (KiB) over 1,500 creates while `count` watches never read.
-fn never_reading_watches(count: usize) -> u64 {
+/// The server's RSS (KiB) before and at its peak over 1,500 creates while `count` watches
+/// never read.
+fn never_reading_watches(count: usize) -> (u64, u64) {
     let c = Case::start();
     let port = c.server.port;
     let cfg = c.admin.clone();
@@ -1048,7 +1053,7 @@ fn never_reading_watches(count: usize) -> u64 {
         &a,
         t,
     );
-    rss_peak.saturating_sub(rss_before)
+    (rss_before, rss_peak)
 }
 
 fn reqwest_client(ca: &str, cert: &str, key: &str) -> reqwest::Client {
