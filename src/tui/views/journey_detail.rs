@@ -455,19 +455,17 @@ fn stage_lines(
             for v in d["filter"].as_array().into_iter().flatten().take(8) {
                 let passed = v["passed"] == Value::Bool(true);
                 let why = crate::journey::words::reasons(v);
-                let line = if passed {
-                    format!("✓ {}", text(v, "node"))
+                // The mark hangs: a long reason wraps under the node, not under the mark.
+                let (mark, line) = if passed {
+                    ("✓", text(v, "node"))
                 } else {
-                    format!("✗ {}  {}: {why}", text(v, "node"), text(v, "plugin"))
+                    (
+                        "✗",
+                        format!("{}  {}: {why}", text(v, "node"), text(v, "plugin")),
+                    )
                 };
-                out.extend(field::lines(
-                    "",
-                    0,
-                    &line,
-                    width,
-                    if passed { theme.ok } else { theme.error },
-                    theme.text,
-                ));
+                let style = if passed { theme.ok } else { theme.error };
+                out.extend(field::lines(mark, 2, &line, width, style, style));
             }
             if d["message"].is_string() {
                 out.extend(row("FitError", text(d, "message"), width, theme));
@@ -823,6 +821,50 @@ mod tests {
         let text = words(&stage_lines(&state, &unbound, 200, &theme));
         assert!(text.contains("the scheduler found no node"), "{text}");
         assert!(!text.contains("binding"), "{text}");
+    }
+
+    /// A node's filter reason too long for the pane wraps under the node's name, the mark
+    /// hanging to its left, so each node's verdict reads as one block.
+    #[test]
+    fn a_long_filter_reason_wraps_under_the_node_not_the_mark() {
+        let state = no_kubeconfig();
+        let theme = Theme::default();
+        let filter = stage(
+            Stage::Filter,
+            Source::Reported,
+            json!({"nodes_total": 2, "nodes_feasible": 1, "filter": [
+                {"node": "node-1", "passed": true},
+                {"node": "node-2", "passed": false, "plugin": "NodeResourcesFit",
+                 "reasons": ["Insufficient cpu", "Insufficient memory", "Too many pods"]},
+            ]}),
+        );
+        let text = words(&stage_lines(&state, &filter, 40, &theme));
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("✗ node-2"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(lines.iter().any(|l| *l == "✓ node-1"), "{text}");
+        let rest: Vec<&str> = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("  "))
+            .copied()
+            .collect();
+        assert!(!rest.is_empty(), "the reason wraps: {text}");
+        let whole: String = std::iter::once(lines[at])
+            .chain(rest.iter().copied())
+            .flat_map(|l| l.chars().skip(2))
+            .collect();
+        // Every word of the reason is there, in order (the breaks may take a space).
+        let bare = |s: &str| s.split_whitespace().collect::<String>();
+        assert!(
+            bare(&whole).contains(&bare(
+                "Insufficient cpu, Insufficient memory, Too many pods"
+            )),
+            "{text}"
+        );
+        let block = std::iter::once(&lines[at]).chain(&rest);
+        assert!(block.into_iter().all(|l| l.chars().count() <= 40), "{text}");
     }
 
     #[test]
