@@ -93,4 +93,7 @@ fn a_manifest_that_cannot_be_sent_keeps_space_on_the_request() {
     let screen = render(&s, 100, 30);
     assert!(screen.contains("2 YAML"), "{screen}");
     assert!(!screen.contains("sending the request"), "{screen}");
+    // The request row says nothing leaves; it used to read "POST …/pods".
+    assert!(screen.contains("Request  not sent  (two.yaml)"), "{screen}");
+    assert!(!screen.contains("POST …/pods"), "{screen}");
 }

@@ -317,6 +317,15 @@ fn a_workload_story_shows_its_pods_after_the_scheduler_and_ends_there() {
         "{screen}"
     );
     assert!(!screen.contains("Score:"), "{screen}");
+    // The presenter's title names what the pane shows: a workload's journey, not a pod's.
+    let title = screen
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    assert!(
+        title.trim_start().starts_with("4 Workload journey  step "),
+        "{screen}"
+    );
     s.view = View::Scheduler;
     s.sched.model = Some(Model::new(stepped::demo_cluster()));
     s.sched.step = s.sched.steps(true).len() - 1;

@@ -13,6 +13,7 @@ use super::journey_detail;
 use super::{ellipsize, inner_width, pane};
 use crate::journey::run::WriteMode;
 use crate::journey::{STAGES, Source, Stage, StageReport, Status};
+use crate::tui::action::View;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::field;
@@ -128,8 +129,10 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             ellipsize(
                 &if j.pod_open {
                     format!("↩ the {}'s pods (Backspace)", workload_kind(j))
-                } else {
+                } else if j.can_leave_request() {
                     format!("Request  POST …/pods  ({})", file_name(j))
+                } else {
+                    format!("Request  not sent  ({})", file_name(j))
                 },
                 width.saturating_sub(2),
             ),
@@ -166,7 +169,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     }
     // The step count comes first so it is never cut; a pod name too long for the title has
     // the list's first rows (`pod_rows`).
-    let count = format!("4 Pod journey · {}/{}", j.step, STAGES.len());
+    let count = format!("4 {} · {}/{}", name(state), j.step, STAGES.len());
     let head = match &journey {
         Some(jj) if title_fits(&jj.pod, j.step, list_area) => list_title(&jj.pod, j.step),
         _ => count,
@@ -217,7 +220,22 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
 
 /// The stages list's title: the view, the step, the pod.
 fn list_title(pod: &str, step: usize) -> String {
-    format!("4 Pod journey · {step}/{} · {pod}", STAGES.len())
+    format!(
+        "4 {} · {step}/{} · {pod}",
+        View::PodJourney.title(),
+        STAGES.len()
+    )
+}
+
+/// What view 4 shows now: a pod's journey, or a workload's (with its controllers and pods).
+/// The pane's title and the presenter's read this, so they say the same.
+pub fn name(state: &AppState) -> &'static str {
+    let j = &state.journey;
+    if j.is_workload() && !j.pod_open {
+        "Workload journey"
+    } else {
+        View::PodJourney.title()
+    }
 }
 
 /// `W`'s question: which pod, on which server, and that only `y` goes ahead.

@@ -48,7 +48,8 @@ fn workload_name(state: &AppState) -> String {
 fn list_title(state: &AppState) -> String {
     let j = &state.journey;
     format!(
-        "4 Workload journey · {}/{} · {}",
+        "4 {} · {}/{} · {}",
+        super::journey::name(state),
         j.step,
         j.pods_step(),
         workload_name(state)
@@ -57,7 +58,12 @@ fn list_title(state: &AppState) -> String {
 
 fn count_title(state: &AppState) -> String {
     let j = &state.journey;
-    format!("4 Workload journey · {}/{}", j.step, j.pods_step())
+    format!(
+        "4 {} · {}/{}",
+        super::journey::name(state),
+        j.step,
+        j.pods_step()
+    )
 }
 
 fn pod_row(p: &crate::journey::build::Collected) -> (String, String, String) {

@@ -38,6 +38,14 @@ pub fn body(area: Rect, state: &AppState) -> Rect {
     areas(area, stage_word(state, area).is_some())[1]
 }
 
+/// The view's name in the title: view 4 names what it shows, a pod's or a workload's journey.
+fn view_name(state: &AppState) -> &'static str {
+    match state.view {
+        View::PodJourney => super::journey::name(state),
+        v => v.title(),
+    }
+}
+
 /// The stage on screen, in one or two words the room reads from the back — when it fits large
 /// and no question is on screen (a question's answer is said large instead).
 pub fn stage_word(state: &AppState, area: Rect) -> Option<String> {
@@ -132,7 +140,7 @@ pub fn draw_frame(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(
-                format!("{} {}", state.view.index() + 1, state.view.title()),
+                format!("{} {}", state.view.index() + 1, view_name(state)),
                 theme.title,
             ),
             Span::styled(
