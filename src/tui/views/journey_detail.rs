@@ -844,7 +844,7 @@ mod tests {
             .iter()
             .position(|l| l.starts_with("✗ node-2"))
             .unwrap_or_else(|| panic!("{text}"));
-        assert!(lines.iter().any(|l| *l == "✓ node-1"), "{text}");
+        assert!(lines.contains(&"✓ node-1"), "{text}");
         let rest: Vec<&str> = lines[at + 1..]
             .iter()
             .take_while(|l| l.starts_with("  "))
