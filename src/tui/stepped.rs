@@ -108,9 +108,13 @@ fn load_cluster(state: &mut AppState, focus: Option<String>) -> Vec<Effect> {
         return Vec::new();
     };
     let Some(pod) = fallback_pod(state) else {
-        state.sched.model = Some(Err(
-            "no pod to place: view 4's manifest is neither a valid pod nor a workload with a pod template (press 4, then e)".into(),
-        ));
+        // The manifest's own fault when it has one (two objects, bad YAML), as view 4 says it.
+        let why = match &state.journey.manifest {
+            Some(Err(e)) => format!("view 4's manifest: {e}"),
+            _ => "view 4's manifest is neither a valid pod nor a workload with a pod template"
+                .to_string(),
+        };
+        state.sched.model = Some(Err(format!("no pod to place: {why} (press 4, then e)")));
         return Vec::new();
     };
     state.sched.loading = true;

@@ -4,7 +4,7 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::fixtures::{self, press};
-use super::render::render;
+use super::render::{flat, render};
 use crate::journey::run::WriteMode;
 use crate::tui::action::View;
 use crate::tui::state::AppState;
@@ -96,4 +96,13 @@ fn a_manifest_that_cannot_be_sent_keeps_space_on_the_request() {
     // The request row says nothing leaves; it used to read "POST …/pods".
     assert!(screen.contains("Request  not sent  (two.yaml)"), "{screen}");
     assert!(!screen.contains("POST …/pods"), "{screen}");
+    // View 5 has no pod to place, and says why in view 4's words.
+    press(&mut s, &[Char('5')]);
+    let screen = flat(&render(&s, 100, 30));
+    assert!(
+        screen.contains(
+            "no pod to place: view 4's manifest: two.yaml: 2 YAML documents (Service, Pod)"
+        ),
+        "{screen}"
+    );
 }
