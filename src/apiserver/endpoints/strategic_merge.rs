@@ -337,10 +337,11 @@ mod tests {
     }
 
     fn smp(resource: &str, live: Value, patch: Value) -> Result<Value, u16> {
-        let group = if resource == "deployments" {
-            "apps"
-        } else {
-            ""
+        let group = match resource {
+            "deployments" => "apps",
+            "jobs" => "batch",
+            "certificatesigningrequests" => "certificates.k8s.io",
+            _ => "",
         };
         let body = serde_json::to_vec(&patch).unwrap_or_default();
         apply(
@@ -433,6 +434,39 @@ mod tests {
             out.pointer("/spec/volumes"),
             Some(&json!([{"name": "v", "configMap": {"name": "cm"}}]))
         );
+    }
+
+    /// Other groups' status conditions carry upstream's markers too: a Deployment's and a
+    /// Job's merge by type (a controller patching one condition keeps the others); a CSR's have
+    /// no patch strategy, so a patch replaces them.
+    #[test]
+    fn status_conditions_merge_by_type_where_upstream_marks_them() {
+        let types = |v: &Value| -> Vec<String> {
+            v.pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|c| c["type"].as_str().unwrap_or_default().to_string())
+                .collect()
+        };
+        let live = json!({"status": {"conditions": [
+            {"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]}});
+        let patch = json!({"status": {"conditions": [
+            {"type": "Progressing", "status": "False"}, {"type": "Custom", "status": "True"}]}});
+        for resource in ["deployments", "jobs"] {
+            let out = smp(resource, live.clone(), patch.clone()).unwrap_or_default();
+            assert_eq!(
+                types(&out),
+                ["Available", "Progressing", "Custom"],
+                "{resource}: {out}"
+            );
+            assert_eq!(
+                out.pointer("/status/conditions/1/status"),
+                Some(&json!("False"))
+            );
+        }
+        let out = smp("certificatesigningrequests", live, patch).unwrap_or_default();
+        assert_eq!(types(&out), ["Progressing", "Custom"]);
     }
 
     #[test]

@@ -60,11 +60,34 @@ const fn atomic(owner: &'static str, field: &'static str) -> ListDef {
     }
 }
 
+/// Keyed for apply (`+listType=map`) with no `+patchStrategy`: a strategic merge patch
+/// replaces the list whole.
+const fn keyed(owner: &'static str, field: &'static str, keys: &'static [&'static str]) -> ListDef {
+    ListDef {
+        owner,
+        field,
+        merge_key: None,
+        strategy: None,
+        list_type: ListType::Map(keys),
+    }
+}
+
+/// `+listType=set` with no `+patchStrategy`.
+const fn set(owner: &'static str, field: &'static str) -> ListDef {
+    ListDef {
+        owner,
+        field,
+        merge_key: None,
+        strategy: None,
+        list_type: ListType::Set,
+    }
+}
+
 const NAME: &[&str] = &["name"];
 const TYPE: &[&str] = &["type"];
 const IP: &[&str] = &["ip"];
 
-/// Owners are written without their package prefix; [`lookup`] adds it.
+/// Core's and meta's owners are written without their package prefix; [`lookup`] adds it.
 static LISTS: &[ListDef] = &[
     // ObjectMeta
     ListDef {
@@ -192,6 +215,137 @@ static LISTS: &[ListDef] = &[
     ),
     merged("ServiceAccount", "secrets", "name", "merge", NAME),
     atomic("ServiceAccount", "imagePullSecrets"),
+    // The other core kinds' conditions, and a container's resource claims
+    merged("ServiceStatus", "conditions", "type", "merge", TYPE),
+    merged(
+        "PersistentVolumeClaimStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    merged(
+        "ReplicationControllerStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    merged("ComponentStatus", "conditions", "type", "merge", TYPE),
+    merged(
+        "PodStatus",
+        "resourceClaimStatuses",
+        "name",
+        "merge,retainKeys",
+        NAME,
+    ),
+    keyed("ResourceRequirements", "claims", NAME),
+    // The other groups name their owners in full (`lookup` strips only core's and meta's).
+    // apps/v1
+    merged(
+        "io.k8s.api.apps.v1.DeploymentStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    merged(
+        "io.k8s.api.apps.v1.ReplicaSetStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    merged(
+        "io.k8s.api.apps.v1.StatefulSetStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    merged(
+        "io.k8s.api.apps.v1.DaemonSetStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    atomic("io.k8s.api.apps.v1.StatefulSetSpec", "volumeClaimTemplates"),
+    // batch/v1: a Job's conditions merge by type in a strategic merge patch but are atomic
+    // to apply.
+    ListDef {
+        owner: "io.k8s.api.batch.v1.JobStatus",
+        field: "conditions",
+        merge_key: Some("type"),
+        strategy: Some("merge"),
+        list_type: ListType::Atomic,
+    },
+    set("io.k8s.api.batch.v1.UncountedTerminatedPods", "succeeded"),
+    set("io.k8s.api.batch.v1.UncountedTerminatedPods", "failed"),
+    set(
+        "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement",
+        "values",
+    ),
+    atomic("io.k8s.api.batch.v1.PodFailurePolicy", "rules"),
+    atomic(
+        "io.k8s.api.batch.v1.PodFailurePolicyRule",
+        "onPodConditions",
+    ),
+    atomic("io.k8s.api.batch.v1.SuccessPolicy", "rules"),
+    atomic("io.k8s.api.batch.v1.CronJobStatus", "active"),
+    // policy/v1, autoscaling/v2
+    merged(
+        "io.k8s.api.policy.v1.PodDisruptionBudgetStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    merged(
+        "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus",
+        "conditions",
+        "type",
+        "merge",
+        TYPE,
+    ),
+    atomic(
+        "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec",
+        "metrics",
+    ),
+    atomic(
+        "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus",
+        "currentMetrics",
+    ),
+    atomic("io.k8s.api.autoscaling.v2.HPAScalingRules", "policies"),
+    // certificates/v1: keyed by type for apply, no patch strategy (a patch replaces them)
+    keyed(
+        "io.k8s.api.certificates.v1.CertificateSigningRequestStatus",
+        "conditions",
+        TYPE,
+    ),
+    atomic(
+        "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
+        "usages",
+    ),
+    atomic(
+        "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
+        "groups",
+    ),
+    // discovery.k8s.io/v1
+    set("io.k8s.api.discovery.v1.Endpoint", "addresses"),
+    atomic("io.k8s.api.discovery.v1.EndpointSlice", "endpoints"),
+    atomic("io.k8s.api.discovery.v1.EndpointSlice", "ports"),
+    // rbac.authorization.k8s.io/v1
+    atomic("io.k8s.api.rbac.v1.PolicyRule", "verbs"),
+    atomic("io.k8s.api.rbac.v1.PolicyRule", "apiGroups"),
+    atomic("io.k8s.api.rbac.v1.PolicyRule", "resources"),
+    atomic("io.k8s.api.rbac.v1.PolicyRule", "resourceNames"),
+    atomic("io.k8s.api.rbac.v1.PolicyRule", "nonResourceURLs"),
+    atomic("io.k8s.api.rbac.v1.Role", "rules"),
+    atomic("io.k8s.api.rbac.v1.ClusterRole", "rules"),
+    atomic("io.k8s.api.rbac.v1.RoleBinding", "subjects"),
+    atomic("io.k8s.api.rbac.v1.ClusterRoleBinding", "subjects"),
+    atomic("io.k8s.api.rbac.v1.AggregationRule", "clusterRoleSelectors"),
 ];
 
 /// The fields other than lists with a `+patchStrategy`, by full schema name: a union whose
@@ -207,7 +361,8 @@ static FIELD_STRATEGIES: &[(&str, &str, &str)] = &[(
 pub(crate) fn lookup(owner: &str, field: &str) -> Option<&'static ListDef> {
     let short = owner
         .strip_prefix(CORE)
-        .or_else(|| owner.strip_prefix(META))?;
+        .or_else(|| owner.strip_prefix(META))
+        .unwrap_or(owner);
     LISTS.iter().find(|d| d.owner == short && d.field == field)
 }
 
@@ -300,5 +455,17 @@ mod tests {
                 .is_some_and(|d| d.strategy.is_none())
         );
         assert!(lookup("io.k8s.api.core.v1.PodSpec", "nodeName").is_none());
+    }
+
+    #[test]
+    fn other_groups_are_looked_up_by_their_full_names() {
+        let d = lookup("io.k8s.api.apps.v1.DeploymentStatus", "conditions");
+        assert_eq!(d.map(|d| d.list_type), Some(ListType::Map(&["type"])));
+        let job = lookup("io.k8s.api.batch.v1.JobStatus", "conditions");
+        assert_eq!(job.and_then(|d| d.merge_key), Some("type"));
+        assert_eq!(job.map(|d| d.list_type), Some(ListType::Atomic));
+        // A core short name is core's alone.
+        assert!(lookup("io.k8s.api.apps.v1.PodSpec", "containers").is_none());
+        assert!(lookup("DeploymentStatus", "conditions").is_none());
     }
 }
