@@ -1,6 +1,7 @@
 //! How each list of the served kinds merges, in one table: the `+patchMergeKey`,
 //! `+patchStrategy`, `+listType` and `+listMapKey` markers of upstream's `types.go`
-//! (release-1.33, see specs/workloads-etcd-truth.md §4.6). k8s-openapi's schemas carry the
+//! (core's: release-1.33, see specs/workloads-etcd-truth.md §4.6; the other groups' from the
+//! `types.go` of kubernetes/api, for the fields 1.33 has). k8s-openapi's schemas carry the
 //! field shapes but none of these markers, so this table is the single source the OpenAPI
 //! documents (as `x-kubernetes-*` extensions), strategic merge patch and server-side apply read.
 //! A list that is not here is atomic, as upstream treats an unmarked list.
