@@ -160,9 +160,38 @@ pub(crate) fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), St
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// An exclusive lock on a PKI directory, held while it lives. Replicas started together on one
+/// `--pki-dir` (scripts/ha-local.sh starts three at once) must mint one CA between them, not
+/// one each — each would then serve a certificate the others' kubeconfigs do not trust — and
+/// none may read a key another is still writing.
+fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(".kexplore-pki.lock");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // `File::lock` is newer than this crate's rust-version (1.89), so flock(2) itself.
+    loop {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the descriptor belongs to `file`, open for the whole call.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(file);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(format!("{}: cannot lock: {e}", path.display()));
+        }
+    }
+}
+
 /// Reuse the PKI kept in `dir`, creating whatever is missing (the CA first, then leaves).
 pub(crate) fn load_or_create(dir: &Path) -> Result<ClusterPki, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let _lock = lock_dir(dir)?;
     refuse_exposed_key(dir, "ca")?;
     refuse_exposed_key(dir, "sa")?;
     for (name, _) in leaf_specs() {
@@ -265,4 +294,36 @@ pub(crate) fn write_atomic_private(path: &Path, text: &str) -> Result<(), String
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", path.display())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Replicas started at once on one `--pki-dir` share one CA, one serving certificate and one
+    /// service-account key: whoever comes first mints them, the others read them.
+    #[test]
+    fn replicas_started_together_on_one_dir_mint_one_pki() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let minted: Vec<ClusterPki> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..6)
+                .map(|_| s.spawn(|| load_or_create(dir.path())))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic").expect("a PKI"))
+                .collect()
+        });
+        let first = &minted[0];
+        for p in &minted[1..] {
+            assert_eq!(p.ca.cert_pem, first.ca.cert_pem);
+            assert_eq!(p.serving.cert_pem, first.serving.cert_pem);
+            assert_eq!(
+                p.service_account_key.expose(),
+                first.service_account_key.expose()
+            );
+        }
+        let on_disk = std::fs::read_to_string(dir.path().join("ca.crt")).expect("ca.crt");
+        assert_eq!(on_disk, first.ca.cert_pem);
+    }
 }
