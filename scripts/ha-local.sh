@@ -63,6 +63,7 @@ Try:
   kubectl --kubeconfig $DIR/kubeconfig-2 create -f scenarios/app.json
   kubectl --kubeconfig $DIR/kubeconfig-3 get pods -o wide            # the same cluster
   kill -9 <the leading replica's pid>; within 15 s another holds the Leases
+  tail -f $DIR/serve-*.out    # "successfully acquired lease kube-system/…" on the one that takes over
   $(sed -n 's/^members and leader: //p' "$DIR/etcd.out")
 Ctrl-C stops everything.
 EOT

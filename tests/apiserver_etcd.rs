@@ -799,6 +799,12 @@ fn replicas_share_the_cluster_and_a_new_leader_takes_over_when_one_dies() {
         .expect("the leader's scheduler and kubelet run the pod created through the other");
 
     // The leader dies; within the lease duration (15 s) plus a retry the other takes over.
+    let first_printed = first.printed();
+    assert!(
+        !second.printed().contains("successfully acquired lease"),
+        "{}",
+        second.printed()
+    );
     first.kill();
     let killed_at = std::time::Instant::now();
     let (code, _, err) = kubectl(&second, &["run", "after", "--image=nginx"]);
@@ -815,6 +821,22 @@ fn replicas_share_the_cluster_and_a_new_leader_takes_over_when_one_dies() {
         "took over in {:?}",
         killed_at.elapsed()
     );
+    // The replica that took over says so on its terminal, once per Lease; the first said it
+    // when it started.
+    for (l, runs) in LEASES.iter().zip([
+        "the scheduler loop",
+        "the controllers",
+        "the simulated kubelets",
+    ]) {
+        let said =
+            format!("successfully acquired lease kube-system/{l}; this replica now runs {runs}\n");
+        let printed = wait_for(Duration::from_secs(5), || {
+            Some(second.printed()).filter(|p| p.contains(&said))
+        })
+        .unwrap_or_else(|| second.printed());
+        assert_eq!(printed.matches(&said).count(), 1, "{printed}");
+        assert!(first_printed.contains(&said), "{first_printed}");
+    }
     wait_for(LONG, || {
         (phase(&second, "after") == "Running").then_some(())
     })

@@ -4,8 +4,11 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use super::{CommandError, CommandResult};
+use crate::apiserver::controllers::leader_election;
 use crate::apiserver::controllers::placement::KubeScheduler;
 use crate::apiserver::filters::authn::TokenFile;
+use crate::apiserver::request::components::Leadership;
+use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::etcd::EtcdStore;
 use crate::apiserver::storage::etcd_config::EtcdOptions;
 use crate::apiserver::storage::etcd_local::LocalEtcd;
@@ -157,6 +160,8 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> CommandResult {
             let _ = writeln!(out, "leader election identity: {id}");
         }
         let _ = out.flush();
+        // After the banner, so "listening on" stays the first line a supervisor reads.
+        tokio::spawn(report_leadership(running.api.clone()));
         signals.wait().await;
         running.shutdown().await;
         Ok(0)
@@ -181,6 +186,37 @@ fn etcd_banner(o: &EtcdOptions, local: Option<&LocalEtcd>, data_kept: bool) -> S
         o.etcd_key("/registry/"),
         o.etcdctl_get(&o.etcd_key("/registry/pods/default/app"))
     )
+}
+
+/// Each leadership change of this replica, as it happens, in kube-scheduler's words for the
+/// Lease and what now runs or stops here: in a workshop on HA, the terminal of the replica that
+/// takes over says so.
+async fn report_leadership(api: std::sync::Arc<Api>) {
+    let mut changes = api.components.leadership_changes();
+    let mut seen = 0;
+    loop {
+        for change in api.components.leadership_since(seen) {
+            seen += 1;
+            let _ = writeln!(std::io::stdout(), "{}", leadership_line(change));
+        }
+        if changes.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+fn leadership_line(change: Leadership) -> String {
+    let ns = leader_election::NAMESPACE;
+    match change {
+        Leadership::Acquired(lease) => format!(
+            "successfully acquired lease {ns}/{lease}; this replica now runs {}",
+            leader_election::guards(lease)
+        ),
+        Leadership::Lost(lease) => format!(
+            "lost lease {ns}/{lease} (not renewed within the renew deadline); this replica stopped {} and stands for election again",
+            leader_election::guards(lease)
+        ),
+    }
 }
 
 /// SIGTERM and SIGINT, listened for from the moment they are registered.

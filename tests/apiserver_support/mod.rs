@@ -7,13 +7,15 @@ pub mod kubectl;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 pub use kexplore::apiserver::storage::etcd_local::LocalEtcd;
 
 pub struct ServeProcess {
     child: Child,
+    /// What it printed after its `listening on` line.
+    printed: Printed,
     pub dir: tempfile::TempDir,
     pub url: String,
     pub port: u16,
@@ -126,16 +128,26 @@ impl ServeProcess {
             .args(extra)
             .args(etcd.as_ref().map(etcd_flags).unwrap_or_default())
             .stderr(Stdio::null());
-        let (child, url, port) = spawn_listening(&mut command, Duration::from_secs(20))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (child, url, port, printed) =
+            spawn_listening_with_output(&mut command, Duration::from_secs(20))
+                .unwrap_or_else(|e| panic!("{e}"));
         ServeProcess {
             child,
+            printed,
             dir,
             url,
             port,
             pki_dir: pki,
             etcd,
         }
+    }
+
+    /// What it has printed so far after its `listening on` line.
+    pub fn printed(&self) -> String {
+        self.printed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub fn kubeconfig(&self) -> PathBuf {
@@ -176,19 +188,37 @@ pub fn spawn_listening(
     command: &mut Command,
     within: Duration,
 ) -> Result<(Child, String, u16), String> {
+    spawn_listening_with_output(command, within).map(|(child, url, port, _)| (child, url, port))
+}
+
+/// What a serve process printed after its first line, filled as it prints.
+pub type Printed = Arc<Mutex<String>>;
+
+/// [`spawn_listening`], and what serve prints after its first line, as it prints it.
+pub fn spawn_listening_with_output(
+    command: &mut Command,
+    within: Duration,
+) -> Result<(Child, String, u16, Printed), String> {
+    let printed = Arc::new(Mutex::new(String::new()));
     let mut child = command
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("spawn kexplore serve: {e}"))?;
     let stdout = child.stdout.take().expect("stdout");
     let (tx, rx) = mpsc::channel();
+    let rest = printed.clone();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
         let mut line = String::new();
         let _ = r.read_line(&mut line);
         let _ = tx.send(line);
-        let mut rest = String::new();
-        while r.read_line(&mut rest).map(|n| n > 0).unwrap_or(false) {}
+        let mut next = String::new();
+        while r.read_line(&mut next).map(|n| n > 0).unwrap_or(false) {
+            rest.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push_str(&next);
+            next.clear();
+        }
     });
     let line = rx.recv_timeout(within).unwrap_or_default();
     let url = line
@@ -208,7 +238,7 @@ pub fn spawn_listening(
             "kexplore serve did not print its listening line within {within:?} (first line: {line:?})"
         ));
     }
-    Ok((child, url, port))
+    Ok((child, url, port, printed))
 }
 
 impl Drop for ServeProcess {

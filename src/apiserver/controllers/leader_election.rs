@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use crate::apiserver::controllers::client;
 use crate::apiserver::controllers::events::{self, Reporter};
 use crate::apiserver::registry::resources;
-use crate::apiserver::request::components::State;
+use crate::apiserver::request::components::{Leadership, State};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::storage::store::{StoreError, Write, object_rv};
 use crate::apiserver::util;
@@ -29,7 +29,17 @@ pub(crate) const KUBE_CONTROLLER_MANAGER: &str = "kube-controller-manager";
 /// The simulated kubelets are kexplore's own: their Lease says so.
 pub(crate) const SIMULATED_KUBELETS: &str = "kexplore-simulated-kubelets";
 
-const NAMESPACE: &str = "kube-system";
+pub(crate) const NAMESPACE: &str = "kube-system";
+
+/// What runs on the replica that holds the Lease `name`.
+pub(crate) fn guards(name: &str) -> &'static str {
+    match name {
+        KUBE_SCHEDULER => "the scheduler loop",
+        KUBE_CONTROLLER_MANAGER => "the controllers",
+        SIMULATED_KUBELETS => "the simulated kubelets",
+        _ => "its loops",
+    }
+}
 
 /// `RecommendedDefaultLeaderElectionConfiguration`: 15 s lease, 10 s renew deadline, 2 s retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,6 +230,7 @@ pub(crate) async fn lead<F, Fut>(
                 }
                 let (tx, rx) = watch::channel(false);
                 leading = Some((tx, tokio::spawn(work(api.clone(), rx))));
+                api.components.announce(Leadership::Acquired(name));
             }
         } else if now.duration_since(last_renew) >= timings.renew_deadline
             && let Some((tx, task)) = leading.take()
@@ -227,6 +238,7 @@ pub(crate) async fn lead<F, Fut>(
             let _ = tx.send(true);
             let _ = task.await;
             api.components.set(name, State::Running);
+            api.components.announce(Leadership::Lost(name));
         }
         tokio::select! {
             _ = tokio::time::sleep(jittered(timings.retry_period)) => {}
@@ -340,8 +352,80 @@ mod tests {
             ),
             "{events:?}"
         );
+        assert_eq!(
+            api.components.leadership_since(0),
+            [Leadership::Acquired(KUBE_CONTROLLER_MANAGER)]
+        );
         let _ = stop_tx.send(true);
         assert_eq!(ran_rx.recv().await, Some("stopped"));
+        let _ = task.await;
+        // Stopping with the server is not losing the Lease.
+        assert_eq!(api.components.leadership_since(1), []);
+    }
+
+    /// Renewals that fail for the renew deadline stop the loops, and say so once.
+    #[tokio::test]
+    async fn a_lease_taken_by_another_stops_the_work_and_is_announced_lost() {
+        let api = Arc::new(api());
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let t = Timings {
+            lease_duration: Duration::from_millis(300),
+            renew_deadline: Duration::from_millis(200),
+            retry_period: Duration::from_millis(20),
+        };
+        let (ran_tx, mut ran_rx) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
+        let task = tokio::spawn(lead(
+            api.clone(),
+            KUBE_SCHEDULER,
+            "host-a_1".into(),
+            t,
+            stop_rx,
+            move |_api, mut stop| {
+                let ran = ran_tx.clone();
+                async move {
+                    let _ = ran.send("started");
+                    let _ = stop.changed().await;
+                    let _ = ran.send("stopped");
+                }
+            },
+        ));
+        assert_eq!(ran_rx.recv().await, Some("started"));
+        // Another holder writes itself into the Lease and keeps it fresh.
+        let take = |api: &Api| {
+            let current = api.store.get(&key(KUBE_SCHEDULER)).expect("the Lease");
+            let _ = api.store.update(
+                &key(KUBE_SCHEDULER),
+                object_rv(&current),
+                Write::Commit,
+                |cur| {
+                    let mut next = cur.clone();
+                    next["spec"]["holderIdentity"] = json!("host-b_2");
+                    // Whole seconds, as the field is: the candidate's 300 ms would read as 0.
+                    next["spec"]["leaseDurationSeconds"] = json!(15);
+                    next["spec"]["renewTime"] = json!(util::now_micro());
+                    Ok(next)
+                },
+            );
+        };
+        let mut changes = api.components.leadership_changes();
+        let lost = async {
+            while api.components.leadership_since(1).is_empty() {
+                take(&api);
+                let _ = tokio::time::timeout(Duration::from_millis(20), changes.changed()).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), lost)
+            .await
+            .expect("the Lease lost within 10 s");
+        assert_eq!(ran_rx.recv().await, Some("stopped"));
+        assert_eq!(
+            api.components.leadership_since(0),
+            [
+                Leadership::Acquired(KUBE_SCHEDULER),
+                Leadership::Lost(KUBE_SCHEDULER)
+            ]
+        );
+        let _ = stop_tx.send(true);
         let _ = task.await;
     }
 }

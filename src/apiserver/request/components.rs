@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use tokio::sync::watch;
+
 /// How one component is doing, as its leader-election loop last said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -16,13 +18,61 @@ pub(crate) enum State {
     LoopEnded,
 }
 
-/// The components by Lease name (`kube-scheduler`, `kube-controller-manager`).
-#[derive(Debug, Default)]
-pub(crate) struct Components(Mutex<BTreeMap<&'static str, State>>);
+/// A change of leadership in this process, by Lease name: what a replica's operator wants to
+/// see as it happens (`serve` prints each, as kube-scheduler logs "successfully acquired
+/// lease").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leadership {
+    /// This replica took the Lease and started the loops it guards.
+    Acquired(&'static str),
+    /// Its renewals failed for the renew deadline: the loops stopped here.
+    Lost(&'static str),
+}
+
+/// The components by Lease name (`kube-scheduler`, `kube-controller-manager`), and the
+/// leadership changes so far, in order.
+#[derive(Debug)]
+pub(crate) struct Components {
+    states: Mutex<BTreeMap<&'static str, State>>,
+    leadership: Mutex<Vec<Leadership>>,
+    /// How many leadership changes there are; a reader waits on it for the next.
+    changes: watch::Sender<usize>,
+}
+
+impl Default for Components {
+    fn default() -> Self {
+        Components {
+            states: Mutex::default(),
+            leadership: Mutex::default(),
+            changes: watch::channel(0).0,
+        }
+    }
+}
 
 impl Components {
     pub(crate) fn set(&self, lease: &'static str, state: State) {
         self.lock().insert(lease, state);
+    }
+
+    pub(crate) fn announce(&self, change: Leadership) {
+        let n = {
+            let mut log = self.leadership.lock().unwrap_or_else(|e| e.into_inner());
+            log.push(change);
+            log.len()
+        };
+        self.changes.send_replace(n);
+    }
+
+    /// The leadership changes after the first `seen`.
+    pub(crate) fn leadership_since(&self, seen: usize) -> Vec<Leadership> {
+        let log = self.leadership.lock().unwrap_or_else(|e| e.into_inner());
+        log.get(seen..).unwrap_or_default().to_vec()
+    }
+
+    /// Changes when a leadership change is announced. Subscribe before reading
+    /// [`Self::leadership_since`], so that none falls between the two.
+    pub(crate) fn leadership_changes(&self) -> watch::Receiver<usize> {
+        self.changes.subscribe()
     }
 
     /// The component no longer runs here (the server is stopping).
@@ -36,6 +86,6 @@ impl Components {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<&'static str, State>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.states.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
