@@ -451,6 +451,13 @@ fn etcd_down_is_a_5xx_status_and_readyz_fails_until_it_returns() {
     assert!(code == 500 || code == 504, "{code} {status}");
     assert_eq!(status["kind"], "Status", "{status}");
     assert_eq!(status["code"], code);
+    // Reads that must be current (no resourceVersion) need etcd as writes do: kube-apiserver
+    // reads etcd for a get, and asks it for its revision before a list from its cache.
+    for path in [CM.to_string(), format!("{CM}/kube-root-ca.crt")] {
+        let (code, status) = curl(&srv, &[], &path);
+        assert!(code == 500 || code == 504, "{path}: {code} {status}");
+        assert_eq!(status["kind"], "Status", "{status}");
+    }
     // A probe runs at most once a second (upstream's half-timeout); the next one fails.
     let readyz = wait_for(LONG, || {
         let (code, readyz) = curl(&srv, &[], "/readyz?verbose");

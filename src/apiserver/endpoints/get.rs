@@ -10,6 +10,12 @@ use crate::apiserver::request::trace::{Stage, Status};
 
 pub fn get(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
+    if ctx.info.query("resourceVersion").is_none_or(str::is_empty) {
+        ctx.api
+            .store
+            .confirm_current()
+            .map_err(|e| ApiError::storage(&e))?;
+    }
     let v = ctx
         .api
         .store

@@ -594,6 +594,18 @@ impl Storage for EtcdStore {
     fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError> {
         self.mirror.store.watch(prefix, from)
     }
+    fn confirm_current(&self) -> Result<(), StoreError> {
+        // A linearizable range (etcd-client's default), counting only: it answers only through
+        // a quorum. The mirror already holds what it would return; this server's own writes
+        // are in it before they are acknowledged.
+        let kv = self.client.kv_client();
+        let key = self.mirror.keys.to_etcd("/registry/health");
+        run_retrying(&self.handle, CALL_TIMEOUT, move || {
+            let (mut kv, key) = (kv.clone(), key.clone());
+            async move { kv.get(key, Some(GetOptions::new().with_count_only())).await }
+        })
+        .map(|_| ())
+    }
     fn health(&self) -> Option<(&'static str, Result<(), String>)> {
         Some(("etcd", self.probe()))
     }

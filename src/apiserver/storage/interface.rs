@@ -302,6 +302,13 @@ pub(crate) trait Storage: Send + Sync + std::fmt::Debug {
     ) -> Result<Arc<Value>, StoreError>;
     /// Start a watch on `prefix`: from now (current objects as ADDED) or after a revision.
     fn watch(&self, prefix: &str, from: Option<u64>) -> Result<WatchStart, StoreError>;
+    /// Before a read the client asked to be current (no resourceVersion): kube-apiserver then
+    /// reads etcd itself (a get), or asks it for its revision before answering from its watch
+    /// cache (a list), so without a quorum such reads fail as writes do. In memory there is
+    /// nothing to ask.
+    fn confirm_current(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// The backend's own health check, by the name kube-apiserver gives it (`etcd`), or None
     /// when there is nothing outside the process to check.
     fn health(&self) -> Option<(&'static str, Result<(), String>)> {
