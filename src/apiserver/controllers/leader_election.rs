@@ -320,18 +320,21 @@ mod tests {
         assert!(!a.try_acquire_or_renew(&api, later + Duration::from_secs(16), &mut acquired));
     }
 
-    #[tokio::test]
-    async fn the_work_runs_only_while_leading_and_stops_with_the_server() {
-        let api = Arc::new(api());
-        let (stop_tx, stop_rx) = watch::channel(false);
-        let (ran_tx, mut ran_rx) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
-        let t = Timings {
-            retry_period: Duration::from_millis(10),
-            ..Timings::default()
-        };
+    /// `lead` for `name` as host-a_1, with work that reports "started" and, once told to stop,
+    /// "stopped".
+    fn lead_reporting(
+        api: &Arc<Api>,
+        name: &'static str,
+        t: Timings,
+        stop_rx: watch::Receiver<bool>,
+    ) -> (
+        tokio::task::JoinHandle<()>,
+        tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+    ) {
+        let (ran_tx, ran_rx) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
         let task = tokio::spawn(lead(
             api.clone(),
-            KUBE_CONTROLLER_MANAGER,
+            name,
             "host-a_1".into(),
             t,
             stop_rx,
@@ -344,6 +347,18 @@ mod tests {
                 }
             },
         ));
+        (task, ran_rx)
+    }
+
+    #[tokio::test]
+    async fn the_work_runs_only_while_leading_and_stops_with_the_server() {
+        let api = Arc::new(api());
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let t = Timings {
+            retry_period: Duration::from_millis(10),
+            ..Timings::default()
+        };
+        let (task, mut ran_rx) = lead_reporting(&api, KUBE_CONTROLLER_MANAGER, t, stop_rx);
         assert_eq!(ran_rx.recv().await, Some("started"));
         let events = api.store.list("/registry/events/kube-system/").0;
         assert!(
@@ -373,22 +388,7 @@ mod tests {
             renew_deadline: Duration::from_millis(200),
             retry_period: Duration::from_millis(20),
         };
-        let (ran_tx, mut ran_rx) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
-        let task = tokio::spawn(lead(
-            api.clone(),
-            KUBE_SCHEDULER,
-            "host-a_1".into(),
-            t,
-            stop_rx,
-            move |_api, mut stop| {
-                let ran = ran_tx.clone();
-                async move {
-                    let _ = ran.send("started");
-                    let _ = stop.changed().await;
-                    let _ = ran.send("stopped");
-                }
-            },
-        ));
+        let (task, mut ran_rx) = lead_reporting(&api, KUBE_SCHEDULER, t, stop_rx);
         assert_eq!(ran_rx.recv().await, Some("started"));
         // Another holder writes itself into the Lease and keeps it fresh.
         let take = |api: &Api| {
