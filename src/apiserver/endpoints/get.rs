@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use crate::apiserver::endpoints::list_options;
 use crate::apiserver::endpoints::reply::object_reply;
 use crate::apiserver::registry::resources::ResourceDef;
 use crate::apiserver::request::context::{Ctx, Reply};
@@ -10,12 +11,7 @@ use crate::apiserver::request::trace::{Stage, Status};
 
 pub fn get(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let key = def.key_for(&ctx.info.namespace, &ctx.info.name);
-    if ctx.info.query("resourceVersion").is_none_or(str::is_empty) {
-        ctx.api
-            .store
-            .confirm_current()
-            .map_err(|e| ApiError::storage(&e))?;
-    }
+    list_options::confirm_current(ctx)?;
     let v = ctx
         .api
         .store

@@ -28,15 +28,7 @@ fn list_cache_key(ctx: &Ctx<'_>) -> String {
 
 pub fn list(ctx: &mut Ctx<'_>, def: &'static ResourceDef) -> Result<Reply, ApiError> {
     let (ls, fs) = selectors(ctx, def)?;
-    // A most-recent list (no resourceVersion, no continue token) is a consistent read.
-    if ctx.info.query("resourceVersion").is_none_or(str::is_empty)
-        && ctx.info.query("continue").is_none_or(str::is_empty)
-    {
-        ctx.api
-            .store
-            .confirm_current()
-            .map_err(|e| ApiError::storage(&e))?;
-    }
+    list_options::confirm_current(ctx)?;
     if ctx.format == Format::Json && !conversion::converts(def) {
         // Nothing was written since this exact list was encoded: the same bytes are the answer.
         let rv = ctx.api.store.current_rv();

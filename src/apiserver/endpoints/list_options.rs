@@ -190,6 +190,19 @@ pub fn list_too_old() -> ApiError {
 }
 
 /// Selectors from the query (400 on bad syntax or unsupported fields).
+/// A read the client asked to be current (no resourceVersion, nor a continue token, which
+/// carries its own) must reach the store's source of truth first: on etcd, a quorum.
+pub(crate) fn confirm_current(ctx: &Ctx<'_>) -> Result<(), ApiError> {
+    let unset = |q: &str| ctx.info.query(q).is_none_or(str::is_empty);
+    if unset("resourceVersion") && unset("continue") {
+        ctx.api
+            .store
+            .confirm_current()
+            .map_err(|e| ApiError::storage(&e))?;
+    }
+    Ok(())
+}
+
 pub fn selectors(
     ctx: &Ctx<'_>,
     def: &ResourceDef,

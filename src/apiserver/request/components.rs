@@ -34,17 +34,15 @@ pub(crate) enum Leadership {
 #[derive(Debug)]
 pub(crate) struct Components {
     states: Mutex<BTreeMap<&'static str, State>>,
-    leadership: Mutex<Vec<Leadership>>,
-    /// How many leadership changes there are; a reader waits on it for the next.
-    changes: watch::Sender<usize>,
+    /// Every change so far; a reader waits on it for the next.
+    leadership: watch::Sender<Vec<Leadership>>,
 }
 
 impl Default for Components {
     fn default() -> Self {
         Components {
             states: Mutex::default(),
-            leadership: Mutex::default(),
-            changes: watch::channel(0).0,
+            leadership: watch::channel(Vec::new()).0,
         }
     }
 }
@@ -55,24 +53,22 @@ impl Components {
     }
 
     pub(crate) fn announce(&self, change: Leadership) {
-        let n = {
-            let mut log = self.leadership.lock().unwrap_or_else(|e| e.into_inner());
-            log.push(change);
-            log.len()
-        };
-        self.changes.send_replace(n);
+        self.leadership.send_modify(|log| log.push(change));
     }
 
     /// The leadership changes after the first `seen`.
     pub(crate) fn leadership_since(&self, seen: usize) -> Vec<Leadership> {
-        let log = self.leadership.lock().unwrap_or_else(|e| e.into_inner());
-        log.get(seen..).unwrap_or_default().to_vec()
+        self.leadership
+            .borrow()
+            .get(seen..)
+            .unwrap_or_default()
+            .to_vec()
     }
 
     /// Changes when a leadership change is announced. Subscribe before reading
     /// [`Self::leadership_since`], so that none falls between the two.
-    pub(crate) fn leadership_changes(&self) -> watch::Receiver<usize> {
-        self.changes.subscribe()
+    pub(crate) fn leadership_changes(&self) -> watch::Receiver<Vec<Leadership>> {
+        self.leadership.subscribe()
     }
 
     /// The component no longer runs here (the server is stopping).

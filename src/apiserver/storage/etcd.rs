@@ -31,6 +31,9 @@ use crate::apiserver::storage::store::{HistoryLimits, Store, object_rv, set_rv};
 
 /// kube-apiserver's `--etcd-healthcheck-timeout` default; a probe runs at most once per half.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
+/// The key the health check and a consistent read's quorum check read: upstream's
+/// `path.Join("/", prefix, "health")`, which holds nothing.
+const HEALTH_KEY: &str = "/registry/health";
 
 pub(crate) struct EtcdStore {
     handle: Handle,
@@ -373,8 +376,7 @@ impl EtcdStore {
         {
             return r.clone();
         }
-        // Upstream reads `path.Join("/", prefix, "health")`.
-        let key = self.mirror.keys.to_etcd("/registry/health");
+        let key = self.mirror.keys.to_etcd(HEALTH_KEY);
         let mut kv = self.client.kv_client();
         let r = run_on(&self.handle, HEALTH_TIMEOUT, async move {
             kv.get(key, None).await
@@ -599,7 +601,7 @@ impl Storage for EtcdStore {
         // a quorum. The mirror already holds what it would return; this server's own writes
         // are in it before they are acknowledged.
         let kv = self.client.kv_client();
-        let key = self.mirror.keys.to_etcd("/registry/health");
+        let key = self.mirror.keys.to_etcd(HEALTH_KEY);
         run_retrying(&self.handle, CALL_TIMEOUT, move || {
             let (mut kv, key) = (kv.clone(), key.clone());
             async move { kv.get(key, Some(GetOptions::new().with_count_only())).await }

@@ -174,7 +174,7 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
         .mode(0o600)
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    // `File::lock` is newer than this crate's rust-version (1.89), so flock(2) itself.
+    // `File::lock` (Rust 1.89) is newer than this crate's rust-version (1.88): flock(2) itself.
     loop {
         use std::os::fd::AsRawFd;
         // SAFETY: the descriptor belongs to `file`, open for the whole call.
