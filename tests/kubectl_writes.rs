@@ -357,6 +357,7 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
 
     updates_refused(&k, &srv);
     metadata_refused(&k, &srv);
+    pod_spec_refused(&k, &srv);
 }
 
 /// Updates upstream's ValidatePodUpdate refuses: a renamed container (`replace`), a bound
@@ -507,6 +508,58 @@ fn metadata_refused(k: &Kubectl, srv: &ServeProcess) {
             "{label}: {name} was stored"
         );
     }
+}
+
+/// A pod spec upstream's `ValidatePodSpec` refuses on eight counts, beyond its containers; all
+/// of them were stored as sent (a StatefulSet's pods got its invalid serviceName as subdomain).
+fn pod_spec_refused(k: &Kubectl, srv: &ServeProcess) {
+    let label = &k.label;
+    let path = srv.dir.path().join("faults.yaml");
+    std::fs::write(
+        &path,
+        r#"apiVersion: v1
+kind: Pod
+metadata: {name: faults}
+spec:
+  hostname: Bad.Host
+  subdomain: Bad_Name
+  activeDeadlineSeconds: 0
+  nodeSelector: {"bad key!": ssd}
+  volumes: [{name: data, emptyDir: {}}, {name: data, emptyDir: {}}]
+  containers:
+  - name: c
+    image: nginx
+    volumeMounts: [{name: logs, mountPath: /logs}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone, labelSelector: {matchLabels: {app: a}}}, {labelSelector: {matchLabels: {app: a}}}]
+  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
+"#,
+    )
+    .expect("write manifest");
+    let out = k.run(&["create", "-f", &path.to_string_lossy()]);
+    let expected = [
+        "The Pod \"faults\" is invalid: ",
+        "* spec.volumes[1].name: Duplicate value: \"data\"",
+        "* spec.containers[0].volumeMounts[0].name: Not found: \"logs\"",
+        "* spec.nodeSelector: Invalid value: \"bad key!\": name part must consist of",
+        "* spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey: Required value: can not be empty",
+        "* spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+        "* spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive",
+        "* spec.hostname: Invalid value: \"Bad.Host\": a lowercase RFC 1123 label must consist of",
+        "* spec.subdomain: Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of",
+    ];
+    let mut at = 0;
+    for e in expected {
+        let found = out.stderr[at..].find(e);
+        assert!(
+            found.is_some(),
+            "{label}: {e:?} (in this order) in {}",
+            out.stderr
+        );
+        at += found.unwrap_or_default() + e.len();
+    }
+    assert_ne!(k.run(&["get", "pod", "faults"]).code, 0, "{label}: stored");
 }
 
 fn run_version(label: &str) {

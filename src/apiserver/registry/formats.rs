@@ -57,7 +57,12 @@ pub(crate) fn dns1123_label(s: &str) -> Vec<String> {
         out.push(max_len(63));
     }
     if !is_dns1123_label(s) {
-        out.push(DNS1123_LABEL.to_string());
+        // Long enough already said; a valid subdomain that is no label can only have dots.
+        out.push(if is_dns1123_subdomain(s) {
+            "must not contain dots".to_string()
+        } else {
+            DNS1123_LABEL.to_string()
+        });
     }
     out
 }

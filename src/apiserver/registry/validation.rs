@@ -6,7 +6,10 @@ use std::collections::HashSet;
 use k8s_openapi::api::core::v1::{Container, Pod, Toleration};
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::{formats, validation_meta, validation_probes};
+use crate::apiserver::registry::{
+    formats, validation_affinity, validation_meta, validation_pod_spec, validation_probes,
+    validation_volumes,
+};
 use crate::apiserver::request::status::Cause;
 
 // The DNS name rules live with the other formats; every validator reaches them from here too.
@@ -138,23 +141,23 @@ pub(crate) fn validate_port_name(field: &str, name: &str, out: &mut Vec<Cause>) 
     }
 }
 
+/// One container (`validateContainerCommon`, then its name's uniqueness among `names`);
+/// `volumes` are the pod's valid volumes, the only ones it may mount.
 pub(crate) fn validate_container(
     c: &Container,
     path: &str,
     names: &mut HashSet<String>,
+    volumes: &HashSet<String>,
     out: &mut Vec<Cause>,
 ) {
     let name_field = format!("{path}.name");
+    let name_errors = formats::dns1123_label(&c.name);
     if c.name.is_empty() {
         out.push(Cause::required(&name_field, ""));
-    } else if !is_dns1123_label(&c.name) {
-        out.push(Cause::invalid(&name_field, &json!(c.name), DNS1123_LABEL));
-    } else if c.name.len() > 63 {
-        out.push(Cause::invalid(
-            &name_field,
-            &json!(c.name),
-            "must be no more than 63 characters",
-        ));
+    } else if !name_errors.is_empty() {
+        for m in name_errors {
+            out.push(Cause::invalid(&name_field, &json!(c.name), &m));
+        }
     } else if !names.insert(c.name.clone()) {
         out.push(Cause::duplicate(&name_field, &json!(c.name)));
     }
@@ -166,6 +169,15 @@ pub(crate) fn validate_container(
             "must not have leading or trailing whitespace",
         )),
         _ => {}
+    }
+    if let Some(tp) = c.termination_message_policy.as_deref()
+        && !["File", "FallbackToLogsOnError"].contains(&tp)
+    {
+        out.push(Cause::not_supported(
+            &format!("{path}.terminationMessagePolicy"),
+            &json!(tp),
+            &["File", "FallbackToLogsOnError"],
+        ));
     }
     let mut port_names = HashSet::new();
     for (i, p) in c.ports.iter().flatten().enumerate() {
@@ -204,6 +216,8 @@ pub(crate) fn validate_container(
             ));
         }
     }
+    validation_pod_spec::validate_env(c.env.as_deref().unwrap_or_default(), path, out);
+    validation_volumes::validate_volume_mounts(c, path, volumes, out);
     if let Some(pp) = c.image_pull_policy.as_deref()
         && !["Always", "IfNotPresent", "Never"].contains(&pp)
     {
@@ -211,15 +225,6 @@ pub(crate) fn validate_container(
             &format!("{path}.imagePullPolicy"),
             &json!(pp),
             &["Always", "IfNotPresent", "Never"],
-        ));
-    }
-    if let Some(tp) = c.termination_message_policy.as_deref()
-        && !["File", "FallbackToLogsOnError"].contains(&tp)
-    {
-        out.push(Cause::not_supported(
-            &format!("{path}.terminationMessagePolicy"),
-            &json!(tp),
-            &["File", "FallbackToLogsOnError"],
         ));
     }
     if let Some(res) = &c.resources {
@@ -248,6 +253,9 @@ pub(crate) fn validate_container(
             }
         }
     }
+    if let Some(sc) = &c.security_context {
+        validation_pod_spec::container_security_context(sc, path, out);
+    }
     validation_probes::validate_probes(c, path, out);
 }
 
@@ -265,21 +273,24 @@ pub fn validate_pod(pod: &Pod) -> Vec<Cause> {
         out.push(Cause::required("spec.containers", ""));
         return out;
     };
+    // Upstream's order (`ValidatePodSpec`): volumes, containers, init containers, then the
+    // rest of the spec.
+    let volumes =
+        validation_volumes::validate_volumes(spec.volumes.as_deref().unwrap_or_default(), &mut out);
     if spec.containers.is_empty() {
         out.push(Cause::required("spec.containers", ""));
     }
     let mut names = HashSet::new();
-    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-        validate_container(
-            c,
-            &format!("spec.initContainers[{i}]"),
-            &mut names,
-            &mut out,
-        );
-    }
     for (i, c) in spec.containers.iter().enumerate() {
-        validate_container(c, &format!("spec.containers[{i}]"), &mut names, &mut out);
+        let path = format!("spec.containers[{i}]");
+        validate_container(c, &path, &mut names, &volumes, &mut out);
     }
+    validation_pod_spec::host_port_conflicts(&spec.containers, &mut out);
+    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+        let path = format!("spec.initContainers[{i}]");
+        validate_container(c, &path, &mut names, &volumes, &mut out);
+    }
+    validation_pod_spec::host_network_ports(spec, &mut out);
     if let Some(rp) = spec.restart_policy.as_deref()
         && !["Always", "OnFailure", "Never"].contains(&rp)
     {
@@ -295,9 +306,23 @@ pub fn validate_pod(pod: &Pod) -> Vec<Cause> {
             out.push(Cause::not_supported("spec.dnsPolicy", &json!(dp), &ok));
         }
     }
+    validation_pod_spec::node_selector(spec, &mut out);
+    if let Some(sc) = &spec.security_context {
+        validation_pod_spec::pod_security_context(sc, &mut out);
+    }
+    if let Some(a) = &spec.affinity {
+        validation_affinity::validate_affinity(a, &mut out);
+    }
+    validation_pod_spec::dns_config(spec, &mut out);
+    validation_pod_spec::gates(spec, &mut out);
+    if let Some(c) = &spec.topology_spread_constraints {
+        validation_affinity::validate_topology_spread(c, &mut out);
+    }
+    validation_pod_spec::names_before_tolerations(spec, &mut out);
     if let Some(t) = &spec.tolerations {
         validate_tolerations(t, "spec.tolerations", &mut out);
     }
+    validation_pod_spec::names_after_tolerations(spec, &mut out);
     if let Some(g) = spec.termination_grace_period_seconds
         && g < 0
     {

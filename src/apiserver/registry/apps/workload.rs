@@ -318,11 +318,17 @@ pub(crate) fn validate_selector_and_template(
             }
         }
     }
-    validate_template(o, sel, "ReplicaSet", out);
+    let kind = if what == "statefulset" {
+        "StatefulSet"
+    } else {
+        "ReplicaSet"
+    };
+    validate_template(o, sel, kind, out);
 }
 
 /// The template checks of `validate_selector_and_template`: present, labelled as `sel` picks
-/// (unless `sel` is empty), a valid pod that restarts `Always`, no activeDeadlineSeconds (its
+/// (unless `sel` is empty), a valid pod spec (but a StatefulSet's) that restarts `Always`, no
+/// activeDeadlineSeconds (its
 /// cause names `kind`, as upstream's `ValidatePodTemplateSpecFor<kind>` does).
 pub(crate) fn validate_template(o: &Value, sel: Option<&Value>, kind: &str, out: &mut Vec<Cause>) {
     let Some(template) = o.at("/spec/template").filter(|t| t.is_object()) else {
@@ -346,23 +352,10 @@ pub(crate) fn validate_template(o: &Value, sel: Option<&Value>, kind: &str, out:
         ));
     }
     validation_meta::template(Some(template), "spec.template", out);
-    let pod = json!({"metadata": {"name": "template"}, "spec": template.get("spec").cloned().unwrap_or(json!({}))});
-    match serde_json::from_value::<Pod>(pod) {
-        Ok(p) => {
-            for mut c in validation::validate_pod(&p) {
-                if let Some(rest) = c.field.strip_prefix("spec.") {
-                    c.field = format!("spec.template.spec.{rest}");
-                }
-                if c.field != "spec.template.spec.restartPolicy" {
-                    out.push(c);
-                }
-            }
-        }
-        Err(e) => out.push(Cause::invalid(
-            "spec.template.spec",
-            &Value::Null,
-            &e.to_string(),
-        )),
+    // Upstream leaves a StatefulSet's pod spec unchecked (`ValidatePodTemplateSpecForStatefulSet`):
+    // its mounts name volumeClaimTemplates, not volumes, and its pods are checked when made.
+    if kind != "StatefulSet" {
+        template_pod_spec(template, out);
     }
     let rp = template
         .at("/spec/restartPolicy")
@@ -380,6 +373,28 @@ pub(crate) fn validate_template(o: &Value, sel: Option<&Value>, kind: &str, out:
             "spec.template.spec.activeDeadlineSeconds",
             &format!("activeDeadlineSeconds in {kind} is not Supported"),
         ));
+    }
+}
+
+/// `ValidatePodSpec` of the template, with its causes under `spec.template.spec`.
+fn template_pod_spec(template: &Value, out: &mut Vec<Cause>) {
+    let pod = json!({"metadata": {"name": "template"}, "spec": template.get("spec").cloned().unwrap_or(json!({}))});
+    match serde_json::from_value::<Pod>(pod) {
+        Ok(p) => {
+            for mut c in validation::validate_pod(&p) {
+                if let Some(rest) = c.field.strip_prefix("spec.") {
+                    c.field = format!("spec.template.spec.{rest}");
+                }
+                if c.field != "spec.template.spec.restartPolicy" {
+                    out.push(c);
+                }
+            }
+        }
+        Err(e) => out.push(Cause::invalid(
+            "spec.template.spec",
+            &Value::Null,
+            &e.to_string(),
+        )),
     }
 }
 
@@ -457,6 +472,24 @@ mod tests {
         assert_eq!(
             go_map(Some(&json!({"b": "2", "a": "1"}))),
             r#"map[string]string{"a":"1", "b":"2"}"#
+        );
+    }
+
+    #[test]
+    fn only_a_statefulsets_template_may_mount_what_it_does_not_declare() {
+        // A StatefulSet's mounts name its volumeClaimTemplates; its controller adds the volumes.
+        let o = json!({"spec": {"selector": {"matchLabels": {"app": "w"}}, "template": {
+            "metadata": {"labels": {"app": "w"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx", "volumeMounts": [{"name": "www", "mountPath": "/www"}]}]}}}});
+        let causes = |what| {
+            let mut out = Vec::new();
+            validate_selector_and_template(&o, what, true, &mut out);
+            out.iter().map(Cause::rendered).collect::<Vec<_>>()
+        };
+        assert!(causes("statefulset").is_empty());
+        assert_eq!(
+            causes("deployment"),
+            ["spec.template.spec.containers[0].volumeMounts[0].name: Not found: \"www\""]
         );
     }
 

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::apiserver::registry::defaults::default_pull_policy;
 use crate::apiserver::registry::validation::validate_container;
 use crate::apiserver::registry::validation_update::diff;
+use crate::apiserver::registry::validation_volumes;
 use crate::apiserver::request::status::Cause;
 use crate::apiserver::util;
 
@@ -99,11 +100,16 @@ pub(crate) fn validate(spec: &PodSpec) -> Vec<Cause> {
         .map(|c| c.name.clone())
         .collect();
     let mut names = others.clone();
+    // The volumes a container may mount: the valid ones (their causes are the pod's own).
+    let volumes = validation_volumes::validate_volumes(
+        spec.volumes.as_deref().unwrap_or_default(),
+        &mut Vec::new(),
+    );
     for (i, ec) in spec.ephemeral_containers.iter().flatten().enumerate() {
         let path = format!("spec.ephemeralContainers[{i}]");
         let as_value = serde_json::to_value(ec).unwrap_or_default();
         if let Ok(c) = serde_json::from_value::<Container>(as_value.clone()) {
-            validate_container(&c, &path, &mut names, &mut out);
+            validate_container(&c, &path, &mut names, &volumes, &mut out);
         }
         if let Some(target) = ec.target_container_name.as_deref()
             && !target.is_empty()
@@ -222,6 +228,7 @@ mod tests {
             messages(&validate(&s)),
             [
                 "spec.ephemeralContainers[1].name: Duplicate value: \"app\"",
+                "spec.ephemeralContainers[2].volumeMounts[0].name: Not found: \"v\"",
                 "spec.ephemeralContainers[2].targetContainerName: Not found: \"nope\"",
                 "spec.ephemeralContainers[2].ports: Forbidden: cannot be set for an Ephemeral Container",
                 "spec.ephemeralContainers[2].readinessProbe: Forbidden: cannot be set for an Ephemeral Container",
