@@ -560,6 +560,35 @@ spec:
         at += found.unwrap_or_default() + e.len();
     }
     assert_ne!(k.run(&["get", "pod", "faults"]).code, 0, "{label}: stored");
+    // Three more kube-apiserver refuses and this server stored.
+    let role = srv.dir.path().join("verbless.yaml");
+    std::fs::write(
+        &role,
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: verbless}\nrules: [{apiGroups: [\"\"], resources: [pods], verbs: []}]\n",
+    )
+    .expect("write manifest");
+    let role = role.to_string_lossy().into_owned();
+    for (args, expected) in [
+        (
+            vec!["create", "namespace", "a.b"],
+            "The Namespace \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": must not contain dots",
+        ),
+        (
+            vec!["create", "quota", "minus", "--hard=pods=-1"],
+            "ResourceQuota \"minus\" is invalid: spec.hard[pods]: Invalid value: \"-1\": must be greater than or equal to 0",
+        ),
+        (
+            vec!["create", "-f", &role],
+            "The Role \"verbless\" is invalid: rules[0].verbs: Required value: verbs must contain at least one value",
+        ),
+    ] {
+        let out = k.run(&args);
+        assert!(
+            out.code != 0 && out.stderr.contains(expected),
+            "{label}: {args:?}: {expected:?} in {}",
+            out.stderr
+        );
+    }
 }
 
 fn run_version(label: &str) {

@@ -41,14 +41,8 @@ pub fn validate_name(kind: &str, name: &str, generate_name: &str, out: &mut Vec<
         return;
     }
     if kind == "Namespace" {
-        if !is_dns1123_label(name) {
-            out.push(Cause::invalid("metadata.name", &json!(name), DNS1123_LABEL));
-        } else if name.len() > 63 {
-            out.push(Cause::invalid(
-                "metadata.name",
-                &json!(name),
-                "must be no more than 63 characters",
-            ));
+        for m in formats::dns1123_label(name) {
+            out.push(Cause::invalid("metadata.name", &json!(name), &m));
         }
         return;
     }

@@ -10,6 +10,7 @@ use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
 };
+use crate::apiserver::registry::validation;
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::request::trace::RequestTrace;
@@ -31,6 +32,13 @@ fn validate(o: &Value) -> Vec<Cause> {
                 &format!("spec.hard[{k}]"),
                 &json!(text),
                 "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            ));
+        } else if validation::parse_quantity(text).is_some_and(|q| q < 0.0) {
+            // `ValidateNonnegativeQuantity`: a negative limit would refuse every object.
+            causes.push(Cause::invalid(
+                &format!("spec.hard[{k}]"),
+                &json!(text),
+                "must be greater than or equal to 0",
             ));
         }
     }
