@@ -228,6 +228,37 @@ pub(crate) fn domain_prefixed_path(field: &str, s: &str, out: &mut Vec<Cause>) {
     }
 }
 
+/// A quantity as a number (e.g. `1.5Gi` → 1610612736, `250m` → 0.25); None when malformed.
+pub fn parse_quantity(q: &str) -> Option<f64> {
+    let q = q.trim();
+    let split = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(q.len());
+    let (num, suffix) = q.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult = match suffix {
+        "" => 1.0,
+        "n" => 1e-9,
+        "u" => 1e-6,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        s if s.starts_with(['e', 'E']) => 10f64.powi(s[1..].parse().ok()?),
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
 /// Go's `netutils.ParseIPSloppy`: IPv4 octets may carry leading zeros (`010.0.0.1`).
 pub(crate) fn parse_ip_sloppy(s: &str) -> Option<IpAddr> {
     if s.contains(':') {

@@ -14,7 +14,9 @@ use crate::apiserver::request::status::Cause;
 
 // The DNS name rules live with the other formats; every validator reaches them from here too.
 pub(crate) use crate::apiserver::registry::formats::{DNS1123_LABEL, DNS1123_SUBDOMAIN};
-pub use crate::apiserver::registry::formats::{is_dns1123_label, is_dns1123_subdomain};
+pub use crate::apiserver::registry::formats::{
+    is_dns1123_label, is_dns1123_subdomain, parse_quantity,
+};
 
 /// Object names: most kinds use DNS-1123 subdomains (RBAC kinds allow any path segment).
 pub fn validate_name(kind: &str, name: &str, generate_name: &str, out: &mut Vec<Cause>) {
@@ -59,37 +61,6 @@ pub fn validate_name(kind: &str, name: &str, generate_name: &str, out: &mut Vec<
             DNS1123_SUBDOMAIN,
         ));
     }
-}
-
-/// A quantity as a number (e.g. `1.5Gi` → 1610612736, `250m` → 0.25); None when malformed.
-pub fn parse_quantity(q: &str) -> Option<f64> {
-    let q = q.trim();
-    let split = q
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(q.len());
-    let (num, suffix) = q.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let mult = match suffix {
-        "" => 1.0,
-        "n" => 1e-9,
-        "u" => 1e-6,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        s if s.starts_with(['e', 'E']) => 10f64.powi(s[1..].parse().ok()?),
-        _ => return None,
-    };
-    Some(n * mult)
 }
 
 /// `IsValidPortName`: each of its messages as a cause at `field`.

@@ -7,8 +7,7 @@ use std::collections::HashSet;
 use k8s_openapi::api::core::v1::{Container, Volume, VolumeMount};
 use serde_json::json;
 
-use crate::apiserver::registry::formats;
-use crate::apiserver::registry::validation::parse_quantity;
+use crate::apiserver::registry::formats::{self, parse_quantity};
 use crate::apiserver::request::status::Cause;
 
 /// The sources upstream checks, in the order it checks them, by the name its field path uses.
