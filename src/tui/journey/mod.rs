@@ -44,6 +44,18 @@ pub struct JourneyState {
     pub pod_open: bool,
 }
 
+/// An API server's refusal of view 4's create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The manifest's kind: `Pod`, `Deployment`, ….
+    pub kind: String,
+    pub code: u16,
+    /// The Status's reason (`Invalid`, `Forbidden`, `AlreadyExists`, …), empty when it had none.
+    pub reason: String,
+    /// The refused create was a dry run: nothing would have been stored anyway.
+    pub dry_run: bool,
+}
+
 /// Steps: the request, then one per stage.
 pub const STEP_COUNT: usize = STAGES.len() + 1;
 
@@ -178,6 +190,26 @@ impl JourneyState {
                 )
             }
         }
+    }
+
+    /// View 4's create of this manifest as the API server refused it: what view 5, which then
+    /// places the manifest itself, must say of the object it shows. `None` before a run, for a
+    /// create that got no answer at all, and once it was created.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let (kind, c) = match &self.workload {
+            Some(w) => (w.kind.clone(), &w.request),
+            None => ("Pod".to_string(), self.collected.as_ref()?),
+        };
+        let (code, status) = c.create.as_ref()?;
+        if *code == 0 || (200..300).contains(code) || c.created_by.is_some() {
+            return None;
+        }
+        Some(Refusal {
+            kind,
+            code: *code,
+            reason: status["reason"].as_str().unwrap_or_default().to_string(),
+            dry_run: c.dry_run,
+        })
     }
 
     /// The pod journey on screen: the pod's run, or the open pod of a workload's.

@@ -217,3 +217,51 @@ items:
     }
     assert!(!screen.contains("PodAffinity "), "{screen}");
 }
+
+/// After view 4's create was refused, view 5 places the manifest itself: its head says the
+/// cluster never stored it (or, for a dry run, would refuse it), at 80 columns and in presenter
+/// mode, and says nothing of it while no run was refused or a cluster pod is in focus.
+#[test]
+fn a_refused_manifest_is_placed_with_the_refusal_said() {
+    use super::render::flat;
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "app", "namespace": "default"},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}], "subdomain": "Bad_Name"}});
+    let mut s = view5_on(THREE_NODES, pod);
+    assert!(!flat(&render(&s, 80, 24)).contains("refuse"));
+    let mut c = super::journey_data::collected();
+    c.create = Some((
+        422,
+        serde_json::json!({"kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422,
+            "message": "Pod \"app\" is invalid: spec.subdomain: Invalid value: \"Bad_Name\""}),
+    ));
+    s.journey.collected = Some(c.clone());
+    let said = "✗ the API server refused this Pod (HTTP 422 Invalid): the cluster never stored \
+                this manifest; what follows places it as written (4 shows why)";
+    for (present, w, h) in [(false, 80, 24), (false, 120, 40), (true, 80, 24)] {
+        s.present = present;
+        let screen = render(&s, w, h);
+        assert!(
+            flat(&screen).contains(said),
+            "{w}x{h}, presenter {present}:\n{screen}"
+        );
+    }
+    s.present = false;
+    c.dry_run = true;
+    s.journey.collected = Some(c);
+    let screen = render(&s, 80, 24);
+    assert!(
+        flat(&screen).contains(
+            "✗ the API server would refuse this Pod (dry run, HTTP 422 Invalid): what follows \
+             places the manifest as written (4 shows why)"
+        ),
+        "{screen}"
+    );
+    // A pod of the cluster in focus is not the manifest.
+    s.sched.focus_pod = Some("default/web-1".into());
+    assert!(!flat(&render(&s, 80, 24)).contains("refuse"));
+    // Nor is a manifest that was created.
+    s.sched.focus_pod = None;
+    s.journey.collected = Some(super::journey_data::collected());
+    assert!(!flat(&render(&s, 80, 24)).contains("refuse"));
+}

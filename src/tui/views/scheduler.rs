@@ -263,6 +263,7 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
             line1.pop();
         }
         let mut lines = flow::rows(line1, w);
+        lines.extend(refused_lines(state, w, theme));
         if let Some(e) = &m.error {
             lines.extend(flow::sentence(&format!("✗ {e}"), theme.error, w));
         } else if let Some(v) = shown_versus(state, m) {
@@ -281,6 +282,7 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
         line1.pop();
     }
     let mut lines = flow::rows(line1, w);
+    lines.extend(refused_lines(state, w, theme));
     lines.extend(flow::rows(line2, w));
     if let Some(e) = &m.error {
         lines.extend(flow::sentence(&format!("✗ {e}"), theme.error, w));
@@ -294,6 +296,33 @@ fn head_lines(state: &AppState, m: &Model, width: u16, theme: &Theme) -> Vec<Lin
         lines.push(watch_line(state, live, width, theme));
     }
     lines
+}
+
+/// When view 5 places view 4's manifest (no pod of the cluster in focus) and the API server
+/// refused that manifest, the head says so: the placement is of an object the cluster does not
+/// hold, whatever the rest of the view shows.
+fn refused_lines(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    if state.sched.focus_pod.is_some() {
+        return Vec::new();
+    }
+    let Some(r) = state.journey.refusal() else {
+        return Vec::new();
+    };
+    let answer = format!("HTTP {} {}", r.code, r.reason);
+    let text = if r.dry_run {
+        format!(
+            "✗ the API server would refuse this {} (dry run, {}): what follows places the manifest as written (4 shows why)",
+            r.kind,
+            answer.trim_end()
+        )
+    } else {
+        format!(
+            "✗ the API server refused this {} ({}): the cluster never stored this manifest; what follows places it as written (4 shows why)",
+            r.kind,
+            answer.trim_end()
+        )
+    };
+    flow::sentence(&text, theme.error, width)
 }
 
 /// The bound pod in focus, as the cluster placed it.
