@@ -560,7 +560,7 @@ spec:
         at += found.unwrap_or_default() + e.len();
     }
     assert_ne!(k.run(&["get", "pod", "faults"]).code, 0, "{label}: stored");
-    // Three more kube-apiserver refuses and this server stored.
+    // Four more kube-apiserver refuses and this server stored.
     let role = srv.dir.path().join("verbless.yaml");
     std::fs::write(
         &role,
@@ -576,6 +576,17 @@ spec:
         (
             vec!["create", "quota", "minus", "--hard=pods=-1"],
             "ResourceQuota \"minus\" is invalid: spec.hard[pods]: Invalid value: \"-1\": must be greater than or equal to 0",
+        ),
+        (
+            vec![
+                "create",
+                "service",
+                "clusterip",
+                "twice",
+                "--tcp=80:80",
+                "--tcp=80:8080",
+            ],
+            r#"Service "twice" is invalid: spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}"#,
         ),
         (
             vec!["create", "-f", &role],

@@ -157,6 +157,29 @@ fn validate(o: &Value) -> Vec<Cause> {
             node_ports.push((np, protocol));
         }
     }
+    // After every port's own checks: a (protocol, port) pair twice. Upstream's key is an
+    // internal ServicePort with only those two set, which field.Duplicate prints with `%#v`.
+    let mut seen = Vec::new();
+    for (i, p) in list.iter().enumerate() {
+        let key = (
+            str_at(p, "/protocol"),
+            p.get("port").and_then(Value::as_i64).unwrap_or(0),
+        );
+        if seen.contains(&key) {
+            causes.push(Cause {
+                reason: "FieldValueDuplicate",
+                message: format!(
+                    "Duplicate value: core.ServicePort{{Name:\"\", Protocol:{}, \
+                     AppProtocol:(*string)(nil), Port:{}, \
+                     TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+                    json!(key.0),
+                    key.1
+                ),
+                field: format!("spec.ports[{i}]"),
+            });
+        }
+        seen.push(key);
+    }
     causes
 }
 
@@ -593,6 +616,23 @@ mod tests {
         assert_eq!(
             rendered,
             vec!["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"]
+        );
+    }
+
+    /// Two ports of one protocol and number, whatever their names: kube-apiserver's
+    /// `Duplicate value` with its key printed as Go prints the internal struct. Another
+    /// protocol on the same number is a different port.
+    #[test]
+    fn a_port_and_protocol_twice_is_a_duplicate() {
+        let mut s = json!({"metadata": {"name": "dup"}, "spec": {"selector": {"app": "x"},
+            "ports": [{"name": "a", "port": 80}, {"name": "b", "port": 80}, {"name": "c", "port": 80, "protocol": "UDP"}]}});
+        default(&mut s);
+        let rendered: Vec<String> = validate(&s).iter().map(Cause::rendered).collect();
+        assert_eq!(
+            rendered,
+            vec![
+                r#"spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}"#
+            ]
         );
     }
 }
