@@ -5,7 +5,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// Splits `text` into pieces of at most `width` characters, preferring to break after a
-/// space, comma, colon or slash so names, lists and fingerprints break where a reader expects.
+/// space, comma, colon or slash so names, lists and fingerprints break where a reader expects,
+/// and a word longer than half the row after one of its hyphens.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let chars: Vec<char> = text.chars().collect();
@@ -13,10 +14,16 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut start = 0;
     while chars.len() - start > width {
         let window = &chars[start..start + width];
-        let cut = window
-            .iter()
-            .rposition(|c| matches!(c, ' ' | ',' | ':' | '/'))
-            .filter(|&i| i + 1 >= width / 2)
+        // A word too long for the row breaks after a hyphen before it breaks anywhere
+        // (`kube-apiserver-etcd-` / `client`, not `…-clie` / `nt`).
+        let after = |breaks: &dyn Fn(char) -> bool| {
+            window
+                .iter()
+                .rposition(|&c| breaks(c))
+                .filter(|&i| i + 1 >= width / 2)
+        };
+        let cut = after(&|c| matches!(c, ' ' | ',' | ':' | '/'))
+            .or_else(|| after(&|c| c == '-'))
             .map_or(width, |i| i + 1);
         out.push(
             chars[start..start + cut]
@@ -81,5 +88,16 @@ mod tests {
             wrap("user 'a' in /x/y.yaml", 12),
             vec!["user 'a' in", "/x/y.yaml"]
         );
+    }
+
+    /// kubeadm's `kube-apiserver-etcd-client` in the trust tree's 80-column pane: the name
+    /// breaks after a hyphen, not inside a word; a space still wins over a hyphen.
+    #[test]
+    fn a_long_word_breaks_after_a_hyphen() {
+        assert_eq!(
+            wrap("✓ CN=kube-apiserver-etcd-client", 24),
+            vec!["✓ CN=kube-apiserver-", "etcd-client"]
+        );
+        assert_eq!(wrap("a-b cdefgh", 8), vec!["a-b", "cdefgh"]);
     }
 }
