@@ -560,7 +560,7 @@ spec:
         at += found.unwrap_or_default() + e.len();
     }
     assert_ne!(k.run(&["get", "pod", "faults"]).code, 0, "{label}: stored");
-    // Four more kube-apiserver refuses and this server stored.
+    // Five more kube-apiserver refuses and this server stored.
     let role = srv.dir.path().join("verbless.yaml");
     std::fs::write(
         &role,
@@ -568,6 +568,13 @@ spec:
     )
     .expect("write manifest");
     let role = role.to_string_lossy().into_owned();
+    let escalating = srv.dir.path().join("escalating.yaml");
+    std::fs::write(
+        &escalating,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: escalating}\nspec:\n  containers: [{name: c, image: nginx, securityContext: {privileged: true, allowPrivilegeEscalation: false}}]\n",
+    )
+    .expect("write manifest");
+    let escalating = escalating.to_string_lossy().into_owned();
     for (args, expected) in [
         (
             vec!["create", "namespace", "a.b"],
@@ -587,6 +594,10 @@ spec:
                 "--tcp=80:8080",
             ],
             r#"Service "twice" is invalid: spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}"#,
+        ),
+        (
+            vec!["create", "-f", &escalating],
+            "The Pod \"escalating\" is invalid: spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(nil), Privileged:(*bool)(0x",
         ),
         (
             vec!["create", "-f", &role],

@@ -150,6 +150,82 @@ pub(crate) fn container_security_context(sc: &SecurityContext, path: &str, out: 
     let p = format!("{path}.securityContext");
     id_range(sc.run_as_user, &format!("{p}.runAsUser"), out);
     id_range(sc.run_as_group, &format!("{p}.runAsGroup"), out);
+    if sc.allow_privilege_escalation != Some(false) {
+        return;
+    }
+    let contradiction = |what: &str| Cause {
+        reason: "FieldValueInvalid",
+        message: format!(
+            "Invalid value: {}: cannot set `allowPrivilegeEscalation` to false and {what}",
+            go_security_context(sc)
+        ),
+        field: p.clone(),
+    };
+    if sc.privileged == Some(true) {
+        out.push(contradiction("`privileged` to true"));
+    }
+    let added = sc.capabilities.as_ref().and_then(|c| c.add.as_ref());
+    for cap in added.into_iter().flatten() {
+        if cap == "CAP_SYS_ADMIN" {
+            out.push(contradiction("`capabilities.Add` CAP_SYS_ADMIN"));
+        }
+    }
+}
+
+/// The security context as upstream's `field.Invalid` prints it: Go's `%#v` of the internal
+/// struct, whose fields are all pointers, so each prints as its type and an address, or nil.
+/// The addresses are where this server holds the values, as Go's are where kube-apiserver
+/// holds them: meaningful to no client, and the same form.
+fn go_security_context(sc: &SecurityContext) -> String {
+    fn at<T>(ty: &str, v: Option<&T>) -> String {
+        match v {
+            Some(v) => format!("(*{ty})({:#x})", v as *const T as usize),
+            None => format!("(*{ty})(nil)"),
+        }
+    }
+    let fields = [
+        (
+            "Capabilities",
+            at("core.Capabilities", sc.capabilities.as_ref()),
+        ),
+        ("Privileged", at("bool", sc.privileged.as_ref())),
+        (
+            "SELinuxOptions",
+            at("core.SELinuxOptions", sc.se_linux_options.as_ref()),
+        ),
+        (
+            "WindowsOptions",
+            at(
+                "core.WindowsSecurityContextOptions",
+                sc.windows_options.as_ref(),
+            ),
+        ),
+        ("RunAsUser", at("int64", sc.run_as_user.as_ref())),
+        ("RunAsGroup", at("int64", sc.run_as_group.as_ref())),
+        ("RunAsNonRoot", at("bool", sc.run_as_non_root.as_ref())),
+        (
+            "ReadOnlyRootFilesystem",
+            at("bool", sc.read_only_root_filesystem.as_ref()),
+        ),
+        (
+            "AllowPrivilegeEscalation",
+            at("bool", sc.allow_privilege_escalation.as_ref()),
+        ),
+        (
+            "ProcMount",
+            at("core.ProcMountType", sc.proc_mount.as_ref()),
+        ),
+        (
+            "SeccompProfile",
+            at("core.SeccompProfile", sc.seccomp_profile.as_ref()),
+        ),
+        (
+            "AppArmorProfile",
+            at("core.AppArmorProfile", sc.app_armor_profile.as_ref()),
+        ),
+    ];
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+    format!("core.SecurityContext{{{}}}", body.join(", "))
 }
 
 /// `validatePodSpecSecurityContext`'s IDs, fsGroupChangePolicy and seccomp profile.
@@ -412,6 +488,50 @@ mod tests {
                 "spec.containers[1].ports[0].hostPort: Invalid value: 80: must match `containerPort` when `hostNetwork` is true",
             ]
         );
+    }
+
+    /// No escalation yet privileged, or CAP_SYS_ADMIN added: upstream's words after the whole
+    /// context as Go prints it, each set pointer as an address and each unset one as nil.
+    #[test]
+    fn no_escalation_contradicts_privileged_and_sys_admin() {
+        let sc: SecurityContext = serde_json::from_value(json!({"allowPrivilegeEscalation": false,
+            "privileged": true, "capabilities": {"add": ["CAP_SYS_ADMIN"]}}))
+        .unwrap();
+        let mut out = Vec::new();
+        container_security_context(&sc, "spec.containers[0]", &mut out);
+        let texts = rendered(&out);
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        let shape = |t: &str| {
+            // The addresses are this process's own; everything else is fixed.
+            let mut masked = String::new();
+            let mut rest = t;
+            while let Some(i) = rest.find("(0x") {
+                masked.push_str(&rest[..i]);
+                masked.push_str("(ADDR)");
+                rest = &rest[i + 1..];
+                rest = &rest[rest.find(')').unwrap_or(0)..][1..];
+            }
+            masked + rest
+        };
+        let value = "core.SecurityContext{Capabilities:(*core.Capabilities)(ADDR), Privileged:(*bool)(ADDR), SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:(*int64)(nil), RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:(*bool)(ADDR), ProcMount:(*core.ProcMountType)(nil), SeccompProfile:(*core.SeccompProfile)(nil), AppArmorProfile:(*core.AppArmorProfile)(nil)}";
+        assert_eq!(
+            shape(&texts[0]),
+            format!(
+                "spec.containers[0].securityContext: Invalid value: {value}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
+            )
+        );
+        assert_eq!(
+            shape(&texts[1]),
+            format!(
+                "spec.containers[0].securityContext: Invalid value: {value}: cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"
+            )
+        );
+        let allowed: SecurityContext =
+            serde_json::from_value(json!({"allowPrivilegeEscalation": true, "privileged": true}))
+                .unwrap();
+        let mut out = Vec::new();
+        container_security_context(&allowed, "spec.containers[0]", &mut out);
+        assert!(out.is_empty(), "{:?}", rendered(&out));
     }
 
     #[test]
