@@ -166,6 +166,21 @@ pub struct Create {
     pub name: Option<String>,
 }
 
+impl Create {
+    /// Where the pod came from, with what the lesson changed of it: `app.json`, or
+    /// `app.json, requests cpu 7` (the name shows in the pod's own name).
+    pub fn source(&self) -> String {
+        let set: Vec<String> = [("cpu", &self.cpu), ("memory", &self.memory)]
+            .into_iter()
+            .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
+            .collect();
+        if set.is_empty() {
+            return self.manifest.clone();
+        }
+        format!("{}, requests {}", self.manifest, set.join(", "))
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NamespaceLabels {
@@ -419,6 +434,23 @@ mod tests {
 
     fn parse_str(s: &str) -> Result<Lesson, LessonError> {
         parse(Path::new("l.yaml"), s)
+    }
+
+    /// The screen says what the lesson sent: the file, and the requests it changed.
+    #[test]
+    fn a_create_says_what_it_changed_of_the_manifest() {
+        let c = |cpu: Option<&str>, memory: Option<&str>| Create {
+            manifest: "app.json".into(),
+            cpu: cpu.map(String::from),
+            memory: memory.map(String::from),
+            name: Some("big".into()),
+        };
+        assert_eq!(c(None, None).source(), "app.json");
+        assert_eq!(c(Some("7"), None).source(), "app.json, requests cpu 7");
+        assert_eq!(
+            c(Some("1.5"), Some("2Gi")).source(),
+            "app.json, requests cpu 1.5, memory 2Gi"
+        );
     }
 
     #[test]

@@ -414,7 +414,7 @@ impl Session {
             crate::journey::run::run(&self.admin, &pod, &opts, |_, _| {}).await;
         let j = build(&collected);
         // Neutral: whether the server created it may be the step's question.
-        let line = format!("sent pod {} from {} to the API server", j.pod, c.manifest);
+        let line = format!("sent pod {} ({}) to the API server", j.pod, c.source());
         self.journey = Some(j);
         Ok(line)
     }
