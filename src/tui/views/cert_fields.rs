@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use crate::pki::{CertSummary, CheckStatus, CredentialReport};
 use crate::tui::theme::Theme;
 use crate::tui::trust_tree::{Bundle, TreeRow};
-use crate::tui::widgets::{expiry, field, status};
+use crate::tui::widgets::{expiry, field, flow, status};
 
 const LABEL_WIDTH: usize = 15;
 
@@ -29,12 +29,27 @@ impl Rows<'_> {
         ));
     }
 
-    fn add_spans(&mut self, label: &str, mut spans: Vec<Span<'static>>) {
-        spans.insert(
-            0,
-            Span::styled(format!("{label:<LABEL_WIDTH$}"), self.theme.label),
-        );
-        self.out.push(Line::from(spans));
+    /// A labelled row of styled pieces, wrapped under the value column as `add` wraps text:
+    /// a piece that does not fit goes to the next row, not back under the labels.
+    fn add_spans(&mut self, label: &str, spans: Vec<Span<'static>>) {
+        let room = self.width.saturating_sub(LABEL_WIDTH).max(8);
+        // flow::rows opens each row with a one-column margin, which the label column replaces.
+        let mut rows: Vec<Vec<Span<'static>>> = flow::rows(spans, room + 1)
+            .into_iter()
+            .map(|row| row.spans.into_iter().skip(1).collect())
+            .collect();
+        if rows.is_empty() {
+            rows.push(Vec::new());
+        }
+        for (i, mut pieces) in rows.into_iter().enumerate() {
+            let head = if i == 0 {
+                Span::styled(format!("{label:<LABEL_WIDTH$}"), self.theme.label)
+            } else {
+                Span::raw(" ".repeat(LABEL_WIDTH))
+            };
+            pieces.insert(0, head);
+            self.out.push(Line::from(pieces));
+        }
     }
 }
 
