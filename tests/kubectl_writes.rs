@@ -561,20 +561,19 @@ spec:
     }
     assert_ne!(k.run(&["get", "pod", "faults"]).code, 0, "{label}: stored");
     // Five more kube-apiserver refuses and this server stored.
-    let role = srv.dir.path().join("verbless.yaml");
-    std::fs::write(
-        &role,
+    let manifest = |file: &str, text: &str| {
+        let path = srv.dir.path().join(file);
+        std::fs::write(&path, text).expect("write manifest");
+        path.to_string_lossy().into_owned()
+    };
+    let role = manifest(
+        "verbless.yaml",
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: verbless}\nrules: [{apiGroups: [\"\"], resources: [pods], verbs: []}]\n",
-    )
-    .expect("write manifest");
-    let role = role.to_string_lossy().into_owned();
-    let escalating = srv.dir.path().join("escalating.yaml");
-    std::fs::write(
-        &escalating,
+    );
+    let escalating = manifest(
+        "escalating.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: escalating}\nspec:\n  containers: [{name: c, image: nginx, securityContext: {privileged: true, allowPrivilegeEscalation: false}}]\n",
-    )
-    .expect("write manifest");
-    let escalating = escalating.to_string_lossy().into_owned();
+    );
     for (args, expected) in [
         (
             vec!["create", "namespace", "a.b"],

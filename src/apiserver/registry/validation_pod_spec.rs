@@ -153,13 +153,12 @@ pub(crate) fn container_security_context(sc: &SecurityContext, path: &str, out: 
     if sc.allow_privilege_escalation != Some(false) {
         return;
     }
-    let contradiction = |what: &str| Cause {
-        reason: "FieldValueInvalid",
-        message: format!(
-            "Invalid value: {}: cannot set `allowPrivilegeEscalation` to false and {what}",
-            go_security_context(sc)
-        ),
-        field: p.clone(),
+    let contradiction = |what: &str| {
+        Cause::invalid_printed(
+            &p,
+            &go_security_context(sc),
+            &format!("cannot set `allowPrivilegeEscalation` to false and {what}"),
+        )
     };
     if sc.privileged == Some(true) {
         out.push(contradiction("`privileged` to true"));
@@ -278,14 +277,6 @@ fn go_list(l: &[String]) -> String {
     format!("[]string{{{}}}", items.join(", "))
 }
 
-fn invalid_go(field: &str, go_value: &str, detail: &str) -> Cause {
-    Cause {
-        reason: "FieldValueInvalid",
-        message: format!("Invalid value: {go_value}: {detail}"),
-        field: field.to_string(),
-    }
-}
-
 /// `validatePodDNSConfig`: with dnsPolicy None the pod's whole resolver comes from here.
 pub(crate) fn dns_config(spec: &PodSpec, out: &mut Vec<Cause>) {
     let p = "spec.dnsConfig";
@@ -308,7 +299,7 @@ pub(crate) fn dns_config(spec: &PodSpec, out: &mut Vec<Cause>) {
         return;
     }
     if nameservers.len() > 3 {
-        out.push(invalid_go(
+        out.push(Cause::invalid_printed(
             &format!("{p}.nameservers"),
             &go_list(nameservers),
             "must not have more than 3 nameservers",
@@ -325,7 +316,7 @@ pub(crate) fn dns_config(spec: &PodSpec, out: &mut Vec<Cause>) {
     }
     let searches = c.searches.as_deref().unwrap_or_default();
     if searches.len() > 32 {
-        out.push(invalid_go(
+        out.push(Cause::invalid_printed(
             &format!("{p}.searches"),
             &go_list(searches),
             "must not have more than 32 search paths",
@@ -501,17 +492,15 @@ mod tests {
         container_security_context(&sc, "spec.containers[0]", &mut out);
         let texts = rendered(&out);
         assert_eq!(texts.len(), 2, "{texts:?}");
+        // The addresses are this process's own; everything else is fixed.
         let shape = |t: &str| {
-            // The addresses are this process's own; everything else is fixed.
-            let mut masked = String::new();
-            let mut rest = t;
-            while let Some(i) = rest.find("(0x") {
-                masked.push_str(&rest[..i]);
-                masked.push_str("(ADDR)");
-                rest = &rest[i + 1..];
-                rest = &rest[rest.find(')').unwrap_or(0)..][1..];
+            let mut parts = t.split("(0x");
+            let mut masked = parts.next().unwrap_or_default().to_string();
+            for part in parts {
+                masked.push_str("(ADDR");
+                masked.push_str(&part[part.find(')').unwrap_or(0)..]);
             }
-            masked + rest
+            masked
         };
         let value = "core.SecurityContext{Capabilities:(*core.Capabilities)(ADDR), Privileged:(*bool)(ADDR), SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:(*int64)(nil), RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:(*bool)(ADDR), ProcMount:(*core.ProcMountType)(nil), SeccompProfile:(*core.SeccompProfile)(nil), AppArmorProfile:(*core.AppArmorProfile)(nil)}";
         assert_eq!(

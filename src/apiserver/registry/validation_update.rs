@@ -125,7 +125,11 @@ pub(crate) fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<Cause
         let (n, o) = (get(new, k), get(old, k));
         if n != o {
             let shown = n.as_str().map(go_time).unwrap_or_else(|| "null".into());
-            out.push(invalid_shown(&format!("metadata.{k}"), &shown, IMMUTABLE));
+            out.push(Cause::invalid_printed(
+                &format!("metadata.{k}"),
+                &shown,
+                IMMUTABLE,
+            ));
         }
     }
     let (n, o) = (
@@ -141,15 +145,6 @@ pub(crate) fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<Cause
     }
     validation_meta::common(new.get("metadata"), &mut out);
     out
-}
-
-/// A FieldValueInvalid whose value is already printed (Go's Stringer output, unquoted).
-fn invalid_shown(field: &str, shown: &str, detail: &str) -> Cause {
-    Cause {
-        reason: "FieldValueInvalid",
-        message: format!("Invalid value: {shown}: {detail}"),
-        field: field.to_string(),
-    }
 }
 
 /// RFC 3339 (`2026-11-25T07:23:35Z`) as Go's `time.Time.String()` prints a UTC time.

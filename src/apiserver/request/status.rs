@@ -63,6 +63,25 @@ impl Cause {
             "",
         )
     }
+    /// `field.Invalid` whose value is already printed as Go prints it (`%#v` of a struct or a
+    /// typed slice, a Stringer's output), which no JSON value renders as.
+    pub fn invalid_printed(field: &str, printed: &str, detail: &str) -> Self {
+        Self::with(
+            field,
+            "FieldValueInvalid",
+            format!("Invalid value: {printed}"),
+            detail,
+        )
+    }
+    /// `field.Duplicate` whose value is already printed as Go prints it.
+    pub fn duplicate_printed(field: &str, printed: &str) -> Self {
+        Self::with(
+            field,
+            "FieldValueDuplicate",
+            format!("Duplicate value: {printed}"),
+            "",
+        )
+    }
     /// `field.Invalid` with `field.OmitValueType{}`: the value is not shown.
     pub fn invalid_omitted(field: &str, detail: &str) -> Self {
         Self::with(field, "FieldValueInvalid", "Invalid value".into(), detail)

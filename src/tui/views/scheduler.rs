@@ -309,17 +309,14 @@ fn refused_lines(state: &AppState, width: usize, theme: &Theme) -> Vec<Line<'sta
         return Vec::new();
     };
     let answer = format!("HTTP {} {}", r.code, r.reason);
+    let (answer, kind) = (answer.trim_end(), &r.kind);
     let text = if r.dry_run {
         format!(
-            "✗ the API server would refuse this {} (dry run, {}): what follows places the manifest as written (4 shows why)",
-            r.kind,
-            answer.trim_end()
+            "✗ the API server would refuse this {kind} (dry run, {answer}): what follows places the manifest as written (4 shows why)"
         )
     } else {
         format!(
-            "✗ the API server refused this {} ({}): the cluster never stored this manifest; what follows places it as written (4 shows why)",
-            r.kind,
-            answer.trim_end()
+            "✗ the API server refused this {kind} ({answer}): the cluster never stored this manifest; what follows places it as written (4 shows why)"
         )
     };
     flow::sentence(&text, theme.error, width)

@@ -166,17 +166,16 @@ fn validate(o: &Value) -> Vec<Cause> {
             p.get("port").and_then(Value::as_i64).unwrap_or(0),
         );
         if seen.contains(&key) {
-            causes.push(Cause {
-                reason: "FieldValueDuplicate",
-                message: format!(
-                    "Duplicate value: core.ServicePort{{Name:\"\", Protocol:{}, \
-                     AppProtocol:(*string)(nil), Port:{}, \
-                     TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+            causes.push(Cause::duplicate_printed(
+                &format!("spec.ports[{i}]"),
+                &format!(
+                    "core.ServicePort{{Name:\"\", Protocol:{}, AppProtocol:(*string)(nil), \
+                     Port:{}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, \
+                     NodePort:0}}",
                     json!(key.0),
                     key.1
                 ),
-                field: format!("spec.ports[{i}]"),
-            });
+            ));
         }
         seen.push(key);
     }
@@ -186,11 +185,11 @@ fn validate(o: &Value) -> Vec<Cause> {
 /// `field.Invalid` whose value is Go's `%v` of a string slice, as the ClusterIP errors carry.
 fn cluster_ips_cause(ips: &[String], detail: &str) -> Cause {
     let quoted: Vec<String> = ips.iter().map(|s| format!("{s:?}")).collect();
-    Cause {
-        reason: "FieldValueInvalid",
-        message: format!("Invalid value: []string{{{}}}: {detail}", quoted.join(", ")),
-        field: "spec.clusterIPs".into(),
-    }
+    Cause::invalid_printed(
+        "spec.clusterIPs",
+        &format!("[]string{{{}}}", quoted.join(", ")),
+        detail,
+    )
 }
 
 /// Take the ClusterIP and NodePorts `obj` asks for (or any free ones) and write them in. A

@@ -8,7 +8,7 @@ use k8s_openapi::api::networking::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::apiserver::registry::networking::{invalid_go, validate_typed_reference};
+use crate::apiserver::registry::networking::validate_typed_reference;
 use crate::apiserver::registry::{formats, validation};
 use crate::apiserver::request::status::Cause;
 
@@ -28,7 +28,7 @@ fn validate_spec(spec: &IngressSpec, out: &mut Vec<Cause>) {
             None => "[]networking.IngressRule(nil)",
             Some(_) => "[]networking.IngressRule{}",
         };
-        out.push(invalid_go(
+        out.push(Cause::invalid_printed(
             "spec",
             rendered,
             "either `defaultBackend` or `rules` must be specified",

@@ -15,16 +15,6 @@ pub(crate) mod networkpolicy;
 
 pub(crate) const GROUP: &str = "networking.k8s.io";
 
-/// `field.Invalid` whose value Go prints with `%#v` (a typed slice such as
-/// `[]networking.IngressRule(nil)`), which no JSON value renders as.
-pub(crate) fn invalid_go(field: &str, rendered: &str, detail: &str) -> Cause {
-    Cause {
-        reason: "FieldValueInvalid",
-        message: format!("Invalid value: {rendered}: {detail}"),
-        field: field.to_string(),
-    }
-}
-
 /// A reference to an object by API group, kind and name at `f` (an Ingress's resource backend,
 /// an IngressClass's parameters): the group a DNS subdomain, kind and name required path
 /// segment names, as upstream validates both.

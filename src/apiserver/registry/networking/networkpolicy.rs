@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
 use crate::apiserver::registry::apps::workload::format_selector;
-use crate::apiserver::registry::networking::{GROUP, invalid_go};
+use crate::apiserver::registry::networking::GROUP;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -162,7 +162,7 @@ fn validate_spec(spec: &NetworkPolicySpec, old_cidrs: &[String]) -> Vec<Cause> {
     let types = spec.policy_types.as_deref().unwrap_or_default();
     if types.len() > POLICY_TYPES.len() {
         let shown: Vec<String> = types.iter().map(|t| format!("{t:?}")).collect();
-        out.push(invalid_go(
+        out.push(Cause::invalid_printed(
             "spec.policyTypes",
             &format!("[]networking.PolicyType{{{}}}", shown.join(", ")),
             "may not specify more than two policyTypes",
