@@ -166,13 +166,18 @@ fn expose(label: &str, bin: &Path) {
         out.stderr
     );
     let ep: Value = serde_json::from_str(&out.stdout).expect("endpoints JSON");
-    let ep_ips: BTreeSet<String> = ep["subsets"][0]["addresses"]
+    let listed: Vec<String> = ep["subsets"][0]["addresses"]
         .as_array()
         .cloned()
         .unwrap_or_default()
         .iter()
         .filter_map(|a| a["ip"].as_str().map(String::from))
         .collect();
+    // Upstream's RepackSubsets sorts each subset's addresses by IP.
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(listed, sorted, "{label}: {ep}");
+    let ep_ips: BTreeSet<String> = listed.into_iter().collect();
     assert_eq!(ep_ips, pods, "{label}: {ep}");
     // `get all` lists Services.
     let all = k.ok(&["get", "all"]);

@@ -68,7 +68,9 @@ fn subsets(api: &Api, svc: &Value) -> Vec<Value> {
         }
     }
     out.into_iter()
-        .map(|(ports, ready, not_ready)| {
+        .map(|(ports, mut ready, mut not_ready)| {
+            ready.sort_by(less_endpoint_address);
+            not_ready.sort_by(less_endpoint_address);
             let mut subset = json!({"ports": ports});
             if !ready.is_empty() {
                 subset["addresses"] = json!(ready);
@@ -79,6 +81,15 @@ fn subsets(api: &Api, svc: &Value) -> Vec<Value> {
             subset
         })
         .collect()
+}
+
+/// Upstream's `SortSubsets` order of a subset's addresses (`LessEndpointAddress`): by the IP's
+/// bytes, then the target pod's uid. `kubectl get endpoints` and `describe` print them so.
+fn less_endpoint_address(a: &Value, b: &Value) -> std::cmp::Ordering {
+    s(a, "/ip")
+        .as_bytes()
+        .cmp(s(b, "/ip").as_bytes())
+        .then_with(|| s(a, "/targetRef/uid").cmp(s(b, "/targetRef/uid")))
 }
 
 pub(crate) struct EndpointsController;
@@ -164,5 +175,36 @@ pub(crate) fn kubernetes_service(api: &Api, addr: SocketAddr) {
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
         });
         let _ = client::create_as(api, slice_def, slice, client::APISERVER);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_sort_by_ip_bytes_then_uid_as_upstream() {
+        let a = |ip: &str, uid: &str| json!({"ip": ip, "targetRef": {"uid": uid}});
+        let mut v = vec![
+            a("10.244.2.3", "x"),
+            a("10.244.10.3", "y"),
+            a("10.244.1.3", "b"),
+            a("10.244.1.3", "a"),
+        ];
+        v.sort_by(less_endpoint_address);
+        let order: Vec<(String, String)> = v
+            .iter()
+            .map(|e| (s(e, "/ip").to_string(), s(e, "/targetRef/uid").to_string()))
+            .collect();
+        // Bytes, not numbers: "10.244.10.3" sorts before "10.244.2.3", as Go's bytes.Compare.
+        assert_eq!(
+            order,
+            [
+                ("10.244.1.3".into(), "a".into()),
+                ("10.244.1.3".into(), "b".into()),
+                ("10.244.10.3".into(), "y".into()),
+                ("10.244.2.3".into(), "x".into()),
+            ]
+        );
     }
 }
