@@ -13,6 +13,19 @@ pub struct Quantity {
     digits: u128,
     exp10: i32,
     exp2: u32,
+    /// How it was written: what its canonical form keeps (apimachinery's `Format`).
+    format: Format,
+}
+
+/// apimachinery's `resource.Format`, read off the suffix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// No suffix or a decimal SI one (`m`, `k`, `M`, …).
+    DecimalSi,
+    /// `Ki` … `Ei`.
+    BinarySi,
+    /// `e<int>` / `E<int>`.
+    DecimalExponent,
 }
 
 /// Why a quantity string was rejected; the caller adds file/object/field.
@@ -65,6 +78,11 @@ impl Quantity {
         }
         exp10 -= frac_part.len() as i32;
         let mut exp2 = 0u32;
+        let format = match suffix {
+            "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" => Format::BinarySi,
+            _ if suffix.len() > 1 => Format::DecimalExponent,
+            _ => Format::DecimalSi,
+        };
         match suffix {
             "" => {}
             "n" => exp10 -= 9,
@@ -100,6 +118,84 @@ impl Quantity {
             digits,
             exp10,
             exp2,
+            format,
+        })
+    }
+
+    /// The form kube-apiserver writes back (`Quantity.String()`, apimachinery's
+    /// `CanonicalizeBytes`): `0.5` → `500m`, `1024Mi` → `1Gi`, `0.5Gi` → `512Mi`, `1000` → `1k`,
+    /// `10e2` → `1e3`. Below a nano it rounds up, as parsing does upstream. None for a value
+    /// too large to hold here, which is left as written.
+    pub fn canonical(&self) -> Option<String> {
+        let mut d = self.digits.checked_shl(self.exp2)?;
+        if d >> self.exp2 != self.digits {
+            return None;
+        }
+        let mut e = self.exp10;
+        if e < -9 {
+            let k = u32::try_from(-9 - e).ok()?;
+            d = if k > 38 { 1 } else { d.div_ceil(10u128.pow(k)) };
+            e = -9;
+        }
+        if d == 0 {
+            return Some("0".into());
+        }
+        let sign = if self.negative { "-" } else { "" };
+        let mut format = self.format;
+        if format == Format::BinarySi {
+            // Below 1024, or not a whole number: decimal, so nothing is rounded.
+            let whole = match e {
+                0.. => d.checked_mul(10u128.checked_pow(e as u32)?),
+                _ => {
+                    let div = 10u128.checked_pow((-e) as u32)?;
+                    (d % div == 0).then_some(d / div)
+                }
+            };
+            match whole {
+                Some(n) if n >= 1024 => {
+                    let (mut n, mut times) = (n, 0);
+                    while n >= 1024 && n % 1024 == 0 {
+                        n /= 1024;
+                        times += 1;
+                    }
+                    let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"].get(times)?;
+                    return Some(format!("{sign}{n}{suffix}"));
+                }
+                _ => format = Format::DecimalSi,
+            }
+        }
+        while d >= 10 && d % 10 == 0 {
+            d /= 10;
+            e += 1;
+        }
+        // The exponent a multiple of three, the mantissa widened to match (Go's `%`).
+        match e % 3 {
+            1 | -2 => {
+                d = d.checked_mul(10)?;
+                e -= 1;
+            }
+            2 | -1 => {
+                d = d.checked_mul(100)?;
+                e -= 2;
+            }
+            _ => {}
+        }
+        let si = match (format, e) {
+            (Format::DecimalSi, -9) => Some("n"),
+            (Format::DecimalSi, -6) => Some("u"),
+            (Format::DecimalSi, -3) => Some("m"),
+            (_, 0) => Some(""),
+            (Format::DecimalSi, 3) => Some("k"),
+            (Format::DecimalSi, 6) => Some("M"),
+            (Format::DecimalSi, 9) => Some("G"),
+            (Format::DecimalSi, 12) => Some("T"),
+            (Format::DecimalSi, 15) => Some("P"),
+            (Format::DecimalSi, 18) => Some("E"),
+            _ => None,
+        };
+        Some(match si {
+            Some(suffix) => format!("{sign}{d}{suffix}"),
+            None => format!("{sign}{d}e{e}"),
         })
     }
 
@@ -204,6 +300,42 @@ mod tests {
         assert_eq!(v("+3"), 3);
         assert_eq!(v("0"), 0);
         assert_eq!(v("1E"), 1_000_000_000_000_000_000);
+    }
+
+    #[test]
+    fn canonical_forms_are_kube_apiservers() {
+        let c = |s: &str| Quantity::parse(s).ok().and_then(|q| q.canonical());
+        for (written, canonical) in [
+            ("0.5", "500m"),
+            ("1.5", "1500m"),
+            ("100m", "100m"),
+            ("1000", "1k"),
+            ("1500", "1500"),
+            ("01", "1"),
+            ("1000m", "1"),
+            ("0", "0"),
+            ("0m", "0"),
+            ("1Gi", "1Gi"),
+            ("1024Mi", "1Gi"),
+            ("0.5Gi", "512Mi"),
+            ("1.5Gi", "1536Mi"),
+            ("0.5Ki", "512"),
+            ("1023", "1023"),
+            ("1.5Ki", "1536"),
+            ("0.1Ki", "102400m"),
+            ("1e3", "1e3"),
+            ("10e2", "1e3"),
+            ("1E3", "1e3"),
+            ("1e0", "1"),
+            ("12e-1", "1200e-3"),
+            ("2000k", "2M"),
+            ("-0.5", "-500m"),
+            ("+1k", "1k"),
+            ("0.0000000001", "1n"),
+            ("1.0000000001", "1000000001n"),
+        ] {
+            assert_eq!(c(written).as_deref(), Some(canonical), "{written}");
+        }
     }
 
     #[test]

@@ -196,8 +196,8 @@ pub fn decode_object(
     field_validation: &str,
 ) -> Result<(Value, Vec<String>), ApiError> {
     check_type(def, &mut v)?;
-    let typed = roundtrip(def, &v).map_err(|e| cannot_handle(def, e))?;
-    if let Some(e) = decode_error::malformed_quantity(def, &typed) {
+    let mut typed = roundtrip(def, &v).map_err(|e| cannot_handle(def, e))?;
+    if let Some(e) = decode_error::malformed_quantity(def, &mut typed) {
         return Err(cannot_handle(def, e));
     }
     let mut unknown = Vec::new();

@@ -17,6 +17,7 @@ use crate::apiserver::registry::openapi;
 use crate::apiserver::registry::resources::{RESOURCES, ResourceDef};
 use crate::apiserver::registry::validation::parse_quantity;
 use crate::apiserver::util::At;
+use crate::scheduler::quantity::Quantity;
 
 /// The k8s-openapi schemas of `def`'s kind and every type it references, built once.
 fn schemas(def: &ResourceDef) -> &'static Map<String, Value> {
@@ -120,8 +121,9 @@ const QUANTITY_FORMAT: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 /// The first malformed quantity anywhere in a decoded object, in upstream's words followed by
-/// what and where it is (upstream names neither).
-pub(crate) fn malformed_quantity(def: &ResourceDef, obj: &Value) -> Option<String> {
+/// what and where it is (upstream names neither). Every well-formed one on the way is
+/// rewritten in its canonical form, as kube-apiserver stores and answers it (`0.5` → `500m`).
+pub(crate) fn malformed_quantity(def: &ResourceDef, obj: &mut Value) -> Option<String> {
     let t = types(def);
     let root = t.defs.get(t.root.as_ref()?)?;
     let mut path = String::new();
@@ -132,21 +134,27 @@ pub(crate) fn malformed_quantity(def: &ResourceDef, obj: &Value) -> Option<Strin
 fn find_quantity(
     t: &Types,
     schema: &Value,
-    value: &Value,
+    value: &mut Value,
     path: &mut String,
 ) -> Option<(String, String)> {
     if ref_name(schema) == Some(QUANTITY) {
-        return match value {
-            Value::String(q) if parse_quantity(q).is_none() => Some((q.clone(), path.clone())),
-            _ => None,
+        let Value::String(q) = value else {
+            return None;
         };
+        if parse_quantity(q).is_none() {
+            return Some((q.clone(), path.clone()));
+        }
+        if let Some(c) = Quantity::parse(q).ok().and_then(|q| q.canonical()) {
+            *q = c;
+        }
+        return None;
     }
     if !may_hold_quantity(schema, &t.holding) {
         return None;
     }
     let (name, schema) = resolve(&t.defs, schema);
     let len = path.len();
-    let at = |k: &str, sub: &Value, v: &Value, path: &mut String| {
+    let at = |k: &str, sub: &Value, v: &mut Value, path: &mut String| {
         path.truncate(len);
         if !path.is_empty() {
             path.push('.');
@@ -157,17 +165,17 @@ fn find_quantity(
     let found = match (value, name.and_then(|n| t.props.get(n))) {
         // A known type: only the properties that can hold one.
         (Value::Object(m), Some(props)) => props.iter().find_map(|k| {
-            let v = m.get(k)?;
+            let v = m.get_mut(k)?;
             at(k, schema.get("properties")?.get(k)?, v, path)
         }),
-        (Value::Object(m), None) => m.iter().find_map(|(k, v)| {
+        (Value::Object(m), None) => m.iter_mut().find_map(|(k, v)| {
             let sub = schema
                 .get("properties")
                 .and_then(|p| p.get(k))
                 .or_else(|| schema.get("additionalProperties"))?;
             at(k, sub, v, path)
         }),
-        (Value::Array(a), _) => a.iter().enumerate().find_map(|(i, v)| {
+        (Value::Array(a), _) => a.iter_mut().enumerate().find_map(|(i, v)| {
             path.truncate(len);
             path.push_str(&format!("[{i}]"));
             find_quantity(t, schema.get("items")?, v, path)
