@@ -358,6 +358,7 @@ fn dry_runs_for(label: &str, bin: &std::path::Path) {
     updates_refused(&k, &srv);
     metadata_refused(&k, &srv);
     pod_spec_refused(&k, &srv);
+    warned_and_canonical(&k, &srv);
 }
 
 /// Updates upstream's ValidatePodUpdate refuses: a renamed container (`replace`), a bound
@@ -609,6 +610,87 @@ spec:
             "{label}: {args:?}: {expected:?} in {}",
             out.stderr
         );
+    }
+}
+
+/// What kube-apiserver stores while it warns (its strategies' WarningsOnCreate and
+/// WarningsOnUpdate), and the quantities it answers in canonical form.
+fn warned_and_canonical(k: &Kubectl, srv: &ServeProcess) {
+    let label = &k.label;
+    let path = srv.dir.path().join("warned.yaml");
+    std::fs::write(
+        &path,
+        r#"apiVersion: v1
+kind: Pod
+metadata: {name: warned}
+spec:
+  containers:
+  - name: a
+    image: nginx
+    ports: [{containerPort: 80}, {containerPort: 80}]
+    env: [{name: MODE, value: one}, {name: MODE, value: two}]
+    resources: {requests: {cpu: 0.5, memory: 1024Mi}, limits: {memory: 1.5Gi, cpu: "2000m"}}
+"#,
+    )
+    .expect("write manifest");
+    let out = k.run(&["create", "-f", &path.to_string_lossy()]);
+    assert_eq!(out.code, 0, "{label}: {}", out.stderr);
+    for w in [
+        "Warning: spec.containers[0].env[1]: hides previous definition of \"MODE\", which may be dropped when using apply",
+        "Warning: spec.containers[0].ports[1]: duplicate port definition with spec.containers[0].ports[0]",
+    ] {
+        assert!(out.stderr.contains(w), "{label}: {w:?} in {}", out.stderr);
+    }
+    let resources = k.ok(&[
+        "get",
+        "pod",
+        "warned",
+        "-o",
+        "jsonpath={.spec.containers[0].resources}",
+    ]);
+    let resources: Value = serde_json::from_str(&resources).expect("resources JSON");
+    assert_eq!(
+        resources,
+        serde_json::json!({"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1536Mi"}}),
+        "{label}"
+    );
+    // A workload: its dotted name and its template, on create and when the template changes.
+    let out = k.run(&["create", "deployment", "web.v2", "--image=nginx"]);
+    assert!(
+        out.code == 0 && out.stderr.contains("Warning: metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]"),
+        "{label}: {}",
+        out.stderr
+    );
+    // (`kubectl set env` merges a repeated name itself; a JSON patch sends it as written.)
+    let twice = r#"[{"op":"add","path":"/spec/template/spec/containers/0/env","value":[{"name":"A","value":"1"},{"name":"A","value":"2"}]}]"#;
+    let out = k.run(&["patch", "deployment", "web.v2", "--type=json", "-p", twice]);
+    assert!(
+        out.code == 0
+            && out.stderr.contains("Warning: spec.template.spec.containers[0].env[1]: hides previous definition of \"A\""),
+        "{label}: {}",
+        out.stderr
+    );
+    // A Scale is written through the Deployment's strategy: a new count warns again, the
+    // same count moves no generation and warns of nothing.
+    for (replicas, warned) in [("2", true), ("2", false)] {
+        let out = k.run(&[
+            "scale",
+            "deployment",
+            "web.v2",
+            &format!("--replicas={replicas}"),
+        ]);
+        assert_eq!(
+            out.stderr.contains("hides previous definition"),
+            warned,
+            "{label}: {}",
+            out.stderr
+        );
+    }
+    for args in [
+        vec!["delete", "pod", "warned", "--wait=false"],
+        vec!["delete", "deployment", "web.v2"],
+    ] {
+        k.ok(&args);
     }
 }
 

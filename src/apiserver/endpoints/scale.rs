@@ -8,6 +8,7 @@ use crate::apiserver::endpoints::reply::store_err;
 use crate::apiserver::endpoints::{managed_fields, patch};
 use crate::apiserver::registry::apps::workload::{format_selector, label_selector};
 use crate::apiserver::registry::resources::ResourceDef;
+use crate::apiserver::registry::strategies;
 use crate::apiserver::request::context::{Ctx, Reply};
 use crate::apiserver::request::status::{ApiError, Cause};
 use crate::apiserver::storage::store::StoreError;
@@ -114,18 +115,26 @@ pub(crate) fn update(
     let key = def.key_for(&ctx.info.namespace, &name);
     let manager = managed_fields::request_manager(ctx);
     let now = util::now();
+    // Upstream writes a Scale through the workload's own update strategy: a new replica count
+    // moves the generation, so the workload's template is warned of again.
+    let strategy = strategies::of(def.group, def.kind);
+    let mut warnings = Vec::new();
     let stored = ctx
         .api
         .store
         .update(&key, expected, ctx.write, |o| {
             let mut next = with_replicas(o, n);
             managed_fields::record_scale(def, o, &mut next, &manager, &now);
+            warnings = strategy
+                .map(|k| k.warnings_on_update(&next, o))
+                .unwrap_or_default();
             Ok(next)
         })
         .map_err(|e| match e {
             StoreError::Conflict => ApiError::stale(def.group, def.plural, &name),
             e => store_err(def, &name, e),
         })?;
+    ctx.warnings.extend(warnings);
     Ok(Reply::Object {
         code: 200,
         value: scale_of(&stored),

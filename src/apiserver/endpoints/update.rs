@@ -134,6 +134,9 @@ pub(crate) fn apply_update(
         // PodSecurity (validating admission): a pod update that changes what runs, a
         // workload's template, a namespace's labels.
         warnings.clear();
+        if let Some(k) = kind {
+            warnings.extend(k.warnings_on_update(&next, cur));
+        }
         verdict = None;
         let res = match &psa {
             Some(policy)

@@ -17,7 +17,8 @@ use crate::apiserver::request::trace::RequestTrace;
 use crate::apiserver::util;
 
 /// The kind's PrepareForCreate, defaults, admission and validation; generation 1 for kinds
-/// whose spec changes are counted. The validating plugins' warnings go to `warnings`.
+/// whose spec changes are counted. The strategy's and the validating plugins' warnings go to
+/// `warnings`.
 pub fn prepare_create(
     api: &Api,
     def: &ResourceDef,
@@ -27,7 +28,12 @@ pub fn prepare_create(
 ) -> Result<(), ApiError> {
     let kind = strategies::of(def.group, def.kind);
     match kind {
-        Some(k) => k.prepare_create(api, obj, trace)?,
+        Some(k) => {
+            k.prepare_create(api, obj, trace)?;
+            // Upstream's BeforeCreate warns once the object validated, before admission's
+            // validating plugins (PodSecurity's warnings follow these).
+            warnings.extend(k.warnings_on_create(obj));
+        }
         None => strategy::validate_into_trace(def.group, def.kind, obj, trace, Vec::new())?,
     }
     pod_security(api, def, obj, trace, warnings)?;

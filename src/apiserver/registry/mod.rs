@@ -24,6 +24,7 @@ pub(crate) mod node;
 pub(crate) mod openapi;
 pub(crate) mod openapi_v2;
 pub(crate) mod openapi_v2_schema;
+pub(crate) mod pod_warnings;
 pub(crate) mod policy;
 pub(crate) mod rbac;
 pub(crate) mod resources;

@@ -97,6 +97,17 @@ pub(crate) trait Strategy: Sync {
         Vec::new()
     }
 
+    /// WarningsOnCreate: what kube-apiserver warns of in a new object that validated (a pod's
+    /// duplicate port, a workload's dotted name); the client prints each as `Warning: …`.
+    fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// WarningsOnUpdate of the main resource, after the update validated.
+    fn warnings_on_update(&self, _next: &Value, _current: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether a change of `spec` bumps metadata.generation (kinds with a status that reports
     /// observedGeneration: Deployments, ReplicaSets, …).
     fn bumps_generation(&self) -> bool {

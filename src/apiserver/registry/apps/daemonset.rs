@@ -9,6 +9,7 @@ use crate::apiserver::registry::apps::workload::{
     format_selector, images_column, int_at, nonnegative, validate_selector_and_template,
     validate_selector_unchanged,
 };
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -151,6 +152,17 @@ impl Strategy for DaemonSet {
         }
         let mut out = validate(next);
         validate_selector_unchanged(next, current, &mut out);
+        out
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::workload_on_create(obj, false, "/spec/template", "spec.template")
+    }
+    fn warnings_on_update(&self, next: &Value, current: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        // Upstream warns when the templateGeneration moved, which it does with the template.
+        if pod_warnings::template_changed(next, current, "/spec/template") {
+            pod_warnings::template(&mut out, next, "/spec/template", "spec.template");
+        }
         out
     }
     fn bumps_generation(&self) -> bool {

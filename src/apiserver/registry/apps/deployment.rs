@@ -9,6 +9,7 @@ use crate::apiserver::registry::apps::workload::{
     images_column, int_at, nonnegative, scaled, validate_int_or_percent,
     validate_selector_and_template, validate_selector_unchanged,
 };
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -181,6 +182,12 @@ impl Strategy for Deployment {
         let mut out = validate(next);
         validate_selector_unchanged(next, current, &mut out);
         out
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::workload_on_create(obj, true, "/spec/template", "spec.template")
+    }
+    fn warnings_on_update(&self, next: &Value, current: &Value) -> Vec<String> {
+        pod_warnings::workload_on_update(next, current, "/spec/template", "spec.template")
     }
     fn bumps_generation(&self) -> bool {
         true

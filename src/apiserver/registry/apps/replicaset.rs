@@ -8,6 +8,7 @@ use crate::apiserver::registry::apps::workload::{
     default_field, default_template, format_selector, nonnegative, replicas_cells,
     replicas_columns, validate_selector_and_template, validate_selector_unchanged,
 };
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{Strategy, kind_type, validate_into_trace};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -71,6 +72,12 @@ impl Strategy for ReplicaSet {
         let mut out = validate(next);
         validate_selector_unchanged(next, current, &mut out);
         out
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::workload_on_create(obj, true, "/spec/template", "spec.template")
+    }
+    fn warnings_on_update(&self, next: &Value, current: &Value) -> Vec<String> {
+        pod_warnings::workload_on_update(next, current, "/spec/template", "spec.template")
     }
     fn bumps_generation(&self) -> bool {
         true

@@ -8,6 +8,7 @@ use crate::apiserver::registry::apps::workload::{
     containers_and_images, containers_column, default_field, default_template, images_column,
     int_at, nonnegative, validate_selector_and_template, validate_selector_unchanged,
 };
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -158,6 +159,12 @@ impl Strategy for StatefulSet {
             out.push(Cause::forbidden("spec", SPEC_FORBIDDEN));
         }
         out
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::workload_on_create(obj, false, "/spec/template", "spec.template")
+    }
+    fn warnings_on_update(&self, next: &Value, current: &Value) -> Vec<String> {
+        pod_warnings::workload_on_update(next, current, "/spec/template", "spec.template")
     }
     fn bumps_generation(&self) -> bool {
         true

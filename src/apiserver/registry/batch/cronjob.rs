@@ -12,6 +12,7 @@ use crate::apiserver::registry::apps::workload::{
 };
 use crate::apiserver::registry::batch::cron;
 use crate::apiserver::registry::batch::job::{GROUP, validate_job_spec};
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -282,6 +283,22 @@ impl Strategy for CronJob {
             return Vec::new();
         }
         validate(next, Some(current))
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::workload_on_create(
+            obj,
+            true,
+            "/spec/jobTemplate/spec/template",
+            "spec.jobTemplate.spec.template",
+        )
+    }
+    fn warnings_on_update(&self, next: &Value, current: &Value) -> Vec<String> {
+        pod_warnings::workload_on_update(
+            next,
+            current,
+            "/spec/jobTemplate/spec/template",
+            "spec.jobTemplate.spec.template",
+        )
     }
     fn bumps_generation(&self) -> bool {
         true

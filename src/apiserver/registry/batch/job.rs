@@ -12,6 +12,7 @@ use crate::apiserver::registry::apps::workload::{
     go_map, go_selector, images_column, int_at, nonnegative, selector_matches,
 };
 use crate::apiserver::registry::batch::{indexed, job_update, pod_failure_policy};
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{
     AGE_DESCRIPTION, NAME_DESCRIPTION, Strategy, age_of, column, kind_type, str_at,
     validate_into_trace,
@@ -455,6 +456,12 @@ impl Strategy for Job {
         default(&mut stored);
         out.extend(job_update::validate(next, &stored));
         out
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::workload_on_create(obj, true, "/spec/template", "spec.template")
+    }
+    fn warnings_on_update(&self, next: &Value, current: &Value) -> Vec<String> {
+        pod_warnings::workload_on_update(next, current, "/spec/template", "spec.template")
     }
     fn bumps_generation(&self) -> bool {
         true

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use crate::apiserver::admission::plugins;
 use crate::apiserver::registry::core::ephemeral_containers;
 use crate::apiserver::registry::defaults;
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{
     Strategy, age_of, column, field_at, kind_type, or_none, str_at,
 };
@@ -356,6 +357,9 @@ impl Strategy for Pod {
             causes.extend(validation_update::validate_pod_spec_update(next, current));
         }
         causes
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::on_pod_create(obj)
     }
     fn bumps_generation(&self) -> bool {
         true

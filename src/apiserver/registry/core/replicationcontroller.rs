@@ -10,6 +10,7 @@ use crate::apiserver::registry::apps::workload::{
     default_field, default_template, format_labels, int_at, label_selector, nonnegative,
     replicas_cells, replicas_columns, validate_template,
 };
+use crate::apiserver::registry::pod_warnings;
 use crate::apiserver::registry::strategy::{Strategy, kind_type, validate_into_trace};
 use crate::apiserver::request::context::Api;
 use crate::apiserver::request::status::{ApiError, Cause};
@@ -102,6 +103,18 @@ impl Strategy for ReplicationController {
             return Vec::new();
         }
         validate(next)
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        pod_warnings::workload_on_create(obj, true, "/spec/template", "spec.template")
+    }
+    fn warnings_on_update(&self, next: &Value, current: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        // Upstream passes the two templates in swapped order here (kubernetes#142443, open),
+        // so what it warns of on a changed ReplicationController is the template replaced.
+        if pod_warnings::generation_moved(next, current) {
+            pod_warnings::template(&mut out, current, "/spec/template", "spec.template");
+        }
+        out
     }
     fn bumps_generation(&self) -> bool {
         true
