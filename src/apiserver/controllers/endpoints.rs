@@ -185,7 +185,7 @@ mod tests {
     #[test]
     fn addresses_sort_by_ip_bytes_then_uid_as_upstream() {
         let a = |ip: &str, uid: &str| json!({"ip": ip, "targetRef": {"uid": uid}});
-        let mut v = vec![
+        let mut v = [
             a("10.244.2.3", "x"),
             a("10.244.10.3", "y"),
             a("10.244.1.3", "b"),

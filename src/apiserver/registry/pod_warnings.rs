@@ -470,9 +470,13 @@ fn go_port(p: &Value) -> String {
     )
 }
 
+/// The ports seen so far of one (containerPort, protocol): where each is, its hostIP and
+/// hostPort.
+type SamePort<'a> = Vec<(String, &'a str, i64)>;
+
 /// Ports across every container that collide on (containerPort, protocol).
 fn ports(out: &mut Vec<String>, containers: &[(&Value, String)]) {
-    let mut seen: BTreeMap<(i64, &str), Vec<(String, &str, i64)>> = BTreeMap::new();
+    let mut seen: BTreeMap<(i64, &str), SamePort> = BTreeMap::new();
     for (c, path) in containers {
         for (i, p) in array(c, "/ports").iter().enumerate() {
             let here = format!("{path}.ports[{i}]");
