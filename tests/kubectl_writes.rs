@@ -63,6 +63,13 @@ const NODE: &str = "/api/v1/nodes/node-1";
 const MANUAL: &str = "/api/v1/namespaces/default/pods/manual";
 const NAMESPACE: &str = "/api/v1/namespaces/demo";
 
+/// Write a manifest into the server's directory; its path, for `kubectl -f`.
+fn manifest(srv: &ServeProcess, file: &str, text: &str) -> String {
+    let path = srv.dir.path().join(file);
+    std::fs::write(&path, text).expect("write manifest");
+    path.to_string_lossy().into_owned()
+}
+
 fn get(srv: &ServeProcess, path: &str) -> Value {
     let (code, v) = request(&srv.kubeconfig(), "GET", path, None);
     assert_eq!(code, 200, "GET {path}: {v}");
@@ -515,9 +522,9 @@ fn metadata_refused(k: &Kubectl, srv: &ServeProcess) {
 /// of them were stored as sent (a StatefulSet's pods got its invalid serviceName as subdomain).
 fn pod_spec_refused(k: &Kubectl, srv: &ServeProcess) {
     let label = &k.label;
-    let path = srv.dir.path().join("faults.yaml");
-    std::fs::write(
-        &path,
+    let faults = manifest(
+        srv,
+        "faults.yaml",
         r#"apiVersion: v1
 kind: Pod
 metadata: {name: faults}
@@ -536,9 +543,8 @@ spec:
       requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone, labelSelector: {matchLabels: {app: a}}}, {labelSelector: {matchLabels: {app: a}}}]
   topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
 "#,
-    )
-    .expect("write manifest");
-    let out = k.run(&["create", "-f", &path.to_string_lossy()]);
+    );
+    let out = k.run(&["create", "-f", &faults]);
     let expected = [
         "The Pod \"faults\" is invalid: ",
         "* spec.volumes[1].name: Duplicate value: \"data\"",
@@ -562,16 +568,13 @@ spec:
     }
     assert_ne!(k.run(&["get", "pod", "faults"]).code, 0, "{label}: stored");
     // Five more kube-apiserver refuses and this server stored.
-    let manifest = |file: &str, text: &str| {
-        let path = srv.dir.path().join(file);
-        std::fs::write(&path, text).expect("write manifest");
-        path.to_string_lossy().into_owned()
-    };
     let role = manifest(
+        srv,
         "verbless.yaml",
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: verbless}\nrules: [{apiGroups: [\"\"], resources: [pods], verbs: []}]\n",
     );
     let escalating = manifest(
+        srv,
         "escalating.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: escalating}\nspec:\n  containers: [{name: c, image: nginx, securityContext: {privileged: true, allowPrivilegeEscalation: false}}]\n",
     );
@@ -617,9 +620,9 @@ spec:
 /// WarningsOnUpdate), and the quantities it answers in canonical form.
 fn warned_and_canonical(k: &Kubectl, srv: &ServeProcess) {
     let label = &k.label;
-    let path = srv.dir.path().join("warned.yaml");
-    std::fs::write(
-        &path,
+    let warned = manifest(
+        srv,
+        "warned.yaml",
         r#"apiVersion: v1
 kind: Pod
 metadata: {name: warned}
@@ -631,9 +634,8 @@ spec:
     env: [{name: MODE, value: one}, {name: MODE, value: two}]
     resources: {requests: {cpu: 0.5, memory: 1024Mi}, limits: {memory: 1.5Gi, cpu: "2000m"}}
 "#,
-    )
-    .expect("write manifest");
-    let out = k.run(&["create", "-f", &path.to_string_lossy()]);
+    );
+    let out = k.run(&["create", "-f", &warned]);
     assert_eq!(out.code, 0, "{label}: {}", out.stderr);
     for w in [
         "Warning: spec.containers[0].env[1]: hides previous definition of \"MODE\", which may be dropped when using apply",

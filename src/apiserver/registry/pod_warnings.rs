@@ -214,29 +214,33 @@ fn spec_and_meta(out: &mut Vec<String>, prefix: &str, obj: &Value, is_template: 
             }
         }
     }
-    let node_affinity = "spec.affinity.nodeAffinity";
-    let required = format!("{node_affinity}.requiredDuringSchedulingIgnoredDuringExecution");
-    for (i, term) in array(
-        spec,
-        "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
-    )
-    .iter()
-    .enumerate()
-    {
-        let path = at(prefix, &format!("{required}.nodeSelectorTerms[{i}]"));
-        node_selector_term(out, term, &path, &deprecated_label);
-    }
-    let preferred = format!("{node_affinity}.preferredDuringSchedulingIgnoredDuringExecution");
-    for (i, term) in array(
-        spec,
-        "/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution",
-    )
-    .iter()
-    .enumerate()
-    {
-        let path = at(prefix, &format!("{preferred}[{i}].preference"));
-        if let Some(p) = term.get("preference") {
-            node_selector_term(out, p, &path, &deprecated_label);
+    // Required terms are the terms themselves; preferred ones hold theirs as `preference`.
+    for (list, term_at) in [
+        (
+            "requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
+            "",
+        ),
+        (
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "preference",
+        ),
+    ] {
+        let field = list.replace('/', ".");
+        for (i, term) in array(spec, &format!("/affinity/nodeAffinity/{list}"))
+            .iter()
+            .enumerate()
+        {
+            let (term, inner) = match term_at {
+                "" => (Some(term), String::new()),
+                k => (term.get(k), format!(".{k}")),
+            };
+            let path = at(
+                prefix,
+                &format!("spec.affinity.nodeAffinity.{field}[{i}]{inner}"),
+            );
+            if let Some(term) = term {
+                node_selector_term(out, term, &path, &deprecated_label);
+            }
         }
     }
     for (i, c) in array(spec, "/topologySpreadConstraints").iter().enumerate() {
@@ -683,6 +687,25 @@ mod tests {
                 r#"spec.template.spec.containers[0].resources.requests[memory]: fractional byte value "1500m" is invalid, must be an integer"#,
                 r#"spec.template.spec.containers[0].env[1]: hides previous definition of "A", which may be dropped when using apply"#,
                 "spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1",
+            ]
+        );
+    }
+
+    #[test]
+    fn deprecated_labels_in_node_affinity_terms() {
+        let term = json!({"matchExpressions": [{"key": "kubernetes.io/os", "operator": "Exists"},
+            {"key": "beta.kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]});
+        let w = on_pod_create(&pod(
+            json!({"containers": [{"name": "c"}], "affinity": {"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term.clone()]},
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term}],
+            }}}),
+        ));
+        assert_eq!(
+            w,
+            [
+                r#"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].key: beta.kubernetes.io/arch is deprecated since v1.14; use "kubernetes.io/arch" instead"#,
+                r#"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[1].key: beta.kubernetes.io/arch is deprecated since v1.14; use "kubernetes.io/arch" instead"#,
             ]
         );
     }
