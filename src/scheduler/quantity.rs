@@ -127,11 +127,18 @@ impl Quantity {
     /// `10e2` → `1e3`. Below a nano it rounds up, as parsing does upstream. None for a value
     /// too large to hold here, which is left as written.
     pub fn canonical(&self) -> Option<String> {
-        let mut d = self.digits.checked_shl(self.exp2)?;
-        if d >> self.exp2 != self.digits {
-            return None;
-        }
+        let sign = if self.negative { "-" } else { "" };
+        // Binary and exponent forms are capped at the largest int64 as they are parsed
+        // upstream (`maxAllowed`); decimal SI ones are not.
+        let capped = || (self.format != Format::DecimalSi).then(|| format!("{sign}{}", i64::MAX));
+        let shifted = self.digits.checked_shl(self.exp2);
+        let Some(mut d) = shifted.filter(|d| d >> self.exp2 == self.digits) else {
+            return capped();
+        };
         let mut e = self.exp10;
+        if self.format != Format::DecimalSi && d != 0 && exceeds_i64(d, e) {
+            return capped();
+        }
         if e < -9 {
             let k = u32::try_from(-9 - e).ok()?;
             d = if k > 38 { 1 } else { d.div_ceil(10u128.pow(k)) };
@@ -140,7 +147,6 @@ impl Quantity {
         if d == 0 {
             return Some("0".into());
         }
-        let sign = if self.negative { "-" } else { "" };
         let mut format = self.format;
         if format == Format::BinarySi {
             // Below 1024, or not a whole number: decimal, so nothing is rounded.
@@ -240,6 +246,21 @@ impl Quantity {
     }
 }
 
+/// Whether `d × 10^e` is above the largest int64.
+fn exceeds_i64(d: u128, e: i32) -> bool {
+    let max = i64::MAX as u128;
+    match e {
+        0.. => 10u128
+            .checked_pow(e as u32)
+            .and_then(|p| d.checked_mul(p))
+            .is_none_or(|v| v > max),
+        _ => 10u128
+            .checked_pow((-e) as u32)
+            .and_then(|p| max.checked_mul(p))
+            .is_some_and(|limit| d > limit),
+    }
+}
+
 impl fmt::Display for Quantity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.negative { "-" } else { "" };
@@ -333,6 +354,11 @@ mod tests {
             ("+1k", "1k"),
             ("0.0000000001", "1n"),
             ("1.0000000001", "1000000001n"),
+            ("1e100", "9223372036854775807"),
+            ("-1e100", "-9223372036854775807"),
+            ("99999999999999Ei", "9223372036854775807"),
+            ("8Ei", "9223372036854775807"),
+            ("7Ei", "7Ei"),
         ] {
             assert_eq!(c(written).as_deref(), Some(canonical), "{written}");
         }
