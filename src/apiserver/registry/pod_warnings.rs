@@ -101,27 +101,26 @@ const APPARMOR_CONTAINER: &str = "container.apparmor.security.beta.kubernetes.io
 
 /// A Pod's WarningsOnCreate: its name as a hostname, then its spec and metadata.
 pub(crate) fn on_pod_create(pod: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let name = str_of(pod.pointer("/metadata/name"));
-    let msgs = formats::dns1123_label(name);
-    if !msgs.is_empty() {
-        out.push(format!(
-            "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: [{}]",
-            msgs.join(" ")
-        ));
-    }
+    let mut out: Vec<String> = name_not_a_label(pod, "the Pod's hostname")
+        .into_iter()
+        .collect();
     spec_and_meta(&mut out, "", pod, false);
     out
 }
 
-/// The warning a workload whose pods are named after it gets for a name that is not a DNS
-/// label (Deployments, ReplicaSets, ReplicationControllers, Jobs, CronJobs).
-pub(crate) fn workload_name(obj: &Value) -> Option<String> {
+/// The warning for a name that is not a DNS label, where the name is `used_in`.
+fn name_not_a_label(obj: &Value, used_in: &str) -> Option<String> {
     let msgs = formats::dns1123_label(str_of(obj.pointer("/metadata/name")));
     (!msgs.is_empty()).then(|| format!(
-        "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [{}]",
+        "metadata.name: this is used in {used_in}, which can result in surprising behavior; a DNS label is recommended: [{}]",
         msgs.join(" ")
     ))
+}
+
+/// The warning a workload whose pods are named after it gets for a name that is not a DNS
+/// label (Deployments, ReplicaSets, ReplicationControllers, Jobs, CronJobs).
+fn workload_name(obj: &Value) -> Option<String> {
+    name_not_a_label(obj, "Pod names and hostnames")
 }
 
 /// A workload's WarningsOnCreate: its name when its pods are named after it (`named`), then
@@ -132,7 +131,11 @@ pub(crate) fn workload_on_create(
     pointer: &str,
     path: &str,
 ) -> Vec<String> {
-    let mut out: Vec<String> = workload_name(obj).filter(|_| named).into_iter().collect();
+    let mut out: Vec<String> = named
+        .then(|| workload_name(obj))
+        .flatten()
+        .into_iter()
+        .collect();
     template(&mut out, obj, pointer, path);
     out
 }
